@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Reading the per-AG headers through their verifiers.  Each returns the
+ * buffer in *bpp (release it), or an error; flags are XK_READ_* (with
+ * XK_READ_SALVAGE a failing header is still handed back).
+ */
+#ifndef XFSKIT_AG_H
+#define XFSKIT_AG_H
+
+#include <xfskit/buf.h>
+#include <xfskit/format/ag.h>
+
+struct xk_mount;
+
+extern const struct xk_buf_ops xk_sb_buf_ops;
+extern const struct xk_buf_ops xk_agf_buf_ops;
+extern const struct xk_buf_ops xk_agi_buf_ops;
+extern const struct xk_buf_ops xk_agfl_buf_ops;
+
+int xk_sb_read(struct xk_mount *mp, uint32_t agno, unsigned int flags,
+	       struct xk_buf **bpp);
+int xk_agf_read(struct xk_mount *mp, uint32_t agno, unsigned int flags,
+		struct xk_buf **bpp);
+int xk_agi_read(struct xk_mount *mp, uint32_t agno, unsigned int flags,
+		struct xk_buf **bpp);
+int xk_agfl_read(struct xk_mount *mp, uint32_t agno, unsigned int flags,
+		 struct xk_buf **bpp);
+
+static inline struct xk_agf *xk_buf_agf(struct xk_buf *bp)
+{
+	return (struct xk_agf *)bp->data;
+}
+
+static inline struct xk_agi *xk_buf_agi(struct xk_buf *bp)
+{
+	return (struct xk_agi *)bp->data;
+}
+
+static inline struct xk_agfl *xk_buf_agfl(struct xk_buf *bp)
+{
+	return (struct xk_agfl *)bp->data;
+}
+
+#endif /* XFSKIT_AG_H */

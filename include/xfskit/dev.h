@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Device layer: an image file or a block device, read and written with
+ * whole-length positioned I/O.  A read-only device refuses every write
+ * with XK_ERDONLY, so -n and db -r cannot write by construction.
+ */
+#ifndef XFSKIT_DEV_H
+#define XFSKIT_DEV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define XK_DEV_RDONLY	(1u << 0)	/* refuse every write */
+#define XK_DEV_EXCL	(1u << 1)	/* O_EXCL on block devices */
+#define XK_DEV_CREATE	(1u << 2)	/* create a missing image file */
+
+struct xk_topology {
+	unsigned int	logical_sector;		/* bytes */
+	unsigned int	physical_sector;	/* bytes */
+	unsigned long	minimum_io;		/* bytes, 0 if unknown */
+	unsigned long	optimal_io;		/* bytes, 0 if unknown */
+	unsigned long	alignment_offset;	/* bytes */
+};
+
+struct xk_dev {
+	int		fd;
+	unsigned int	flags;
+	int		is_bdev;
+	uint64_t	size;		/* bytes */
+	struct xk_topology topo;
+	char		*path;
+};
+
+int xk_dev_open(const char *path, unsigned int flags, struct xk_dev **devp);
+void xk_dev_close(struct xk_dev *dev);
+int xk_dev_pread(struct xk_dev *dev, void *buf, size_t len, uint64_t off);
+int xk_dev_pwrite(struct xk_dev *dev, const void *buf, size_t len,
+		  uint64_t off);
+int xk_dev_sync(struct xk_dev *dev);
+/* Grow or shrink an image file (not a block device). */
+int xk_dev_set_size(struct xk_dev *dev, uint64_t size);
+/* Discard (TRIM) a range on a block device, punch a hole in a file. */
+int xk_dev_discard(struct xk_dev *dev, uint64_t off, uint64_t len);
+
+#endif /* XFSKIT_DEV_H */

@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The filesystem handle.  Opening an image reads and validates the
+ * primary superblock and derives the geometry every other module uses:
+ * AG layout, unit conversions, inode chunk and cluster geometry, btree
+ * record limits and heights.  Everything libfs knows about one
+ * filesystem hangs off this handle; there is no global state.
+ */
+#ifndef XFSKIT_MOUNT_H
+#define XFSKIT_MOUNT_H
+
+#include <stdint.h>
+
+#include <xfskit/buf.h>
+#include <xfskit/dev.h>
+#include <xfskit/format/sb.h>
+
+/* Btree types, indexing xk_geom's per-tree arrays and xk_btree_ops. */
+enum xk_btnum {
+	XK_BT_BNO,
+	XK_BT_CNT,
+	XK_BT_INO,
+	XK_BT_FINO,
+	XK_BT_RMAP,
+	XK_BT_REFC,
+	XK_BT_BMAP,
+	XK_BT_NR
+};
+
+struct xk_geom {
+	uint32_t	blocksize;
+	unsigned int	blocklog;
+	unsigned int	blkbb_log;	/* blocklog - 9 */
+	uint32_t	sectsize;
+	unsigned int	sectlog;
+	uint32_t	agblocks;
+	uint32_t	agcount;
+	unsigned int	agblklog;
+	uint64_t	dblocks;
+	uint32_t	inodesize;
+	unsigned int	inodelog;
+	uint32_t	inopblock;
+	unsigned int	inopblog;
+	unsigned int	agino_log;	/* agblklog + inopblog */
+	/* inode chunks and clusters */
+	uint32_t	ialloc_inos;	/* inodes per chunk (64 or more) */
+	uint32_t	ialloc_blks;	/* blocks per chunk */
+	uint32_t	cluster_blks;	/* blocks per inode cluster buffer */
+	uint32_t	cluster_inos;
+	uint32_t	cluster_align;	/* blocks */
+	uint32_t	inoalign_mask;	/* 0 when not aligned */
+	uint32_t	spino_align;	/* sparse chunk alignment, blocks */
+	uint32_t	ialloc_min_blks;
+	/* directories */
+	uint32_t	dirblksize;
+	unsigned int	dirblklog;
+	/* log */
+	uint64_t	logstart;	/* fsblock */
+	uint32_t	logblocks;
+	uint64_t	log_daddr;
+	uint32_t	logsectsize;
+	/* btree shape, [tree][0]=leaf, [1]=node */
+	uint32_t	maxrecs[XK_BT_NR][2];
+	unsigned int	maxlevels[XK_BT_NR];
+	uint32_t	agfl_size;
+	/* features */
+	int		has_finobt, has_rmapbt, has_reflink, has_inobtcnt;
+	int		has_sparse, has_ftype, has_bigtime, has_nrext64;
+	int		has_meta_uuid, has_exchrange, has_parent;
+	int		has_quota;
+};
+
+#define XK_MOUNT_RDONLY	(1u << 0)
+
+struct xk_bcache;
+
+struct xk_mount {
+	struct xk_dev	*dev;
+	int		owns_dev;
+	unsigned int	flags;
+	struct xk_sb	sb;
+	struct xk_geom	g;
+	/* UUID that metadata blocks carry: meta_uuid when set, else uuid. */
+	uint8_t		meta_uuid[16];
+	struct xk_bcache *cache;
+	uint64_t	write_lsn;	/* stamped on writes when non-zero */
+};
+
+/*
+ * Check a decoded superblock for values the rest of libfs cannot live
+ * with.  devsize may be 0 to skip the device-size rule.  Returns 0,
+ * XK_ECORRUPT, XK_ENOTXFS or XK_EUNSUPP with *f filled.
+ */
+int xk_sb_check(const struct xk_sb *sb, uint64_t devsize, struct xk_fail *f);
+
+/* Open an image: read the primary superblock, check it, derive geometry. */
+int xk_mount_open(const char *path, unsigned int flags,
+		  struct xk_mount **mpp, struct xk_fail *f);
+/* Build a handle from a superblock in memory (mkfs, or a secondary). */
+int xk_mount_from_sb(struct xk_dev *dev, const struct xk_sb *sb,
+		     unsigned int flags, struct xk_mount **mpp,
+		     struct xk_fail *f);
+/* Flush dirty buffers (unless read-only) and free everything. */
+int xk_mount_close(struct xk_mount *mp);
+/* Set the cache's byte budget (default 256 MiB). */
+void xk_mount_set_cache_limit(struct xk_mount *mp, uint64_t bytes);
+
+/* Unit conversions. */
+static inline uint64_t xk_agb_to_fsb(const struct xk_mount *mp,
+				     uint32_t agno, uint32_t agbno)
+{
+	return ((uint64_t)agno << mp->g.agblklog) | agbno;
+}
+
+static inline uint32_t xk_fsb_to_agno(const struct xk_mount *mp, uint64_t fsb)
+{
+	return (uint32_t)(fsb >> mp->g.agblklog);
+}
+
+static inline uint32_t xk_fsb_to_agbno(const struct xk_mount *mp,
+				       uint64_t fsb)
+{
+	return (uint32_t)(fsb & ((1ULL << mp->g.agblklog) - 1));
+}
+
+static inline uint64_t xk_agb_to_daddr(const struct xk_mount *mp,
+				       uint32_t agno, uint32_t agbno)
+{
+	return ((uint64_t)agno * mp->g.agblocks + agbno) << mp->g.blkbb_log;
+}
+
+static inline uint64_t xk_fsb_to_daddr(const struct xk_mount *mp, uint64_t fsb)
+{
+	return xk_agb_to_daddr(mp, xk_fsb_to_agno(mp, fsb),
+			       xk_fsb_to_agbno(mp, fsb));
+}
+
+/* Sector-sized AG header (sector index XK_*_SECTOR) as a daddr. */
+static inline uint64_t xk_ag_hdr_daddr(const struct xk_mount *mp,
+				       uint32_t agno, unsigned int sector)
+{
+	return xk_agb_to_daddr(mp, agno, 0) +
+	       ((uint64_t)sector << (mp->g.sectlog - 9));
+}
+
+static inline uint32_t xk_ino_to_agno(const struct xk_mount *mp, uint64_t ino)
+{
+	return (uint32_t)(ino >> mp->g.agino_log);
+}
+
+static inline uint32_t xk_ino_to_agino(const struct xk_mount *mp,
+				       uint64_t ino)
+{
+	return (uint32_t)(ino & ((1ULL << mp->g.agino_log) - 1));
+}
+
+static inline uint64_t xk_agino_to_ino(const struct xk_mount *mp,
+				       uint32_t agno, uint32_t agino)
+{
+	return ((uint64_t)agno << mp->g.agino_log) | agino;
+}
+
+static inline uint32_t xk_agino_to_agbno(const struct xk_mount *mp,
+					 uint32_t agino)
+{
+	return agino >> mp->g.inopblog;
+}
+
+/* Blocks in AG agno (the last AG may be short). */
+uint32_t xk_ag_blocks(const struct xk_mount *mp, uint32_t agno);
+/* Whether an inode number names a slot that can exist. */
+int xk_ino_valid(const struct xk_mount *mp, uint64_t ino);
+/* Whether agbno..agbno+len-1 lies inside AG agno. */
+int xk_agbext_valid(const struct xk_mount *mp, uint32_t agno, uint32_t agbno,
+		    uint64_t len);
+/* Whether fsb..fsb+len-1 lies inside one AG of the filesystem. */
+int xk_fsbext_valid(const struct xk_mount *mp, uint64_t fsb, uint64_t len);
+
+#endif /* XFSKIT_MOUNT_H */

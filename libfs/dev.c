@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Device I/O.  Short reads and writes and EINTR are retried until the
+ * whole length is done; a read past the end of the device is XK_ETRUNC,
+ * so a truncated image reports itself instead of returning zeroes.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <blkid/blkid.h>
+
+#include <xfskit/dev.h>
+#include <xfskit/errors.h>
+
+static void
+dev_probe_topology(struct xk_dev *dev)
+{
+	blkid_probe pr;
+	blkid_topology tp;
+
+	dev->topo.logical_sector = 512;
+	dev->topo.physical_sector = 512;
+	if (!dev->is_bdev)
+		return;
+
+	int ssz = 0;
+	unsigned int pssz = 0;
+
+	if (ioctl(dev->fd, BLKSSZGET, &ssz) == 0 && ssz > 0)
+		dev->topo.logical_sector = (unsigned int)ssz;
+	if (ioctl(dev->fd, BLKPBSZGET, &pssz) == 0 && pssz > 0)
+		dev->topo.physical_sector = pssz;
+
+	pr = blkid_new_probe_from_filename(dev->path);
+	if (!pr)
+		return;
+	tp = blkid_probe_get_topology(pr);
+	if (tp) {
+		dev->topo.minimum_io = blkid_topology_get_minimum_io_size(tp);
+		dev->topo.optimal_io = blkid_topology_get_optimal_io_size(tp);
+		dev->topo.alignment_offset =
+			blkid_topology_get_alignment_offset(tp);
+	}
+	blkid_free_probe(pr);
+}
+
+int
+xk_dev_open(const char *path, unsigned int flags, struct xk_dev **devp)
+{
+	struct xk_dev *dev;
+	struct stat st;
+	int oflags = (flags & XK_DEV_RDONLY) ? O_RDONLY : O_RDWR;
+
+	*devp = NULL;
+	if (flags & XK_DEV_CREATE)
+		oflags |= O_CREAT;
+	dev = calloc(1, sizeof(*dev));
+	if (!dev)
+		return -ENOMEM;
+	dev->flags = flags;
+	dev->path = strdup(path);
+	if (!dev->path) {
+		free(dev);
+		return -ENOMEM;
+	}
+
+	dev->fd = open(path, oflags | O_CLOEXEC, 0644);
+	if (dev->fd < 0) {
+		int err = -errno;
+
+		free(dev->path);
+		free(dev);
+		return err;
+	}
+	if (fstat(dev->fd, &st) < 0)
+		goto fail_errno;
+
+	if (S_ISBLK(st.st_mode)) {
+		uint64_t size;
+
+		dev->is_bdev = 1;
+		if (flags & XK_DEV_EXCL) {
+			/* Reopen exclusively: fails if mounted or in use. */
+			int fd = open(path, oflags | O_EXCL | O_CLOEXEC);
+
+			if (fd < 0)
+				goto fail_errno;
+			close(dev->fd);
+			dev->fd = fd;
+		}
+		if (ioctl(dev->fd, BLKGETSIZE64, &size) < 0)
+			goto fail_errno;
+		dev->size = size;
+	} else if (S_ISREG(st.st_mode)) {
+		dev->size = (uint64_t)st.st_size;
+	} else {
+		close(dev->fd);
+		free(dev->path);
+		free(dev);
+		return -ENODEV;
+	}
+	dev_probe_topology(dev);
+	*devp = dev;
+	return 0;
+
+fail_errno:;
+	int err = -errno;
+
+	close(dev->fd);
+	free(dev->path);
+	free(dev);
+	return err;
+}
+
+void
+xk_dev_close(struct xk_dev *dev)
+{
+	if (!dev)
+		return;
+	close(dev->fd);
+	free(dev->path);
+	free(dev);
+}
+
+int
+xk_dev_pread(struct xk_dev *dev, void *buf, size_t len, uint64_t off)
+{
+	uint8_t *p = buf;
+
+	if (off > dev->size || len > dev->size - off)
+		return XK_ETRUNC;
+	while (len > 0) {
+		ssize_t n = pread(dev->fd, p, len, (off_t)off);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			return XK_ETRUNC;
+		p += n;
+		off += (uint64_t)n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int
+xk_dev_pwrite(struct xk_dev *dev, const void *buf, size_t len, uint64_t off)
+{
+	const uint8_t *p = buf;
+
+	if (dev->flags & XK_DEV_RDONLY)
+		return XK_ERDONLY;
+	if (dev->is_bdev && (off > dev->size || len > dev->size - off))
+		return -ENOSPC;
+	while (len > 0) {
+		ssize_t n = pwrite(dev->fd, p, len, (off_t)off);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			return -EIO;
+		p += n;
+		off += (uint64_t)n;
+		len -= (size_t)n;
+	}
+	if (off > dev->size)
+		dev->size = off;
+	return 0;
+}
+
+int
+xk_dev_sync(struct xk_dev *dev)
+{
+	if (dev->flags & XK_DEV_RDONLY)
+		return 0;
+	if (fsync(dev->fd) < 0)
+		return -errno;
+	return 0;
+}
+
+int
+xk_dev_set_size(struct xk_dev *dev, uint64_t size)
+{
+	if (dev->flags & XK_DEV_RDONLY)
+		return XK_ERDONLY;
+	if (dev->is_bdev)
+		return -EINVAL;
+	if (ftruncate(dev->fd, (off_t)size) < 0)
+		return -errno;
+	dev->size = size;
+	return 0;
+}
+
+int
+xk_dev_discard(struct xk_dev *dev, uint64_t off, uint64_t len)
+{
+	if (dev->flags & XK_DEV_RDONLY)
+		return XK_ERDONLY;
+	if (dev->is_bdev) {
+		uint64_t range[2] = { off, len };
+
+		if (ioctl(dev->fd, BLKDISCARD, &range) < 0)
+			return -errno;
+		return 0;
+	}
+	if (fallocate(dev->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+		      (off_t)off, (off_t)len) < 0)
+		return -errno;
+	return 0;
+}

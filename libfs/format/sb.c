@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Superblock: decode/encode between the on-disk and in-core forms, the
+ * sanity rules for hostile values, and the buffer verifier used for the
+ * primary and every secondary copy.
+ */
+#include <string.h>
+
+#include <xfskit/errors.h>
+#include <xfskit/format/ag.h>
+#include <xfskit/format/sb.h>
+#include <xfskit/libfs.h>
+
+#define DEC16(f) to->f = xk_be16_get(from->sb_##f)
+#define DEC32(f) to->f = xk_be32_get(from->sb_##f)
+#define DEC64(f) to->f = xk_be64_get(from->sb_##f)
+#define ENC16(f) xk_be16_set(&to->sb_##f, from->f)
+#define ENC32(f) xk_be32_set(&to->sb_##f, from->f)
+#define ENC64(f) xk_be64_set(&to->sb_##f, from->f)
+#define COPY8(f) to->f = from->sb_##f
+
+void
+xk_sb_decode(struct xk_sb *to, const struct xk_dsb *from)
+{
+	DEC32(magicnum); DEC32(blocksize); DEC64(dblocks); DEC64(rblocks);
+	DEC64(rextents); memcpy(to->uuid, from->sb_uuid, 16);
+	DEC64(logstart); DEC64(rootino); DEC64(rbmino); DEC64(rsumino);
+	DEC32(rextsize); DEC32(agblocks); DEC32(agcount); DEC32(rbmblocks);
+	DEC32(logblocks); DEC16(versionnum); DEC16(sectsize);
+	DEC16(inodesize); DEC16(inopblock);
+	memcpy(to->fname, from->sb_fname, 12);
+	COPY8(blocklog); COPY8(sectlog); COPY8(inodelog); COPY8(inopblog);
+	COPY8(agblklog); COPY8(rextslog); COPY8(inprogress); COPY8(imax_pct);
+	DEC64(icount); DEC64(ifree); DEC64(fdblocks); DEC64(frextents);
+	DEC64(uquotino); DEC64(gquotino); DEC16(qflags); COPY8(flags);
+	COPY8(shared_vn); DEC32(inoalignmt); DEC32(unit); DEC32(width);
+	COPY8(dirblklog); COPY8(logsectlog); DEC16(logsectsize);
+	DEC32(logsunit); DEC32(features2); DEC32(bad_features2);
+	DEC32(features_compat); DEC32(features_ro_compat);
+	DEC32(features_incompat); DEC32(features_log_incompat);
+	to->crc = xk_get_le32(from->sb_crc);
+	DEC32(spino_align); DEC64(pquotino); DEC64(lsn);
+	memcpy(to->meta_uuid, from->sb_meta_uuid, 16);
+}
+
+#define COPYB(f) to->sb_##f = from->f
+
+void
+xk_sb_encode(struct xk_dsb *to, const struct xk_sb *from)
+{
+	ENC32(magicnum); ENC32(blocksize); ENC64(dblocks); ENC64(rblocks);
+	ENC64(rextents); memcpy(to->sb_uuid, from->uuid, 16);
+	ENC64(logstart); ENC64(rootino); ENC64(rbmino); ENC64(rsumino);
+	ENC32(rextsize); ENC32(agblocks); ENC32(agcount); ENC32(rbmblocks);
+	ENC32(logblocks); ENC16(versionnum); ENC16(sectsize);
+	ENC16(inodesize); ENC16(inopblock);
+	memcpy(to->sb_fname, from->fname, 12);
+	COPYB(blocklog); COPYB(sectlog); COPYB(inodelog); COPYB(inopblog);
+	COPYB(agblklog); COPYB(rextslog); COPYB(inprogress); COPYB(imax_pct);
+	ENC64(icount); ENC64(ifree); ENC64(fdblocks); ENC64(frextents);
+	ENC64(uquotino); ENC64(gquotino); ENC16(qflags); COPYB(flags);
+	COPYB(shared_vn); ENC32(inoalignmt); ENC32(unit); ENC32(width);
+	COPYB(dirblklog); COPYB(logsectlog); ENC16(logsectsize);
+	ENC32(logsunit); ENC32(features2); ENC32(bad_features2);
+	ENC32(features_compat); ENC32(features_ro_compat);
+	ENC32(features_incompat); ENC32(features_log_incompat);
+	xk_put_le32(to->sb_crc, from->crc);
+	ENC32(spino_align); ENC64(pquotino); ENC64(lsn);
+	memcpy(to->sb_meta_uuid, from->meta_uuid, 16);
+}
+
+static int
+is_pow2(uint64_t x)
+{
+	return x && !(x & (x - 1));
+}
+
+static unsigned int
+log2_ceil(uint64_t x)
+{
+	unsigned int l = 0;
+
+	while ((1ULL << l) < x)
+		l++;
+	return l;
+}
+
+#define CHECK_VAL(cond, check, exp, got) \
+	do { if (!(cond)) return xk_fail_val(f, check, exp, got); } while (0)
+
+/*
+ * The rules, in order:
+ *  1. magic is "XFSB"; 2. version 5 (v4 and older are unsupported);
+ *  3. no unknown incompat features; 4. block size a power of two in
+ *  512..64k and blocklog agreeing; 5. sector size likewise (512..32k,
+ *  not above the block size); 6. inode size 256..2048, a power of two,
+ *  dividing the block, with inopblock/inopblog agreeing; 7. AG size at
+ *  least 64 blocks and at most 1 TiB, agblklog its rounded-up log;
+ *  8. agcount at least 1 and dblocks inside (agcount-1)*agblocks+64 ..
+ *  agcount*agblocks; 9. the filesystem fits the device; 10. the internal
+ *  log lies inside one AG; 11. the root inode is null or a possible inode;
+ *  12. imax_pct at most 100; 13. directory blocks at most 64k;
+ *  14. alignment fields (inoalignmt, spino_align, unit/width) sane.
+ */
+int
+xk_sb_check(const struct xk_sb *sb, uint64_t devsize, struct xk_fail *f)
+{
+	uint64_t agblocks = sb->agblocks, agcount = sb->agcount;
+
+	f->structure = "superblock";
+	if (sb->magicnum != XK_SB_MAGIC) {
+		xk_fail_val(f, "magic", XK_SB_MAGIC, sb->magicnum);
+		return XK_ENOTXFS;
+	}
+	if (xk_sb_version(sb) != XK_SB_VERSION_5) {
+		if (xk_sb_version(sb) >= 1 && xk_sb_version(sb) <= 4) {
+			xk_fail_set(f, "version", "version %d filesystem: "
+				    "only v5 (CRC-enabled) XFS is supported",
+				    xk_sb_version(sb));
+			return XK_EUNSUPP;
+		}
+		return xk_fail_val(f, "version", XK_SB_VERSION_5,
+				   xk_sb_version(sb));
+	}
+	if (sb->features_incompat & ~XK_SB_FEAT_INCOMPAT_KNOWN) {
+		xk_fail_set(f, "features_incompat",
+			    "unknown incompatible features 0x%x",
+			    sb->features_incompat &
+			    ~XK_SB_FEAT_INCOMPAT_KNOWN);
+		return XK_EUNSUPP;
+	}
+	CHECK_VAL(is_pow2(sb->blocksize) && sb->blocksize >= 512 &&
+		  sb->blocksize <= 65536, "blocksize", 4096, sb->blocksize);
+	CHECK_VAL(sb->blocklog <= 16 && (1u << sb->blocklog) == sb->blocksize,
+		  "blocklog", log2_ceil(sb->blocksize), sb->blocklog);
+	CHECK_VAL(is_pow2(sb->sectsize) && sb->sectsize >= 512 &&
+		  sb->sectsize <= 32768 && sb->sectsize <= sb->blocksize,
+		  "sectsize", 512, sb->sectsize);
+	CHECK_VAL(sb->sectlog <= 15 && (1u << sb->sectlog) == sb->sectsize,
+		  "sectlog", log2_ceil(sb->sectsize), sb->sectlog);
+	CHECK_VAL(is_pow2(sb->inodesize) && sb->inodesize >= 512 &&
+		  sb->inodesize <= 2048 && sb->inodesize <= sb->blocksize,
+		  "inodesize", 512, sb->inodesize);
+	CHECK_VAL(sb->inodelog <= 11 && (1u << sb->inodelog) == sb->inodesize,
+		  "inodelog", log2_ceil(sb->inodesize), sb->inodelog);
+	CHECK_VAL(sb->inopblock == sb->blocksize / sb->inodesize,
+		  "inopblock", sb->blocksize / sb->inodesize, sb->inopblock);
+	CHECK_VAL(sb->inopblog == sb->blocklog - sb->inodelog, "inopblog",
+		  sb->blocklog - sb->inodelog, sb->inopblog);
+	CHECK_VAL(agblocks >= XK_MIN_AG_BLOCKS &&
+		  agblocks * sb->blocksize <= XK_MAX_AG_BYTES &&
+		  agblocks <= 0x7fffffffu, "agblocks", XK_MIN_AG_BLOCKS,
+		  agblocks);
+	CHECK_VAL(sb->agblklog == log2_ceil(agblocks), "agblklog",
+		  log2_ceil(agblocks), sb->agblklog);
+	CHECK_VAL(agcount >= 1, "agcount", 1, agcount);
+	CHECK_VAL(sb->agblklog + sb->blocklog + log2_ceil(agcount) <= 63 &&
+		  sb->agblklog + sb->inopblog <= 32, "agcount",
+		  1, agcount);
+	CHECK_VAL(sb->dblocks <= agcount * agblocks, "dblocks",
+		  agcount * agblocks, sb->dblocks);
+	CHECK_VAL(sb->dblocks >= (agcount - 1) * agblocks + XK_MIN_AG_BLOCKS,
+		  "dblocks", (agcount - 1) * agblocks + XK_MIN_AG_BLOCKS,
+		  sb->dblocks);
+	if (devsize && sb->dblocks * sb->blocksize > devsize) {
+		xk_fail_set(f, "size", "filesystem needs %llu bytes but the "
+			    "device holds only %llu (truncated image?)",
+			    (unsigned long long)(sb->dblocks * sb->blocksize),
+			    (unsigned long long)devsize);
+		return XK_ETRUNC;
+	}
+	if (sb->logstart == 0)
+		return xk_fail_set(f, "logstart", "external logs are not "
+				   "supported (logstart is 0)");
+	{
+		uint64_t agno = sb->logstart >> sb->agblklog;
+		uint64_t agbno = sb->logstart & ((1ULL << sb->agblklog) - 1);
+
+		if (agno >= agcount || agbno >= agblocks ||
+		    sb->logblocks < 64 ||
+		    agbno + sb->logblocks > agblocks ||
+		    agno * agblocks + agbno + sb->logblocks > sb->dblocks)
+			return xk_fail_set(f, "log", "log of %u blocks at "
+					   "block %llu lies outside the "
+					   "filesystem", sb->logblocks,
+					   (unsigned long long)sb->logstart);
+	}
+	CHECK_VAL(sb->logsectsize == 0 ||
+		  (is_pow2(sb->logsectsize) && sb->logsectsize >= 512 &&
+		   sb->logsectsize <= 32768 && sb->logsectlog <= 15 &&
+		   (1u << sb->logsectlog) == sb->logsectsize),
+		  "logsectsize", 512, sb->logsectsize);
+	{
+		uint64_t agno = sb->rootino >> (sb->agblklog + sb->inopblog);
+		uint64_t agino = sb->rootino &
+			((1ULL << (sb->agblklog + sb->inopblog)) - 1);
+
+		/* Secondaries written by mkfs may carry a null root. */
+		CHECK_VAL(sb->rootino == XK_NULLFSINO ||
+			  (agno < agcount &&
+			   (agino >> sb->inopblog) < agblocks),
+			  "rootino", 0, sb->rootino);
+	}
+	CHECK_VAL(sb->imax_pct <= 100, "imax_pct", 25, sb->imax_pct);
+	CHECK_VAL(sb->dirblklog <= 16 - sb->blocklog, "dirblklog", 0,
+		  sb->dirblklog);
+	CHECK_VAL(sb->inoalignmt < agblocks, "inoalignmt", 0,
+		  sb->inoalignmt);
+	CHECK_VAL(sb->spino_align < agblocks, "spino_align", 0,
+		  sb->spino_align);
+	CHECK_VAL(sb->width == 0 || (sb->unit && sb->width % sb->unit == 0),
+		  "width", sb->unit, sb->width);
+	CHECK_VAL(sb->unit < agblocks, "unit", 0, sb->unit);
+	return 0;
+}
+
+/* Buffer verifier for any superblock copy (primary or secondary). */
+static int
+sb_verify(struct xk_buf *bp, struct xk_fail *f)
+{
+	struct xk_sb sb;
+	struct xk_mount *mp = bp->mp;
+	int err;
+
+	if (bp->len < sizeof(struct xk_dsb))
+		return xk_fail_set(f, "size", "superblock buffer too small");
+	xk_sb_decode(&sb, (const struct xk_dsb *)bp->data);
+	err = xk_sb_check(&sb, 0, f);
+	if (err)
+		return err == XK_ENOTXFS ? XK_ECORRUPT : err;
+	if (bp->agno >= 0 && mp) {
+		/* A copy must describe the same filesystem as the handle. */
+		if (memcmp(sb.uuid, mp->sb.uuid, 16))
+			return xk_fail_set(f, "uuid",
+					   "does not match the primary");
+		if (sb.agcount != mp->sb.agcount)
+			return xk_fail_val(f, "agcount", mp->sb.agcount,
+					   sb.agcount);
+		if (sb.agblocks != mp->sb.agblocks)
+			return xk_fail_val(f, "agblocks", mp->sb.agblocks,
+					   sb.agblocks);
+		if (sb.blocksize != mp->sb.blocksize)
+			return xk_fail_val(f, "blocksize", mp->sb.blocksize,
+					   sb.blocksize);
+		if (sb.dblocks != mp->sb.dblocks)
+			return xk_fail_val(f, "dblocks", mp->sb.dblocks,
+					   sb.dblocks);
+	}
+	return 0;
+}
+
+const struct xk_buf_ops xk_sb_buf_ops = {
+	.name = "superblock",
+	.crc_off = offsetof(struct xk_dsb, sb_crc),
+	.lsn_off = offsetof(struct xk_dsb, sb_lsn),
+	.verify = sb_verify,
+};
+
+int
+xk_sb_read(struct xk_mount *mp, uint32_t agno, unsigned int flags,
+	   struct xk_buf **bpp)
+{
+	*bpp = NULL;
+	if (agno >= mp->g.agcount)
+		return -ERANGE;
+	return xk_buf_read_ctx(mp, xk_ag_hdr_daddr(mp, agno, XK_SB_SECTOR),
+			       mp->g.sectsize, &xk_sb_buf_ops, agno, 0, flags,
+			       bpp);
+}

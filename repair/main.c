@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * xfskit-repair: check (and, in time, repair) an XFS v5 filesystem.
+ * main() parses options, opens the image and runs the phases; the phases
+ * live in their own files and report through fix_problem().
+ */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "repair.h"
+
+static void
+usage(FILE *to)
+{
+	fprintf(to,
+"Usage: xfskit-repair [-n] [-v] [-V] DEVICE\n"
+"  -n   no modify: check only, open the device read-only, write nothing\n"
+"  -v   verbose: report each phase and each btree walked\n"
+"  -V   print the version and exit\n"
+"Exit status: 0 clean, 1 corruption found, 3 usage error, 4 operational\n"
+"error (cannot open or read the device, not an XFS v5 filesystem).\n");
+}
+
+int
+main(int argc, char **argv)
+{
+	struct repair_ctx rc = { .out = stdout };
+	struct xk_fail f;
+	int opt, err;
+
+	while ((opt = getopt(argc, argv, "nvVh")) != -1) {
+		switch (opt) {
+		case 'n':
+			rc.no_modify = 1;
+			break;
+		case 'v':
+			rc.verbose++;
+			break;
+		case 'V':
+			printf("xfskit-repair version %s\n", xk_version());
+			return REPAIR_EXIT_CLEAN;
+		case 'h':
+			usage(stdout);
+			return REPAIR_EXIT_CLEAN;
+		default:
+			usage(stderr);
+			return REPAIR_EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "xfskit-repair: %s\n", optind >= argc ?
+			"no device given" : "more than one device given");
+		usage(stderr);
+		return REPAIR_EXIT_USAGE;
+	}
+	rc.device = argv[optind];
+	if (!rc.no_modify) {
+		fprintf(stderr, "xfskit-repair: repair mode is not available "
+			"yet; run with -n to check without modifying\n");
+		return REPAIR_EXIT_USAGE;
+	}
+
+	err = xk_mount_open(rc.device, XK_MOUNT_RDONLY, &rc.mp, &f);
+	if (err) {
+		char line[512];
+
+		xk_open_error_format(err, &f, line, sizeof(line));
+		fprintf(stderr, "xfskit-repair: %s: %s\n", rc.device, line);
+		return REPAIR_EXIT_ERROR;
+	}
+
+	if (rc.verbose)
+		fprintf(rc.out, "Phase 1 - find and verify superblock...\n");
+	phase_superblocks(&rc);
+	if (rc.verbose)
+		fprintf(rc.out, "Phase 2 - scan AG headers and btrees...\n");
+	phase_ag_headers(&rc);
+
+	xk_mount_close(rc.mp);
+	if (rc.nproblems) {
+		fprintf(rc.out, "%lu problem%s found.\n", rc.nproblems,
+			rc.nproblems == 1 ? "" : "s");
+		return REPAIR_EXIT_CORRUPT;
+	}
+	if (rc.verbose)
+		fprintf(rc.out, "No problems found.\n");
+	return REPAIR_EXIT_CLEAN;
+}
