@@ -510,6 +510,60 @@ out:
 	return ret;
 }
 
+/*
+ * A bmbt root in an inode fork: a 4-byte header (level, numrecs), then
+ * keys and pointers sized for the whole fork.  Its children are walked
+ * left to right so sibling chains are checked across them.
+ */
+static int
+walk_iroot(struct walk_state *st)
+{
+	struct xk_btree_walk *w = st->w;
+	const uint8_t *r = w->iroot;
+	unsigned int level, nrecs, maxr;
+	struct xk_bkey *keys;
+	int ret = 0;
+
+	if (w->iroot_size < 4) {
+		walk_fail_at(st, 0, "root", "fork too small for a root");
+		return 0;
+	}
+	level = xk_get_be16(r);
+	nrecs = xk_get_be16(r + 2);
+	maxr = (w->iroot_size - 4) / (w->ops->key_len + w->ops->ptr_len);
+	if (level == 0 || level + 1 != w->levels || nrecs == 0 ||
+	    nrecs > maxr) {
+		walk_fail_at(st, 0, "root", "in-inode root has level %u and "
+			     "%u records (room for %u)", level, nrecs, maxr);
+		return 0;
+	}
+	keys = malloc(sizeof(*keys) * nrecs);
+	if (!keys)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < nrecs; i++) {
+		w->ops->key_decode(r + 4 + i * w->ops->key_len, &keys[i]);
+		if (i && xk_bkey_cmp(&keys[i - 1], &keys[i]) >= 0)
+			walk_fail_at(st, 0, "key order", "in-inode root key "
+				     "%u is not after key %u", i, i - 1);
+	}
+	for (unsigned int i = 0; i < nrecs && !ret; i++) {
+		uint64_t child = get_ptr(w->ops, r + 4 +
+					 maxr * w->ops->key_len +
+					 i * w->ops->ptr_len);
+
+		if (!ptr_valid(st->mp, w->ops, w->agno, child)) {
+			walk_fail_at(st, 0, "ptr", "in-inode root pointer %u "
+				     "(%llu) is not a valid block", i,
+				     (unsigned long long)child);
+			continue;
+		}
+		ret = walk_block(st, child, level - 1, &keys[i],
+				 i + 1 < nrecs ? &keys[i + 1] : NULL);
+	}
+	free(keys);
+	return ret;
+}
+
 int
 xk_btree_walk(struct xk_mount *mp, struct xk_btree_walk *w)
 {
@@ -524,10 +578,15 @@ xk_btree_walk(struct xk_mount *mp, struct xk_btree_walk *w)
 	for (int i = 0; i < XK_BTREE_MAXLEVELS; i++)
 		st.last[i] = st.next[i] = xk_btree_nullptr(w->ops);
 	if (w->levels < 1 || w->levels > XK_BTREE_MAXLEVELS ||
+	    (w->iroot && w->levels < 2) ||
 	    w->ops->rec_len > sizeof(st.lastrec)) {
 		walk_fail_at(&st, 0, "levels", "tree height %u is outside "
 			     "1..%d", w->levels, XK_BTREE_MAXLEVELS);
 		return XK_ECORRUPT;
+	}
+	if (w->iroot) {
+		ret = walk_iroot(&st);
+		goto done;
 	}
 	if (!ptr_valid(mp, w->ops, w->agno, w->root)) {
 		walk_fail_at(&st, 0, "root", "root %llu is not a valid block",
@@ -535,6 +594,7 @@ xk_btree_walk(struct xk_mount *mp, struct xk_btree_walk *w)
 		return XK_ECORRUPT;
 	}
 	ret = walk_block(&st, w->root, w->levels - 1, NULL, NULL);
+done:
 	/* Each level's chain must end at its rightmost block. */
 	for (unsigned int l = 0; !ret && l < w->levels; l++)
 		if (st.next[l] != xk_btree_nullptr(w->ops))

@@ -64,8 +64,13 @@ xk_fail_format(const struct xk_fail *f, char *out, size_t len)
 {
 	int n;
 
-	n = snprintf(out, len, "%s at daddr %llu", f->structure ?
-		     f->structure : "block", (unsigned long long)f->daddr);
+	if (f->daddr == XK_NO_DADDR)
+		n = snprintf(out, len, "%s", f->structure ? f->structure :
+			     "filesystem");
+	else
+		n = snprintf(out, len, "%s at daddr %llu", f->structure ?
+			     f->structure : "block",
+			     (unsigned long long)f->daddr);
 	if (n < 0 || (size_t)n >= len)
 		return;
 	if (f->agno >= 0)

@@ -22,6 +22,32 @@ usage(FILE *to)
 "error (cannot open or read the device, not an XFS v5 filesystem).\n");
 }
 
+static void
+phase(struct repair_ctx *rc, const char *what)
+{
+	if (rc->verbose)
+		fprintf(rc->out, "%s\n", what);
+}
+
+static void
+ctx_free(struct repair_ctx *rc)
+{
+	for (uint32_t agno = 0; agno < rc->mp->g.agcount; agno++) {
+		struct ag_scan *as = &rc->ags[agno];
+
+		claims_free(&as->used);
+		claims_free(&as->freesp);
+		claims_free(&as->cntsp);
+		claims_free(&as->rmaps);
+		claims_free(&as->refcs);
+		free(as->chunks);
+		free(as->fchunks);
+	}
+	free(rc->ags);
+	free(rc->inodes);
+	free(rc->edges);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -70,13 +96,26 @@ main(int argc, char **argv)
 		return REPAIR_EXIT_ERROR;
 	}
 
-	if (rc.verbose)
-		fprintf(rc.out, "Phase 1 - find and verify superblock...\n");
+	rc.ags = calloc(rc.mp->g.agcount, sizeof(*rc.ags));
+	if (!rc.ags) {
+		fprintf(stderr, "xfskit-repair: out of memory\n");
+		xk_mount_close(rc.mp);
+		return REPAIR_EXIT_ERROR;
+	}
+	phase(&rc, "Phase 1 - find and verify superblock...");
 	phase_superblocks(&rc);
-	if (rc.verbose)
-		fprintf(rc.out, "Phase 2 - scan AG headers and btrees...\n");
+	phase(&rc, "Phase 2 - scan AG headers and btrees...");
 	phase_ag_headers(&rc);
+	phase(&rc, "Phase 3 - check every inode...");
+	phase_inodes(&rc);
+	phase(&rc, "Phase 4 - check space ownership, free space, rmap and "
+	      "refcount...");
+	phase_space(&rc);
+	phase(&rc, "Phase 5 - check directory connectivity and link "
+	      "counts...");
+	phase_links(&rc);
 
+	ctx_free(&rc);
 	xk_mount_close(rc.mp);
 	if (rc.nproblems) {
 		fprintf(rc.out, "%lu problem%s found.\n", rc.nproblems,

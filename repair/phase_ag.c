@@ -1,17 +1,26 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * AG headers and per-AG btrees: AGF, AGI and AGFL of every AG through
- * their verifiers, then every block of the bnobt, cntbt, inobt, finobt,
- * rmapbt and refcountbt through the btree walker.
+ * their verifiers, then every block of the bnobt, cntbt, rmapbt,
+ * refcountbt, inobt and finobt through the btree walker.
  *
- * In: an open handle.  Out: a finding per failed header, block or link.
+ * In: an open handle.  Out: a finding per failed header, block or link;
+ * and, per AG in rc->ags: the space the headers, log, AGFL and btree
+ * blocks occupy (claims), the records of every tree (for the space and
+ * inode phases), the header counters, and the inobt/finobt agreement and
+ * the AGI and AGF counters that only need the trees.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "repair.h"
 
 struct walk_ctx {
-	struct repair_ctx *rc;
+	struct repair_ctx	*rc;
+	uint32_t		agno;
+	struct ag_scan		*as;
+	uint64_t		owner;	/* claim owner for this tree's blocks */
+	enum xk_btnum		bt;
 };
 
 static void
@@ -22,11 +31,87 @@ walk_fail(void *ctx, const struct xk_fail *f)
 	fix_problem(wc->rc, PR_BTREE_BAD, f);
 }
 
-static void
-walk_tree(struct repair_ctx *rc, const struct xk_btree_ops *ops,
-	  uint32_t agno, uint32_t root, uint32_t levels)
+static int
+walk_block(void *ctx, unsigned int level, uint64_t bno, struct xk_buf *bp)
 {
-	struct walk_ctx wc = { .rc = rc };
+	struct walk_ctx *wc = ctx;
+
+	(void)level;
+	(void)bp;
+	claim_agb(wc->rc, wc->agno, (uint32_t)bno, 1, wc->owner);
+	return 0;
+}
+
+static int
+push_chunk(struct xk_inobt_rec **v, size_t *n, size_t *cap, const void *rec)
+{
+	if (*n == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 64;
+		struct xk_inobt_rec *nv = realloc(*v, ncap * sizeof(**v));
+
+		if (!nv)
+			return -ENOMEM;
+		*v = nv;
+		*cap = ncap;
+	}
+	memcpy(&(*v)[(*n)++], rec, sizeof(**v));
+	return 0;
+}
+
+static int
+walk_rec(void *ctx, const void *rec)
+{
+	struct walk_ctx *wc = ctx;
+	struct ag_scan *as = wc->as;
+
+	switch (wc->bt) {
+	case XK_BT_BNO:
+	case XK_BT_CNT: {
+		const struct xk_alloc_rec *r = rec;
+
+		return claims_add(wc->bt == XK_BT_BNO ? &as->freesp :
+				  &as->cntsp, xk_be32_get(r->ar_startblock),
+				  xk_be32_get(r->ar_blockcount), 0, 0);
+	}
+	case XK_BT_RMAP: {
+		const struct xk_rmap_rec *r = rec;
+
+		return claims_add(&as->rmaps, xk_be32_get(r->rm_startblock),
+				  xk_be32_get(r->rm_blockcount),
+				  xk_be64_get(r->rm_owner),
+				  xk_be64_get(r->rm_offset));
+	}
+	case XK_BT_REFC: {
+		const struct xk_refcount_rec *r = rec;
+		uint32_t start = xk_be32_get(r->rc_startblock);
+		uint32_t len = xk_be32_get(r->rc_blockcount);
+
+		/* CoW staging extents are space in use, owned by CoW. */
+		if (start & XK_REFC_COWFLAG)
+			claim_agb(wc->rc, wc->agno, start & ~XK_REFC_COWFLAG,
+				  len, XK_RMAP_OWN_COW);
+		return claims_add(&as->refcs, start, len,
+				  xk_be32_get(r->rc_refcount), 0);
+	}
+	case XK_BT_INO:
+		return push_chunk(&as->chunks, &as->nchunks, &as->capchunks,
+				  rec);
+	case XK_BT_FINO:
+		return push_chunk(&as->fchunks, &as->nfchunks,
+				  &as->capfchunks, rec);
+	default:
+		return 0;
+	}
+}
+
+static void
+walk_tree(struct repair_ctx *rc, uint32_t agno, enum xk_btnum bt,
+	  uint32_t root, uint32_t levels, uint64_t owner)
+{
+	struct ag_scan *as = &rc->ags[agno];
+	const struct xk_btree_ops *ops = xk_btree_ops_get(bt);
+	struct walk_ctx wc = { .rc = rc, .agno = agno, .as = as,
+			       .owner = owner, .bt = bt };
 	struct xk_btree_walk w = {
 		.ops = ops,
 		.agno = agno,
@@ -34,15 +119,16 @@ walk_tree(struct repair_ctx *rc, const struct xk_btree_ops *ops,
 		.levels = levels,
 		.ctx = &wc,
 		.fail_fn = walk_fail,
+		.block_fn = walk_block,
+		.rec_fn = walk_rec,
 	};
 	int err = xk_btree_walk(rc->mp, &w);
 
-	if (err && err != XK_ECORRUPT) {
-		struct xk_fail f = { .structure = ops->name, .agno = agno };
-
-		xk_fail_set(&f, "walk", "%s", xk_strerror(err));
-		fix_problem(rc, PR_BTREE_BAD, &f);
-	}
+	if (err && err != XK_ECORRUPT)
+		report(rc, PR_BTREE_BAD, ops->name, agno, 0, XK_NO_DADDR,
+		       "walk", "%s", xk_strerror(err));
+	as->tree_blocks[bt] = w.nblocks;
+	as->trees_ok[bt] = (err == 0);
 	if (rc->verbose)
 		fprintf(rc->out, "        - AG %u %s: %llu blocks, %llu "
 			"records\n", agno, ops->name,
@@ -54,77 +140,258 @@ static void
 read_fail(struct repair_ctx *rc, enum problem pr, const char *what,
 	  uint32_t agno, unsigned int sector, int err)
 {
-	struct xk_fail f = { .structure = what, .agno = agno };
+	report(rc, pr, what, agno, 0, xk_ag_hdr_daddr(rc->mp, agno, sector),
+	       "read", "%s", xk_strerror(err));
+}
 
-	f.daddr = xk_ag_hdr_daddr(rc->mp, agno, sector);
-	xk_fail_set(&f, "read", "%s", xk_strerror(err));
-	fix_problem(rc, pr, &f);
+/* The live AGFL slots, flfirst..fllast around the ring, are AG space. */
+static void
+scan_agfl(struct repair_ctx *rc, uint32_t agno, const struct xk_agf *agf)
+{
+	struct xk_mount *mp = rc->mp;
+	struct xk_buf *bp;
+	uint32_t first = xk_be32_get(agf->agf_flfirst);
+	uint32_t count = xk_be32_get(agf->agf_flcount);
+	uint32_t size = mp->g.agfl_size;
+	int err = xk_agfl_read(mp, agno, XK_READ_SALVAGE, &bp);
+
+	if (err && !bp) {
+		read_fail(rc, PR_AGFL_BAD, "AGFL", agno, XK_AGFL_SECTOR, err);
+		return;
+	}
+	if (err)
+		fix_problem(rc, PR_AGFL_BAD, &bp->fail);
+	if (err == 0 || err == XK_EBADCRC) {
+		uint32_t last = xk_be32_get(agf->agf_fllast);
+		uint32_t want = count ? (last + size - first) % size + 1 : 0;
+
+		if (want != count)
+			report(rc, PR_AGF_COUNTER, "AGF", agno, 0,
+			       xk_ag_hdr_daddr(mp, agno, XK_AGF_SECTOR),
+			       "flcount", "free list runs %u..%u (%u slots) "
+			       "but flcount is %u", first, last, want, count);
+		for (uint32_t i = 0; i < count && i < size; i++) {
+			uint32_t b = xk_be32_get(*xk_agfl_bno(bp->data,
+						 (first + i) % size));
+
+			if (b == XK_NULLAGBLOCK || b >= xk_ag_blocks(mp, agno)) {
+				report(rc, PR_AGFL_BAD, "AGFL", agno, 0,
+				       bp->daddr, "bno", "live slot %u holds "
+				       "no valid block (%u)",
+				       (first + i) % size, b);
+				continue;
+			}
+			claim_agb(rc, agno, b, 1, XK_RMAP_OWN_AG);
+		}
+	}
+	xk_buf_release(bp);
 }
 
 static void
-check_ag(struct repair_ctx *rc, uint32_t agno)
+scan_agf(struct repair_ctx *rc, uint32_t agno)
 {
 	struct xk_mount *mp = rc->mp;
-	struct xk_buf *agf, *agi, *agfl;
-	int err;
+	struct ag_scan *as = &rc->ags[agno];
+	struct xk_buf *bp;
+	int err = xk_agf_read(mp, agno, XK_READ_SALVAGE, &bp);
+	const struct xk_agf *h;
 
-	err = xk_agf_read(mp, agno, XK_READ_SALVAGE, &agf);
-	if (err && !agf)
+	if (err && !bp) {
 		read_fail(rc, PR_AGF_BAD, "AGF", agno, XK_AGF_SECTOR, err);
-	else if (err)
-		fix_problem(rc, PR_AGF_BAD, &agf->fail);
-	if (agf && (!err || err == XK_EBADCRC)) {
-		const struct xk_agf *h = xk_buf_agf(agf);
-
-		walk_tree(rc, &xk_bnobt_ops, agno,
-			  xk_be32_get(h->agf_roots[XK_AGF_BNO]),
-			  xk_be32_get(h->agf_levels[XK_AGF_BNO]));
-		walk_tree(rc, &xk_cntbt_ops, agno,
-			  xk_be32_get(h->agf_roots[XK_AGF_CNT]),
-			  xk_be32_get(h->agf_levels[XK_AGF_CNT]));
-		if (mp->g.has_rmapbt)
-			walk_tree(rc, &xk_rmapbt_ops, agno,
-				  xk_be32_get(h->agf_roots[XK_AGF_RMAP]),
-				  xk_be32_get(h->agf_levels[XK_AGF_RMAP]));
-		if (mp->g.has_reflink)
-			walk_tree(rc, &xk_refcountbt_ops, agno,
-				  xk_be32_get(h->agf_refcount_root),
-				  xk_be32_get(h->agf_refcount_level));
+		return;
 	}
-	xk_buf_release(agf);
+	if (err)
+		fix_problem(rc, PR_AGF_BAD, &bp->fail);
+	if (err && err != XK_EBADCRC) {
+		xk_buf_release(bp);
+		return;
+	}
+	h = xk_buf_agf(bp);
+	as->agf_ok = 1;
+	as->agf_freeblks = xk_be32_get(h->agf_freeblks);
+	as->agf_longest = xk_be32_get(h->agf_longest);
+	as->agf_btreeblks = xk_be32_get(h->agf_btreeblks);
+	as->agf_rmap_blocks = xk_be32_get(h->agf_rmap_blocks);
+	as->agf_refc_blocks = xk_be32_get(h->agf_refcount_blocks);
+	as->agf_flcount = xk_be32_get(h->agf_flcount);
+	walk_tree(rc, agno, XK_BT_BNO, xk_be32_get(h->agf_roots[XK_AGF_BNO]),
+		  xk_be32_get(h->agf_levels[XK_AGF_BNO]), XK_RMAP_OWN_AG);
+	walk_tree(rc, agno, XK_BT_CNT, xk_be32_get(h->agf_roots[XK_AGF_CNT]),
+		  xk_be32_get(h->agf_levels[XK_AGF_CNT]), XK_RMAP_OWN_AG);
+	if (mp->g.has_rmapbt)
+		walk_tree(rc, agno, XK_BT_RMAP,
+			  xk_be32_get(h->agf_roots[XK_AGF_RMAP]),
+			  xk_be32_get(h->agf_levels[XK_AGF_RMAP]),
+			  XK_RMAP_OWN_AG);
+	if (mp->g.has_reflink)
+		walk_tree(rc, agno, XK_BT_REFC,
+			  xk_be32_get(h->agf_refcount_root),
+			  xk_be32_get(h->agf_refcount_level),
+			  XK_RMAP_OWN_REFC);
+	scan_agfl(rc, agno, h);
+	xk_buf_release(bp);
+}
 
-	err = xk_agfl_read(mp, agno, XK_READ_SALVAGE, &agfl);
-	if (err && !agfl)
-		read_fail(rc, PR_AGFL_BAD, "AGFL", agno, XK_AGFL_SECTOR, err);
-	else if (err)
-		fix_problem(rc, PR_AGFL_BAD, &agfl->fail);
-	xk_buf_release(agfl);
+static void
+scan_agi(struct repair_ctx *rc, uint32_t agno)
+{
+	struct xk_mount *mp = rc->mp;
+	struct ag_scan *as = &rc->ags[agno];
+	struct xk_buf *bp;
+	int err = xk_agi_read(mp, agno, XK_READ_SALVAGE, &bp);
+	const struct xk_agi *h;
 
-	err = xk_agi_read(mp, agno, XK_READ_SALVAGE, &agi);
-	if (err && !agi)
+	if (err && !bp) {
 		read_fail(rc, PR_AGI_BAD, "AGI", agno, XK_AGI_SECTOR, err);
-	else if (err)
-		fix_problem(rc, PR_AGI_BAD, &agi->fail);
-	if (agi && (!err || err == XK_EBADCRC)) {
-		const struct xk_agi *h = xk_buf_agi(agi);
-
-		walk_tree(rc, &xk_inobt_ops, agno, xk_be32_get(h->agi_root),
-			  xk_be32_get(h->agi_level));
-		if (mp->g.has_finobt)
-			walk_tree(rc, &xk_finobt_ops, agno,
-				  xk_be32_get(h->agi_free_root),
-				  xk_be32_get(h->agi_free_level));
+		return;
 	}
-	xk_buf_release(agi);
+	if (err)
+		fix_problem(rc, PR_AGI_BAD, &bp->fail);
+	if (err && err != XK_EBADCRC) {
+		xk_buf_release(bp);
+		return;
+	}
+	h = xk_buf_agi(bp);
+	as->agi_ok = 1;
+	as->agi_count = xk_be32_get(h->agi_count);
+	as->agi_freecount = xk_be32_get(h->agi_freecount);
+	as->agi_iblocks = xk_be32_get(h->agi_iblocks);
+	as->agi_fblocks = xk_be32_get(h->agi_fblocks);
+	walk_tree(rc, agno, XK_BT_INO, xk_be32_get(h->agi_root),
+		  xk_be32_get(h->agi_level), XK_RMAP_OWN_INOBT);
+	if (mp->g.has_finobt)
+		walk_tree(rc, agno, XK_BT_FINO, xk_be32_get(h->agi_free_root),
+			  xk_be32_get(h->agi_free_level), XK_RMAP_OWN_INOBT);
+	xk_buf_release(bp);
+}
+
+/* Free inodes in a record (holes excluded) and inodes it holds. */
+static void
+chunk_counts(const struct xk_mount *mp, const struct xk_inobt_rec *r,
+	     uint32_t *count, uint32_t *nfree)
+{
+	if (mp->g.has_sparse) {
+		*count = r->ir_u.sp.ir_count;
+		*nfree = r->ir_u.sp.ir_freecount;
+	} else {
+		*count = XK_INODES_PER_CHUNK;
+		*nfree = xk_be32_get(r->ir_u.f.ir_freecount);
+	}
+}
+
+/*
+ * Counters and trees that agree with each other: the finobt holds exactly
+ * the inobt records with a free inode; the AGI counts the inobt's inodes;
+ * the AGF counts the free-space and rmap tree blocks.
+ */
+static void
+check_ag_counters(struct repair_ctx *rc, uint32_t agno)
+{
+	struct xk_mount *mp = rc->mp;
+	struct ag_scan *as = &rc->ags[agno];
+	uint64_t agi_daddr = xk_ag_hdr_daddr(mp, agno, XK_AGI_SECTOR);
+	uint64_t agf_daddr = xk_ag_hdr_daddr(mp, agno, XK_AGF_SECTOR);
+
+	if (as->agi_ok && as->trees_ok[XK_BT_INO]) {
+		uint64_t count = 0, nfree = 0;
+		size_t j = 0;
+		int fino_ok = mp->g.has_finobt && as->trees_ok[XK_BT_FINO];
+
+		for (size_t i = 0; i < as->nchunks; i++) {
+			uint32_t c, fr;
+			const struct xk_inobt_rec *r = &as->chunks[i];
+
+			chunk_counts(mp, r, &c, &fr);
+			count += c;
+			nfree += fr;
+			if (!fino_ok || fr == 0)
+				continue;
+			if (j >= as->nfchunks ||
+			    memcmp(&as->fchunks[j], r, sizeof(*r))) {
+				report(rc, PR_FINOBT_MISMATCH, "finobt", agno,
+				       0, XK_NO_DADDR, "records", "inode chunk "
+				       "%u has free inodes but no matching "
+				       "finobt record",
+				       xk_be32_get(r->ir_startino));
+				fino_ok = 0;
+				continue;
+			}
+			j++;
+		}
+		if (fino_ok && j != as->nfchunks)
+			report(rc, PR_FINOBT_MISMATCH, "finobt", agno, 0,
+			       XK_NO_DADDR, "records", "the finobt has %zu "
+			       "records, the inobt %zu chunks with free "
+			       "inodes", as->nfchunks, j);
+		if (count != as->agi_count)
+			report(rc, PR_AGI_COUNTER, "AGI", agno, 0, agi_daddr,
+			       "count", "AGI says %u inodes, the inobt holds "
+			       "%llu", as->agi_count,
+			       (unsigned long long)count);
+		if (nfree != as->agi_freecount)
+			report(rc, PR_AGI_COUNTER, "AGI", agno, 0, agi_daddr,
+			       "freecount", "AGI says %u free inodes, the "
+			       "inobt holds %llu", as->agi_freecount,
+			       (unsigned long long)nfree);
+		if (mp->g.has_inobtcnt &&
+		    as->tree_blocks[XK_BT_INO] != as->agi_iblocks)
+			report(rc, PR_AGI_COUNTER, "AGI", agno, 0, agi_daddr,
+			       "iblocks", "AGI says %u inobt blocks, the tree "
+			       "has %llu", as->agi_iblocks,
+			       (unsigned long long)as->tree_blocks[XK_BT_INO]);
+		if (mp->g.has_inobtcnt && mp->g.has_finobt &&
+		    as->trees_ok[XK_BT_FINO] &&
+		    as->tree_blocks[XK_BT_FINO] != as->agi_fblocks)
+			report(rc, PR_AGI_COUNTER, "AGI", agno, 0, agi_daddr,
+			       "fblocks", "AGI says %u finobt blocks, the tree "
+			       "has %llu", as->agi_fblocks,
+			       (unsigned long long)as->tree_blocks[XK_BT_FINO]);
+	}
+	if (as->agf_ok && as->trees_ok[XK_BT_BNO] && as->trees_ok[XK_BT_CNT] &&
+	    (!mp->g.has_rmapbt || as->trees_ok[XK_BT_RMAP])) {
+		/* Blocks of the free-space and rmap trees, less their roots. */
+		uint64_t want = as->tree_blocks[XK_BT_BNO] - 1 +
+				as->tree_blocks[XK_BT_CNT] - 1;
+
+		if (mp->g.has_rmapbt)
+			want += as->tree_blocks[XK_BT_RMAP] - 1;
+		if (want != as->agf_btreeblks)
+			report(rc, PR_AGF_COUNTER, "AGF", agno, 0, agf_daddr,
+			       "btreeblks", "AGF says %u, the trees have %llu "
+			       "blocks beyond their roots", as->agf_btreeblks,
+			       (unsigned long long)want);
+		if (mp->g.has_rmapbt &&
+		    as->tree_blocks[XK_BT_RMAP] != as->agf_rmap_blocks)
+			report(rc, PR_AGF_COUNTER, "AGF", agno, 0, agf_daddr,
+			       "rmapblocks", "AGF says %u, the rmapbt has %llu",
+			       as->agf_rmap_blocks,
+			       (unsigned long long)as->tree_blocks[XK_BT_RMAP]);
+	}
+	if (as->agf_ok && mp->g.has_reflink && as->trees_ok[XK_BT_REFC] &&
+	    as->tree_blocks[XK_BT_REFC] != as->agf_refc_blocks)
+		report(rc, PR_AGF_COUNTER, "AGF", agno, 0, agf_daddr,
+		       "refcntblocks", "AGF says %u, the refcountbt has %llu",
+		       as->agf_refc_blocks,
+		       (unsigned long long)as->tree_blocks[XK_BT_REFC]);
 }
 
 int
 phase_ag_headers(struct repair_ctx *rc)
 {
-	for (uint32_t agno = 0; agno < rc->mp->g.agcount; agno++) {
+	struct xk_mount *mp = rc->mp;
+	/* AG headers fill the first sectors of every AG. */
+	uint32_t hdr_blocks = (uint32_t)((4ULL * mp->g.sectsize +
+					  mp->g.blocksize - 1) >>
+					 mp->g.blocklog);
+
+	for (uint32_t agno = 0; agno < mp->g.agcount; agno++) {
 		if (rc->verbose)
 			fprintf(rc->out, "        - agno = %u\n", agno);
-		check_ag(rc, agno);
+		claim_agb(rc, agno, 0, hdr_blocks, XK_RMAP_OWN_FS);
+		scan_agf(rc, agno);
+		scan_agi(rc, agno);
+		check_ag_counters(rc, agno);
 	}
+	claim_fsb(rc, mp->g.logstart, mp->g.logblocks, XK_RMAP_OWN_LOG, 0);
 	return 0;
 }

@@ -100,6 +100,13 @@ struct xk_btree_walk {
 	uint64_t	owner;		/* inode for bmbt, else 0 */
 	uint64_t	root;		/* agbno or fsblock */
 	unsigned int	levels;		/* as the header says */
+	/*
+	 * A root held in an inode fork (bmbt): the fork bytes and their
+	 * size.  When set, root is ignored and levels is the in-inode
+	 * root's level + 1.
+	 */
+	const void	*iroot;
+	unsigned int	iroot_size;
 	unsigned int	flags;		/* XK_READ_* for each block read */
 	void		*ctx;
 	/* Called for each leaf record, in key order. */

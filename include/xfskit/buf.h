@@ -20,6 +20,9 @@
 struct xk_mount;
 struct xk_buf;
 
+/* daddr of a finding that is not about one block. */
+#define XK_NO_DADDR	((uint64_t)-1)
+
 /* Why a verifier rejected a block. */
 struct xk_fail {
 	const char	*structure;	/* "AGF", "bnobt block", ... */

@@ -11,6 +11,7 @@
 #include <xfskit/mount.h>
 #include <xfskit/ag.h>
 #include <xfskit/btree.h>
+#include <xfskit/meta.h>
 #include <xfskit/format/sb.h>
 #include <xfskit/format/ag.h>
 #include <xfskit/format/btree.h>

@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Quota blocks: an array of dquot records, each with its own CRC, UUID
+ * and LSN; the block as a whole has no header.
+ */
+#include <string.h>
+
+#include <xfskit/libfs.h>
+#include <xfskit/meta.h>
+#include <xfskit/format/dquot.h>
+
+/*
+ * Rules, for every record: its CRC; magic "DQ"; version 1; exactly one
+ * quota type, with the bigtime flag only on bigtime filesystems; UUID;
+ * ids consecutive through the block.
+ */
+static int
+dquot_verify(struct xk_buf *bp, struct xk_fail *f)
+{
+	uint32_t n = bp->len / sizeof(struct xk_dqblk);
+	uint32_t first_id = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		const struct xk_dqblk *d = (const void *)(bp->data +
+						i * sizeof(struct xk_dqblk));
+		const struct xk_disk_dquot *q = &d->dd_diskdq;
+		uint8_t type = q->d_type & XK_DQTYPE_REC_MASK;
+
+		if (!xk_cksum_ok(d, sizeof(*d), XK_DQUOT_CRC_OFF)) {
+			f->crc_bad = 1;
+			return xk_fail_set(f, "crc", "record %u has a bad "
+					   "checksum", i);
+		}
+		if (xk_be16_get(q->d_magic) != XK_DQUOT_MAGIC)
+			return xk_fail_set(f, "magic", "record %u has magic "
+					   "0x%04x", i,
+					   xk_be16_get(q->d_magic));
+		if (q->d_version != XK_DQUOT_VERSION)
+			return xk_fail_set(f, "version", "record %u has "
+					   "version %u", i, q->d_version);
+		if ((q->d_type & ~XK_DQTYPE_ANY) ||
+		    (type != XK_DQTYPE_USER && type != XK_DQTYPE_GROUP &&
+		     type != XK_DQTYPE_PROJ))
+			return xk_fail_set(f, "type", "record %u has type "
+					   "0x%x", i, q->d_type);
+		if ((q->d_type & XK_DQTYPE_BIGTIME) && !bp->mp->g.has_bigtime)
+			return xk_fail_set(f, "type", "record %u uses bigtime "
+					   "timers without the feature", i);
+		if (memcmp(d->dd_uuid, bp->mp->meta_uuid, 16))
+			return xk_fail_set(f, "uuid", "record %u's UUID does "
+					   "not match the superblock", i);
+		if (i == 0)
+			first_id = xk_be32_get(q->d_id);
+		else if (xk_be32_get(q->d_id) != first_id + i)
+			return xk_fail_set(f, "id", "record %u has id %u, "
+					   "expected %u", i,
+					   xk_be32_get(q->d_id), first_id + i);
+	}
+	return 0;
+}
+
+/* No block-level CRC: each record carries its own. */
+const struct xk_buf_ops xk_dquot_buf_ops = {
+	.name = "dquot block",
+	.crc_off = XK_NO_CRC,
+	.verify = dquot_verify,
+};

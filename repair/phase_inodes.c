@@ -1,0 +1,270 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Inodes: every inode of every chunk the inobt records (sparse holes
+ * skipped) is read and checked.
+ *
+ * In: rc->ags[].chunks from the AG phase.  Out: findings for bad inodes,
+ * inodes whose allocation state disagrees with the inobt, bad forks,
+ * block counts, directories, attributes and symlinks; claims for inode
+ * chunks, file extents and bmbt blocks; rc->inodes (one entry per
+ * allocated, valid inode) and rc->edges (directory entries) for the
+ * link-count phase.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "repair.h"
+
+#include <xfskit/format/symlink.h>
+
+static struct inode_info *
+add_inode(struct repair_ctx *rc)
+{
+	if (rc->ninodes == rc->capinodes) {
+		size_t ncap = rc->capinodes ? rc->capinodes * 2 : 1024;
+		struct inode_info *nv = realloc(rc->inodes,
+						ncap * sizeof(*nv));
+
+		if (!nv)
+			return NULL;
+		rc->inodes = nv;
+		rc->capinodes = ncap;
+	}
+	memset(&rc->inodes[rc->ninodes], 0, sizeof(*rc->inodes));
+	return &rc->inodes[rc->ninodes++];
+}
+
+struct extent_sum {
+	struct repair_ctx	*rc;
+	uint64_t		ino;
+	int			fork;
+	uint64_t		blocks;
+	struct fork_map		*map;
+};
+
+/* Each mapped extent is space the inode owns. */
+static int
+claim_extent(void *ctx, const struct xk_bmbt_irec *r)
+{
+	struct extent_sum *es = ctx;
+	uint64_t off = r->startoff;
+
+	if (es->fork == XK_ATTR_FORK)
+		off |= XK_RMAP_OFF_ATTR_FORK;
+	if (r->unwritten)
+		off |= XK_RMAP_OFF_UNWRITTEN;
+	claim_fsb(es->rc, r->startblock, r->blockcount, es->ino, off);
+	es->blocks += r->blockcount;
+	if (es->map->n == es->map->cap) {
+		size_t ncap = es->map->cap ? es->map->cap * 2 : 16;
+		struct xk_bmbt_irec *nv = realloc(es->map->v,
+						  ncap * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		es->map->v = nv;
+		es->map->cap = ncap;
+	}
+	es->map->v[es->map->n++] = *r;
+	return 0;
+}
+
+static uint64_t
+scan_forks(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
+	   struct fork_map maps[2])
+{
+	uint64_t total = 0;
+
+	for (int fork = XK_DATA_FORK; fork <= XK_ATTR_FORK; fork++) {
+		struct extent_sum es = { rc, ino, fork, 0, &maps[fork] };
+		struct fork_extent_fn cb = { &es, claim_extent };
+		uint64_t bmbt = 0;
+
+		if (fork == XK_ATTR_FORK && !dip->di_forkoff)
+			break;
+		walk_fork(rc, ino, dip, fork, &bmbt, &cb);
+		total += es.blocks + bmbt;
+	}
+	return total;
+}
+
+/* Symlinks: a local target fills the fork; a remote one its blocks. */
+static void
+check_symlink(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
+	      const struct fork_map *map)
+{
+	uint64_t size = xk_be64_get(dip->di_size);
+
+	if (size > XK_SYMLINK_MAXLEN) {
+		report(rc, PR_SYMLINK_BAD, "symlink", -1, ino, XK_NO_DADDR,
+		       "size", "target of %llu bytes is longer than %d",
+		       (unsigned long long)size, XK_SYMLINK_MAXLEN);
+		return;
+	}
+	if (dip->di_format == XK_DINODE_FMT_LOCAL) {
+		const uint8_t *t = xk_dfork_dptr(dip);
+
+		if (memchr(t, 0, size))
+			report(rc, PR_SYMLINK_BAD, "symlink", -1, ino,
+			       XK_NO_DADDR, "target", "local target holds a "
+			       "NUL byte");
+		return;
+	}
+	if (dip->di_format != XK_DINODE_FMT_LOCAL) {
+		uint64_t got = 0;
+
+		for (size_t i = 0; i < map->n; i++) {
+			const struct xk_bmbt_irec r = map->v[i];
+
+			for (uint64_t b = 0; b < r.blockcount; b++) {
+				struct xk_buf *bp;
+				int err;
+
+				err = xk_buf_read_ctx(rc->mp,
+					xk_fsb_to_daddr(rc->mp,
+							r.startblock + b),
+					rc->mp->g.blocksize,
+					&xk_symlink_buf_ops, -1, ino,
+					XK_READ_SALVAGE, &bp);
+				if (err && bp)
+					fix_problem(rc, PR_SYMLINK_BAD,
+						    &bp->fail);
+				else if (err)
+					report(rc, PR_SYMLINK_BAD, "symlink",
+					       -1, ino, XK_NO_DADDR, "read",
+					       "%s", xk_strerror(err));
+				if (!err)
+					got += xk_get_be32(bp->data + 8);
+				xk_buf_release(bp);
+			}
+		}
+		if (got != size)
+			report(rc, PR_SYMLINK_BAD, "symlink", -1, ino,
+			       XK_NO_DADDR, "size", "remote blocks hold %llu "
+			       "bytes of a %llu-byte target",
+			       (unsigned long long)got,
+			       (unsigned long long)size);
+	}
+}
+
+static void
+check_inode(struct repair_ctx *rc, uint64_t ino, int marked_free,
+	    struct xk_buf *bp, const struct xk_dinode *dip)
+{
+	struct xk_fail f;
+	uint16_t mode = xk_be16_get(dip->di_mode);
+	struct inode_info *ii;
+	struct fork_map maps[2] = { { 0 }, { 0 } };
+	uint64_t blocks;
+	int err;
+
+	memset(&f, 0, sizeof(f));
+	f.structure = "inode";
+	f.agno = -1;
+	f.ino = ino;
+	f.daddr = bp->daddr;
+	err = xk_dinode_verify(rc->mp, ino, dip, &f);
+	if (err) {
+		fix_problem(rc, PR_INODE_BAD, &f);
+		return;
+	}
+	if (marked_free) {
+		if (mode)
+			report(rc, PR_INODE_STATE, "inode", -1, ino, bp->daddr,
+			       "free", "the inobt says free, but the inode is "
+			       "in use (mode 0%o)", mode);
+		return;
+	}
+	if (!mode) {
+		report(rc, PR_INODE_STATE, "inode", -1, ino, bp->daddr,
+		       "free", "the inobt says in use, but the inode is free");
+		return;
+	}
+	blocks = scan_forks(rc, ino, dip, maps);
+	if (blocks != xk_be64_get(dip->di_nblocks))
+		report(rc, PR_INODE_BAD, "inode", -1, ino, bp->daddr,
+		       "nblocks", "inode says %llu blocks, its forks map "
+		       "%llu", (unsigned long long)xk_be64_get(dip->di_nblocks),
+		       (unsigned long long)blocks);
+	ii = add_inode(rc);
+	if (!ii) {
+		report(rc, PR_INODE_BAD, "inode", -1, ino, XK_NO_DADDR,
+		       "memory", "out of memory");
+		goto out;
+	}
+	ii->ino = ino;
+	ii->nlink = xk_be32_get(dip->di_nlink);
+	ii->mode = mode;
+	switch (mode & XK_S_IFMT) {
+	case XK_S_IFDIR:
+		check_directory(rc, ino, dip, &maps[XK_DATA_FORK]);
+		break;
+	case XK_S_IFLNK:
+		check_symlink(rc, ino, dip, &maps[XK_DATA_FORK]);
+		break;
+	}
+	if (dip->di_forkoff)
+		check_attr_fork(rc, ino, dip, &maps[XK_ATTR_FORK]);
+out:
+	free(maps[0].v);
+	free(maps[1].v);
+}
+
+static int
+ino_in_hole(const struct xk_mount *mp, const struct xk_inobt_rec *r, int i)
+{
+	if (!mp->g.has_sparse)
+		return 0;
+	return (xk_be16_get(r->ir_u.sp.ir_holemask) >>
+		(i / XK_INODES_PER_HOLEMASK_BIT)) & 1;
+}
+
+static void
+scan_chunk(struct repair_ctx *rc, uint32_t agno, const struct xk_inobt_rec *r,
+	   uint32_t *last_claimed)
+{
+	struct xk_mount *mp = rc->mp;
+	uint32_t start = xk_be32_get(r->ir_startino);
+	uint64_t freemask = xk_be64_get(r->ir_free);
+
+	for (int i = 0; i < XK_INODES_PER_CHUNK; i++) {
+		uint32_t agino = start + (uint32_t)i;
+		uint64_t ino = xk_agino_to_ino(mp, agno, agino);
+		uint32_t agbno = xk_agino_to_agbno(mp, agino);
+		struct xk_buf *bp;
+		struct xk_dinode *dip;
+		int err;
+
+		if (ino_in_hole(mp, r, i))
+			continue;
+		if (agbno != *last_claimed) {
+			claim_agb(rc, agno, agbno, 1, XK_RMAP_OWN_INODES);
+			*last_claimed = agbno;
+		}
+		err = xk_inode_read(mp, ino, XK_READ_SALVAGE, &bp, &dip);
+		if (err && !bp) {
+			report(rc, PR_INODE_BAD, "inode", agno, ino,
+			       XK_NO_DADDR, "read", "%s", xk_strerror(err));
+			continue;
+		}
+		/* A cluster-level failure is reported per inode below. */
+		check_inode(rc, ino, (freemask >> i) & 1, bp, dip);
+		xk_buf_release(bp);
+	}
+}
+
+int
+phase_inodes(struct repair_ctx *rc)
+{
+	for (uint32_t agno = 0; agno < rc->mp->g.agcount; agno++) {
+		struct ag_scan *as = &rc->ags[agno];
+		uint32_t last = XK_NULLAGBLOCK;
+
+		if (rc->verbose)
+			fprintf(rc->out, "        - agno = %u: %zu inode "
+				"chunks\n", agno, as->nchunks);
+		for (size_t i = 0; i < as->nchunks; i++)
+			scan_chunk(rc, agno, &as->chunks[i], &last);
+	}
+	return 0;
+}

@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Names and links: every directory entry must name an allocated inode of
+ * the file type it records; every inode must be reachable from the root;
+ * every directory has one parent, which its ".." names; and every
+ * inode's link count equals the references to it: one per entry naming
+ * it, and for a directory also its own "." and each subdirectory's "..".
+ *
+ * In: rc->inodes and rc->edges from the inode phase.  Out: findings.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "repair.h"
+
+#include <xfskit/format/dir.h>
+
+static int
+cmp_ino(const void *a, const void *b)
+{
+	const struct inode_info *x = a, *y = b;
+
+	return (x->ino > y->ino) - (x->ino < y->ino);
+}
+
+static int
+cmp_edge(const void *a, const void *b)
+{
+	const struct edge *x = a, *y = b;
+
+	if (x->parent != y->parent)
+		return x->parent < y->parent ? -1 : 1;
+	return (x->child > y->child) - (x->child < y->child);
+}
+
+static struct inode_info *
+find(struct repair_ctx *rc, uint64_t ino)
+{
+	struct inode_info key = { .ino = ino };
+
+	if (!rc->ninodes)
+		return NULL;
+	return bsearch(&key, rc->inodes, rc->ninodes, sizeof(key), cmp_ino);
+}
+
+static int
+is_dir(const struct inode_info *ii)
+{
+	return (ii->mode & XK_S_IFMT) == XK_S_IFDIR;
+}
+
+/* Metadata inodes that no directory names. */
+static int
+is_metadata_ino(const struct xk_sb *sb, uint64_t ino)
+{
+	return ino == sb->rbmino || ino == sb->rsumino ||
+	       (ino && (ino == sb->uquotino || ino == sb->gquotino ||
+			ino == sb->pquotino));
+}
+
+static void
+reach_from_root(struct repair_ctx *rc, struct inode_info *root)
+{
+	uint64_t *stack = malloc(sizeof(*stack) * (rc->ninodes + 1));
+	size_t top = 0;
+
+	if (!stack)
+		return;
+	root->reached = 1;
+	stack[top++] = root->ino;
+	while (top) {
+		uint64_t dir = stack[--top];
+		struct edge key = { .parent = dir, .child = 0 };
+		size_t lo = 0, hi = rc->nedges;
+
+		/* First edge of this parent. */
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+
+			if (cmp_edge(&rc->edges[mid], &key) < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (; lo < rc->nedges && rc->edges[lo].parent == dir; lo++) {
+			struct inode_info *c = find(rc, rc->edges[lo].child);
+
+			if (!c || c->reached)
+				continue;
+			c->reached = 1;
+			if (is_dir(c))
+				stack[top++] = c->ino;
+		}
+	}
+	free(stack);
+}
+
+int
+phase_links(struct repair_ctx *rc)
+{
+	const struct xk_sb *sb = &rc->mp->sb;
+	struct inode_info *root;
+	size_t reported = 0;
+
+	sort_v(rc->inodes, rc->ninodes, sizeof(*rc->inodes), cmp_ino);
+	sort_v(rc->edges, rc->nedges, sizeof(*rc->edges), cmp_edge);
+
+	for (size_t i = 0; i < rc->ninodes; i++) {
+		struct inode_info *ii = &rc->inodes[i];
+
+		if (!is_dir(ii))
+			continue;
+		ii->refs++;			/* its "." */
+		if (ii->parent) {
+			struct inode_info *p = find(rc, ii->parent);
+
+			if (p && is_dir(p))
+				p->refs++;	/* its ".." */
+			else
+				report(rc, PR_DIR_BAD, "directory", -1, ii->ino,
+				       XK_NO_DADDR, "dotdot", "\"..\" names "
+				       "%llu, which is not a directory in use",
+				       (unsigned long long)ii->parent);
+		}
+	}
+	for (size_t i = 0; i < rc->nedges; i++) {
+		const struct edge *e = &rc->edges[i];
+		struct inode_info *c = find(rc, e->child);
+
+		if (!c) {
+			if (reported++ < 100)
+				report(rc, PR_DIR_BAD, "directory", -1,
+				       e->parent, XK_NO_DADDR, "entry",
+				       "an entry names inode %llu, which is "
+				       "not in use", (unsigned long long)
+				       e->child);
+			continue;
+		}
+		c->refs++;
+		if (rc->mp->g.has_ftype && e->ftype &&
+		    e->ftype != xk_mode_to_ftype(c->mode))
+			report(rc, PR_DIR_BAD, "directory", -1, e->parent,
+			       XK_NO_DADDR, "ftype", "entry for inode %llu "
+			       "records file type %u, the inode is type %u",
+			       (unsigned long long)e->child, e->ftype,
+			       xk_mode_to_ftype(c->mode));
+		if (is_dir(c) && c->ino != sb->rootino &&
+		    c->parent != e->parent)
+			report(rc, PR_DIR_BAD, "directory", -1, c->ino,
+			       XK_NO_DADDR, "dotdot", "named in directory "
+			       "%llu, but \"..\" says %llu",
+			       (unsigned long long)e->parent,
+			       (unsigned long long)c->parent);
+	}
+
+	root = find(rc, sb->rootino);
+	if (!root || !is_dir(root)) {
+		report(rc, PR_DISCONNECTED, "root directory", -1, sb->rootino,
+		       XK_NO_DADDR, "rootino", "the root inode is not a "
+		       "directory in use");
+	} else {
+		if (root->parent != root->ino)
+			report(rc, PR_DIR_BAD, "root directory", -1, root->ino,
+			       XK_NO_DADDR, "dotdot", "\"..\" of the root names "
+			       "%llu", (unsigned long long)root->parent);
+		reach_from_root(rc, root);
+	}
+
+	reported = 0;
+	for (size_t i = 0; i < rc->ninodes; i++) {
+		struct inode_info *ii = &rc->inodes[i];
+
+		if (is_metadata_ino(sb, ii->ino))
+			continue;
+		if (root && !ii->reached && reported++ < 100)
+			report(rc, PR_DISCONNECTED, "inode", -1, ii->ino,
+			       XK_NO_DADDR, "reachable", "in use but not "
+			       "reachable from the root directory");
+		if (ii->refs != ii->nlink)
+			report(rc, PR_NLINK, "inode", -1, ii->ino, XK_NO_DADDR,
+			       "nlink", "link count %u, %u references found",
+			       ii->nlink, ii->refs);
+	}
+	return 0;
+}

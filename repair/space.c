@@ -1,0 +1,449 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Space accounting.  Every scan records what it saw using AG space as a
+ * claim (AG block range, owner in rmap encoding).  Claims are compact
+ * extents, not per-block maps, so memory follows the amount of metadata
+ * and the number of file extents, not the size of the device.
+ *
+ * phase_space then, per AG: sorts the claims; reports blocks claimed by
+ * two owners unless both are file data on a reflink filesystem; checks
+ * that the bnobt is exactly the complement of the claims and that the
+ * cntbt holds the same extents; checks the AGF free-space counters;
+ * compares the rmapbt with the claims, and the refcountbt with the
+ * sharing the claims show.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "repair.h"
+
+int
+claims_add(struct claims *c, uint32_t agbno, uint32_t len, uint64_t owner,
+	   uint64_t offset)
+{
+	if (c->n == c->cap) {
+		size_t ncap = c->cap ? c->cap * 2 : 256;
+		struct claim *nv = realloc(c->v, ncap * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		c->v = nv;
+		c->cap = ncap;
+	}
+	c->v[c->n++] = (struct claim){ agbno, len, owner, offset };
+	return 0;
+}
+
+void
+claims_free(struct claims *c)
+{
+	free(c->v);
+	memset(c, 0, sizeof(*c));
+}
+
+void
+claim_agb(struct repair_ctx *rc, uint32_t agno, uint32_t agbno, uint32_t len,
+	  uint64_t owner)
+{
+	if (agno >= rc->mp->g.agcount)
+		return;
+	if (claims_add(&rc->ags[agno].used, agbno, len, owner, 0))
+		report(rc, PR_SPACE_CONFLICT, "space map", agno, 0,
+		       XK_NO_DADDR, "memory", "out of memory recording space");
+}
+
+void
+claim_fsb(struct repair_ctx *rc, uint64_t fsb, uint64_t len, uint64_t owner,
+	  uint64_t offset)
+{
+	struct xk_mount *mp = rc->mp;
+	uint32_t agno = xk_fsb_to_agno(mp, fsb);
+
+	/* Callers validated the extent; split none: extents never span AGs. */
+	if (!xk_fsbext_valid(mp, fsb, len))
+		return;
+	if (claims_add(&rc->ags[agno].used, xk_fsb_to_agbno(mp, fsb),
+		       (uint32_t)len, owner, offset))
+		report(rc, PR_SPACE_CONFLICT, "space map", agno, 0,
+		       XK_NO_DADDR, "memory", "out of memory recording space");
+}
+
+static int
+cmp_claim(const void *a, const void *b)
+{
+	const struct claim *x = a, *y = b;
+
+	if (x->agbno != y->agbno)
+		return x->agbno < y->agbno ? -1 : 1;
+	if (x->owner != y->owner)
+		return x->owner < y->owner ? -1 : 1;
+	if ((x->offset & ~XK_RMAP_OFF_UNWRITTEN) !=
+	    (y->offset & ~XK_RMAP_OFF_UNWRITTEN))
+		return (x->offset & ~XK_RMAP_OFF_UNWRITTEN) <
+		       (y->offset & ~XK_RMAP_OFF_UNWRITTEN) ? -1 : 1;
+	return (x->len > y->len) - (x->len < y->len);
+}
+
+static const char *
+owner_name(uint64_t owner, char *buf, size_t len)
+{
+	static const char *const special[] = {
+		"null", "unknown", "fs headers", "log", "AG btrees",
+		"inode btrees", "inode chunks", "refcount btree", "CoW staging",
+	};
+
+	if (xk_rmap_owner_is_special(owner))
+		return special[(uint64_t)-1 - owner];
+	snprintf(buf, len, "inode %llu", (unsigned long long)owner);
+	return buf;
+}
+
+/* File data (not a bmbt block, not metadata): may be shared by reflink. */
+static int
+is_file_data(const struct claim *c)
+{
+	return !xk_rmap_owner_is_special(c->owner) &&
+	       !(c->offset & (XK_RMAP_OFF_BMBT_BLOCK |
+			      XK_RMAP_OFF_ATTR_FORK));
+}
+
+struct event {
+	uint32_t	at;
+	int		delta;
+};
+
+static int
+cmp_event(const void *a, const void *b)
+{
+	const struct event *x = a, *y = b;
+
+	if (x->at != y->at)
+		return x->at < y->at ? -1 : 1;
+	return x->delta - y->delta;	/* ends before starts */
+}
+
+/*
+ * Overlaps.  Metadata overlapping anything is a conflict.  File data
+ * overlapping file data is sharing, allowed with reflink; the sharing
+ * counts go to *shared as (agbno, len, count) for the refcount check.
+ */
+static void
+check_overlaps(struct repair_ctx *rc, uint32_t agno, struct claims *used,
+	       struct claims *shared)
+{
+	struct claim *v = used->v;
+	size_t n = used->n, reported = 0;
+	uint64_t maxend = 0;
+	size_t maxidx = 0;
+	struct event *ev;
+	size_t nev = 0;
+	char b1[32], b2[32];
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t end = (uint64_t)v[i].agbno + v[i].len;
+
+		if (i && v[i].agbno < maxend) {
+			const struct claim *p = &v[maxidx];
+			int ok = rc->mp->g.has_reflink && is_file_data(p) &&
+				 is_file_data(&v[i]);
+
+			if (!ok && reported++ < 20)
+				report(rc, PR_SPACE_CONFLICT, "space map",
+				       agno, 0, xk_agb_to_daddr(rc->mp, agno,
+							       v[i].agbno),
+				       "owner",
+				       "AG blocks %u+%u claimed by %s and by "
+				       "%s", v[i].agbno, v[i].len,
+				       owner_name(p->owner, b1, sizeof(b1)),
+				       owner_name(v[i].owner, b2, sizeof(b2)));
+		}
+		if (end > maxend) {
+			maxend = end;
+			maxidx = i;
+		}
+	}
+	if (!rc->mp->g.has_reflink)
+		return;
+	ev = malloc(sizeof(*ev) * 2 * (n + 1));
+	if (!ev)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		if (!is_file_data(&v[i]))
+			continue;
+		ev[nev++] = (struct event){ v[i].agbno, 1 };
+		ev[nev++] = (struct event){ v[i].agbno + v[i].len, -1 };
+	}
+	sort_v(ev, nev, sizeof(*ev), cmp_event);
+	{
+		int depth = 0;
+		uint32_t last = 0;
+
+		for (size_t i = 0; i < nev; i++) {
+			if (ev[i].at != last && depth >= 2) {
+				struct claim *t = shared->n ?
+					&shared->v[shared->n - 1] : NULL;
+
+				if (t && t->agbno + t->len == last &&
+				    t->owner == (uint64_t)depth)
+					t->len += ev[i].at - last;
+				else
+					claims_add(shared, last,
+						   ev[i].at - last, depth, 0);
+			}
+			depth += ev[i].delta;
+			last = ev[i].at;
+		}
+	}
+	free(ev);
+}
+
+/*
+ * Free space against use: the union of claims and the bnobt extents must
+ * tile the AG exactly once.
+ */
+static void
+check_free_vs_used(struct repair_ctx *rc, uint32_t agno, struct ag_scan *as)
+{
+	struct xk_mount *mp = rc->mp;
+	uint32_t agblocks = xk_ag_blocks(mp, agno);
+	struct claims all = { 0 };
+	uint64_t covered = 0, cov_owner = 1;
+	size_t reported = 0;
+
+	for (size_t i = 0; i < as->used.n; i++)
+		claims_add(&all, as->used.v[i].agbno, as->used.v[i].len, 1, 0);
+	for (size_t i = 0; i < as->freesp.n; i++)
+		claims_add(&all, as->freesp.v[i].agbno, as->freesp.v[i].len,
+			   0, 0);
+	sort_v(all.v, all.n, sizeof(*all.v), cmp_claim);
+	for (size_t i = 0; i < all.n; i++) {
+		const struct claim *c = &all.v[i];
+		uint64_t end = (uint64_t)c->agbno + c->len;
+
+		if (c->agbno > covered && reported++ < 20)
+			report(rc, PR_SPACE_LOST, "space map", agno, 0,
+			       xk_agb_to_daddr(mp, agno, (uint32_t)covered),
+			       "free space", "AG blocks %llu+%llu are neither "
+			       "free nor in use",
+			       (unsigned long long)covered,
+			       (unsigned long long)(c->agbno - covered));
+		else if (c->agbno < covered && (c->owner == 0 ||
+			 cov_owner == 0) && reported++ < 20)
+			report(rc, PR_SPACE_CONFLICT, "space map", agno, 0,
+			       xk_agb_to_daddr(mp, agno, c->agbno),
+			       "free space", "AG blocks %u+%u are both free "
+			       "and in use", c->agbno, c->len);
+		if (end > covered) {
+			covered = end;
+			cov_owner = c->owner;
+		}
+	}
+	if (covered < agblocks && reported++ < 20)
+		report(rc, PR_SPACE_LOST, "space map", agno, 0,
+		       xk_agb_to_daddr(mp, agno, (uint32_t)covered),
+		       "free space", "AG blocks %llu+%llu at the end of the "
+		       "AG are neither free nor in use",
+		       (unsigned long long)covered,
+		       (unsigned long long)(agblocks - covered));
+	claims_free(&all);
+}
+
+static int
+cmp_extent(const void *a, const void *b)
+{
+	const struct claim *x = a, *y = b;
+
+	if (x->agbno != y->agbno)
+		return x->agbno < y->agbno ? -1 : 1;
+	return (x->len > y->len) - (x->len < y->len);
+}
+
+/* bnobt and cntbt hold the same extents; the AGF sums them right. */
+static void
+check_free_trees(struct repair_ctx *rc, uint32_t agno, struct ag_scan *as)
+{
+	uint64_t total = 0;
+	uint32_t longest = 0;
+
+	if (as->trees_ok[XK_BT_BNO] && as->trees_ok[XK_BT_CNT]) {
+		int same = as->freesp.n == as->cntsp.n;
+
+		sort_v(as->cntsp.v, as->cntsp.n, sizeof(*as->cntsp.v),
+		      cmp_extent);
+		for (size_t i = 0; same && i < as->freesp.n; i++)
+			same = as->freesp.v[i].agbno == as->cntsp.v[i].agbno &&
+			       as->freesp.v[i].len == as->cntsp.v[i].len;
+		if (!same)
+			report(rc, PR_CNTBT_MISMATCH, "cntbt", agno, 0,
+			       XK_NO_DADDR, "records", "the cntbt's %zu "
+			       "extents differ from the bnobt's %zu",
+			       as->cntsp.n, as->freesp.n);
+	}
+	if (!as->agf_ok || !as->trees_ok[XK_BT_BNO])
+		return;
+	for (size_t i = 0; i < as->freesp.n; i++) {
+		total += as->freesp.v[i].len;
+		if (as->freesp.v[i].len > longest)
+			longest = as->freesp.v[i].len;
+	}
+	if (total != as->agf_freeblks)
+		report(rc, PR_AGF_COUNTER, "AGF", agno, 0,
+		       xk_ag_hdr_daddr(rc->mp, agno, XK_AGF_SECTOR),
+		       "freeblks", "AGF says %u free blocks, the bnobt holds "
+		       "%llu", as->agf_freeblks, (unsigned long long)total);
+	if (longest != as->agf_longest)
+		report(rc, PR_AGF_COUNTER, "AGF", agno, 0,
+		       xk_ag_hdr_daddr(rc->mp, agno, XK_AGF_SECTOR),
+		       "longest", "AGF says the longest free extent is %u, "
+		       "the bnobt's is %u", as->agf_longest, longest);
+}
+
+/* Two records describe one mapping if the second continues the first. */
+static int
+mergeable(const struct claim *a, const struct claim *b)
+{
+	if (a->owner != b->owner || a->agbno + a->len != b->agbno)
+		return 0;
+	if (xk_rmap_owner_is_special(a->owner))
+		return 1;
+	if ((a->offset & XK_RMAP_OFF_FLAGS) != (b->offset & XK_RMAP_OFF_FLAGS))
+		return 0;
+	if (a->offset & XK_RMAP_OFF_BMBT_BLOCK)
+		return 1;
+	return (a->offset & XK_RMAP_OFF_MASK) + a->len ==
+	       (b->offset & XK_RMAP_OFF_MASK);
+}
+
+static void
+merge_claims(struct claims *c)
+{
+	size_t out = 0;
+
+	sort_v(c->v, c->n, sizeof(*c->v), cmp_claim);
+	for (size_t i = 0; i < c->n; i++) {
+		if (out && mergeable(&c->v[out - 1], &c->v[i]))
+			c->v[out - 1].len += c->v[i].len;
+		else
+			c->v[out++] = c->v[i];
+	}
+	c->n = out;
+}
+
+static void
+check_rmaps(struct repair_ctx *rc, uint32_t agno, struct ag_scan *as)
+{
+	struct claims want = { 0 };
+	size_t i = 0, j = 0, reported = 0;
+	char b1[32];
+
+	for (size_t k = 0; k < as->used.n; k++)
+		claims_add(&want, as->used.v[k].agbno, as->used.v[k].len,
+			   as->used.v[k].owner, as->used.v[k].offset);
+	merge_claims(&want);
+	merge_claims(&as->rmaps);
+	while ((i < want.n || j < as->rmaps.n) && reported < 20) {
+		int c = i >= want.n ? 1 : j >= as->rmaps.n ? -1 :
+			cmp_claim(&want.v[i], &as->rmaps.v[j]);
+
+		if (c == 0 && want.v[i].offset == as->rmaps.v[j].offset) {
+			i++, j++;
+			continue;
+		}
+		if (c <= 0 && i < want.n) {
+			const struct claim *w = &want.v[i];
+
+			report(rc, PR_RMAP_MISMATCH, "rmapbt", agno,
+			       xk_rmap_owner_is_special(w->owner) ? 0 :
+			       w->owner, xk_agb_to_daddr(rc->mp, agno,
+							 w->agbno),
+			       "missing", "no record for AG blocks %u+%u "
+			       "owned by %s (offset 0x%llx)", w->agbno, w->len,
+			       owner_name(w->owner, b1, sizeof(b1)),
+			       (unsigned long long)w->offset);
+			i++;
+		} else {
+			const struct claim *r = &as->rmaps.v[j];
+
+			report(rc, PR_RMAP_MISMATCH, "rmapbt", agno,
+			       xk_rmap_owner_is_special(r->owner) ? 0 :
+			       r->owner, xk_agb_to_daddr(rc->mp, agno,
+							 r->agbno),
+			       "extra", "record for AG blocks %u+%u owned by "
+			       "%s (offset 0x%llx) matches nothing in use",
+			       r->agbno, r->len,
+			       owner_name(r->owner, b1, sizeof(b1)),
+			       (unsigned long long)r->offset);
+			j++;
+		}
+		reported++;
+	}
+	claims_free(&want);
+}
+
+static void
+check_refcounts(struct repair_ctx *rc, uint32_t agno, struct ag_scan *as,
+		struct claims *shared)
+{
+	struct claims have = { 0 };
+	size_t i = 0, j = 0, reported = 0;
+
+	for (size_t k = 0; k < as->refcs.n; k++)
+		if (!(as->refcs.v[k].agbno & XK_REFC_COWFLAG))
+			claims_add(&have, as->refcs.v[k].agbno,
+				   as->refcs.v[k].len, as->refcs.v[k].owner,
+				   0);
+	while ((i < shared->n || j < have.n) && reported < 20) {
+		const struct claim *s = i < shared->n ? &shared->v[i] : NULL;
+		const struct claim *h = j < have.n ? &have.v[j] : NULL;
+
+		if (s && h && s->agbno == h->agbno && s->len == h->len &&
+		    s->owner == h->owner) {
+			i++, j++;
+			continue;
+		}
+		if (s && (!h || s->agbno <= h->agbno)) {
+			report(rc, PR_REFCOUNT_MISMATCH, "refcountbt", agno, 0,
+			       xk_agb_to_daddr(rc->mp, agno, s->agbno),
+			       "refcount", "AG blocks %u+%u are shared %llu "
+			       "times; the refcountbt %s", s->agbno, s->len,
+			       (unsigned long long)s->owner,
+			       h && h->agbno == s->agbno ? "disagrees" :
+			       "has no record");
+			i++;
+			if (h && h->agbno == s->agbno)
+				j++;
+		} else {
+			report(rc, PR_REFCOUNT_MISMATCH, "refcountbt", agno, 0,
+			       xk_agb_to_daddr(rc->mp, agno, h->agbno),
+			       "refcount", "record for AG blocks %u+%u (count "
+			       "%llu) matches no sharing", h->agbno, h->len,
+			       (unsigned long long)h->owner);
+			j++;
+		}
+		reported++;
+	}
+	claims_free(&have);
+}
+
+int
+phase_space(struct repair_ctx *rc)
+{
+	for (uint32_t agno = 0; agno < rc->mp->g.agcount; agno++) {
+		struct ag_scan *as = &rc->ags[agno];
+		struct claims shared = { 0 };
+
+		sort_v(as->used.v, as->used.n, sizeof(*as->used.v), cmp_claim);
+		sort_v(as->freesp.v, as->freesp.n, sizeof(*as->freesp.v),
+		      cmp_extent);
+		check_overlaps(rc, agno, &as->used, &shared);
+		if (as->trees_ok[XK_BT_BNO])
+			check_free_vs_used(rc, agno, as);
+		check_free_trees(rc, agno, as);
+		if (rc->mp->g.has_rmapbt && as->trees_ok[XK_BT_RMAP])
+			check_rmaps(rc, agno, as);
+		if (rc->mp->g.has_reflink && as->trees_ok[XK_BT_REFC])
+			check_refcounts(rc, agno, as, &shared);
+		claims_free(&shared);
+	}
+	return 0;
+}

@@ -1,0 +1,137 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The corruption corpus: on a kernel-populated image, xfs_db -x fuzzes the
+# fields of every metadata type (deterministic verbs, so every run makes
+# the same cases), one case at a time, restoring the block in between.
+# For each case xfs_repair -n and xfskit-repair -n each say whether they
+# found damage.  The test prints the table and fails on any case that
+# xfs_repair -n detects and we do not, and on any crash.  Cases only we
+# detect are listed for review.
+#
+# XK_CORPUS_FULL=1 tries every verb on every field (slow: minutes).
+. "$XK_SRCDIR/tests/scripts/lib.sh"
+. "$XK_SRCDIR/tests/scripts/populate.sh"
+need_xfsprogs
+
+img="$T/img"
+mkfs_xfs_image "$img" 400m -m rmapbt=1,reflink=1 || exit 99
+if [ "$(id -u)" -eq 0 ] && loop_mount "$img" 2>/dev/null; then
+	populate_all_formats "$MNT" || fail "populate"
+	loop_umount || { fail "umount"; finish; }
+else
+	echo "note: no loop mount here; the corpus covers mkfs.xfs metadata only"
+fi
+xfs_repair -n "$img" >/dev/null 2>&1 || { fail "base image not clean for xfs_repair"; finish; }
+"$REPAIR" -n "$img" >"$T/base.out" 2>&1 || { fail "base image not clean for us: $(head -5 "$T/base.out")"; finish; }
+
+# label | xfs_db commands (;-separated) that reach the object
+TYPES=(
+	"sb0|sb 0"
+	"sb1|sb 1"
+	"agf|agf 1"
+	"agi|agi 1"
+	"agfl|agfl 1"
+	"bnobt|agf 0;addr bnoroot"
+	"cntbt|agf 0;addr cntroot"
+	"rmapbt|agf 0;addr rmaproot"
+	"refcountbt|agf 0;addr refcntroot"
+	"inobt|agi 0;addr root"
+	"finobt|agi 0;addr free_root"
+	"inode-reg|path /small"
+	"inode-extents|path /extents"
+	"inode-btree|path /bmbt"
+	"inode-sfdir|path /sf"
+	"inode-blockdir|path /block"
+	"inode-nodedir|path /node"
+	"inode-symlink|path /links/long"
+	"inode-dev|path /links/cdev"
+	"inode-sfattr|path /attrs/sf"
+	"inode-root|sb 0;addr rootino"
+	"bmbt|path /bmbt;addr u3.bmbt.ptrs[1]"
+	"dir-block|path /block;dblock 0"
+	"dir-data|path /leaf;dblock 0"
+	"dir-leaf1|path /leaf;dblock 8388608"
+	"dir-node|path /node;dblock 8388608"
+	"dir-free|path /node;dblock 16777216"
+	"attr-leaf|path /attrs/leaf;ablock 0"
+	"attr-node|path /attrs/node;ablock 0"
+	"attr-remote|path /attrs/remote;ablock 1"
+	"symlink|path /links/long;dblock 0"
+)
+VERBS=(zeroes ones firstbit middlebit lastbit "add 1" "sub 1")
+CAP=${XK_CORPUS_CAP:-14}
+
+nav_args() {
+	local IFS=';'
+	NAV=()
+	for c in $1; do NAV+=(-c "$c"); done
+}
+
+# Names of the fuzzable fields of the current object.
+fields_of() {
+	xfs_db -r "${NAV[@]}" -c print "$img" 2>/dev/null |
+	sed -n 's/^\([a-zA-Z0-9_.]*\(\[[0-9]*\]\)\{0,1\}[a-zA-Z0-9_.]*\) = .*/\1/p' |
+	grep -vE '(^|\.)crc$|uuid|^recs$|^keys$|^ptrs$' | awk '!seen[$0]++'
+	# The first record/key/pointer of btree blocks.
+	xfs_db -r "${NAV[@]}" -c print "$img" 2>/dev/null |
+	sed -n 's/^\(recs\|keys\|ptrs\)\[1[-0-9]*\] = \[\([a-z,]*\)\].*/\1 \2/p' |
+	while read -r arr names; do
+		for n in ${names//,/ }; do echo "$arr[1].$n"; done
+	done
+	xfs_db -r "${NAV[@]}" -c print "$img" 2>/dev/null |
+	sed -n 's/^ptrs\[1[-0-9]*\] = .*/ptrs[1]/p'
+}
+
+total=0; both=0; theirs_only=0; ours_only=0; neither=0; crashes=0
+printf '%-16s %-28s %-10s %-8s %-8s\n' TYPE FIELD VERB XFS_REPR OURS >"$T/table"
+for t in "${TYPES[@]}"; do
+	label=${t%%|*}
+	nav_args "${t#*|}"
+	loc=$(xfs_db -r "${NAV[@]}" -c stack "$img" 2>/dev/null | sed -n 's/.*byte offset \([0-9]*\), length \([0-9]*\).*/\1 \2/p' | tail -1)
+	if [ -z "$loc" ]; then
+		fail "$label: xfs_db cannot reach the object"
+		continue
+	fi
+	read -r off len <<<"$loc"
+	dd if="$img" of="$T/orig" bs=1 skip="$off" count="$len" 2>/dev/null
+	mapfile -t fields < <(fields_of)
+	nf=0; vi=${#label}
+	for field in "${fields[@]}"; do
+		[ $nf -lt "$CAP" ] || break
+		nf=$((nf + 1))
+		if [ "${XK_CORPUS_FULL:-0}" = 1 ]; then
+			verbs=("${VERBS[@]}")
+		else
+			verbs=("${VERBS[$((vi % ${#VERBS[@]}))]}" "${VERBS[$(((vi + 3) % ${#VERBS[@]}))]}")
+			vi=$((vi + 1))
+		fi
+		for verb in "${verbs[@]}"; do
+			xfs_db -x "${NAV[@]}" -c "fuzz -d $field $verb" "$img" >/dev/null 2>&1
+			dd if="$img" of="$T/now" bs=1 skip="$off" count="$len" 2>/dev/null
+			cmp -s "$T/orig" "$T/now" && continue	# a no-op fuzz
+			xfs_repair -n "$img" >/dev/null 2>&1; xr=$?
+			"$REPAIR" -n "$img" >"$T/ours.out" 2>&1; us=$?
+			dd if="$T/orig" of="$img" bs=1 seek="$off" conv=notrunc 2>/dev/null
+			total=$((total + 1))
+			case $us in
+			0) od=no ;; 1|4) od=yes ;;
+			*) od="CRASH($us)"; crashes=$((crashes + 1))
+			   fail "$label $field $verb: exit $us: $(head -c 600 "$T/ours.out")" ;;
+			esac
+			[ $xr -ne 0 ] && xd=yes || xd=no
+			printf '%-16s %-28s %-10s %-8s %-8s\n' "$label" "$field" "$verb" "$xd" "$od" >>"$T/table"
+			if [ $xd = yes ] && [ $od = yes ]; then both=$((both + 1))
+			elif [ $xd = yes ]; then theirs_only=$((theirs_only + 1))
+				fail "missed: $label $field $verb (xfs_repair -n detects it)"
+			elif [ $od = yes ]; then ours_only=$((ours_only + 1))
+				echo "only ours: $label $field $verb: $(head -1 "$T/ours.out")"
+			else neither=$((neither + 1)); fi
+		done
+	done
+done
+[ "${XK_CORPUS_TABLE:-0}" = 1 ] && cat "$T/table"
+echo "corpus: $total cases; both detect $both; only xfs_repair $theirs_only; only ours $ours_only; neither $neither; crashes $crashes"
+[ $total -ge 100 ] || fail "only $total corpus cases ran"
+# The image must be back to clean after all the restores.
+"$REPAIR" -n "$img" >/dev/null 2>&1 || fail "image not restored cleanly"
+finish
