@@ -425,7 +425,7 @@ walk_block(struct walk_state *st, uint64_t ptr, unsigned int level,
 			     (unsigned long long)st->last[level],
 			     (unsigned long long)xk_btree_block_sib(ops,
 							bp->data, 0));
-	if (st->next[level] != xk_btree_nullptr(ops) &&
+	if (st->last[level] != xk_btree_nullptr(ops) &&
 	    st->next[level] != ptr)
 		walk_fail_at(st, daddr, "rightsib",
 			     "previous block at level %u names %llu as its "

@@ -4,9 +4,11 @@
  * remote value blocks in the attr fork.  Blocks are recognised by their
  * magic, as xfs_db does, and go through their libfs verifiers.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "repair.h"
+#include "da.h"
 
 #include <xfskit/format/attr.h>
 #include <xfskit/format/da.h>
@@ -61,44 +63,167 @@ check_attr_shortform(struct repair_ctx *rc, uint64_t ino,
 		       (const uint8_t *)e - base, tot);
 }
 
+struct rmt_ref {
+	uint32_t	blk;
+	uint32_t	len;
+};
+
+struct attr_state {
+	struct repair_ctx	*rc;
+	uint64_t		ino;
+	struct rmt_ref		*rmt;
+	size_t			nrmt, caprmt;
+};
+
+/* Remember each remote value a leaf points at, for the remote pass. */
+static int64_t
+attr_leaf_fn(void *ctx, struct xk_buf *bp, uint64_t lblk)
+{
+	struct attr_state *as = ctx;
+	const struct xk_attr3_leaf_hdr *h = (const void *)bp->data;
+	const struct xk_attr_leaf_entry *ents = xk_attr3_leaf_entryp(h);
+	uint32_t count = xk_be16_get(h->count);
+
+	uint32_t firstused = xk_be16_get(h->firstused);
+	uint32_t lowest = bp->len;
+
+	(void)lblk;
+	for (uint32_t i = 0; i < count; i++)
+		if (xk_be16_get(ents[i].nameidx) < lowest)
+			lowest = xk_be16_get(ents[i].nameidx);
+	/*
+	 * firstused marks where the name records begin: the lowest one,
+	 * or lower when the block has holes awaiting compaction.
+	 */
+	if (count && (firstused > lowest || (!h->holes && firstused != lowest)))
+		report(as->rc, PR_ATTR_BAD, "attr3 leaf block", -1, as->ino,
+		       bp->daddr, "firstused", "firstused is %u, the lowest "
+		       "name record starts at %u", firstused, lowest);
+	for (uint32_t i = 0; i < count; i++) {
+		const struct xk_attr_leaf_name_remote *n;
+
+		if (ents[i].flags & XK_ATTR_LOCAL)
+			continue;
+		n = (const void *)xk_attr3_leaf_name(h, i);
+		if (as->nrmt == as->caprmt) {
+			size_t ncap = as->caprmt ? as->caprmt * 2 : 8;
+			struct rmt_ref *nv = realloc(as->rmt,
+						     ncap * sizeof(*nv));
+
+			if (!nv)
+				break;
+			as->rmt = nv;
+			as->caprmt = ncap;
+		}
+		as->rmt[as->nrmt++] = (struct rmt_ref){
+			xk_be32_get(n->valueblk), xk_be32_get(n->valuelen) };
+	}
+	return count ? xk_be32_get(ents[count - 1].hashval) : 0;
+}
+
+/* A remote value: consecutive pieces that add up to its length. */
+static void
+check_remote_value(struct attr_state *as, const struct fork_map *map,
+		   const struct rmt_ref *r, uint64_t **reached, size_t *n)
+{
+	struct xk_mount *mp = as->rc->mp;
+	unsigned int nblk = xk_attr3_rmt_blocks(mp->g.blocksize, r->len);
+	uint64_t got = 0;
+
+	for (unsigned int b = 0; b < nblk; b++) {
+		uint64_t contig, fsb = fork_map_lookup(map, r->blk + b,
+						       &contig);
+		struct xk_buf *bp;
+		uint64_t *nv;
+		int err;
+
+		if (fsb == XK_NULLFSBLOCK) {
+			report(as->rc, PR_ATTR_BAD, "attr fork", -1, as->ino,
+			       XK_NO_DADDR, "valueblk", "remote value block "
+			       "%u is not mapped", r->blk + b);
+			return;
+		}
+		nv = realloc(*reached, (*n + 1) * sizeof(*nv));
+		if (nv) {
+			*reached = nv;
+			(*reached)[(*n)++] = r->blk + b;
+		}
+		err = xk_buf_read_ctx(mp, xk_fsb_to_daddr(mp, fsb),
+				      mp->g.blocksize, &xk_attr3_rmt_buf_ops,
+				      -1, as->ino, XK_READ_SALVAGE, &bp);
+		if (err && bp)
+			fix_problem(as->rc, PR_ATTR_BAD, &bp->fail);
+		if (!err) {
+			const struct xk_attr3_rmt_hdr *h =
+				(const void *)bp->data;
+
+			if (xk_be32_get(h->rm_offset) != got)
+				report(as->rc, PR_ATTR_BAD,
+				       "attr3 remote block", -1, as->ino,
+				       bp->daddr, "offset", "piece says "
+				       "offset %u, expected %llu",
+				       xk_be32_get(h->rm_offset),
+				       (unsigned long long)got);
+			got += xk_be32_get(h->rm_bytes);
+		}
+		xk_buf_release(bp);
+	}
+	if (got != r->len)
+		report(as->rc, PR_ATTR_BAD, "attr fork", -1, as->ino,
+		       XK_NO_DADDR, "valuelen", "remote value at block %u "
+		       "holds %llu bytes, its entry says %u", r->blk,
+		       (unsigned long long)got, r->len);
+}
+
+/*
+ * Leaf and node attribute forks: the dabtree from block 0, then every
+ * remote value its leaves point at; every mapped block must be one or
+ * the other.
+ */
 static void
 check_attr_blocks(struct repair_ctx *rc, uint64_t ino,
 		  const struct fork_map *map)
 {
-	struct xk_mount *mp = rc->mp;
+	struct attr_state as = { .rc = rc, .ino = ino };
+	struct da_walk dw = {
+		.rc = rc, .ino = ino, .map = map,
+		.blksize = rc->mp->g.blocksize, .fsb_per_blk = 1,
+		.pr = PR_ATTR_BAD, .what = "attr fork",
+		.leaf_magic = XK_ATTR3_LEAF_MAGIC,
+		.leaf_ops = &xk_attr3_leaf_buf_ops,
+		.root_leaf_magic = XK_ATTR3_LEAF_MAGIC,
+		.root_leaf_ops = &xk_attr3_leaf_buf_ops,
+		.leaf_fn = attr_leaf_fn, .ctx = &as,
+	};
+	size_t reported = 0;
 
-	for (size_t i = 0; i < map->n; i++) {
+	if (!map->n)
+		return;
+	da_walk(&dw, 0);
+	for (size_t i = 0; i < as.nrmt; i++)
+		check_remote_value(&as, map, &as.rmt[i], &dw.reached,
+				   &dw.nreached);
+	for (size_t i = 0; i < map->n && reported < 5; i++) {
 		const struct xk_bmbt_irec *r = &map->v[i];
 
-		for (uint64_t b = 0; b < r->blockcount; b++) {
-			uint64_t daddr = xk_fsb_to_daddr(mp,
-							 r->startblock + b);
-			const struct xk_buf_ops *ops;
-			struct xk_buf *bp;
-			int err;
+		for (uint64_t b = r->startoff;
+		     b < r->startoff + r->blockcount && reported < 5; b++) {
+			size_t k;
 
-			err = xk_buf_read_ctx(mp, daddr, mp->g.blocksize, NULL,
-					      -1, ino, XK_READ_NOVERIFY, &bp);
-			if (err) {
+			for (k = 0; k < dw.nreached; k++)
+				if (dw.reached[k] == b)
+					break;
+			if (k == dw.nreached) {
 				report(rc, PR_ATTR_BAD, "attr fork", -1, ino,
-				       daddr, "read", "%s", xk_strerror(err));
-				continue;
+				       XK_NO_DADDR, "block", "block %llu is "
+				       "neither in the attribute tree nor a "
+				       "remote value", (unsigned long long)b);
+				reported++;
 			}
-			if (xk_get_be32(bp->data) == XK_ATTR3_RMT_MAGIC)
-				ops = &xk_attr3_rmt_buf_ops;
-			else if (xk_get_be16(bp->data + 8) ==
-				 XK_DA3_NODE_MAGIC)
-				ops = &xk_da3_node_buf_ops;
-			else
-				ops = &xk_attr3_leaf_buf_ops;
-			xk_buf_release(bp);
-			err = xk_buf_read_ctx(mp, daddr, mp->g.blocksize, ops,
-					      -1, ino, XK_READ_SALVAGE, &bp);
-			if (err && bp)
-				fix_problem(rc, PR_ATTR_BAD, &bp->fail);
-			xk_buf_release(bp);
 		}
 	}
+	free(dw.reached);
+	free(as.rmt);
 }
 
 void

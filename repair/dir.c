@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "repair.h"
+#include "da.h"
 
 #include <xfskit/format/da.h>
 #include <xfskit/format/dir.h>
@@ -134,8 +135,8 @@ check_shortform(struct repair_ctx *rc, uint64_t ino,
 			       "impossible inode %llu", n,
 			       (unsigned long long)child);
 		else
-			note_edge(rc, ino, child,
-				  xk_dir2_sf_get_ftype(e, ftype));
+			note_edge(rc, ino, child, ftype ?
+				  e->name[e->namelen] : EDGE_NO_FTYPE);
 		e = xk_dir2_sf_nextentry(h, e, ftype);
 	}
 	if ((const uint8_t *)e != end)
@@ -149,12 +150,57 @@ check_shortform(struct repair_ctx *rc, uint64_t ino,
 		       "%u", h->i8count, i8);
 }
 
-/* Entries of one data (or block) block: record them; check . and .. */
+/* An entry as the hash index must see it: (address, hash of its name). */
+struct dirent_ref {
+	uint32_t	addr;
+	uint32_t	hash;
+};
+
+struct dir_state {
+	struct repair_ctx	*rc;
+	uint64_t		ino;
+	struct dirent_ref	*data, *leaf;
+	size_t			ndata, capdata, nleaf, capleaf;
+};
+
 static void
-scan_data_entries(struct repair_ctx *rc, uint64_t ino, struct xk_buf *bp,
-		  uint32_t end, int first_block, uint64_t *nents)
+push_ref(struct dirent_ref **v, size_t *n, size_t *cap, uint32_t addr,
+	 uint32_t hash)
 {
+	if (*n == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 64;
+		struct dirent_ref *nv = realloc(*v, ncap * sizeof(**v));
+
+		if (!nv)
+			return;
+		*v = nv;
+		*cap = ncap;
+	}
+	(*v)[(*n)++] = (struct dirent_ref){ addr, hash };
+}
+
+static int
+cmp_ref(const void *a, const void *b)
+{
+	const struct dirent_ref *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return (x->hash > y->hash) - (x->hash < y->hash);
+}
+
+/*
+ * Entries of one data (or block) block: record them for the link phase
+ * and the hash index check; "." and ".." open the first block.
+ */
+static void
+scan_data_entries(struct dir_state *ds, struct xk_buf *bp, uint32_t end,
+		  uint32_t db)
+{
+	struct repair_ctx *rc = ds->rc;
+	uint64_t ino = ds->ino;
 	int ftype = rc->mp->g.has_ftype;
+	unsigned int dblog = rc->mp->g.blocklog + rc->mp->g.dirblklog;
 	uint32_t p = sizeof(struct xk_dir3_data_hdr);
 	int idx = 0;
 
@@ -162,52 +208,133 @@ scan_data_entries(struct repair_ctx *rc, uint64_t ino, struct xk_buf *bp,
 		const uint8_t *at = bp->data + p;
 		const struct xk_dir2_data_entry *e = (const void *)at;
 		uint64_t child;
+		uint8_t ft;
 
 		if (xk_dir2_data_is_unused(at)) {
 			p += xk_get_be16(at + 2);
 			continue;
 		}
 		child = xk_be64_get(e->inumber);
-		(*nents)++;
-		if (first_block && idx == 0) {
+		ft = ftype ? e->name[e->namelen] : 0;
+		push_ref(&ds->data, &ds->ndata, &ds->capdata,
+			 xk_dir2_db_off_to_dataptr(db, p, dblog),
+			 xk_da_hashname(e->name, e->namelen));
+		if (db == 0 && idx == 0) {
 			if (e->namelen != 1 || e->name[0] != '.' ||
 			    child != ino)
 				report(rc, PR_DIR_BAD, "directory", -1, ino,
 				       bp->daddr, "dot", "first entry is not "
 				       "\".\" naming the directory itself");
-		} else if (first_block && idx == 1) {
+			else if (ftype && ft != XK_DIR3_FT_DIR)
+				report(rc, PR_DIR_BAD, "directory", -1, ino,
+				       bp->daddr, "ftype", "\".\" has file type "
+				       "%u", ft);
+		} else if (db == 0 && idx == 1) {
 			if (e->namelen != 2 || memcmp(e->name, "..", 2))
 				report(rc, PR_DIR_BAD, "directory", -1, ino,
 				       bp->daddr, "dotdot", "second entry is "
 				       "not \"..\"");
 			else
 				note_dotdot(rc, ino, child);
+			if (ftype && ft != XK_DIR3_FT_DIR)
+				report(rc, PR_DIR_BAD, "directory", -1, ino,
+				       bp->daddr, "ftype", "\"..\" has file "
+				       "type %u", ft);
 		} else {
-			note_edge(rc, ino, child,
-				  xk_dir3_data_get_ftype(e, ftype));
+			note_edge(rc, ino, child, ftype ? ft : EDGE_NO_FTYPE);
 		}
 		idx++;
 		p += xk_dir3_data_entsize(e->namelen, ftype);
 	}
 }
 
-static uint64_t
-live_leaf_entries(const struct xk_dir2_leaf_entry *ents, uint32_t count)
+static void
+collect_leaf_ents(struct dir_state *ds, const struct xk_dir2_leaf_entry *le,
+		  uint32_t count)
 {
-	uint64_t n = 0;
-
 	for (uint32_t i = 0; i < count; i++)
-		if (xk_be32_get(ents[i].address) != XK_DIR2_NULL_DATAPTR)
-			n++;
-	return n;
+		if (xk_be32_get(le[i].address) != XK_DIR2_NULL_DATAPTR)
+			push_ref(&ds->leaf, &ds->nleaf, &ds->capleaf,
+				 xk_be32_get(le[i].address),
+				 xk_be32_get(le[i].hashval));
+}
+
+static int64_t
+dir_leaf_fn(void *ctx, struct xk_buf *bp, uint64_t lblk)
+{
+	struct dir_state *ds = ctx;
+	const struct xk_dir3_leaf_hdr *lh = (const void *)bp->data;
+	uint32_t count = xk_be16_get(lh->count);
+
+	(void)lblk;
+	collect_leaf_ents(ds, xk_dir3_leaf_ents(lh), count);
+	return count ? xk_be32_get(xk_dir3_leaf_ents(lh)[count - 1].hashval) :
+		       0;
+}
+
+/* Every entry indexed exactly once, under its own hash, and no more. */
+static void
+match_index(struct dir_state *ds)
+{
+	size_t i = 0, j = 0, reported = 0;
+
+	sort_v(ds->data, ds->ndata, sizeof(*ds->data), cmp_ref);
+	sort_v(ds->leaf, ds->nleaf, sizeof(*ds->leaf), cmp_ref);
+	while ((i < ds->ndata || j < ds->nleaf) && reported < 10) {
+		int c = i >= ds->ndata ? 1 : j >= ds->nleaf ? -1 :
+			cmp_ref(&ds->data[i], &ds->leaf[j]);
+
+		if (c == 0) {
+			i++, j++;
+			continue;
+		}
+		if (c < 0) {
+			report(ds->rc, PR_DIR_BAD, "directory", -1, ds->ino,
+			       XK_NO_DADDR, "leaf", "entry at address 0x%x "
+			       "(hash 0x%x) is missing from the hash index",
+			       ds->data[i].addr, ds->data[i].hash);
+			i++;
+		} else {
+			report(ds->rc, PR_DIR_BAD, "directory", -1, ds->ino,
+			       XK_NO_DADDR, "leaf", "hash index entry 0x%x -> "
+			       "0x%x matches no directory entry",
+			       ds->leaf[j].hash, ds->leaf[j].addr);
+			j++;
+		}
+		reported++;
+	}
+}
+
+static struct xk_buf *
+read_dir_block(struct dir_state *ds, uint64_t fsb,
+	       const struct xk_buf_ops *ops, int *errp)
+{
+	struct xk_mount *mp = ds->rc->mp;
+	struct xk_buf *bp;
+
+	*errp = xk_buf_read_ctx(mp, xk_fsb_to_daddr(mp, fsb), mp->g.dirblksize,
+				ops, -1, ds->ino, XK_READ_SALVAGE, &bp);
+	if (*errp && bp)
+		fix_problem(ds->rc, PR_DIR_BAD, &bp->fail);
+	else if (*errp)
+		report(ds->rc, PR_DIR_BAD, "directory", -1, ds->ino,
+		       XK_NO_DADDR, "read", "%s", xk_strerror(*errp));
+	/* A bad CRC alone leaves the structure readable. */
+	if (*errp && *errp != XK_EBADCRC) {
+		xk_buf_release(bp);
+		return NULL;
+	}
+	return bp;
 }
 
 /*
  * Block, leaf and node directories.  Each directory block must be mapped
- * whole and contiguously; data blocks live below the leaf offset, leaf
- * and dabtree blocks between it and the free offset, free-index blocks
- * above.  The live leaf entries must number the entries of the data
- * blocks.
+ * whole and contiguously.  Data blocks live below the leaf offset and go
+ * through the data (or, alone at 0, the block) verifier; the leaf space
+ * is walked as a dabtree from its first block, every block of it must be
+ * reached; free-index blocks above the free offset go through theirs.
+ * Finally the hash index must hold exactly the entries, by address and
+ * name hash.
  */
 static void
 check_blocks(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
@@ -219,12 +346,15 @@ check_blocks(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
 	uint64_t leaf_fsb = XK_DIR2_LEAF_OFFSET >> mp->g.blocklog;
 	uint64_t free_fsb = XK_DIR2_FREE_OFFSET >> mp->g.blocklog;
 	uint64_t size = xk_be64_get(dip->di_size);
-	uint64_t data_ents = 0, leaf_ents = 0;
-	int block_form = 0, have_leaf = 0;
+	struct dir_state ds = { .rc = rc, .ino = ino };
+	int block_form = 0, have_leaf_space = 0;
+	uint64_t *leafblks = NULL;
+	size_t nleafblks = 0;
 
 	for (size_t i = 0; i < map->n; i++) {
 		const struct xk_bmbt_irec *r = &map->v[i];
-		uint64_t first = r->startoff & ~((1ULL << dblog) - 1);
+		uint64_t first = (r->startoff + (1ULL << dblog) - 1) &
+				 ~((1ULL << dblog) - 1);
 
 		for (uint64_t off = first; off < r->startoff + r->blockcount;
 		     off += 1ULL << dblog) {
@@ -233,8 +363,6 @@ check_blocks(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
 			uint64_t contig, fsb;
 			int err;
 
-			if (off < r->startoff)
-				continue;	/* started in the last extent */
 			fsb = fork_map_lookup(map, off, &contig);
 			if (fsb == XK_NULLFSBLOCK || contig < (1ULL << dblog)) {
 				report(rc, PR_DIR_BAD, "directory", -1, ino,
@@ -244,85 +372,84 @@ check_blocks(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
 				       (unsigned long long)off);
 				continue;
 			}
-			err = xk_buf_read_ctx(mp, xk_fsb_to_daddr(mp, fsb),
-					      dbsize, NULL, -1, ino,
-					      XK_READ_NOVERIFY, &bp);
-			if (err) {
-				report(rc, PR_DIR_BAD, "directory", -1, ino,
-				       XK_NO_DADDR, "read", "%s",
-				       xk_strerror(err));
+			if (off >= leaf_fsb && off < free_fsb) {
+				uint64_t *nv = realloc(leafblks,
+					(nleafblks + 1) * sizeof(*nv));
+
+				if (nv) {
+					leafblks = nv;
+					leafblks[nleafblks++] = off;
+				}
+				have_leaf_space = 1;
 				continue;
 			}
-			if (off < leaf_fsb) {
-				if (off == 0 && xk_get_be32(bp->data) ==
-				    XK_DIR3_BLOCK_MAGIC) {
-					ops = &xk_dir3_block_buf_ops;
-					block_form = 1;
-				} else {
-					ops = &xk_dir3_data_buf_ops;
-				}
-			} else if (off < free_fsb) {
-				uint16_t m = xk_get_be16(bp->data + 8);
-
-				ops = m == XK_DIR3_LEAF1_MAGIC ?
-				      &xk_dir3_leaf1_buf_ops :
-				      m == XK_DA3_NODE_MAGIC ?
-				      &xk_da3_node_buf_ops :
-				      &xk_dir3_leafn_buf_ops;
-			} else {
-				ops = &xk_dir3_free_buf_ops;
-			}
-			xk_buf_release(bp);
-			err = xk_buf_read_ctx(mp, xk_fsb_to_daddr(mp, fsb),
-					      dbsize, ops, -1, ino,
-					      XK_READ_SALVAGE, &bp);
-			if (err && bp)
-				fix_problem(rc, PR_DIR_BAD, &bp->fail);
-			/* A bad CRC alone leaves the structure readable. */
-			if (err && err != XK_EBADCRC) {
+			if (off >= free_fsb) {
+				bp = read_dir_block(&ds, fsb,
+						    &xk_dir3_free_buf_ops, &err);
 				xk_buf_release(bp);
 				continue;
 			}
-			if (ops == &xk_dir3_block_buf_ops) {
+			ops = &xk_dir3_data_buf_ops;
+			if (off == 0 && size == dbsize) {
+				ops = &xk_dir3_block_buf_ops;
+				block_form = 1;
+			}
+			bp = read_dir_block(&ds, fsb, ops, &err);
+			if (!bp)
+				continue;
+			if (block_form) {
 				const struct xk_dir2_block_tail *t =
 					xk_dir2_block_tail_p(bp->data, dbsize);
 				const struct xk_dir2_leaf_entry *le =
 					xk_dir2_block_leaf_p(t);
 
-				scan_data_entries(rc, ino, bp,
+				scan_data_entries(&ds, bp,
 					(uint32_t)((const uint8_t *)le -
-						   bp->data), 1, &data_ents);
-				leaf_ents += live_leaf_entries(le,
-						xk_be32_get(t->count));
-				have_leaf = 1;
-			} else if (ops == &xk_dir3_data_buf_ops) {
-				scan_data_entries(rc, ino, bp, dbsize,
-						  off == 0, &data_ents);
-			} else if (ops == &xk_dir3_leaf1_buf_ops ||
-				   ops == &xk_dir3_leafn_buf_ops) {
-				const struct xk_dir3_leaf_hdr *lh =
-					(const void *)bp->data;
-
-				leaf_ents += live_leaf_entries(
-					xk_dir3_leaf_ents(lh),
-					xk_be16_get(lh->count));
-				have_leaf = 1;
+						   bp->data), 0);
+				collect_leaf_ents(&ds, le,
+						  xk_be32_get(t->count));
+			} else {
+				scan_data_entries(&ds, bp, dbsize,
+					(uint32_t)(off >> dblog));
 			}
 			xk_buf_release(bp);
 		}
 	}
-	if (block_form && size != dbsize)
-		report(rc, PR_DIR_BAD, "directory", -1, ino, XK_NO_DADDR,
-		       "size", "block directory of size %llu, expected %u",
-		       (unsigned long long)size, dbsize);
-	if (have_leaf && leaf_ents != data_ents)
-		report(rc, PR_DIR_BAD, "directory", -1, ino, XK_NO_DADDR,
-		       "leaf", "%llu live leaf entries for %llu names",
-		       (unsigned long long)leaf_ents,
-		       (unsigned long long)data_ents);
-	if (!have_leaf && map->n)
+	if (have_leaf_space) {
+		struct da_walk dw = {
+			.rc = rc, .ino = ino, .map = map, .blksize = dbsize,
+			.fsb_per_blk = 1u << dblog, .pr = PR_DIR_BAD,
+			.what = "directory",
+			.leaf_magic = XK_DIR3_LEAFN_MAGIC,
+			.leaf_ops = &xk_dir3_leafn_buf_ops,
+			.root_leaf_magic = XK_DIR3_LEAF1_MAGIC,
+			.root_leaf_ops = &xk_dir3_leaf1_buf_ops,
+			.leaf_fn = dir_leaf_fn, .ctx = &ds,
+		};
+
+		da_walk(&dw, leaf_fsb);
+		for (size_t i = 0; i < nleafblks; i++) {
+			size_t k;
+
+			for (k = 0; k < dw.nreached; k++)
+				if (dw.reached[k] == leafblks[i])
+					break;
+			if (k == dw.nreached)
+				report(rc, PR_DIR_BAD, "directory", -1, ino,
+				       XK_NO_DADDR, "leaf", "leaf space block "
+				       "%llu is not reachable from the root",
+				       (unsigned long long)leafblks[i]);
+		}
+		free(dw.reached);
+	} else if (!block_form && map->n) {
 		report(rc, PR_DIR_BAD, "directory", -1, ino, XK_NO_DADDR,
 		       "leaf", "no hash index (leaf or block tail) found");
+	}
+	if (block_form || have_leaf_space)
+		match_index(&ds);
+	free(leafblks);
+	free(ds.data);
+	free(ds.leaf);
 }
 
 void

@@ -133,8 +133,20 @@ check_symlink(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
 					report(rc, PR_SYMLINK_BAD, "symlink",
 					       -1, ino, XK_NO_DADDR, "read",
 					       "%s", xk_strerror(err));
-				if (!err)
+				if (!err) {
+					uint32_t o = xk_get_be32(bp->data + 4);
+
+					if (o != got)
+						report(rc, PR_SYMLINK_BAD,
+						       "symlink block", -1,
+						       ino, bp->daddr,
+						       "offset", "piece says "
+						       "offset %u, expected "
+						       "%llu", o,
+						       (unsigned long long)
+						       got);
 					got += xk_get_be32(bp->data + 8);
+				}
 				xk_buf_release(bp);
 			}
 		}

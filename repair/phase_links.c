@@ -137,7 +137,7 @@ phase_links(struct repair_ctx *rc)
 			continue;
 		}
 		c->refs++;
-		if (rc->mp->g.has_ftype && e->ftype &&
+		if (e->ftype != EDGE_NO_FTYPE &&
 		    e->ftype != xk_mode_to_ftype(c->mode))
 			report(rc, PR_DIR_BAD, "directory", -1, e->parent,
 			       XK_NO_DADDR, "ftype", "entry for inode %llu "

@@ -92,8 +92,9 @@ struct inode_info {
 struct edge {
 	uint64_t	parent;
 	uint64_t	child;
-	uint8_t		ftype;		/* XK_DIR3_FT_*, 0 if not recorded */
+	uint8_t		ftype;		/* XK_DIR3_FT_*, or EDGE_NO_FTYPE */
 };
+#define EDGE_NO_FTYPE	0xff
 
 struct repair_ctx {
 	struct xk_mount	*mp;

@@ -9,6 +9,7 @@
 #include <xfskit/libfs.h>
 #include <xfskit/meta.h>
 #include <xfskit/format/attr.h>
+#include <xfskit/format/da.h>
 
 #define ATTR_FLAGS_KNOWN	(XK_ATTR_LOCAL | XK_ATTR_ROOT | \
 				 XK_ATTR_SECURE | XK_ATTR_PARENT | \
@@ -34,16 +35,17 @@ check_owned(struct xk_buf *bp, uint64_t blkno, const uint8_t *uuid,
 /*
  * Rules: 1. header (magic, address, UUID, owner); 2. the entry array
  * ends at or before firstused, and firstused is inside the block;
- * 3. usedbytes and the free map inside the block; 4. for each entry:
- * hashes never decrease, only known flags, a non-empty name record that
- * starts at or after firstused and ends inside the block.
+ * 3. the free map inside the block; 4. for each entry: hashes never
+ * decrease and are the hash of the entry's name, only known flags, a
+ * non-empty name record that starts at or after firstused and ends
+ * inside the block; 5. usedbytes is the sum of the name records.
  */
 static int
 attr3_leaf_verify(struct xk_buf *bp, struct xk_fail *f)
 {
 	const struct xk_attr3_leaf_hdr *h = (const void *)bp->data;
 	const struct xk_attr_leaf_entry *ents;
-	uint32_t count, firstused, usedbytes, len = bp->len;
+	uint32_t count, firstused, usedbytes, len = bp->len, used = 0;
 	int err;
 
 	if (len < sizeof(*h))
@@ -118,7 +120,36 @@ attr3_leaf_verify(struct xk_buf *bp, struct xk_fail *f)
 		if (idx + need > len)
 			return xk_fail_set(f, "nameidx", "entry %u's name "
 					   "record runs past the block", i);
+		used += need;
+		/* Parent pointers hash differently; every other name by
+		 * the dabtree name hash. */
+		if (!(flags & XK_ATTR_PARENT)) {
+			const uint8_t *name;
+			unsigned int nlen;
+
+			if (flags & XK_ATTR_LOCAL) {
+				const struct xk_attr_leaf_name_local *n =
+					(const void *)(bp->data + idx);
+
+				name = n->nameval;
+				nlen = n->namelen;
+			} else {
+				const struct xk_attr_leaf_name_remote *n =
+					(const void *)(bp->data + idx);
+
+				name = n->name;
+				nlen = n->namelen;
+			}
+			if (xk_da_hashname(name, (int)nlen) !=
+			    xk_be32_get(ents[i].hashval))
+				return xk_fail_set(f, "hashval", "entry %u's "
+						   "hash 0x%x is not its "
+						   "name's", i,
+						   xk_be32_get(ents[i].hashval));
+		}
 	}
+	if (used != usedbytes)
+		return xk_fail_val(f, "usedbytes", used, usedbytes);
 	return 0;
 }
 

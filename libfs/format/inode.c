@@ -176,7 +176,7 @@ check_fork_fit(struct xk_mount *mp, const struct xk_dinode *dip, int fork,
 
 /*
  * Rules, after the kernel's inode verifier: 1. magic "IN"; 2. version 3;
- * 3. CRC; 4. the inode number it records; 5. metadata UUID; 6. size
+ * 3. CRC; 4. no v1 link count, and the inode number it records; 5. metadata UUID; 6. size
  * below 2^63; 7. a known file type; 8. directories and symlinks are not
  * empty; 9. no more extents than blocks; 10. the attr fork offset inside
  * the literal area; 11. no realtime files (no realtime device); 12. a
@@ -212,6 +212,8 @@ dinode_check(struct xk_mount *mp, uint64_t ino, const struct xk_dinode *dip,
 		f->crc_bad = 1;
 		return XK_EBADCRC;
 	}
+	if (xk_be16_get(dip->di_onlink))
+		return xk_fail_val(f, "onlink", 0, xk_be16_get(dip->di_onlink));
 	if (ino && xk_be64_get(dip->di_ino) != ino)
 		return xk_fail_val(f, "ino", ino, xk_be64_get(dip->di_ino));
 	if (memcmp(dip->di_uuid, mp->meta_uuid, 16))

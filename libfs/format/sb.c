@@ -99,7 +99,8 @@ log2_ceil(uint64_t x)
  *  8. agcount at least 1 and dblocks inside (agcount-1)*agblocks+64 ..
  *  agcount*agblocks; 9. the filesystem fits the device; 10. the internal
  *  log lies inside one AG; 11. the root inode is null or a possible inode;
- *  12. imax_pct at most 100; 13. directory blocks at most 64k;
+ *  12. imax_pct at most 100, and realtime geometry consistent (all
+ *  zero without a realtime section); 13. directory blocks at most 64k;
  *  14. alignment fields (inoalignmt, spino_align, unit/width) sane.
  */
 int
@@ -202,6 +203,29 @@ xk_sb_check(const struct xk_sb *sb, uint64_t devsize, struct xk_fail *f)
 			  "rootino", 0, sb->rootino);
 	}
 	CHECK_VAL(sb->imax_pct <= 100, "imax_pct", 25, sb->imax_pct);
+	/* Realtime geometry: all zero without a realtime section. */
+	if ((uint64_t)sb->rextsize * sb->blocksize < 4096 ||
+	    (uint64_t)sb->rextsize * sb->blocksize > (1ULL << 30))
+		return xk_fail_set(f, "rextsize", "realtime extent of %u "
+				   "blocks is outside 4 KiB..1 GiB",
+				   sb->rextsize);
+	if (sb->rblocks == 0) {
+		CHECK_VAL(sb->rextents == 0, "rextents", 0, sb->rextents);
+		CHECK_VAL(sb->rbmblocks == 0, "rbmblocks", 0, sb->rbmblocks);
+		CHECK_VAL(sb->rextslog == 0, "rextslog", 0, sb->rextslog);
+		CHECK_VAL(sb->frextents == 0, "frextents", 0, sb->frextents);
+	} else {
+		uint64_t rext = sb->rblocks / sb->rextsize;
+		uint64_t bits = (uint64_t)sb->blocksize * 8;
+
+		CHECK_VAL(sb->rextents == rext, "rextents", rext,
+			  sb->rextents);
+		CHECK_VAL(sb->rbmblocks == (rext + bits - 1) / bits,
+			  "rbmblocks", (rext + bits - 1) / bits,
+			  sb->rbmblocks);
+		CHECK_VAL(sb->frextents <= sb->rextents, "frextents",
+			  sb->rextents, sb->frextents);
+	}
 	CHECK_VAL(sb->dirblklog <= 16 - sb->blocklog, "dirblklog", 0,
 		  sb->dirblklog);
 	CHECK_VAL(sb->inoalignmt < agblocks, "inoalignmt", 0,

@@ -35,6 +35,7 @@ setup(void)
 	sb.dblocks = 131072;
 	sb.logstart = 65542;
 	sb.rootino = 128;
+	sb.rextsize = 1;
 	sb.agblocks = 32768;
 	sb.agcount = 4;
 	sb.logblocks = 16384;

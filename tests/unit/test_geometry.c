@@ -153,10 +153,13 @@ apply_hostile(struct xk_sb *sb, int i)
 	case 19: sb->dirblklog = 9; return "dirblklog";
 	case 20: sb->features_incompat |= 1u << 30; return "features_incompat";
 	case 21: sb->agcount = 0xffffffff; return "dblocks";
+	case 22: sb->rextents = 5; return "rextents";
+	case 23: sb->rextsize = 0; return "rextsize";
+	case 24: sb->rbmblocks = 1; return "rbmblocks";
 	}
 	return NULL;
 }
-#define NR_HOSTILE 22
+#define NR_HOSTILE 25
 
 START_TEST(test_hostile)
 {
