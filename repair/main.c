@@ -22,6 +22,52 @@ usage(FILE *to)
 "error (cannot open or read the device, not an XFS v5 filesystem).\n");
 }
 
+/*
+ * The primary is unusable: say why, find a secondary, and check with its
+ * geometry.  The bad primary is reported as a finding.
+ */
+static int
+open_from_secondary(struct repair_ctx *rc, int why, struct xk_fail *f)
+{
+	char line[512];
+	struct xk_dev *dev;
+	struct xk_dsb dsb;
+	struct xk_sb hint, sb;
+	uint32_t agno;
+	int err;
+
+	xk_open_error_format(why, f, line, sizeof(line));
+	err = xk_dev_open(rc->device, XK_DEV_RDONLY, &dev);
+	if (err) {
+		fprintf(stderr, "xfskit-repair: %s: %s\n", rc->device,
+			xk_strerror(err));
+		return err;
+	}
+	memset(&dsb, 0, sizeof(dsb));
+	xk_dev_pread(dev, &dsb, sizeof(dsb), 0);
+	xk_sb_decode(&hint, &dsb);
+	fprintf(rc->out, "Primary superblock is bad (%s); looking for a "
+		"secondary...\n", line);
+	/* xfs_repair scans the whole device; 1 TiB bounds the search. */
+	err = find_secondary_sb(dev, &hint, 1ULL << 40, &sb, &agno);
+	if (err) {
+		fprintf(stderr, "xfskit-repair: %s: %s; no good secondary "
+			"superblock found either\n", rc->device, line);
+		xk_dev_close(dev);
+		return err;
+	}
+	fprintf(rc->out, "Using the secondary superblock of AG %u.\n", agno);
+	err = xk_mount_from_sb(dev, &sb, XK_MOUNT_RDONLY, &rc->mp, f);
+	if (err) {
+		xk_dev_close(dev);
+		return err;
+	}
+	rc->mp->owns_dev = 1;
+	report(rc, PR_SB_PRIMARY_BAD, "superblock", 0, 0, 0, "primary",
+	       "%s", line);
+	return 0;
+}
+
 static void
 phase(struct repair_ctx *rc, const char *what)
 {
@@ -88,7 +134,11 @@ main(int argc, char **argv)
 	}
 
 	err = xk_mount_open(rc.device, XK_MOUNT_RDONLY, &rc.mp, &f);
-	if (err) {
+	if (err == XK_ECORRUPT || err == XK_ENOTXFS) {
+		err = open_from_secondary(&rc, err, &f);
+		if (err)
+			return REPAIR_EXIT_ERROR;
+	} else if (err) {
 		char line[512];
 
 		xk_open_error_format(err, &f, line, sizeof(line));

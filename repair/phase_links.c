@@ -53,7 +53,16 @@ is_dir(const struct inode_info *ii)
 static int
 is_metadata_ino(const struct xk_sb *sb, uint64_t ino)
 {
-	return ino == sb->rbmino || ino == sb->rsumino ||
+	/*
+	 * A secondary superblock may carry null inode numbers; mkfs puts
+	 * the realtime bitmap and summary right after the root.
+	 */
+	uint64_t rbm = sb->rbmino != XK_NULLFSINO ? sb->rbmino :
+		       sb->rootino + 1;
+	uint64_t rsum = sb->rsumino != XK_NULLFSINO ? sb->rsumino :
+			sb->rootino + 2;
+
+	return ino == rbm || ino == rsum ||
 	       (ino && (ino == sb->uquotino || ino == sb->gquotino ||
 			ino == sb->pquotino));
 }

@@ -142,6 +142,10 @@ void claim_fsb(struct repair_ctx *rc, uint64_t fsb, uint64_t len,
 void claim_agb(struct repair_ctx *rc, uint32_t agno, uint32_t agbno,
 	       uint32_t len, uint64_t owner);
 
+/* find_sb.c */
+int find_secondary_sb(struct xk_dev *dev, const struct xk_sb *hint,
+		      uint64_t limit, struct xk_sb *sb, uint32_t *agno);
+
 int phase_superblocks(struct repair_ctx *rc);
 int phase_ag_headers(struct repair_ctx *rc);
 int phase_inodes(struct repair_ctx *rc);

@@ -39,14 +39,18 @@ else
 	echo "note: mkfs.xfs cannot make v4 here; v4 case not run"
 fi
 
-# Hostile values written into the primary superblock with xfs_db.
+# Hostile values written into the primary superblock with xfs_db: the
+# primary is reported bad, naming the field, and the check goes on with
+# the secondary of AG 1, as xfs_repair does.
 hostile() {
 	name=$1 pat=$2
 	shift 2
 	cp --sparse=always "$T/good" "$T/h"
 	xfs_db -x -c "sb 0" "$@" "$T/h" >/dev/null 2>&1 ||
 		{ fail "xfs_db could not write $name"; return; }
-	expect 4 "$pat" "hostile $name" "$REPAIR" -n "$T/h"
+	expect 1 "primary superblock is bad.*($pat)" "hostile $name" "$REPAIR" -n "$T/h"
+	printf '%s\n' "$out" | grep -q "Using the secondary superblock of AG 1" ||
+		fail "hostile $name: the secondary of AG 1 was not used: $out"
 }
 hostile agcount-0 "agcount" -c "write -d agcount 0"
 hostile agcount-huge "agcount|dblocks" -c "write -d agcount 4294967295"
@@ -61,7 +65,16 @@ hostile logstart "log" -c "write -d logstart 18446744073709551"
 hostile logblocks "log" -c "write -d logblocks 4294967295"
 hostile agblklog "agblklog" -c "write -d agblklog 63"
 hostile magic "not an XFS" -c "write -d magicnum 0x12345678"
-hostile incompat "unknown incompatible" -c "write -d features_incompat 0x40000000"
+# An unknown incompatible feature is not damage: refuse, do not guess.
+cp --sparse=always "$T/good" "$T/h"
+xfs_db -x -c "sb 0" -c "write -d features_incompat 0x40000000" "$T/h" >/dev/null 2>&1
+expect 4 "unknown incompatible" "unknown incompat feature" "$REPAIR" -n "$T/h"
+# Every superblock wiped: no secondary to fall back on.
+cp --sparse=always "$T/good" "$T/h"
+for ag in 3 2 1 0; do
+	xfs_db -x -c "sb $ag" -c "write -d magicnum 0" "$T/h" >/dev/null 2>&1
+done
+expect 4 "no good secondary" "all superblocks gone" "$REPAIR" -n "$T/h"
 hostile dirblklog "dirblklog" -c "write -d dirblklog 200"
 
 # Options.
