@@ -7,6 +7,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "repair.h"
 
@@ -14,12 +15,29 @@ static void
 usage(FILE *to)
 {
 	fprintf(to,
-"Usage: xfskit-repair [-n] [-v] [-V] DEVICE\n"
-"  -n   no modify: check only, open the device read-only, write nothing\n"
-"  -v   verbose: report each phase and each btree walked\n"
-"  -V   print the version and exit\n"
+"Usage: xfskit-repair -n [-v] [-P] [--json] DEVICE\n"
+"       xfskit-repair -V\n"
+"  -n      no modify: check only, open the device read-only, write nothing\n"
+"  -v      verbose: report each phase and each btree walked\n"
+"  -P      no progress display on a terminal\n"
+"  --json  print one JSON document (problems with their fields)\n"
+"  -V      print the version and exit\n"
 "Exit status: 0 clean, 1 corruption found, 3 usage error, 4 operational\n"
 "error (cannot open or read the device, not an XFS v5 filesystem).\n");
+}
+
+/* Report an error that stops the check. */
+static int
+operational_error(struct repair_ctx *rc, const char *msg)
+{
+	fprintf(stderr, "xfskit-repair: %s: %s\n", rc->device, msg);
+	if (rc->json) {
+		fprintf(rc->out, "],\n  \"error\": ");
+		json_string(rc->out, msg);
+		fprintf(rc->out, ",\n  \"exit_status\": %d\n}\n",
+			REPAIR_EXIT_ERROR);
+	}
+	return REPAIR_EXIT_ERROR;
 }
 
 /*
@@ -27,7 +45,8 @@ usage(FILE *to)
  * geometry.  The bad primary is reported as a finding.
  */
 static int
-open_from_secondary(struct repair_ctx *rc, int why, struct xk_fail *f)
+open_from_secondary(struct repair_ctx *rc, int why, struct xk_fail *f,
+		    char *errmsg, size_t errlen)
 {
 	char line[512];
 	struct xk_dev *dev;
@@ -39,30 +58,32 @@ open_from_secondary(struct repair_ctx *rc, int why, struct xk_fail *f)
 	xk_open_error_format(why, f, line, sizeof(line));
 	err = xk_dev_open(rc->device, XK_DEV_RDONLY, &dev);
 	if (err) {
-		fprintf(stderr, "xfskit-repair: %s: %s\n", rc->device,
-			xk_strerror(err));
+		snprintf(errmsg, errlen, "%s", xk_strerror(err));
 		return err;
 	}
 	memset(&dsb, 0, sizeof(dsb));
 	xk_dev_pread(dev, &dsb, sizeof(dsb), 0);
 	xk_sb_decode(&hint, &dsb);
-	fprintf(rc->out, "Primary superblock is bad (%s); looking for a "
-		"secondary...\n", line);
+	fprintf(rc->json ? stderr : rc->out, "Primary superblock is bad (%s); "
+		"looking for a secondary...\n", line);
 	/* xfs_repair scans the whole device; 1 TiB bounds the search. */
 	err = find_secondary_sb(dev, &hint, 1ULL << 40, &sb, &agno);
 	if (err) {
-		fprintf(stderr, "xfskit-repair: %s: %s; no good secondary "
-			"superblock found either\n", rc->device, line);
+		snprintf(errmsg, errlen, "%s; no good secondary superblock "
+			 "found either", line);
 		xk_dev_close(dev);
 		return err;
 	}
-	fprintf(rc->out, "Using the secondary superblock of AG %u.\n", agno);
+	fprintf(rc->json ? stderr : rc->out, "Using the secondary superblock "
+		"of AG %u.\n", agno);
 	err = xk_mount_from_sb(dev, &sb, XK_MOUNT_RDONLY, &rc->mp, f);
 	if (err) {
+		xk_open_error_format(err, f, errmsg, errlen);
 		xk_dev_close(dev);
 		return err;
 	}
 	rc->mp->owns_dev = 1;
+	rc->from_secondary = 1;
 	report(rc, PR_SB_PRIMARY_BAD, "superblock", 0, 0, 0, "primary",
 	       "%s", line);
 	return 0;
@@ -71,6 +92,10 @@ open_from_secondary(struct repair_ctx *rc, int why, struct xk_fail *f)
 static void
 phase(struct repair_ctx *rc, const char *what)
 {
+	if (rc->progress && !rc->verbose) {
+		fprintf(stderr, "\r\033[K%s", what);
+		fflush(stderr);
+	}
 	if (rc->verbose)
 		fprintf(rc->out, "%s\n", what);
 }
@@ -101,8 +126,21 @@ main(int argc, char **argv)
 	struct xk_fail f;
 	int opt, err;
 
-	while ((opt = getopt(argc, argv, "nvVh")) != -1) {
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'J' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int no_progress = 0;
+
+	while ((opt = getopt_long(argc, argv, "nvVhP", longopts, NULL)) != -1) {
 		switch (opt) {
+		case 'J':
+			rc.json = 1;
+			break;
+		case 'P':
+			no_progress = 1;
+			break;
 		case 'n':
 			rc.no_modify = 1;
 			break;
@@ -127,30 +165,35 @@ main(int argc, char **argv)
 		return REPAIR_EXIT_USAGE;
 	}
 	rc.device = argv[optind];
+	rc.progress = !no_progress && !rc.json && isatty(STDERR_FILENO);
+	if (rc.json)
+		rc.verbose = 0;
 	if (!rc.no_modify) {
 		fprintf(stderr, "xfskit-repair: repair mode is not available "
 			"yet; run with -n to check without modifying\n");
 		return REPAIR_EXIT_USAGE;
 	}
 
+	if (rc.json)
+		json_begin(&rc);
 	err = xk_mount_open(rc.device, XK_MOUNT_RDONLY, &rc.mp, &f);
 	if (err == XK_ECORRUPT || err == XK_ENOTXFS) {
-		err = open_from_secondary(&rc, err, &f);
+		char msg[640];
+
+		err = open_from_secondary(&rc, err, &f, msg, sizeof(msg));
 		if (err)
-			return REPAIR_EXIT_ERROR;
+			return operational_error(&rc, msg);
 	} else if (err) {
 		char line[512];
 
 		xk_open_error_format(err, &f, line, sizeof(line));
-		fprintf(stderr, "xfskit-repair: %s: %s\n", rc.device, line);
-		return REPAIR_EXIT_ERROR;
+		return operational_error(&rc, line);
 	}
 
 	rc.ags = calloc(rc.mp->g.agcount, sizeof(*rc.ags));
 	if (!rc.ags) {
-		fprintf(stderr, "xfskit-repair: out of memory\n");
 		xk_mount_close(rc.mp);
-		return REPAIR_EXIT_ERROR;
+		return operational_error(&rc, "out of memory");
 	}
 	phase(&rc, "Phase 1 - find and verify superblock...");
 	phase_superblocks(&rc);
@@ -164,15 +207,21 @@ main(int argc, char **argv)
 	phase(&rc, "Phase 5 - check directory connectivity and link "
 	      "counts...");
 	phase_links(&rc);
+	phase(&rc, "Phase 6 - check superblock counters...");
+	phase_counters(&rc);
 
 	ctx_free(&rc);
 	xk_mount_close(rc.mp);
-	if (rc.nproblems) {
+	if (rc.progress)
+		fprintf(stderr, "\r\033[K");
+	if (rc.json) {
+		json_end(&rc, rc.nproblems ? REPAIR_EXIT_CORRUPT :
+			 REPAIR_EXIT_CLEAN);
+	} else if (rc.nproblems) {
 		fprintf(rc.out, "%lu problem%s found.\n", rc.nproblems,
 			rc.nproblems == 1 ? "" : "s");
-		return REPAIR_EXIT_CORRUPT;
-	}
-	if (rc.verbose)
+	} else if (rc.verbose) {
 		fprintf(rc.out, "No problems found.\n");
-	return REPAIR_EXIT_CLEAN;
+	}
+	return rc.nproblems ? REPAIR_EXIT_CORRUPT : REPAIR_EXIT_CLEAN;
 }

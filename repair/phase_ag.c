@@ -182,6 +182,7 @@ scan_agfl(struct repair_ctx *rc, uint32_t agno, const struct xk_agf *agf)
 				continue;
 			}
 			claim_agb(rc, agno, b, 1, XK_RMAP_OWN_AG);
+			rc->ags[agno].agfl_live++;
 		}
 	}
 	xk_buf_release(bp);
@@ -257,6 +258,20 @@ scan_agi(struct repair_ctx *rc, uint32_t agno)
 	as->agi_freecount = xk_be32_get(h->agi_freecount);
 	as->agi_iblocks = xk_be32_get(h->agi_iblocks);
 	as->agi_fblocks = xk_be32_get(h->agi_fblocks);
+	/*
+	 * Open-but-unlinked inodes hang off these buckets until the last
+	 * close; after a clean unmount (or log recovery) they are empty.
+	 */
+	for (int i = 0; i < XK_AGI_UNLINKED_BUCKETS; i++) {
+		uint32_t agino = xk_be32_get(h->agi_unlinked[i]);
+
+		if (agino != XK_NULLAGINO)
+			report(rc, PR_UNLINKED, "AGI", agno,
+			       xk_agino_to_ino(mp, agno, agino), bp->daddr,
+			       "unlinked", "bucket %d holds inode %llu", i,
+			       (unsigned long long)xk_agino_to_ino(mp, agno,
+								   agino));
+	}
 	walk_tree(rc, agno, XK_BT_INO, xk_be32_get(h->agi_root),
 		  xk_be32_get(h->agi_level), XK_RMAP_OWN_INOBT);
 	if (mp->g.has_finobt)

@@ -275,8 +275,12 @@ phase_inodes(struct repair_ctx *rc)
 		if (rc->verbose)
 			fprintf(rc->out, "        - agno = %u: %zu inode "
 				"chunks\n", agno, as->nchunks);
-		for (size_t i = 0; i < as->nchunks; i++)
+		for (size_t i = 0; i < as->nchunks; i++) {
+			if ((i & 63) == 0)
+				progress(rc, "Phase 3 - inode chunks, AG",
+					 agno, rc->mp->g.agcount);
 			scan_chunk(rc, agno, &as->chunks[i], &last);
+		}
 	}
 	return 0;
 }

@@ -35,7 +35,90 @@ static const struct {
 	[PR_REFCOUNT_MISMATCH]	  = { "reference count is wrong" },
 	[PR_NLINK]		  = { "link count is wrong" },
 	[PR_DISCONNECTED]	  = { "inode is disconnected" },
+	[PR_SB_COUNTER]		  = { "superblock counter is wrong" },
+	[PR_UNLINKED]		  = { "unlinked inode list is not empty" },
 };
+
+void
+json_string(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(out, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(out, "\\u%04x", c);
+		else
+			fputc(c, out);
+	}
+	fputc('"', out);
+}
+
+static void
+json_problem(struct repair_ctx *rc, enum problem pr, const struct xk_fail *f)
+{
+	FILE *o = rc->out;
+	char line[512];
+
+	xk_fail_format(f, line, sizeof(line));
+	fprintf(o, "%s\n    {\"problem\": ", rc->nproblems > 1 ? "," : "");
+	json_string(o, problems[pr].what);
+	fprintf(o, ", \"structure\": ");
+	json_string(o, f->structure ? f->structure : "");
+	if (f->daddr != XK_NO_DADDR)
+		fprintf(o, ", \"daddr\": %llu", (unsigned long long)f->daddr);
+	if (f->agno >= 0)
+		fprintf(o, ", \"agno\": %lld", (long long)f->agno);
+	if (f->ino)
+		fprintf(o, ", \"ino\": %llu", (unsigned long long)f->ino);
+	fprintf(o, ", \"check\": ");
+	json_string(o, f->check ? f->check : "");
+	if (f->has_values)
+		fprintf(o, ", \"expected\": %llu, \"found\": %llu",
+			(unsigned long long)f->expected,
+			(unsigned long long)f->found);
+	if (f->detail[0]) {
+		fprintf(o, ", \"detail\": ");
+		json_string(o, f->detail);
+	}
+	fprintf(o, ", \"crc_bad\": %s, \"message\": ",
+		f->crc_bad ? "true" : "false");
+	json_string(o, line);
+	fprintf(o, "}");
+}
+
+void
+json_begin(struct repair_ctx *rc)
+{
+	fprintf(rc->out, "{\n  \"tool\": \"xfskit-repair\",\n  \"version\": ");
+	json_string(rc->out, xk_version());
+	fprintf(rc->out, ",\n  \"device\": ");
+	json_string(rc->out, rc->device);
+	fprintf(rc->out, ",\n  \"mode\": \"%s\",\n  \"problems\": [",
+		rc->no_modify ? "check" : "repair");
+}
+
+void
+json_end(struct repair_ctx *rc, int status)
+{
+	fprintf(rc->out, "%s],\n  \"problem_count\": %lu,\n  \"exit_status\": "
+		"%d\n}\n", rc->nproblems ? "\n  " : "", rc->nproblems, status);
+}
+
+void
+progress(struct repair_ctx *rc, const char *what, uint64_t n, uint64_t total)
+{
+	if (!rc->progress)
+		return;
+	if (n >= total)
+		fprintf(stderr, "\r\033[K");
+	else
+		fprintf(stderr, "\r%s %llu/%llu", what, (unsigned long long)n,
+			(unsigned long long)total);
+	fflush(stderr);
+}
 
 int
 fix_problem(struct repair_ctx *rc, enum problem pr, const struct xk_fail *f)
@@ -44,6 +127,12 @@ fix_problem(struct repair_ctx *rc, enum problem pr, const struct xk_fail *f)
 
 	rc->counts[pr]++;
 	rc->nproblems++;
+	if (rc->json) {
+		json_problem(rc, pr, f);
+		return 0;
+	}
+	if (rc->progress)
+		fprintf(stderr, "\r\033[K");
 	xk_fail_format(f, line, sizeof(line));
 	fprintf(rc->out, "%s: %s\n", problems[pr].what, line);
 	/* Repairs arrive with the repair issue; until then, report only. */

@@ -39,6 +39,8 @@ enum problem {
 	PR_REFCOUNT_MISMATCH,
 	PR_NLINK,
 	PR_DISCONNECTED,
+	PR_SB_COUNTER,
+	PR_UNLINKED,
 	PR_NR
 };
 
@@ -74,6 +76,7 @@ struct ag_scan {
 	uint32_t	agf_freeblks, agf_longest, agf_btreeblks;
 	uint32_t	agf_rmap_blocks, agf_refc_blocks, agf_flcount;
 	uint32_t	agi_count, agi_freecount, agi_iblocks, agi_fblocks;
+	uint32_t	agfl_live;	/* live AGFL slots seen */
 	uint64_t	tree_blocks[XK_BT_NR];
 	int		trees_ok[XK_BT_NR];
 };
@@ -101,6 +104,9 @@ struct repair_ctx {
 	const char	*device;
 	int		no_modify;
 	int		verbose;
+	int		json;		/* --json: one JSON document */
+	int		progress;	/* show progress on stderr */
+	int		from_secondary;	/* geometry came from a secondary */
 	FILE		*out;
 	unsigned long	counts[PR_NR];
 	unsigned long	nproblems;
@@ -118,6 +124,14 @@ struct repair_ctx {
  */
 int fix_problem(struct repair_ctx *rc, enum problem pr,
 		const struct xk_fail *f);
+/* Progress on a terminal: "what n/total", overwritten in place. */
+void progress(struct repair_ctx *rc, const char *what, uint64_t n,
+	      uint64_t total);
+/* JSON output: open and close the document. */
+void json_begin(struct repair_ctx *rc);
+void json_end(struct repair_ctx *rc, int status);
+void json_string(FILE *out, const char *s);
+
 /* Build a failure site and pass it to fix_problem. */
 int report(struct repair_ctx *rc, enum problem pr, const char *structure,
 	   int64_t agno, uint64_t ino, uint64_t daddr, const char *check,
@@ -151,6 +165,7 @@ int phase_ag_headers(struct repair_ctx *rc);
 int phase_inodes(struct repair_ctx *rc);
 int phase_space(struct repair_ctx *rc);
 int phase_links(struct repair_ctx *rc);
+int phase_counters(struct repair_ctx *rc);
 
 /* A fork's extents, in file offset order, as the inode scan found them. */
 struct fork_map {

@@ -1,0 +1,62 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# How xfskit-repair -n reports: the --json document parses and carries
+# the same findings as the text output (count, checks, inode numbers);
+# exit codes are 0 clean / 1 corrupt / 4 operational; -n never changes a
+# byte of the image; progress appears on a terminal and not with -P.
+. "$XK_SRCDIR/tests/scripts/lib.sh"
+need_xfsprogs
+command -v python3 >/dev/null || skip "python3 is needed to parse JSON (scripts/deps installs it)"
+
+img="$T/img"
+mkfs_xfs_image "$img" 400m -m rmapbt=1 || exit 99
+"$REPAIR" -n --json "$img" >"$T/clean.json"; rc=$?
+[ $rc -eq 0 ] || fail "clean image: exit $rc"
+python3 - "$T/clean.json" <<'PY' || fail "clean JSON is wrong: $(cat "$T/clean.json")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["problem_count"] == 0 and d["problems"] == [] and d["exit_status"] == 0
+assert d["mode"] == "check" and d["tool"] == "xfskit-repair"
+PY
+pass "clean image: JSON says no problems, exit 0"
+
+# Two corruptions: a wrong link count and a wrong AGF counter.
+root=$(db_get "$img" "sb 0" rootino)
+xfs_db -x -c "inode $root" -c "write -d core.nlinkv2 7" -c "agf 1" -c "write -d freeblks 5" "$img" >/dev/null 2>&1
+sum=$(md5sum <"$img")
+"$REPAIR" -n "$img" >"$T/text" 2>&1; trc=$?
+"$REPAIR" -n --json "$img" >"$T/bad.json" 2>"$T/err"; jrc=$?
+[ "$(md5sum <"$img")" = "$sum" ] || fail "-n changed the image"
+[ $trc -eq 1 ] && [ $jrc -eq 1 ] || fail "corrupt image: exits $trc/$jrc, expected 1"
+ntext=$(grep -cE '^[a-zA-Z].*: .* at daddr|^[a-zA-Z].*: inode' "$T/text")
+python3 - "$T/bad.json" "$root" "$ntext" <<'PY' || fail "JSON findings wrong: $(cat "$T/bad.json")"
+import json, sys
+d = json.load(open(sys.argv[1])); root = int(sys.argv[2]); ntext = int(sys.argv[3])
+assert d["exit_status"] == 1 and d["problem_count"] == len(d["problems"])
+assert d["problem_count"] == ntext, (d["problem_count"], ntext)
+checks = {(p["check"], p.get("ino"), p.get("agno")) for p in d["problems"]}
+assert ("nlink", root, None) in checks, checks
+assert any(p["check"] in ("freeblks", "longest") and p.get("agno") == 1 for p in d["problems"]), checks
+for p in d["problems"]:
+    assert p["message"] and p["problem"] and "structure" in p
+PY
+pass "corrupt image: JSON and text agree ($ntext findings)"
+
+# Operational errors: exit 4, JSON still a document.
+head -c 1048576 /dev/zero >"$T/zero"
+"$REPAIR" -n --json "$T/zero" >"$T/err.json" 2>/dev/null; rc=$?
+[ $rc -eq 4 ] || fail "all-zero device: exit $rc, expected 4"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["exit_status"]==4 and d["error"]' "$T/err.json" ||
+	fail "error JSON wrong: $(cat "$T/err.json")"
+pass "operational error: exit 4 with an error document"
+
+# Progress on a terminal (script(1) gives a pty), none with -P.
+if command -v script >/dev/null; then
+	script -qec "$REPAIR -n $img" /dev/null >"$T/tty" 2>&1
+	grep -q "Phase 3" "$T/tty" || fail "no progress on a terminal: $(cat -v "$T/tty" | head -5)"
+	script -qec "$REPAIR -n -P $img" /dev/null >"$T/tty" 2>&1
+	grep -q "Phase" "$T/tty" && fail "-P still shows progress"
+	grep -q "problems found" "$T/tty" || fail "no verdict on a terminal"
+	pass "progress shown on a terminal, not with -P"
+fi
+finish
