@@ -89,36 +89,6 @@ open_from_secondary(struct repair_ctx *rc, int why, struct xk_fail *f,
 	return 0;
 }
 
-static void
-phase(struct repair_ctx *rc, const char *what)
-{
-	if (rc->progress && !rc->verbose) {
-		fprintf(stderr, "\r\033[K%s", what);
-		fflush(stderr);
-	}
-	if (rc->verbose)
-		fprintf(rc->out, "%s\n", what);
-}
-
-static void
-ctx_free(struct repair_ctx *rc)
-{
-	for (uint32_t agno = 0; agno < rc->mp->g.agcount; agno++) {
-		struct ag_scan *as = &rc->ags[agno];
-
-		claims_free(&as->used);
-		claims_free(&as->freesp);
-		claims_free(&as->cntsp);
-		claims_free(&as->rmaps);
-		claims_free(&as->refcs);
-		free(as->chunks);
-		free(as->fchunks);
-	}
-	free(rc->ags);
-	free(rc->inodes);
-	free(rc->edges);
-}
-
 int
 main(int argc, char **argv)
 {
@@ -190,27 +160,11 @@ main(int argc, char **argv)
 		return operational_error(&rc, line);
 	}
 
-	rc.ags = calloc(rc.mp->g.agcount, sizeof(*rc.ags));
-	if (!rc.ags) {
+	err = repair_check(&rc);
+	if (err) {
 		xk_mount_close(rc.mp);
-		return operational_error(&rc, "out of memory");
+		return operational_error(&rc, xk_strerror(err));
 	}
-	phase(&rc, "Phase 1 - find and verify superblock...");
-	phase_superblocks(&rc);
-	phase(&rc, "Phase 2 - scan AG headers and btrees...");
-	phase_ag_headers(&rc);
-	phase(&rc, "Phase 3 - check every inode...");
-	phase_inodes(&rc);
-	phase(&rc, "Phase 4 - check space ownership, free space, rmap and "
-	      "refcount...");
-	phase_space(&rc);
-	phase(&rc, "Phase 5 - check directory connectivity and link "
-	      "counts...");
-	phase_links(&rc);
-	phase(&rc, "Phase 6 - check superblock counters...");
-	phase_counters(&rc);
-
-	ctx_free(&rc);
 	xk_mount_close(rc.mp);
 	if (rc.progress)
 		fprintf(stderr, "\r\033[K");

@@ -156,6 +156,9 @@ void claim_fsb(struct repair_ctx *rc, uint64_t fsb, uint64_t len,
 void claim_agb(struct repair_ctx *rc, uint32_t agno, uint32_t agbno,
 	       uint32_t len, uint64_t owner);
 
+/* check.c: run every phase on rc->mp; findings go through fix_problem. */
+int repair_check(struct repair_ctx *rc);
+
 /* find_sb.c */
 int find_secondary_sb(struct xk_dev *dev, const struct xk_sb *hint,
 		      uint64_t limit, struct xk_sb *sb, uint32_t *agno);

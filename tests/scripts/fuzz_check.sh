@@ -1,0 +1,58 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# libFuzzer over open + verify + the whole check, for a bounded time
+# (XK_FUZZ_SECONDS, default 60), seeded from small images made by
+# mkfs.xfs; then every saved regression input under tests/fuzz/regressions
+# must run clean.  A crash fails the test and prints the input's path
+# and base64 so it can be added to the regressions.
+. "$XK_SRCDIR/tests/scripts/lib.sh"
+need_xfsprogs
+command -v clang >/dev/null || skip "clang is needed for libFuzzer (scripts/deps installs it)"
+
+fz="$T/fuzz_check"
+if ! "$XK_SRCDIR/tests/fuzz/build.sh" "$fz" >"$T/build.log" 2>&1; then
+	grep -q "fuzzer" "$T/build.log" &&
+		skip "this clang cannot build libFuzzer targets: $(tail -2 "$T/build.log")"
+	fail "fuzz target does not build: $(tail -20 "$T/build.log")"
+	finish
+fi
+
+# The base geometry every input is laid over, and seeds from variants.
+base="$T/base.img"
+truncate -s 48m "$base"
+mkfs.xfs -q -f --unsupported -d agcount=2 -l size=13m -m rmapbt=1,reflink=1 "$base" 2>/dev/null ||
+	{ fail "cannot make the base image"; finish; }
+export XK_FUZZ_BASE="$base"
+mkdir -p "$T/corpus"
+XK_FUZZ_DUMP_SEED=1 "$fz" >"$T/corpus/seed-base" 2>/dev/null
+cp "$T/corpus/seed-base" "$T/corpus/seed-fixcrc"
+printf '\001' | dd of="$T/corpus/seed-fixcrc" bs=1 seek=$((128 * 1024 - 1)) conv=notrunc 2>/dev/null
+for opts in "-m rmapbt=0,reflink=0" "-m finobt=0" "-i size=1024"; do
+	v="$T/v.img"
+	rm -f "$v"; truncate -s 48m "$v"
+	# shellcheck disable=SC2086
+	mkfs.xfs -q -f --unsupported -d agcount=2 -l size=13m $opts "$v" 2>/dev/null || continue
+	XK_FUZZ_BASE="$v" XK_FUZZ_DUMP_SEED=1 "$fz" >"$T/corpus/seed-${opts//[ =,]/_}" 2>/dev/null
+done
+
+secs=${XK_FUZZ_SECONDS:-60}
+if "$fz" -max_total_time="$secs" -timeout=20 -rss_limit_mb=3072 \
+	-artifact_prefix="$T/" "$T/corpus" >"$T/fuzz.log" 2>&1; then
+	pass "fuzzed for ${secs}s: $(grep -o 'Done [0-9]* runs' "$T/fuzz.log")"
+else
+	crash=$(ls "$T"/crash-* "$T"/timeout-* "$T"/leak-* "$T"/oom-* 2>/dev/null | head -1)
+	fail "the fuzzer found a failure:"$'\n'"$(grep -A30 -E 'ERROR|SUMMARY' "$T/fuzz.log" | head -40)"
+	[ -n "$crash" ] && echo "input (base64, save it under tests/fuzz/regressions/):" &&
+		base64 -w0 "$crash" && echo
+fi
+
+for r in "$XK_SRCDIR"/tests/fuzz/regressions/*; do
+	[ -f "$r" ] || continue
+	case $r in */README) continue ;; esac
+	if "$fz" "$r" >"$T/reg.log" 2>&1; then
+		pass "regression $(basename "$r")"
+	else
+		fail "regression $(basename "$r"): $(grep -A10 ERROR "$T/reg.log" | head -15)"
+	fi
+done
+finish
