@@ -486,9 +486,17 @@ walk_block(struct walk_state *st, uint64_t ptr, unsigned int level,
 			ret = -ENOMEM;
 			goto out;
 		}
-		for (uint32_t i = 0; i < numrecs; i++)
+		for (uint32_t i = 0; i < numrecs; i++) {
+			uint64_t child = get_ptr(ops, xk_btree_ptr(ops,
+						 bp->data, maxr, i));
+
 			ops->key_decode(xk_btree_key(ops, bp->data, i),
 					&keys[i]);
+			/* Ask for every child now; we visit them in turn. */
+			if (ptr_valid(mp, ops, w->agno, child))
+				xk_buf_readahead(mp, ptr_daddr(mp, w, child),
+						 mp->g.blocksize);
+		}
 		if (numrecs && plo && xk_bkey_cmp(&keys[0], plo) != 0)
 			walk_fail_at(st, daddr, "parent key",
 				     "first key does not match the parent's "

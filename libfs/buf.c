@@ -420,6 +420,14 @@ xk_buf_get(struct xk_mount *mp, uint64_t daddr, uint32_t len,
 }
 
 void
+xk_buf_readahead(struct xk_mount *mp, uint64_t daddr, uint32_t len)
+{
+	if (bcache_lookup(mp->cache, daddr, len))
+		return;
+	xk_dev_readahead(mp->dev, daddr << XK_BBSHIFT, len);
+}
+
+void
 xk_buf_release(struct xk_buf *bp)
 {
 	struct xk_bcache *c;

@@ -203,6 +203,18 @@ xk_dev_set_size(struct xk_dev *dev, uint64_t size)
 	return 0;
 }
 
+void
+xk_dev_readahead(struct xk_dev *dev, uint64_t off, uint64_t len)
+{
+	if (off >= dev->size)
+		return;
+	if (len > dev->size - off)
+		len = dev->size - off;
+	/* Only a hint: failure changes nothing but speed. */
+	(void)posix_fadvise(dev->fd, (off_t)off, (off_t)len,
+			    POSIX_FADV_WILLNEED);
+}
+
 int
 xk_dev_discard(struct xk_dev *dev, uint64_t off, uint64_t len)
 {

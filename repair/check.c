@@ -7,6 +7,8 @@
 
 #include "repair.h"
 
+#define CHECK_CACHE_BYTES	(32ULL << 20)
+
 static void
 phase(struct repair_ctx *rc, const char *what)
 {
@@ -46,6 +48,11 @@ repair_check(struct repair_ctx *rc)
 	rc->ags = calloc(rc->mp->g.agcount, sizeof(*rc->ags));
 	if (!rc->ags)
 		return -ENOMEM;
+	/*
+	 * The scan reads each block once or twice in quick succession, so
+	 * a small cache keeps nearly every hit and bounds memory.
+	 */
+	xk_mount_set_cache_limit(rc->mp, CHECK_CACHE_BYTES);
 	phase(rc, "Phase 1 - find and verify superblock...");
 	phase_superblocks(rc);
 	phase(rc, "Phase 2 - scan AG headers and btrees...");

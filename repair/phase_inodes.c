@@ -275,6 +275,19 @@ phase_inodes(struct repair_ctx *rc)
 		if (rc->verbose)
 			fprintf(rc->out, "        - agno = %u: %zu inode "
 				"chunks\n", agno, as->nchunks);
+		/* Read ahead every chunk of the AG, in address order. */
+		for (size_t i = 0; i < as->nchunks; i++) {
+			uint32_t agino = xk_be32_get(as->chunks[i].ir_startino);
+			uint32_t agbno = xk_agino_to_agbno(rc->mp, agino);
+
+			if (xk_agbext_valid(rc->mp, agno, agbno,
+					    rc->mp->g.ialloc_blks))
+				xk_dev_readahead(rc->mp->dev,
+					xk_agb_to_daddr(rc->mp, agno, agbno)
+						<< XK_BBSHIFT,
+					(uint64_t)rc->mp->g.ialloc_blks <<
+						rc->mp->g.blocklog);
+		}
 		for (size_t i = 0; i < as->nchunks; i++) {
 			if ((i & 63) == 0)
 				progress(rc, "Phase 3 - inode chunks, AG",

@@ -23,14 +23,25 @@ cmp_ino(const void *a, const void *b)
 	return (x->ino > y->ino) - (x->ino < y->ino);
 }
 
+/* Edges only need grouping by parent for the walk from the root. */
 static int
-cmp_edge(const void *a, const void *b)
+cmp_parent(const void *a, const void *b)
 {
 	const struct edge *x = a, *y = b;
 
-	if (x->parent != y->parent)
-		return x->parent < y->parent ? -1 : 1;
-	return (x->child > y->child) - (x->child < y->child);
+	return (x->parent > y->parent) - (x->parent < y->parent);
+}
+
+static int
+sorted(const void *base, size_t n, size_t size,
+       int (*cmp)(const void *, const void *))
+{
+	const char *p = base;
+
+	for (size_t i = 1; i < n; i++)
+		if (cmp(p + (i - 1) * size, p + i * size) > 0)
+			return 0;
+	return 1;
 }
 
 static struct inode_info *
@@ -79,14 +90,14 @@ reach_from_root(struct repair_ctx *rc, struct inode_info *root)
 	stack[top++] = root->ino;
 	while (top) {
 		uint64_t dir = stack[--top];
-		struct edge key = { .parent = dir, .child = 0 };
+		struct edge key = { .parent = dir };
 		size_t lo = 0, hi = rc->nedges;
 
 		/* First edge of this parent. */
 		while (lo < hi) {
 			size_t mid = (lo + hi) / 2;
 
-			if (cmp_edge(&rc->edges[mid], &key) < 0)
+			if (cmp_parent(&rc->edges[mid], &key) < 0)
 				lo = mid + 1;
 			else
 				hi = mid;
@@ -111,8 +122,11 @@ phase_links(struct repair_ctx *rc)
 	struct inode_info *root;
 	size_t reported = 0;
 
-	sort_v(rc->inodes, rc->ninodes, sizeof(*rc->inodes), cmp_ino);
-	sort_v(rc->edges, rc->nedges, sizeof(*rc->edges), cmp_edge);
+	/* The inode scan goes in inode order: usually nothing to sort. */
+	if (!sorted(rc->inodes, rc->ninodes, sizeof(*rc->inodes), cmp_ino))
+		sort_v(rc->inodes, rc->ninodes, sizeof(*rc->inodes), cmp_ino);
+	if (!sorted(rc->edges, rc->nedges, sizeof(*rc->edges), cmp_parent))
+		sort_v(rc->edges, rc->nedges, sizeof(*rc->edges), cmp_parent);
 
 	for (size_t i = 0; i < rc->ninodes; i++) {
 		struct inode_info *ii = &rc->inodes[i];

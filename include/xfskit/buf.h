@@ -100,6 +100,8 @@ int xk_buf_read_ctx(struct xk_mount *mp, uint64_t daddr, uint32_t len,
 int xk_buf_get(struct xk_mount *mp, uint64_t daddr, uint32_t len,
 	       const struct xk_buf_ops *ops, struct xk_buf **bpp);
 void xk_buf_release(struct xk_buf *bp);
+/* Start reading a range that is not cached yet; never blocks for it. */
+void xk_buf_readahead(struct xk_mount *mp, uint64_t daddr, uint32_t len);
 void xk_buf_dirty(struct xk_buf *bp);
 /* Run the verifier on an in-memory buffer (after edits, or a re-type). */
 int xk_buf_verify(struct xk_buf *bp);

@@ -39,6 +39,8 @@ int xk_dev_pwrite(struct xk_dev *dev, const void *buf, size_t len,
 int xk_dev_sync(struct xk_dev *dev);
 /* Grow or shrink an image file (not a block device). */
 int xk_dev_set_size(struct xk_dev *dev, uint64_t size);
+/* Hint that a range will be read soon (page cache readahead). */
+void xk_dev_readahead(struct xk_dev *dev, uint64_t off, uint64_t len);
 /* Discard (TRIM) a range on a block device, punch a hole in a file. */
 int xk_dev_discard(struct xk_dev *dev, uint64_t off, uint64_t len);
 
