@@ -8,4 +8,9 @@
 int xk_bcache_init(struct xk_mount *mp);
 void xk_bcache_destroy(struct xk_mount *mp);
 
+/* Address, UUID and owner of a block that belongs to an inode (owned.c). */
+int xk_owned_block_check(struct xk_buf *bp, uint64_t blkno,
+			 const uint8_t *uuid, uint64_t owner,
+			 struct xk_fail *f);
+
 #endif /* XFSKIT_LIBFS_PRIV_H */

@@ -11,26 +11,11 @@
 #include <xfskit/format/attr.h>
 #include <xfskit/format/da.h>
 
+#include "../libfs_priv.h"
+
 #define ATTR_FLAGS_KNOWN	(XK_ATTR_LOCAL | XK_ATTR_ROOT | \
 				 XK_ATTR_SECURE | XK_ATTR_PARENT | \
 				 XK_ATTR_INCOMPLETE)
-
-/* Owner, address and filesystem of a block that belongs to an inode. */
-static int
-check_owned(struct xk_buf *bp, uint64_t blkno, const uint8_t *uuid,
-	    uint64_t owner, struct xk_fail *f)
-{
-	if (blkno != bp->daddr)
-		return xk_fail_val(f, "blkno", bp->daddr, blkno);
-	if (memcmp(uuid, bp->mp->meta_uuid, 16))
-		return xk_fail_set(f, "uuid", "does not match the superblock");
-	if (bp->owner && owner != bp->owner)
-		return xk_fail_val(f, "owner", bp->owner, owner);
-	if (!xk_ino_valid(bp->mp, owner))
-		return xk_fail_set(f, "owner", "%llu is not a possible inode",
-				   (unsigned long long)owner);
-	return 0;
-}
 
 /*
  * Rules: 1. header (magic, address, UUID, owner); 2. the entry array
@@ -53,7 +38,7 @@ attr3_leaf_verify(struct xk_buf *bp, struct xk_fail *f)
 	if (xk_be16_get(h->info.hdr.magic) != XK_ATTR3_LEAF_MAGIC)
 		return xk_fail_val(f, "magic", XK_ATTR3_LEAF_MAGIC,
 				   xk_be16_get(h->info.hdr.magic));
-	err = check_owned(bp, xk_be64_get(h->info.blkno), h->info.uuid,
+	err = xk_owned_block_check(bp, xk_be64_get(h->info.blkno), h->info.uuid,
 			  xk_be64_get(h->info.owner), f);
 	if (err)
 		return err;
@@ -176,7 +161,7 @@ attr3_rmt_verify(struct xk_buf *bp, struct xk_fail *f)
 	if ((uint64_t)off + bytes > XK_XATTR_SIZE_MAX)
 		return xk_fail_set(f, "offset", "piece %u+%u is beyond the "
 				   "largest value", off, bytes);
-	return check_owned(bp, xk_be64_get(h->rm_blkno), h->rm_uuid,
+	return xk_owned_block_check(bp, xk_be64_get(h->rm_blkno), h->rm_uuid,
 			   xk_be64_get(h->rm_owner), f);
 }
 

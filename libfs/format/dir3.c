@@ -15,22 +15,7 @@
 #include <xfskit/format/da.h>
 #include <xfskit/format/dir.h>
 
-/* Header rules common to every v3 dir/attr block: where, whose, which fs. */
-static int
-check_self(struct xk_buf *bp, uint64_t blkno, const uint8_t *uuid,
-	   uint64_t owner, struct xk_fail *f)
-{
-	if (blkno != bp->daddr)
-		return xk_fail_val(f, "blkno", bp->daddr, blkno);
-	if (memcmp(uuid, bp->mp->meta_uuid, 16))
-		return xk_fail_set(f, "uuid", "does not match the superblock");
-	if (bp->owner && owner != bp->owner)
-		return xk_fail_val(f, "owner", bp->owner, owner);
-	if (!xk_ino_valid(bp->mp, owner))
-		return xk_fail_set(f, "owner", "%llu is not a possible inode",
-				   (unsigned long long)owner);
-	return 0;
-}
+#include "../libfs_priv.h"
 
 static int
 blk_hdr_check(struct xk_buf *bp, uint32_t magic, struct xk_fail *f)
@@ -41,7 +26,7 @@ blk_hdr_check(struct xk_buf *bp, uint32_t magic, struct xk_fail *f)
 		return xk_fail_set(f, "size", "block too small");
 	if (xk_be32_get(h->magic) != magic)
 		return xk_fail_val(f, "magic", magic, xk_be32_get(h->magic));
-	return check_self(bp, xk_be64_get(h->blkno), h->uuid,
+	return xk_owned_block_check(bp, xk_be64_get(h->blkno), h->uuid,
 			  xk_be64_get(h->owner), f);
 }
 
@@ -56,7 +41,7 @@ da_hdr_check(struct xk_buf *bp, uint16_t magic, size_t hdrlen,
 	if (xk_be16_get(h->hdr.magic) != magic)
 		return xk_fail_val(f, "magic", magic,
 				   xk_be16_get(h->hdr.magic));
-	return check_self(bp, xk_be64_get(h->blkno), h->uuid,
+	return xk_owned_block_check(bp, xk_be64_get(h->blkno), h->uuid,
 			  xk_be64_get(h->owner), f);
 }
 

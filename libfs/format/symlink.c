@@ -9,6 +9,8 @@
 #include <xfskit/meta.h>
 #include <xfskit/format/symlink.h>
 
+#include "../libfs_priv.h"
+
 /*
  * Rules: magic; the piece lies inside the 1024-byte target and fits the
  * block; address, UUID and owner.
@@ -18,7 +20,6 @@ symlink_verify(struct xk_buf *bp, struct xk_fail *f)
 {
 	const struct xk_dsymlink_hdr *h = (const void *)bp->data;
 	uint32_t off, bytes;
-	uint64_t owner;
 
 	if (bp->len < sizeof(*h))
 		return xk_fail_set(f, "size", "block too small");
@@ -33,18 +34,8 @@ symlink_verify(struct xk_buf *bp, struct xk_fail *f)
 		return xk_fail_set(f, "bytes", "piece %u+%u is not inside a "
 				   "%d-byte target", off, bytes,
 				   XK_SYMLINK_MAXLEN);
-	if (xk_be64_get(h->sl_blkno) != bp->daddr)
-		return xk_fail_val(f, "blkno", bp->daddr,
-				   xk_be64_get(h->sl_blkno));
-	if (memcmp(h->sl_uuid, bp->mp->meta_uuid, 16))
-		return xk_fail_set(f, "uuid", "does not match the superblock");
-	owner = xk_be64_get(h->sl_owner);
-	if (bp->owner && owner != bp->owner)
-		return xk_fail_val(f, "owner", bp->owner, owner);
-	if (!xk_ino_valid(bp->mp, owner))
-		return xk_fail_set(f, "owner", "%llu is not a possible inode",
-				   (unsigned long long)owner);
-	return 0;
+	return xk_owned_block_check(bp, xk_be64_get(h->sl_blkno), h->sl_uuid,
+				    xk_be64_get(h->sl_owner), f);
 }
 
 const struct xk_buf_ops xk_symlink_buf_ops = {

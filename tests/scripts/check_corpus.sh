@@ -84,6 +84,25 @@ fields_of() {
 }
 
 total=0; both=0; theirs_only=0; ours_only=0; neither=0; crashes=0
+
+# record LABEL CASE VERB XFS_REPAIR_EXIT OUR_EXIT: one row of the table.
+record() {
+	local label=$1 what=$2 verb=$3 xr=$4 us=$5 od xd
+	total=$((total + 1))
+	case $us in
+	0) od=no ;; 1|4) od=yes ;;
+	*) od="CRASH($us)"; crashes=$((crashes + 1))
+	   fail "$label $what $verb: exit $us: $(head -c 600 "$T/ours.out")" ;;
+	esac
+	[ "$xr" -ne 0 ] && xd=yes || xd=no
+	printf '%-16s %-28s %-10s %-8s %-8s\n' "$label" "$what" "$verb" "$xd" "$od" >>"$T/table"
+	if [ $xd = yes ] && [ $od = yes ]; then both=$((both + 1))
+	elif [ $xd = yes ]; then theirs_only=$((theirs_only + 1))
+		fail "missed: $label $what $verb (xfs_repair -n detects it)"
+	elif [ $od = yes ]; then ours_only=$((ours_only + 1))
+		echo "only ours: $label $what $verb: $(head -1 "$T/ours.out")"
+	else neither=$((neither + 1)); fi
+}
 printf '%-16s %-28s %-10s %-8s %-8s\n' TYPE FIELD VERB XFS_REPR OURS >"$T/table"
 for t in "${TYPES[@]}"; do
 	label=${t%%|*}
@@ -113,20 +132,7 @@ for t in "${TYPES[@]}"; do
 			xfs_repair -n "$img" >/dev/null 2>&1; xr=$?
 			"$REPAIR" -n "$img" >"$T/ours.out" 2>&1; us=$?
 			dd if="$T/orig" of="$img" bs=1 seek="$off" conv=notrunc 2>/dev/null
-			total=$((total + 1))
-			case $us in
-			0) od=no ;; 1|4) od=yes ;;
-			*) od="CRASH($us)"; crashes=$((crashes + 1))
-			   fail "$label $field $verb: exit $us: $(head -c 600 "$T/ours.out")" ;;
-			esac
-			[ $xr -ne 0 ] && xd=yes || xd=no
-			printf '%-16s %-28s %-10s %-8s %-8s\n' "$label" "$field" "$verb" "$xd" "$od" >>"$T/table"
-			if [ $xd = yes ] && [ $od = yes ]; then both=$((both + 1))
-			elif [ $xd = yes ]; then theirs_only=$((theirs_only + 1))
-				fail "missed: $label $field $verb (xfs_repair -n detects it)"
-			elif [ $od = yes ]; then ours_only=$((ours_only + 1))
-				echo "only ours: $label $field $verb: $(head -1 "$T/ours.out")"
-			else neither=$((neither + 1)); fi
+			record "$label" "$field" "$verb" $xr $us
 		done
 	done
 done
@@ -139,20 +145,7 @@ for type in sb btbno btcnt btino btfino btrmap inode dir attr symlink; do
 		case $msg in *flipped*) ;; *) continue ;; esac
 		xfs_repair -n "$T/bt" >/dev/null 2>&1; xr=$?
 		"$REPAIR" -n "$T/bt" >"$T/ours.out" 2>&1; us=$?
-		total=$((total + 1))
-		case $us in
-		0) od=no ;; 1|4) od=yes ;;
-		*) od="CRASH($us)"; crashes=$((crashes + 1))
-		   fail "blocktrash $type $seed: exit $us: $(head -c 600 "$T/ours.out")" ;;
-		esac
-		[ $xr -ne 0 ] && xd=yes || xd=no
-		printf '%-16s %-28s %-10s %-8s %-8s\n' "trash-$type" "seed $seed" "-" "$xd" "$od" >>"$T/table"
-		if [ $xd = yes ] && [ $od = yes ]; then both=$((both + 1))
-		elif [ $xd = yes ]; then theirs_only=$((theirs_only + 1))
-			fail "missed: blocktrash $type seed $seed ($msg)"
-		elif [ $od = yes ]; then ours_only=$((ours_only + 1))
-			echo "only ours: blocktrash $type seed $seed: $(head -1 "$T/ours.out")"
-		else neither=$((neither + 1)); fi
+		record "trash-$type" "seed $seed" "-" $xr $us
 	done
 done
 rm -f "$T/bt"
