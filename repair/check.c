@@ -52,7 +52,9 @@ repair_check(struct repair_ctx *rc)
 	 * The scan reads each block once or twice in quick succession, so
 	 * a small cache keeps nearly every hit and bounds memory.
 	 */
-	xk_mount_set_cache_limit(rc->mp, CHECK_CACHE_BYTES);
+	if (!rc->cache_bytes)
+		rc->cache_bytes = CHECK_CACHE_BYTES;
+	xk_mount_set_cache_limit(rc->mp, rc->cache_bytes);
 	phase(rc, "Phase 1 - find and verify superblock...");
 	phase_superblocks(rc);
 	phase(rc, "Phase 2 - scan AG headers and btrees...");

@@ -15,11 +15,12 @@ static void
 usage(FILE *to)
 {
 	fprintf(to,
-"Usage: xfskit-repair -n [-v] [-P] [--json] DEVICE\n"
+"Usage: xfskit-repair -n [-v] [-P] [-t N] [--json] DEVICE\n"
 "       xfskit-repair -V\n"
 "  -n      no modify: check only, open the device read-only, write nothing\n"
 "  -v      verbose: report each phase and each btree walked\n"
 "  -P      no progress display on a terminal\n"
+"  -t N    scan inodes with N threads (default: one per CPU)\n"
 "  --json  print one JSON document (problems with their fields)\n"
 "  -V      print the version and exit\n"
 "Exit status: 0 clean, 1 corruption found, 3 usage error, 4 operational\n"
@@ -103,7 +104,7 @@ main(int argc, char **argv)
 	};
 	int no_progress = 0;
 
-	while ((opt = getopt_long(argc, argv, "nvVhP", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "nvVhPt:", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'J':
 			rc.json = 1;
@@ -111,6 +112,19 @@ main(int argc, char **argv)
 		case 'P':
 			no_progress = 1;
 			break;
+		case 't': {
+			char *end;
+			unsigned long t = strtoul(optarg, &end, 10);
+
+			if (*end || t < 1 || t > 256) {
+				fprintf(stderr, "xfskit-repair: -t takes a "
+					"thread count from 1 to 256, not "
+					"'%s'\n", optarg);
+				return REPAIR_EXIT_USAGE;
+			}
+			rc.threads = (unsigned int)t;
+			break;
+		}
 		case 'n':
 			rc.no_modify = 1;
 			break;
@@ -135,6 +149,11 @@ main(int argc, char **argv)
 		return REPAIR_EXIT_USAGE;
 	}
 	rc.device = argv[optind];
+	if (!rc.threads) {
+		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+		rc.threads = cpus > 0 ? (unsigned int)cpus : 1;
+	}
 	rc.progress = !no_progress && !rc.json && isatty(STDERR_FILENO);
 	if (rc.json)
 		rc.verbose = 0;

@@ -10,6 +10,7 @@
  * allocated, valid inode) and rc->edges (directory entries) for the
  * link-count phase.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -265,35 +266,228 @@ scan_chunk(struct repair_ctx *rc, uint32_t agno, const struct xk_inobt_rec *r,
 	}
 }
 
+/* Scan one AG's chunks; chunks come from src (the AG phase's results). */
+static void
+scan_ag(struct repair_ctx *rc, const struct ag_scan *src, uint32_t agno)
+{
+	uint32_t last = XK_NULLAGBLOCK;
+
+	if (rc->verbose)
+		fprintf(rc->out, "        - agno = %u: %zu inode chunks\n",
+			agno, src->nchunks);
+	/* Read ahead every chunk of the AG, in address order. */
+	for (size_t i = 0; i < src->nchunks; i++) {
+		uint32_t agino = xk_be32_get(src->chunks[i].ir_startino);
+		uint32_t agbno = xk_agino_to_agbno(rc->mp, agino);
+
+		if (xk_agbext_valid(rc->mp, agno, agbno,
+				    rc->mp->g.ialloc_blks))
+			xk_dev_readahead(rc->mp->dev,
+				xk_agb_to_daddr(rc->mp, agno, agbno)
+					<< XK_BBSHIFT,
+				(uint64_t)rc->mp->g.ialloc_blks <<
+					rc->mp->g.blocklog);
+	}
+	for (size_t i = 0; i < src->nchunks; i++) {
+		if ((i & 63) == 0)
+			progress(rc, "Phase 3 - inode chunks, AG", agno,
+				 rc->mp->g.agcount);
+		scan_chunk(rc, agno, &src->chunks[i], &last);
+	}
+}
+
+/*
+ * Parallel scan.  Each worker has its own handle (its own descriptor and
+ * cache: libfs shares nothing between handles), its own claim lists for
+ * every AG (an inode's extents may lie in any AG), its own inode and
+ * entry lists, and one output buffer per AG; AGs go to workers round
+ * robin.  Afterwards everything is merged and the buffers are printed in
+ * AG order, so the output does not depend on the number of threads.
+ */
+struct worker {
+	struct repair_ctx	ctx;
+	struct repair_ctx	*parent;
+	unsigned int		index, count;
+	char			**bufs;		/* per AG, owned by parent */
+	size_t			*lens;
+	int			err;
+};
+
+static void *
+worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct repair_ctx *rc = &w->ctx;
+	struct repair_ctx *parent = w->parent;
+	uint32_t agcount = parent->mp->g.agcount;
+
+	for (uint32_t agno = w->index; agno < agcount; agno += w->count) {
+		FILE *out = open_memstream(&w->bufs[agno], &w->lens[agno]);
+
+		if (!out) {
+			w->err = -ENOMEM;
+			break;
+		}
+		rc->out = out;
+		scan_ag(rc, &parent->ags[agno], agno);
+		fclose(out);
+		rc->out = NULL;
+	}
+	return NULL;
+}
+
+static int
+worker_open(struct worker *w, struct repair_ctx *parent)
+{
+	struct repair_ctx *rc = &w->ctx;
+	struct xk_dev *dev;
+	struct xk_fail f;
+	int err;
+
+	memset(rc, 0, sizeof(*rc));
+	rc->device = parent->device;
+	rc->no_modify = parent->no_modify;
+	rc->verbose = parent->verbose;
+	err = xk_dev_open(parent->device, XK_DEV_RDONLY, &dev);
+	if (err)
+		return err;
+	err = xk_mount_from_sb(dev, &parent->mp->sb, XK_MOUNT_RDONLY, &rc->mp,
+			       &f);
+	if (err) {
+		xk_dev_close(dev);
+		return err;
+	}
+	rc->mp->owns_dev = 1;
+	/* The workers share the check's cache budget. */
+	xk_mount_set_cache_limit(rc->mp, parent->cache_bytes / w->count);
+	rc->ags = calloc(parent->mp->g.agcount, sizeof(*rc->ags));
+	return rc->ags ? 0 : -ENOMEM;
+}
+
+static int
+append(void **dst, size_t *n, size_t *cap, const void *src, size_t m,
+       size_t size)
+{
+	if (*n + m > *cap) {
+		size_t ncap = *n + m;
+		void *nv = realloc(*dst, ncap * size);
+
+		if (!nv)
+			return -ENOMEM;
+		*dst = nv;
+		*cap = ncap;
+	}
+	if (m)
+		memcpy((char *)*dst + *n * size, src, m * size);
+	*n += m;
+	return 0;
+}
+
+/* Fold a worker's findings and lists into the parent. */
+static int
+worker_merge(struct repair_ctx *parent, struct worker *w)
+{
+	struct repair_ctx *rc = &w->ctx;
+	int err = 0;
+
+	parent->nproblems += rc->nproblems;
+	for (int i = 0; i < PR_NR; i++)
+		parent->counts[i] += rc->counts[i];
+	for (uint32_t agno = 0; agno < parent->mp->g.agcount && !err; agno++) {
+		struct claims *to = &parent->ags[agno].used;
+		struct claims *from = &rc->ags[agno].used;
+
+		err = append((void **)&to->v, &to->n, &to->cap, from->v,
+			     from->n, sizeof(*from->v));
+	}
+	if (!err)
+		err = append((void **)&parent->inodes, &parent->ninodes,
+			     &parent->capinodes, rc->inodes, rc->ninodes,
+			     sizeof(*rc->inodes));
+	if (!err)
+		err = append((void **)&parent->edges, &parent->nedges,
+			     &parent->capedges, rc->edges, rc->nedges,
+			     sizeof(*rc->edges));
+	return err;
+}
+
+static void
+worker_close(struct worker *w, uint32_t agcount)
+{
+	struct repair_ctx *rc = &w->ctx;
+
+	if (rc->ags)
+		for (uint32_t agno = 0; agno < agcount; agno++)
+			claims_free(&rc->ags[agno].used);
+	free(rc->ags);
+	free(rc->inodes);
+	free(rc->edges);
+	xk_mount_close(rc->mp);
+}
+
+static int
+phase_inodes_parallel(struct repair_ctx *rc, unsigned int n)
+{
+	uint32_t agcount = rc->mp->g.agcount;
+	struct worker *w = calloc(n, sizeof(*w));
+	char **bufs = calloc(agcount, sizeof(*bufs));
+	size_t *lens = calloc(agcount, sizeof(*lens));
+	pthread_t *tids = calloc(n, sizeof(*tids));
+	unsigned int started = 0;
+	int err = 0;
+
+	if (!w || !bufs || !lens || !tids) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (unsigned int i = 0; i < n && !err; i++) {
+		w[i].parent = rc;
+		w[i].index = i;
+		w[i].count = n;
+		w[i].bufs = bufs;
+		w[i].lens = lens;
+		err = worker_open(&w[i], rc);
+		if (!err && pthread_create(&tids[i], NULL, worker_main, &w[i]))
+			err = -EAGAIN;
+		if (!err)
+			started++;
+	}
+	progress(rc, "Phase 3 - inode chunks, threads", 0, 1);
+	for (unsigned int i = 0; i < started; i++)
+		pthread_join(tids[i], NULL);
+	progress(rc, "Phase 3 - inode chunks, threads", 1, 1);
+	for (unsigned int i = 0; i < started && !err; i++) {
+		err = w[i].err;
+		if (!err)
+			err = worker_merge(rc, &w[i]);
+	}
+	for (uint32_t agno = 0; agno < agcount; agno++)
+		if (bufs[agno])
+			fwrite(bufs[agno], 1, lens[agno], rc->out);
+out:
+	for (unsigned int i = 0; w && i < n; i++)
+		if (w[i].ctx.mp)
+			worker_close(&w[i], agcount);
+	for (uint32_t agno = 0; bufs && agno < agcount; agno++)
+		free(bufs[agno]);
+	free(bufs);
+	free(lens);
+	free(tids);
+	free(w);
+	return err;
+}
+
 int
 phase_inodes(struct repair_ctx *rc)
 {
-	for (uint32_t agno = 0; agno < rc->mp->g.agcount; agno++) {
-		struct ag_scan *as = &rc->ags[agno];
-		uint32_t last = XK_NULLAGBLOCK;
+	unsigned int n = rc->threads;
 
-		if (rc->verbose)
-			fprintf(rc->out, "        - agno = %u: %zu inode "
-				"chunks\n", agno, as->nchunks);
-		/* Read ahead every chunk of the AG, in address order. */
-		for (size_t i = 0; i < as->nchunks; i++) {
-			uint32_t agino = xk_be32_get(as->chunks[i].ir_startino);
-			uint32_t agbno = xk_agino_to_agbno(rc->mp, agino);
-
-			if (xk_agbext_valid(rc->mp, agno, agbno,
-					    rc->mp->g.ialloc_blks))
-				xk_dev_readahead(rc->mp->dev,
-					xk_agb_to_daddr(rc->mp, agno, agbno)
-						<< XK_BBSHIFT,
-					(uint64_t)rc->mp->g.ialloc_blks <<
-						rc->mp->g.blocklog);
-		}
-		for (size_t i = 0; i < as->nchunks; i++) {
-			if ((i & 63) == 0)
-				progress(rc, "Phase 3 - inode chunks, AG",
-					 agno, rc->mp->g.agcount);
-			scan_chunk(rc, agno, &as->chunks[i], &last);
-		}
-	}
+	if (n > rc->mp->g.agcount)
+		n = rc->mp->g.agcount;
+	/* JSON keeps one stream of objects: one thread writes it. */
+	if (n > 1 && !rc->json)
+		return phase_inodes_parallel(rc, n);
+	for (uint32_t agno = 0; agno < rc->mp->g.agcount; agno++)
+		scan_ag(rc, &rc->ags[agno], agno);
 	return 0;
 }

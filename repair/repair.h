@@ -107,6 +107,8 @@ struct repair_ctx {
 	int		json;		/* --json: one JSON document */
 	int		progress;	/* show progress on stderr */
 	int		from_secondary;	/* geometry came from a secondary */
+	unsigned int	threads;	/* inode scan workers (-t) */
+	uint64_t	cache_bytes;	/* buffer cache budget per handle */
 	FILE		*out;
 	unsigned long	counts[PR_NR];
 	unsigned long	nproblems;

@@ -3,7 +3,8 @@
 # How xfskit-repair -n reports: the --json document parses and carries
 # the same findings as the text output (count, checks, inode numbers);
 # exit codes are 0 clean / 1 corrupt / 4 operational; -n never changes a
-# byte of the image; progress appears on a terminal and not with -P.
+# byte of the image; the output does not depend on -t; progress appears on
+# a terminal and not with -P.
 . "$XK_SRCDIR/tests/scripts/lib.sh"
 need_xfsprogs
 command -v python3 >/dev/null || skip "python3 is needed to parse JSON (scripts/deps installs it)"
@@ -41,6 +42,17 @@ for p in d["problems"]:
     assert p["message"] and p["problem"] and "structure" in p
 PY
 pass "corrupt image: JSON and text agree ($ntext findings)"
+
+# The same findings in the same order whatever the number of threads.
+for t in 2 3 5; do
+	"$REPAIR" -n -t $t "$img" >"$T/text.$t" 2>&1
+	cmp -s "$T/text" "$T/text.$t" || fail "-t $t output differs from the default's"
+done
+"$REPAIR" -n -t 1 "$img" >"$T/text.1" 2>&1
+cmp -s "$T/text" "$T/text.1" || fail "-t 1 output differs from the default's"
+"$REPAIR" -n -t 0 "$img" >/dev/null 2>&1; rc=$?
+[ $rc -eq 3 ] || fail "-t 0: exit $rc, expected 3 (usage)"
+pass "output identical with 1, 2, 3 and 5 threads"
 
 # Operational errors: exit 4, JSON still a document.
 head -c 1048576 /dev/zero >"$T/zero"
