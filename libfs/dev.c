@@ -17,6 +17,7 @@
 
 #include <xfskit/dev.h>
 #include <xfskit/errors.h>
+#include <xfskit/undo.h>
 
 static void
 dev_probe_topology(struct xk_dev *dev)
@@ -123,6 +124,8 @@ xk_dev_close(struct xk_dev *dev)
 {
 	if (!dev)
 		return;
+	if (dev->undo)
+		xk_undo_detach(dev->undo);
 	close(dev->fd);
 	free(dev->path);
 	free(dev);
@@ -161,6 +164,12 @@ xk_dev_pwrite(struct xk_dev *dev, const void *buf, size_t len, uint64_t off)
 		return XK_ERDONLY;
 	if (dev->is_bdev && (off > dev->size || len > dev->size - off))
 		return -ENOSPC;
+	if (dev->undo) {
+		int err = xk_undo_save(dev->undo, off, len);
+
+		if (err)
+			return err;
+	}
 	while (len > 0) {
 		ssize_t n = pwrite(dev->fd, p, len, (off_t)off);
 
@@ -197,6 +206,9 @@ xk_dev_set_size(struct xk_dev *dev, uint64_t size)
 		return XK_ERDONLY;
 	if (dev->is_bdev)
 		return -EINVAL;
+	/* Shrinking would lose bytes the undo file has not saved. */
+	if (dev->undo && size < dev->size)
+		return -EPERM;
 	if (ftruncate(dev->fd, (off_t)size) < 0)
 		return -errno;
 	dev->size = size;
@@ -220,6 +232,9 @@ xk_dev_discard(struct xk_dev *dev, uint64_t off, uint64_t len)
 {
 	if (dev->flags & XK_DEV_RDONLY)
 		return XK_ERDONLY;
+	/* Discarding is an optimisation; with an undo file it is skipped. */
+	if (dev->undo)
+		return 0;
 	if (dev->is_bdev) {
 		uint64_t range[2] = { off, len };
 

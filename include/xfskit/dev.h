@@ -22,6 +22,8 @@ struct xk_topology {
 	unsigned long	alignment_offset;	/* bytes */
 };
 
+struct xk_undo;
+
 struct xk_dev {
 	int		fd;
 	unsigned int	flags;
@@ -29,6 +31,8 @@ struct xk_dev {
 	uint64_t	size;		/* bytes */
 	struct xk_topology topo;
 	char		*path;
+	/* When set, every write first saves the old bytes (undo.h). */
+	struct xk_undo	*undo;
 };
 
 int xk_dev_open(const char *path, unsigned int flags, struct xk_dev **devp);

@@ -7,6 +7,7 @@
 #include <xfskit/errors.h>
 #include <xfskit/crc32c.h>
 #include <xfskit/dev.h>
+#include <xfskit/undo.h>
 #include <xfskit/buf.h>
 #include <xfskit/mount.h>
 #include <xfskit/ag.h>
