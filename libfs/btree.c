@@ -363,12 +363,48 @@ ptr_daddr(struct xk_mount *mp, const struct xk_btree_walk *w, uint64_t ptr)
 }
 
 /*
+ * For overlapping trees: the highest key under a block, from its records
+ * (leaf) or its high keys (node); the parent's high key must equal it.
+ */
+static void
+check_high_key(struct walk_state *st, uint64_t daddr, void *block,
+	       uint16_t numrecs, unsigned int level, const struct xk_bkey *want)
+{
+	const struct xk_btree_ops *ops = st->w->ops;
+	struct xk_bkey max, k, lo;
+
+	if (!want || !numrecs)
+		return;
+	memset(&max, 0, sizeof(max));
+	for (uint32_t i = 0; i < numrecs; i++) {
+		if (level == 0)
+			ops->rec_keys(xk_btree_rec(ops, block, i), &lo, &k);
+		else
+			ops->key_decode(xk_btree_high_key(ops, block, i), &k);
+		if (i == 0 || xk_bkey_cmp(&k, &max) > 0)
+			max = k;
+	}
+	if (xk_bkey_cmp(&max, want) != 0)
+		walk_fail_at(st, daddr, "high key", "the parent's high key "
+			     "(%llu, %llu, %llu) is not the highest key here "
+			     "(%llu, %llu, %llu)",
+			     (unsigned long long)want->k[0],
+			     (unsigned long long)want->k[1],
+			     (unsigned long long)want->k[2],
+			     (unsigned long long)max.k[0],
+			     (unsigned long long)max.k[1],
+			     (unsigned long long)max.k[2]);
+}
+
+/*
  * Visit the subtree at ptr, expected at `level`, with the parent's key
- * range [lo, next) (next NULL for the rightmost child).
+ * range [lo, next) (next NULL for the rightmost child) and, for
+ * overlapping trees, the parent's high key for it (phigh).
  */
 static int
 walk_block(struct walk_state *st, uint64_t ptr, unsigned int level,
-	   const struct xk_bkey *plo, const struct xk_bkey *phi)
+	   const struct xk_bkey *plo, const struct xk_bkey *phi,
+	   const struct xk_bkey *phigh)
 {
 	struct xk_mount *mp = st->mp;
 	struct xk_btree_walk *w = st->w;
@@ -439,6 +475,10 @@ walk_block(struct walk_state *st, uint64_t ptr, unsigned int level,
 		walk_fail_at(st, daddr, "numrecs",
 			     "non-root block at level %u is empty", level);
 	}
+	if (ops->overlapping && (level == 0 ||
+				 numrecs <= xk_btree_maxrecs(ops, mp->g.blocksize,
+							    0)))
+		check_high_key(st, daddr, bp->data, numrecs, level, phigh);
 	if (level == 0) {
 		for (uint32_t i = 0; i < numrecs; i++) {
 			const void *rec = xk_btree_rec(ops, bp->data, i);
@@ -506,10 +546,15 @@ walk_block(struct walk_state *st, uint64_t ptr, unsigned int level,
 						 bp->data, maxr, i));
 			const struct xk_bkey *next = (i + 1 < numrecs) ?
 				&keys[i + 1] : phi;
+			struct xk_bkey high;
 
 			if (!ptr_valid(mp, ops, w->agno, child))
 				continue;	/* the verifier reported it */
-			ret = walk_block(st, child, level - 1, &keys[i], next);
+			if (ops->overlapping)
+				ops->key_decode(xk_btree_high_key(ops,
+						bp->data, i), &high);
+			ret = walk_block(st, child, level - 1, &keys[i], next,
+					 ops->overlapping ? &high : NULL);
 		}
 		free(keys);
 	}
@@ -566,7 +611,7 @@ walk_iroot(struct walk_state *st)
 			continue;
 		}
 		ret = walk_block(st, child, level - 1, &keys[i],
-				 i + 1 < nrecs ? &keys[i + 1] : NULL);
+				 i + 1 < nrecs ? &keys[i + 1] : NULL, NULL);
 	}
 	free(keys);
 	return ret;
@@ -601,7 +646,7 @@ xk_btree_walk(struct xk_mount *mp, struct xk_btree_walk *w)
 			     (unsigned long long)w->root);
 		return XK_ECORRUPT;
 	}
-	ret = walk_block(&st, w->root, w->levels - 1, NULL, NULL);
+	ret = walk_block(&st, w->root, w->levels - 1, NULL, NULL, NULL);
 done:
 	/* Each level's chain must end at its rightmost block. */
 	for (unsigned int l = 0; !ret && l < w->levels; l++)

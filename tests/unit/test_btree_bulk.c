@@ -137,6 +137,43 @@ START_TEST(test_every_tree)
 }
 END_TEST
 
+/* A node high key that is not the subtree's highest is reported. */
+START_TEST(test_bad_high_key)
+{
+	const struct xk_btree_ops *ops = &xk_rmapbt_ops;
+	struct xk_btree_bulk bb = { .ops = ops, .agno = 1,
+				    .leaf_fill = 8, .node_fill = 8 };
+	uint8_t *recs = make_recs(ops, 500);
+	uint64_t blocks[200], root;
+	struct collect c = { recs, ops->rec_len, 0, 0, 0 };
+	struct xk_btree_walk w = { .ops = ops, .agno = 1, .ctx = &c,
+				   .rec_fn = on_rec, .fail_fn = on_fail };
+	struct xk_buf *bp;
+	uint8_t *hk;
+
+	ck_assert_int_eq(xk_btree_bulk_plan(mp, &bb, 500), 0);
+	ck_assert_uint_le(bb.blocks, 200);
+	for (uint64_t i = 0; i < bb.blocks; i++)
+		blocks[i] = 20000 + i;
+	ck_assert_int_eq(xk_btree_bulk_load(mp, &bb, recs, 500, blocks,
+					    &root), 0);
+	ck_assert_int_eq(xk_buf_flush(mp), 0);
+	ck_assert_int_eq(xk_buf_read_ctx(mp, xk_agb_to_daddr(mp, 1,
+					 (uint32_t)root), 4096, ops->buf_ops,
+					 1, 0, 0, &bp), 0);
+	hk = xk_btree_high_key(ops, bp->data, 0);
+	xk_put_be32(hk, xk_get_be32(hk) - 1);	/* lower, still >= low */
+	xk_buf_dirty(bp);
+	xk_buf_release(bp);
+	ck_assert_int_eq(xk_buf_flush(mp), 0);
+	w.root = root;
+	w.levels = bb.levels;
+	ck_assert_int_eq(xk_btree_walk(mp, &w), XK_ECORRUPT);
+	ck_assert_int_ge(c.fails, 1);
+	free(recs);
+}
+END_TEST
+
 START_TEST(test_too_tall)
 {
 	struct xk_btree_bulk bb = { .ops = &xk_bnobt_ops, .agno = 1,
@@ -157,6 +194,7 @@ main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_every_tree);
 	tcase_add_test(tc, test_too_tall);
+	tcase_add_test(tc, test_bad_high_key);
 	suite_add_tcase(s, tc);
 	return unit_run(s);
 }
