@@ -5,7 +5,7 @@ set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 out=$1
 srcs=$(find "$top/libfs" -name '*.c' | sort)
-rsrcs=$(ls "$top"/repair/*.c | grep -v '/main\.c$')
+rsrcs=$(ls "$top"/repair/*.c | grep -v 'main\.c$')
 # shellcheck disable=SC2086
 clang -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=undefined -fno-omit-frame-pointer \
