@@ -1,22 +1,117 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * xfskit-db: not built yet.  This skeleton answers -V and -h so that the
- * tree installs and the man page has something to describe; the real
- * tool is tracked in its own issue.
+ * xfskit-db: inspect and edit an XFS v5 filesystem image.
+ *
+ * Usage: xfskit-db [-r] [-x] [-f] [-j] [-p prompt] [-c cmd]... image
+ * Opens the image (read-only with -r: the device itself then refuses
+ * writes), runs each -c command in order, or else reads commands from
+ * the terminal (readline) or from a pipe.  The exit status is 0 when
+ * every command succeeded, 1 when one failed, 2 for a usage or open
+ * error.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-#include <xfskit/libfs.h>
+#include "db.h"
+
+/* readline's completion callback has no user pointer; see input.c. */
+struct db_ctx *db_completion_ctx;
+
+static void
+usage(FILE *fp)
+{
+	fprintf(fp, "Usage: xfskit-db [-r] [-x] [-f] [-j] [-p prompt] "
+		"[-c cmd]... image\n       xfskit-db -V\n");
+}
 
 int
 main(int argc, char **argv)
 {
-	if (argc == 2 && strcmp(argv[1], "-V") == 0) {
-		printf("xfskit-db version %s\n", xk_version());
-		return 0;
+	struct db_ctx ctx;
+	struct xk_fail f;
+	const char **cmds;
+	int ncmds = 0, opt, status = 0, err;
+	unsigned int flags = 0;
+
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.prompt = "xfskit-db";
+	ctx.out = stdout;
+	cmds = calloc((size_t)argc + 1, sizeof(*cmds));
+	if (!cmds)
+		return 2;
+	while ((opt = getopt(argc, argv, "c:fhjp:rVx")) != -1) {
+		switch (opt) {
+		case 'c':
+			cmds[ncmds++] = optarg;
+			break;
+		case 'f':
+			break;		/* images are files already */
+		case 'j':
+			ctx.json = 1;
+			break;
+		case 'p':
+			ctx.prompt = optarg;
+			break;
+		case 'r':
+			ctx.readonly = 1;
+			break;
+		case 'x':
+			ctx.expert = 1;
+			break;
+		case 'V':
+			printf("xfskit-db version %s\n", xk_version());
+			free(cmds);
+			return 0;
+		case 'h':
+			usage(stdout);
+			free(cmds);
+			return 0;
+		default:
+			usage(stderr);
+			free(cmds);
+			return 2;
+		}
 	}
-	fprintf(argc == 2 && strcmp(argv[1], "-h") == 0 ? stdout : stderr,
-		"xfskit-db: not implemented yet (only -V and -h work)\n");
-	return argc == 2 && strcmp(argv[1], "-h") == 0 ? 0 : 1;
+	if (optind != argc - 1) {
+		usage(stderr);
+		free(cmds);
+		return 2;
+	}
+	ctx.image = argv[optind];
+	if (ctx.readonly)
+		flags |= XK_MOUNT_RDONLY;
+	err = xk_mount_open(ctx.image, flags, &ctx.mp, &f);
+	if (err) {
+		char msg[400];
+
+		xk_open_error_format(err, &f, msg, sizeof(msg));
+		fprintf(stderr, "xfskit-db: %s: %s\n", ctx.image, msg);
+		free(cmds);
+		return 2;
+	}
+	if (ncmds) {
+		for (int i = 0; i < ncmds; i++) {
+			if (!strcmp(cmds[i], "quit") || !strcmp(cmds[i], "q"))
+				break;
+			if (db_run_line(&ctx, cmds[i]))
+				status = 1;
+		}
+	} else {
+		status = db_interactive(&ctx, isatty(STDIN_FILENO) &&
+					      isatty(STDOUT_FILENO));
+	}
+	fflush(stdout);
+	err = xk_mount_close(ctx.mp);
+	if (err && !ctx.readonly) {
+		fprintf(stderr, "xfskit-db: writing back failed: %s\n",
+			xk_strerror(err));
+		status = 1;
+	}
+	free(ctx.buf);
+	free(ctx.jfields);
+	free(ctx.jlines);
+	free(cmds);
+	return status;
 }

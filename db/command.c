@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The command table, the tokenizer and dispatch, and help.  Each entry
+ * names its function, aliases, argument synopsis and help text; editing
+ * commands are flagged so that one check here refuses them without -x
+ * and always under -r.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "db.h"
+
+static int cmd_help(struct db_ctx *c, int argc, char **argv);
+static int cmd_quit(struct db_ctx *c, int argc, char **argv);
+
+const struct db_cmd db_cmds[] = {
+	{ "ablock", {NULL}, "filoff", db_cmd_ablock,
+	  "set address to file offset (attr fork) of the current inode",
+	  "Go to the attribute fork block at file offset filoff of the "
+	  "current inode, typed attr3.", 0 },
+	{ "addr", {"a"}, "field", db_cmd_addr,
+	  "set current address to the value of a pointer field",
+	  "Follow a pointer field (btree root, sibling, child pointer, "
+	  "inode number) to the object it names, typed by the field.", 0 },
+	{ "agf", {NULL}, "[agno]", db_cmd_agf,
+	  "set address to agf header", NULL, 0 },
+	{ "agfl", {NULL}, "[agno]", db_cmd_agfl,
+	  "set address to agfl block", NULL, 0 },
+	{ "agi", {NULL}, "[agno]", db_cmd_agi,
+	  "set address to agi header", NULL, 0 },
+	{ "back", {"b"}, "", db_cmd_back,
+	  "move to the previous location in the history", NULL, 0 },
+	{ "blocktrash", {NULL}, "[-n count] [-s seed] [-x min] [-y max] "
+	  "[-t type]...", db_cmd_blocktrash,
+	  "flip random bits in metadata blocks",
+	  "Pick count random metadata blocks of the given types (default "
+	  "all) reachable from the AG headers and flip a random run of "
+	  "between min and max bits (default 1) in each.  -s makes the "
+	  "choice repeatable.", 1 },
+	{ "bmap", {NULL}, "[-a] [-d] [ino]", db_cmd_bmap,
+	  "show the block map of an inode",
+	  "List the extents of the data fork (or with -a the attribute "
+	  "fork) of the current inode or of ino.", 0 },
+	{ "check", {NULL}, "", db_cmd_check,
+	  "verify every reachable metadata block with the libfs verifiers",
+	  "Read every AG header, every btree block reachable from them, "
+	  "every allocated inode and the directory, attribute and symlink "
+	  "blocks of those inodes through the libfs verifiers, and print "
+	  "each failure.  Fails when any block fails.", 0 },
+	{ "convert", {NULL}, "type num [type num]... type", db_cmd_convert,
+	  "convert between address units",
+	  "Units: agno, agblock, agino, daddr, fsblock, ino, byte, "
+	  "fsbyte.  For example: convert agno 1 agblock 5 fsblock.", 0 },
+	{ "daddr", {NULL}, "[d]", db_cmd_daddr,
+	  "set address to a 512-byte sector", NULL, 0 },
+	{ "dblock", {NULL}, "filoff", db_cmd_dblock,
+	  "set address to file offset (data fork) of the current inode",
+	  "Go to the data fork block at file offset filoff of the current "
+	  "inode, typed dir3 for directories, symlink for symlinks and "
+	  "data otherwise.", 0 },
+	{ "forward", {"f"}, "", db_cmd_forward,
+	  "move to the next location in the history", NULL, 0 },
+	{ "frag", {NULL}, "", db_cmd_frag,
+	  "report file fragmentation", NULL, 0 },
+	{ "freesp", {NULL}, "", db_cmd_freesp,
+	  "show a histogram of free space extent sizes", NULL, 0 },
+	{ "fsblock", {"fsb"}, "fsb", db_cmd_fsblock,
+	  "set address to a filesystem block", NULL, 0 },
+	{ "fuzz", {NULL}, "[-c | -d] [-s seed] field action [n]", db_cmd_fuzz,
+	  "fuzz a field of the current object",
+	  "Actions: zeroes, ones, firstbit, middlebit, lastbit, add N, "
+	  "sub N, random.  The CRC is recomputed unless -c is given; -d "
+	  "writes even when the verifier rejects the result.  -s seeds "
+	  "random.", 1 },
+	{ "hash", {NULL}, "name", db_cmd_hash,
+	  "print the directory/attribute hash of a name", NULL, 0 },
+	{ "help", {"h", "?"}, "[command]", cmd_help,
+	  "help for one or all commands", NULL, 0 },
+	{ "inode", {NULL}, "[ino]", db_cmd_inode,
+	  "set address to an inode", NULL, 0 },
+	{ "label", {NULL}, "", db_cmd_label,
+	  "print the filesystem label", NULL, 0 },
+	{ "locate", {NULL}, "field...", db_cmd_locate,
+	  "print where a field's bits are on the device",
+	  "For each field print its absolute byte offset on the device, the "
+	  "bit offset inside that byte (most significant first) and its "
+	  "width in bits; test scripts use it to check that an edit changed "
+	  "exactly one field.", 0 },
+	{ "ls", {NULL}, "[path]", db_cmd_ls,
+	  "list a directory (the current inode by default)", NULL, 0 },
+	{ "ncheck", {NULL}, "[-i ino]...", db_cmd_ncheck,
+	  "print the path names of inodes", NULL, 0 },
+	{ "path", {NULL}, "path", db_cmd_path,
+	  "go to the inode at an absolute path", NULL, 0 },
+	{ "pop", {NULL}, "", db_cmd_pop,
+	  "pop the location stack", NULL, 0 },
+	{ "print", {"p"}, "[field]...", db_cmd_print,
+	  "print the fields of the current object",
+	  "With no argument print every field; otherwise the named ones, "
+	  "for example core.mode, u3.bmx[0], recs[2].startblock.", 0 },
+	{ "push", {NULL}, "[command]", db_cmd_push,
+	  "push the current location onto the stack", NULL, 0 },
+	{ "quit", {"q"}, "", cmd_quit, "exit xfskit-db", NULL, 0 },
+	{ "sb", {NULL}, "[agno]", db_cmd_sb,
+	  "set address to a superblock", NULL, 0 },
+	{ "stack", {NULL}, "", db_cmd_stack,
+	  "show the location stack", NULL, 0 },
+	{ "type", {NULL}, "[type]", db_cmd_type,
+	  "show or set the type of the current object", NULL, 0 },
+	{ "uuid", {NULL}, "", db_cmd_uuid,
+	  "print the filesystem UUID", NULL, 0 },
+	{ "version", {NULL}, "", db_cmd_version,
+	  "print the feature flags of the filesystem", NULL, 0 },
+	{ "write", {"w"}, "[-c | -d] field value", db_cmd_write,
+	  "write a value into a field of the current object",
+	  "Plain write refuses a result the verifier rejects and recomputes "
+	  "the CRC; -d writes it anyway (CRC still fixed); -c leaves the "
+	  "CRC as it is, wrong on purpose.", 1 },
+	{ NULL, {NULL}, NULL, NULL, NULL, NULL, 0 }
+};
+
+const struct db_cmd *
+db_cmd_find(const char *name)
+{
+	for (const struct db_cmd *cmd = db_cmds; cmd->name; cmd++) {
+		if (strcmp(cmd->name, name) == 0)
+			return cmd;
+		for (int i = 0; i < 3 && cmd->aliases[i]; i++)
+			if (strcmp(cmd->aliases[i], name) == 0)
+				return cmd;
+	}
+	return NULL;
+}
+
+static int
+cmd_help(struct db_ctx *c, int argc, char **argv)
+{
+	const struct db_cmd *cmd;
+
+	if (argc > 1) {
+		cmd = db_cmd_find(argv[1]);
+		if (!cmd) {
+			db_err(c, "no such command %s", argv[1]);
+			return 1;
+		}
+		db_out(c, "%s %s -- %s", cmd->name, cmd->args, cmd->help);
+		if (cmd->long_help)
+			db_out(c, "\n%s", cmd->long_help);
+		if (cmd->writes)
+			db_out(c, "\nNeeds -x; refused with -r.");
+		return 0;
+	}
+	for (cmd = db_cmds; cmd->name; cmd++)
+		db_out(c, "%s %s -- %s", cmd->name, cmd->args, cmd->help);
+	return 0;
+}
+
+/* quit is handled by the loop; the entry exists for help. */
+static int
+cmd_quit(struct db_ctx *c, int argc, char **argv)
+{
+	(void)c;
+	(void)argc;
+	(void)argv;
+	return 0;
+}
+
+#define MAX_ARGS	64
+
+/* Split on blanks; double quotes group words. */
+static int
+tokenize(char *s, char **argv)
+{
+	int argc = 0;
+
+	while (*s && argc < MAX_ARGS - 1) {
+		while (*s == ' ' || *s == '\t' || *s == '\n')
+			s++;
+		if (!*s || *s == '#')
+			break;
+		if (*s == '"') {
+			argv[argc++] = ++s;
+			while (*s && *s != '"')
+				s++;
+		} else {
+			argv[argc++] = s;
+			while (*s && *s != ' ' && *s != '\t' && *s != '\n')
+				s++;
+		}
+		if (*s)
+			*s++ = '\0';
+	}
+	argv[argc] = NULL;
+	return argc;
+}
+
+int
+db_run_line(struct db_ctx *c, const char *line)
+{
+	char *copy = strdup(line), *argv[MAX_ARGS];
+	const struct db_cmd *cmd;
+	int argc, rc;
+
+	if (!copy)
+		return 1;
+	db_json_begin(c);
+	argc = tokenize(copy, argv);
+	if (argc == 0) {
+		free(copy);
+		return 0;
+	}
+	cmd = db_cmd_find(argv[0]);
+	if (!cmd) {
+		db_err(c, "command %s not found", argv[0]);
+		rc = 1;
+	} else if (cmd->writes && c->readonly) {
+		db_err(c, "%s: not allowed on a filesystem opened read-only "
+		       "(-r)", cmd->name);
+		rc = 1;
+	} else if (cmd->writes && !c->expert) {
+		db_err(c, "%s: only allowed in expert mode (-x)", cmd->name);
+		rc = 1;
+	} else {
+		rc = cmd->fn(c, argc, argv) ? 1 : 0;
+	}
+	db_json_end(c, line, rc);
+	free(copy);
+	return rc;
+}

@@ -1,0 +1,380 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Filesystem-level information: label, uuid, version (feature names),
+ * hash (directory/attribute name hash), convert (address units), freesp
+ * (free extent size histogram from the bnobt) and frag (extents per
+ * file, from every allocated inode found through the inobt).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <xfskit/format/da.h>
+
+#include "db.h"
+
+int
+db_cmd_label(struct db_ctx *c, int argc, char **argv)
+{
+	char label[13];
+
+	(void)argc;
+	(void)argv;
+	memcpy(label, c->mp->sb.fname, 12);
+	label[12] = '\0';
+	db_out(c, "label = \"%s\"", label);
+	return 0;
+}
+
+int
+db_cmd_uuid(struct db_ctx *c, int argc, char **argv)
+{
+	const uint8_t *u = c->mp->sb.uuid;
+
+	(void)argc;
+	(void)argv;
+	db_out(c, "UUID = %02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
+	       "%02x%02x%02x%02x%02x%02x", u[0], u[1], u[2], u[3], u[4], u[5],
+	       u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14],
+	       u[15]);
+	return 0;
+}
+
+struct feat {
+	/* 0 versionnum, 1 features2, 2 ro_compat, 3 incompat */
+	int		word;
+	uint32_t	bit;
+	const char	*name;
+};
+
+static const struct feat feats[] = {
+	{ 0, XK_SB_VERSION_NLINKBIT, "NLINK" },
+	{ 0, XK_SB_VERSION_DIRV2BIT, "DIRV2" },
+	{ 0, XK_SB_VERSION_ATTRBIT, "ATTR" },
+	{ 0, XK_SB_VERSION_QUOTABIT, "QUOTA" },
+	{ 0, XK_SB_VERSION_ALIGNBIT, "ALIGN" },
+	{ 0, XK_SB_VERSION_DALIGNBIT, "DALIGN" },
+	{ 0, XK_SB_VERSION_LOGV2BIT, "LOGV2" },
+	{ 0, XK_SB_VERSION_SECTORBIT, "SECTOR" },
+	{ 0, XK_SB_VERSION_EXTFLGBIT, "EXTFLG" },
+	{ 0, XK_SB_VERSION_MOREBITSBIT, "MOREBITS" },
+	{ 1, XK_SB_VERSION2_ATTR2BIT, "ATTR2" },
+	{ 1, XK_SB_VERSION2_LAZYSBCOUNTBIT, "LAZYSBCOUNT" },
+	{ 1, XK_SB_VERSION2_PROJID32BIT, "PROJID32BIT" },
+	{ 1, XK_SB_VERSION2_CRCBIT, "CRC" },
+	{ 3, XK_SB_FEAT_INCOMPAT_FTYPE, "FTYPE" },
+	{ 2, XK_SB_FEAT_RO_COMPAT_FINOBT, "FINOBT" },
+	{ 3, XK_SB_FEAT_INCOMPAT_SPINODES, "SPARSE_INODES" },
+	{ 3, XK_SB_FEAT_INCOMPAT_META_UUID, "META_UUID" },
+	{ 2, XK_SB_FEAT_RO_COMPAT_RMAPBT, "RMAPBT" },
+	{ 2, XK_SB_FEAT_RO_COMPAT_REFLINK, "REFLINK" },
+	{ 2, XK_SB_FEAT_RO_COMPAT_INOBTCNT, "INOBTCNT" },
+	{ 3, XK_SB_FEAT_INCOMPAT_BIGTIME, "BIGTIME" },
+	{ 3, XK_SB_FEAT_INCOMPAT_NEEDSREPAIR, "NEEDSREPAIR" },
+	{ 3, XK_SB_FEAT_INCOMPAT_NREXT64, "NREXT64" },
+};
+
+int
+db_cmd_version(struct db_ctx *c, int argc, char **argv)
+{
+	const struct xk_sb *sb = &c->mp->sb;
+	uint32_t words[4] = { sb->versionnum, sb->features2,
+			      sb->features_ro_compat, sb->features_incompat };
+	char out[512];
+	size_t o;
+
+	(void)argc;
+	(void)argv;
+	o = (size_t)snprintf(out, sizeof(out), "versionnum [0x%x+0x%x] = V%d",
+			     sb->versionnum, sb->features2, xk_sb_version(sb));
+	for (size_t i = 0; i < sizeof(feats) / sizeof(feats[0]); i++)
+		if ((words[feats[i].word] & feats[i].bit) && o < sizeof(out))
+			o += (size_t)snprintf(out + o, sizeof(out) - o, ",%s",
+					      feats[i].name);
+	db_out(c, "%s", out);
+	return 0;
+}
+
+int
+db_cmd_hash(struct db_ctx *c, int argc, char **argv)
+{
+	if (argc != 2) {
+		db_err(c, "usage: hash NAME");
+		return 1;
+	}
+	db_out(c, "0x%x", xk_da_hashname((const uint8_t *)argv[1],
+					 (int)strlen(argv[1])));
+	return 0;
+}
+
+/* convert: everything goes through a byte address. */
+static int
+to_bytes(struct db_ctx *c, const char *unit, uint64_t v, uint64_t agno,
+	 int have_ag, uint64_t *bytes)
+{
+	struct xk_mount *mp = c->mp;
+	uint64_t agbytes = (uint64_t)mp->g.agblocks << mp->g.blocklog;
+
+	if (!strcmp(unit, "byte")) {
+		*bytes = v;
+	} else if (!strcmp(unit, "daddr") || !strcmp(unit, "bb")) {
+		*bytes = v << XK_BBSHIFT;
+	} else if (!strcmp(unit, "fsblock") || !strcmp(unit, "fsb")) {
+		if (xk_fsb_to_agno(mp, v) >= mp->g.agcount)
+			return -ERANGE;
+		*bytes = xk_fsb_to_daddr(mp, v) << XK_BBSHIFT;
+	} else if (!strcmp(unit, "agblock") || !strcmp(unit, "agbno")) {
+		if (v >= mp->g.agblocks)
+			return -ERANGE;
+		*bytes = (have_ag ? agno * agbytes : 0) +
+			 (v << mp->g.blocklog);
+	} else if (!strcmp(unit, "ino") || !strcmp(unit, "inode")) {
+		if (!xk_ino_valid(mp, v))
+			return -ERANGE;
+		*bytes = (uint64_t)xk_ino_to_agno(mp, v) * agbytes +
+			 ((uint64_t)xk_ino_to_agino(mp, v) << mp->g.inodelog);
+	} else if (!strcmp(unit, "agino")) {
+		*bytes = (have_ag ? agno * agbytes : 0) +
+			 (v << mp->g.inodelog);
+	} else {
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int
+from_bytes(struct db_ctx *c, const char *unit, uint64_t b, uint64_t *v)
+{
+	struct xk_mount *mp = c->mp;
+	uint64_t agbytes = (uint64_t)mp->g.agblocks << mp->g.blocklog;
+	uint64_t agno = b / agbytes, agoff = b % agbytes;
+
+	if (!strcmp(unit, "byte"))
+		*v = b;
+	else if (!strcmp(unit, "daddr") || !strcmp(unit, "bb"))
+		*v = b >> XK_BBSHIFT;
+	else if (!strcmp(unit, "agno") || !strcmp(unit, "agnumber"))
+		*v = agno;
+	else if (!strcmp(unit, "agblock") || !strcmp(unit, "agbno"))
+		*v = agoff >> mp->g.blocklog;
+	else if (!strcmp(unit, "fsblock") || !strcmp(unit, "fsb"))
+		*v = xk_agb_to_fsb(mp, (uint32_t)agno,
+				   (uint32_t)(agoff >> mp->g.blocklog));
+	else if (!strcmp(unit, "agino"))
+		*v = agoff >> mp->g.inodelog;
+	else if (!strcmp(unit, "ino") || !strcmp(unit, "inode"))
+		*v = xk_agino_to_ino(mp, (uint32_t)agno,
+				     (uint32_t)(agoff >> mp->g.inodelog));
+	else
+		return -EINVAL;
+	return 0;
+}
+
+int
+db_cmd_convert(struct db_ctx *c, int argc, char **argv)
+{
+	uint64_t agno = 0, v, bytes = 0, out;
+	int have_ag = 0, have_val = 0, i;
+
+	if (argc < 4 || argc % 2) {
+		db_err(c, "usage: convert unit value [unit value]... unit");
+		return 1;
+	}
+	for (i = 1; i + 1 < argc; i += 2) {
+		if (db_parse_u64(argv[i + 1], &v)) {
+			db_err(c, "bad value %s", argv[i + 1]);
+			return 1;
+		}
+		if (!strcmp(argv[i], "agno") || !strcmp(argv[i], "agnumber")) {
+			if (v >= c->mp->g.agcount) {
+				db_err(c, "AG %s out of range", argv[i + 1]);
+				return 1;
+			}
+			agno = v;
+			have_ag = 1;
+			continue;
+		}
+		if (to_bytes(c, argv[i], v, agno, have_ag, &bytes)) {
+			db_err(c, "bad unit or value: %s %s", argv[i],
+			       argv[i + 1]);
+			return 1;
+		}
+		have_val = 1;
+	}
+	if (!have_val && have_ag)
+		bytes = agno * ((uint64_t)c->mp->g.agblocks <<
+				c->mp->g.blocklog);
+	if (from_bytes(c, argv[argc - 1], bytes, &out)) {
+		db_err(c, "unknown unit %s", argv[argc - 1]);
+		return 1;
+	}
+	db_out(c, "0x%llx (%llu)", (unsigned long long)out,
+	       (unsigned long long)out);
+	return 0;
+}
+
+/* ---- freesp ---- */
+
+/*
+ * Power-of-two buckets, the last one stretched to the AG size (as
+ * xfs_db shows it); AGFL blocks count as free single blocks.
+ */
+struct hist {
+	uint64_t	ext[64], blk[64];
+	uint64_t	total;
+	int		last;
+};
+
+static void
+hist_add(struct hist *h, uint64_t len)
+{
+	int b = 0;
+
+	while (b < 63 && (1ULL << (b + 1)) <= len)
+		b++;
+	if (b > h->last)
+		b = h->last;
+	h->ext[b]++;
+	h->blk[b] += len;
+	h->total += len;
+}
+
+static int
+freesp_rec(void *ctx, const void *rec)
+{
+	const struct xk_alloc_rec *r = rec;
+
+	hist_add(ctx, xk_be32_get(r->ar_blockcount));
+	return 0;
+}
+
+int
+db_cmd_freesp(struct db_ctx *c, int argc, char **argv)
+{
+	struct xk_mount *mp = c->mp;
+	struct hist h;
+	int rc = 0;
+
+	(void)argc;
+	(void)argv;
+	memset(&h, 0, sizeof(h));
+	while (h.last < 62 && (1ULL << (h.last + 1)) < mp->g.agblocks)
+		h.last++;
+	for (uint32_t ag = 0; ag < mp->g.agcount; ag++) {
+		struct xk_btree_walk w;
+		struct xk_buf *bp;
+		const struct xk_agf *agf;
+
+		if (xk_agf_read(mp, ag, 0, &bp)) {
+			db_err(c, "AGF %u cannot be read; skipping its AG", ag);
+			rc = 1;
+			continue;
+		}
+		agf = xk_buf_agf(bp);
+		memset(&w, 0, sizeof(w));
+		w.ops = &xk_bnobt_ops;
+		w.agno = ag;
+		w.root = xk_be32_get(agf->agf_roots[XK_AGF_BNO]);
+		w.levels = xk_be32_get(agf->agf_levels[XK_AGF_BNO]);
+		w.ctx = &h;
+		w.rec_fn = freesp_rec;
+		for (uint32_t i = 0; i < xk_be32_get(agf->agf_flcount) &&
+		     i < mp->g.agfl_size; i++)
+			hist_add(&h, 1);
+		xk_buf_release(bp);
+		if (xk_btree_walk(mp, &w)) {
+			db_err(c, "bnobt of AG %u is damaged", ag);
+			rc = 1;
+		}
+	}
+	db_out(c, "%7s %7s %7s %7s %6s", "from", "to", "extents", "blocks",
+	       "pct");
+	for (int b = 0; b < 64; b++)
+		if (h.ext[b])
+			db_out(c, "%7llu %7llu %7llu %7llu %6.2f",
+			       1ULL << b, b == h.last ?
+			       (unsigned long long)mp->g.agblocks :
+			       (1ULL << (b + 1)) - 1,
+			       (unsigned long long)h.ext[b],
+			       (unsigned long long)h.blk[b],
+			       h.total ? h.blk[b] * 100.0 / h.total : 0.0);
+	return rc;
+}
+
+/* ---- frag ---- */
+
+struct frag {
+	struct db_ctx	*c;
+	uint32_t	agno;
+	uint64_t	actual, ideal;
+	int		err;
+};
+
+static int
+frag_rec(void *ctx, const void *rec)
+{
+	const struct xk_inobt_rec *r = rec;
+	struct frag *fr = ctx;
+	struct xk_mount *mp = fr->c->mp;
+	uint64_t freemask = xk_be64_get(r->ir_free);
+	uint16_t holes = fr->c->mp->g.has_sparse ?
+			 xk_be16_get(r->ir_u.sp.ir_holemask) : 0;
+
+	for (int i = 0; i < 64; i++) {
+		uint64_t ino;
+		struct db_ext *e;
+		size_t n;
+
+		if ((holes >> (i / 4)) & 1 || (freemask >> i) & 1)
+			continue;
+		ino = xk_agino_to_ino(mp, fr->agno,
+				xk_be32_get(r->ir_startino) + (uint32_t)i);
+		if (db_inode_extents(fr->c, ino, XK_DATA_FORK, &e, &n))
+			fr->err = 1;
+		for (size_t k = 0; k < n; k++)
+			if (k == 0 || e[k].fsb != e[k - 1].fsb + e[k - 1].len)
+				fr->actual++;
+		if (n)
+			fr->ideal++;
+		free(e);
+	}
+	return 0;
+}
+
+int
+db_cmd_frag(struct db_ctx *c, int argc, char **argv)
+{
+	struct xk_mount *mp = c->mp;
+	struct frag fr;
+
+	(void)argc;
+	(void)argv;
+	memset(&fr, 0, sizeof(fr));
+	fr.c = c;
+	for (uint32_t ag = 0; ag < mp->g.agcount; ag++) {
+		struct xk_btree_walk w;
+		struct xk_buf *bp;
+
+		if (xk_agi_read(mp, ag, 0, &bp)) {
+			fr.err = 1;
+			continue;
+		}
+		memset(&w, 0, sizeof(w));
+		w.ops = &xk_inobt_ops;
+		w.agno = ag;
+		w.root = xk_be32_get(xk_buf_agi(bp)->agi_root);
+		w.levels = xk_be32_get(xk_buf_agi(bp)->agi_level);
+		xk_buf_release(bp);
+		w.ctx = &fr;
+		w.rec_fn = frag_rec;
+		fr.agno = ag;
+		if (xk_btree_walk(mp, &w))
+			fr.err = 1;
+	}
+	db_out(c, "actual %llu, ideal %llu, fragmentation factor %.2f%%",
+	       (unsigned long long)fr.actual, (unsigned long long)fr.ideal,
+	       fr.actual ? (fr.actual - fr.ideal) * 100.0 / fr.actual : 0.0);
+	if (fr.err)
+		db_err(c, "some inodes or inode btrees could not be read");
+	return fr.err;
+}
