@@ -313,12 +313,20 @@ xk_buf_verify(struct xk_buf *bp)
 			return bp->error = xk_fail_set(&bp->fail, "size",
 				"buffer of %u bytes too small", bp->len);
 		crc_bad = !xk_cksum_ok(bp->data, bp->len, ops->crc_off);
+	} else if (ops->crc_ok) {
+		crc_bad = !ops->crc_ok(bp);
 	}
 	if (ops->verify)
 		err = ops->verify(bp, &bp->fail);
 	if (err) {
 		bp->fail.crc_bad = crc_bad;
 		return bp->error = err;
+	}
+	if (crc_bad && ops->crc_off == XK_NO_CRC) {
+		xk_fail_set(&bp->fail, "crc", "a record's checksum does not "
+			    "match");
+		bp->fail.crc_bad = 1;
+		return bp->error = XK_EBADCRC;
 	}
 	if (crc_bad) {
 		xk_fail_val(&bp->fail, "crc",
@@ -468,6 +476,8 @@ buf_verify_write(struct xk_buf *bp)
 		xk_put_be64(bp->data + ops->lsn_off, bp->mp->write_lsn);
 	if (ops->crc_off != XK_NO_CRC && ops->crc_off + 4 <= bp->len)
 		xk_cksum_update(bp->data, bp->len, ops->crc_off);
+	if (ops->crc_update)
+		ops->crc_update(bp);
 	bp->error = 0;
 	return 0;
 }
@@ -493,7 +503,8 @@ xk_buf_write_raw(struct xk_buf *bp)
 			    bp->daddr << XK_BBSHIFT);
 	if (err)
 		return err;
-	bp->flags &= ~XK_BUF_DIRTY;
+	/* The bytes may not be what the last verdict was about. */
+	bp->flags &= ~(XK_BUF_DIRTY | XK_BUF_VERIFIED);
 	return 0;
 }
 

@@ -53,6 +53,13 @@ struct xk_buf_ops {
 	size_t		lsn_off;	/* 0 if the block has no LSN */
 	/* Structure checks after the CRC passed (or failed). */
 	int		(*verify)(struct xk_buf *bp, struct xk_fail *f);
+	/*
+	 * Checksums that are not one per block (dquot records carry one
+	 * each, crc_off is XK_NO_CRC): whether they all match, checked on
+	 * read like a block CRC, and their recomputation on write.
+	 */
+	int		(*crc_ok)(const struct xk_buf *bp);
+	void		(*crc_update)(struct xk_buf *bp);
 };
 
 #define XK_BUF_DIRTY	(1u << 0)

@@ -10,9 +10,9 @@
 #include <xfskit/format/dquot.h>
 
 /*
- * Rules, for every record: its CRC; magic "DQ"; version 1; exactly one
- * quota type, with the bigtime flag only on bigtime filesystems; UUID;
- * ids consecutive through the block.
+ * Rules, for every record (CRCs are checked by dquot_crc_ok): magic
+ * "DQ"; version 1; exactly one quota type, with the bigtime flag only on
+ * bigtime filesystems; UUID; ids consecutive through the block.
  */
 static int
 dquot_verify(struct xk_buf *bp, struct xk_fail *f)
@@ -26,11 +26,6 @@ dquot_verify(struct xk_buf *bp, struct xk_fail *f)
 		const struct xk_disk_dquot *q = &d->dd_diskdq;
 		uint8_t type = q->d_type & XK_DQTYPE_REC_MASK;
 
-		if (!xk_cksum_ok(d, sizeof(*d), XK_DQUOT_CRC_OFF)) {
-			f->crc_bad = 1;
-			return xk_fail_set(f, "crc", "record %u has a bad "
-					   "checksum", i);
-		}
 		if (xk_be16_get(q->d_magic) != XK_DQUOT_MAGIC)
 			return xk_fail_set(f, "magic", "record %u has magic "
 					   "0x%04x", i,
@@ -59,9 +54,34 @@ dquot_verify(struct xk_buf *bp, struct xk_fail *f)
 	return 0;
 }
 
+/* Each record carries its own CRC. */
+static int
+dquot_crc_ok(const struct xk_buf *bp)
+{
+	uint32_t n = bp->len / sizeof(struct xk_dqblk);
+
+	for (uint32_t i = 0; i < n; i++)
+		if (!xk_cksum_ok(bp->data + i * sizeof(struct xk_dqblk),
+				 sizeof(struct xk_dqblk), XK_DQUOT_CRC_OFF))
+			return 0;
+	return 1;
+}
+
+static void
+dquot_crc_update(struct xk_buf *bp)
+{
+	uint32_t n = bp->len / sizeof(struct xk_dqblk);
+
+	for (uint32_t i = 0; i < n; i++)
+		xk_cksum_update(bp->data + i * sizeof(struct xk_dqblk),
+				sizeof(struct xk_dqblk), XK_DQUOT_CRC_OFF);
+}
+
 /* No block-level CRC: each record carries its own. */
 const struct xk_buf_ops xk_dquot_buf_ops = {
 	.name = "dquot block",
 	.crc_off = XK_NO_CRC,
 	.verify = dquot_verify,
+	.crc_ok = dquot_crc_ok,
+	.crc_update = dquot_crc_update,
 };
