@@ -41,7 +41,11 @@
  * first 32-bit word of every data block is saved into the cycle-data
  * array of the headers and replaced by the cycle number, so a torn write
  * is visible as a cycle mismatch; a reader must put the saved words back
- * (xk_log_rec_cycle_slot) before parsing the payload.
+ * (xk_log_rec_cycle_slot) before parsing the payload.  A record that runs
+ * past the physical end of the log is written in two pieces, and every
+ * block of the piece that lands at block 0 onwards is stamped with the
+ * NEXT cycle (skipping XK_LOG_HEADER_MAGIC_NUM), before the CRC is
+ * computed.
  *
  * The payload is a stream of (op header, oh_len bytes of region data).
  * A checkpoint transaction is: an empty op with XK_LOG_START_TRANS; one

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Internals shared by the log modules: the in-memory copy of the log,
+ * record reading with wrap-around, and the error sentence helper.
+ */
+#ifndef XFSKIT_LOG_PRIV_H
+#define XFSKIT_LOG_PRIV_H
+
+#include <stdint.h>
+
+#include <xfskit/libfs.h>
+#include <xfskit/logv.h>
+
+struct xk_log {
+	struct xk_mount	*mp;
+	uint8_t		*buf;		/* the whole log as on disk */
+	uint32_t	nbb;		/* log size in basic blocks */
+	uint64_t	daddr;		/* first block of the log */
+	struct xk_log_state st;
+	char		err[320];
+	/* scratch for one record (headers + data), unpacked */
+	uint8_t		*rec;
+	size_t		recsize;
+};
+
+/* A record header read from the log and checked for sanity. */
+struct log_rhdr {
+	uint32_t	blk;
+	uint32_t	hblks;
+	uint32_t	dblks;		/* data blocks: BTOBB(h_len) */
+	uint32_t	cycle;
+	uint32_t	len;
+	uint32_t	version;
+	uint32_t	size;
+	uint32_t	num_logops;
+	uint64_t	lsn;
+	uint64_t	tail_lsn;
+};
+
+/* Fill log->err and return err. */
+int xk_log_fail(struct xk_log *log, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* A basic block of the log, with the block index taken modulo size. */
+static inline uint8_t *
+log_blk(const struct xk_log *log, uint64_t blk)
+{
+	return log->buf + (size_t)(blk % log->nbb) * XK_BBSIZE;
+}
+
+static inline uint32_t
+log_cycle(const struct xk_log *log, uint64_t blk)
+{
+	return xk_log_block_cycle(log_blk(log, blk));
+}
+
+static inline int
+log_is_header(const struct xk_log *log, uint64_t blk)
+{
+	return xk_get_be32(log_blk(log, blk)) == XK_LOG_HEADER_MAGIC_NUM;
+}
+
+/* Blocks from a to b going forward around the log. */
+static inline uint32_t
+log_dist(const struct xk_log *log, uint32_t a, uint32_t b)
+{
+	return b >= a ? b - a : log->nbb - a + b;
+}
+
+/*
+ * Check the header at blk (rules listed at the definition); fill *rh.
+ * Returns 0 or XK_ECORRUPT with log->err set.
+ */
+int xk_log_rhdr_check(struct xk_log *log, uint32_t blk, struct log_rhdr *rh);
+/*
+ * Copy the record at rh into log->rec, check its CRC and restore the
+ * cycle words.  On return log->rec holds headers then data.
+ */
+int xk_log_rec_load(struct xk_log *log, const struct log_rhdr *rh,
+		    uint32_t *crcp);
+/* Whether the record (already loaded) is a lone unmount record. */
+int xk_log_rec_is_unmount(const struct xk_log *log, const struct log_rhdr *rh);
+
+/*
+ * Analyse a log image already in memory (nbb basic blocks; the handle
+ * takes buf over).  For unit tests: mp needs only sb.uuid and geometry.
+ */
+int xk_log_open_mem(struct xk_mount *mp, uint8_t *buf, uint32_t nbb,
+		    struct xk_log **logp);
+
+/* Write a clean log: an unmount record at blk in cycle, stale blocks. */
+int xk_log_write_clean(struct xk_log *log, uint32_t blk, uint32_t cycle,
+		       int whole);
+
+#endif /* XFSKIT_LOG_PRIV_H */

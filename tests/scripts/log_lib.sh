@@ -1,0 +1,86 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Helpers for the log tests, sourced after lib.sh: make an image whose
+# log the kernel left dirty, and record a filesystem's visible state
+# (tree, attributes, contents) and its AG header counters so a kernel
+# replay and ours can be compared.
+
+LOGPRINT="$XK_BUILDDIR/tests/tools/xk_logprint"
+LOGREPLAY="$XK_BUILDDIR/tests/tools/xk_logreplay"
+
+need_log_tools() {
+	need_xfsprogs
+	command -v xfs_io >/dev/null 2>&1 || skip "xfs_io is not installed"
+	command -v xfs_logprint >/dev/null 2>&1 ||
+		skip "xfs_logprint is not installed"
+	[ "$(id -u)" -eq 0 ] || skip "making dirty logs needs root (loop mount)"
+	[ -x "$LOGREPLAY" ] && [ -x "$LOGPRINT" ] ||
+		skip "test tools not built (make check builds them)"
+}
+
+# dirty_image IMG WORKLOAD [mkfs options...]: format IMG, mount it, run
+# the shell function WORKLOAD with the mount point as $1, then shut the
+# filesystem down with the log forced (committed changes stay in the log
+# and never reach their home blocks) and unmount.  A workload may start
+# a process holding files open and leave its pid in HOLDER.  Mount
+# options for the workload (iclog size) come from DIRTY_MOUNT_OPTS.
+dirty_image() {
+	local img=$1 fn=$2
+	shift 2
+	rm -f "$img"
+	truncate -s 512M "$img"
+	mkfs.xfs -f -q "$@" "$img" >"$T/mkfs.out" 2>&1 ||
+		{ fail "mkfs.xfs $* failed: $(cat "$T/mkfs.out")"; return 1; }
+	if [ -n "${DIRTY_MOUNT_OPTS:-}" ]; then
+		# Same bookkeeping as lib.sh's loop_mount, with options.
+		MNT="$T/mnt"
+		mkdir -p "$MNT"
+		mount -o "loop,$DIRTY_MOUNT_OPTS" "$img" "$MNT" \
+			2>"$T/mount.err" ||
+			{ fail "mount -o $DIRTY_MOUNT_OPTS failed: $(cat "$T/mount.err")"; return 1; }
+		LOOP_MOUNTED=1
+	else
+		loop_mount "$img" || return 1
+	fi
+	"$fn" "$MNT"
+	xfs_io -x -c 'shutdown -f' "$MNT"
+	# A workload that keeps files open says how to let them go.
+	if [ -n "${HOLDER:-}" ]; then
+		kill "$HOLDER" 2>/dev/null
+		wait "$HOLDER" 2>/dev/null
+		HOLDER=""
+	fi
+	loop_umount
+}
+
+# record_tree MNT: paths, types, modes, sizes, link counts, content
+# hashes and extended attributes, in a stable order.
+record_tree() {
+	(cd "$1" && find . -printf '%p %y %m %s %n %l\n' | LC_ALL=C sort &&
+	 find . -type f -print0 | LC_ALL=C sort -z |
+		xargs -0 -r sha256sum &&
+	 getfattr -R -h -d -m - -e hex . 2>/dev/null)
+}
+
+# record_headers IMG: the counters of the superblock and every AGF/AGI.
+record_headers() {
+	local img=$1 n i
+	n=$(xfs_db -r -c 'sb 0' -c 'p agcount' "$img" | awk '{print $3}')
+	xfs_db -r -c 'sb 0' -c 'p icount ifree fdblocks' "$img"
+	for ((i = 0; i < n; i++)); do
+		xfs_db -r -c "agf $i" -c 'p freeblks longest flcount btreeblks bnolevel cntlevel' \
+			-c "agi $i" -c 'p count freecount level newino dirino unlinked' "$img"
+	done
+}
+
+# kernel_record IMG OUT: mount (the kernel replays), record, unmount.
+kernel_record() {
+	loop_mount "$1" || return 1
+	record_tree "$MNT" >"$2.tree"
+	loop_umount
+	record_headers "$1" >"$2.hdr"
+}
+
+# Byte-for-byte identity of an image, for "nothing was written".
+img_sum() {
+	cksum <"$1"
+}
