@@ -318,6 +318,17 @@ xk_buf_verify(struct xk_buf *bp)
 	}
 	if (ops->verify)
 		err = ops->verify(bp, &bp->fail);
+	if (!err && ops->lsn_off && bp->mp->max_lsn &&
+	    ops->lsn_off + 8 <= bp->len &&
+	    xk_get_be64(bp->data + ops->lsn_off) > bp->mp->max_lsn)
+		err = xk_fail_set(&bp->fail, "lsn", "block LSN %u/%u is "
+				  "beyond the log head %u/%u",
+				  (unsigned int)(xk_get_be64(bp->data +
+							     ops->lsn_off) >> 32),
+				  (unsigned int)xk_get_be64(bp->data +
+							    ops->lsn_off),
+				  (unsigned int)(bp->mp->max_lsn >> 32),
+				  (unsigned int)bp->mp->max_lsn);
 	if (err) {
 		bp->fail.crc_bad = crc_bad;
 		return bp->error = err;

@@ -162,8 +162,9 @@ xk_mount_open(const char *path, unsigned int flags, struct xk_mount **mpp,
 	memset(f, 0, sizeof(*f));
 	f->agno = -1;
 	f->structure = "superblock";
-	err = xk_dev_open(path, (flags & XK_MOUNT_RDONLY) ? XK_DEV_RDONLY : 0,
-			  &dev);
+	/* Writers get the device to themselves (O_EXCL on block devices). */
+	err = xk_dev_open(path, (flags & XK_MOUNT_RDONLY) ? XK_DEV_RDONLY :
+			  XK_DEV_EXCL, &dev);
 	if (err)
 		return err;
 	err = xk_dev_pread(dev, sector, sizeof(sector), 0);

@@ -350,6 +350,13 @@ check_blocks(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
 	int block_form = 0, have_leaf_space = 0;
 	uint64_t *leafblks = NULL;
 	size_t nleafblks = 0;
+	/*
+	 * Block form, as the kernel decides it: one directory block of data
+	 * space and nothing mapped beyond it.  A leaf directory whose names
+	 * fit one data block has the same size but a leaf block too.
+	 */
+	uint64_t last_off = map->n ? map->v[map->n - 1].startoff +
+				     map->v[map->n - 1].blockcount : 0;
 
 	for (size_t i = 0; i < map->n; i++) {
 		const struct xk_bmbt_irec *r = &map->v[i];
@@ -390,7 +397,8 @@ check_blocks(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
 				continue;
 			}
 			ops = &xk_dir3_data_buf_ops;
-			if (off == 0 && size == dbsize) {
+			if (off == 0 && size == dbsize && last_off ==
+			    (1ULL << dblog)) {
 				ops = &xk_dir3_block_buf_ops;
 				block_form = 1;
 			}

@@ -15,16 +15,20 @@ static void
 usage(FILE *to)
 {
 	fprintf(to,
-"Usage: xfskit-repair -n [-v] [-P] [-t N] [--json] DEVICE\n"
+"Usage: xfskit-repair [-n] [-L] [-z UNDO_FILE] [-v] [-P] [-t N] [--json] DEVICE\n"
 "       xfskit-repair -V\n"
 "  -n      no modify: check only, open the device read-only, write nothing\n"
+"  -L      zero the log (its changes are lost) instead of replaying it\n"
+"  -z F    record every block overwritten in undo file F (see xfskit-undo)\n"
 "  -v      verbose: report each phase and each btree walked\n"
 "  -P      no progress display on a terminal\n"
 "  -t N    scan inodes with N threads (default: one per CPU)\n"
 "  --json  print one JSON document (problems with their fields)\n"
 "  -V      print the version and exit\n"
-"Exit status: 0 clean, 1 corruption found, 3 usage error, 4 operational\n"
-"error (cannot open or read the device, not an XFS v5 filesystem).\n");
+"Without -n, a dirty log is replayed and the filesystem is checked;\n"
+"repairing what the check finds is not implemented yet.\n"
+"Exit status: 0 clean, 1 corruption found, 2 dirty log that must be\n"
+"mounted, 3 usage error, 4 operational error.\n");
 }
 
 /* Report an error that stops the check. */
@@ -57,7 +61,8 @@ open_from_secondary(struct repair_ctx *rc, int why, struct xk_fail *f,
 	int err;
 
 	xk_open_error_format(why, f, line, sizeof(line));
-	err = xk_dev_open(rc->device, XK_DEV_RDONLY, &dev);
+	err = xk_dev_open(rc->device, rc->no_modify ? XK_DEV_RDONLY :
+			  XK_DEV_EXCL, &dev);
 	if (err) {
 		snprintf(errmsg, errlen, "%s", xk_strerror(err));
 		return err;
@@ -65,8 +70,8 @@ open_from_secondary(struct repair_ctx *rc, int why, struct xk_fail *f,
 	memset(&dsb, 0, sizeof(dsb));
 	xk_dev_pread(dev, &dsb, sizeof(dsb), 0);
 	xk_sb_decode(&hint, &dsb);
-	fprintf(rc->json ? stderr : rc->out, "Primary superblock is bad (%s); "
-		"looking for a secondary...\n", line);
+	info(rc, "Primary superblock is bad (%s); looking for a "
+	     "secondary...\n", line);
 	/* xfs_repair scans the whole device; 1 TiB bounds the search. */
 	err = find_secondary_sb(dev, &hint, 1ULL << 40, &sb, &agno);
 	if (err) {
@@ -75,9 +80,9 @@ open_from_secondary(struct repair_ctx *rc, int why, struct xk_fail *f,
 		xk_dev_close(dev);
 		return err;
 	}
-	fprintf(rc->json ? stderr : rc->out, "Using the secondary superblock "
-		"of AG %u.\n", agno);
-	err = xk_mount_from_sb(dev, &sb, XK_MOUNT_RDONLY, &rc->mp, f);
+	info(rc, "Using the secondary superblock of AG %u.\n", agno);
+	err = xk_mount_from_sb(dev, &sb, rc->no_modify ? XK_MOUNT_RDONLY : 0,
+			       &rc->mp, f);
 	if (err) {
 		xk_open_error_format(err, f, errmsg, errlen);
 		xk_dev_close(dev);
@@ -103,14 +108,22 @@ main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	int no_progress = 0;
+	const char *undo_path = NULL;
+	struct xk_undo *undo = NULL;
 
-	while ((opt = getopt_long(argc, argv, "nvVhPt:", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "nvVhPt:Lz:", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'J':
 			rc.json = 1;
 			break;
 		case 'P':
 			no_progress = 1;
+			break;
+		case 'L':
+			rc.zero_log = 1;
+			break;
+		case 'z':
+			undo_path = optarg;
 			break;
 		case 't': {
 			char *end;
@@ -157,15 +170,16 @@ main(int argc, char **argv)
 	rc.progress = !no_progress && !rc.json && isatty(STDERR_FILENO);
 	if (rc.json)
 		rc.verbose = 0;
-	if (!rc.no_modify) {
-		fprintf(stderr, "xfskit-repair: repair mode is not available "
-			"yet; run with -n to check without modifying\n");
+	if (rc.no_modify && (rc.zero_log || undo_path)) {
+		fprintf(stderr, "xfskit-repair: -n writes nothing, so -L and "
+			"-z do not go with it\n");
 		return REPAIR_EXIT_USAGE;
 	}
 
 	if (rc.json)
 		json_begin(&rc);
-	err = xk_mount_open(rc.device, XK_MOUNT_RDONLY, &rc.mp, &f);
+	err = xk_mount_open(rc.device, rc.no_modify ? XK_MOUNT_RDONLY : 0,
+			    &rc.mp, &f);
 	if (err == XK_ECORRUPT || err == XK_ENOTXFS) {
 		char msg[640];
 
@@ -179,12 +193,41 @@ main(int argc, char **argv)
 		return operational_error(&rc, line);
 	}
 
+	if (undo_path) {
+		err = xk_undo_create(rc.mp->dev, undo_path, &undo);
+		if (err) {
+			char msg[600];
+
+			snprintf(msg, sizeof(msg), "cannot start the undo file "
+				 "%s: %s", undo_path, xk_strerror(err));
+			xk_mount_close(rc.mp);
+			return operational_error(&rc, msg);
+		}
+		info(&rc, "Recording overwritten blocks in %s.\n", undo_path);
+	}
+	err = phase_log(&rc);
+	if (err) {
+		xk_undo_finish(undo);
+		xk_mount_close(rc.mp);
+		if (rc.json)
+			fprintf(rc.out, "],\n  \"error\": \"dirty log\",\n  "
+				"\"exit_status\": %d\n}\n", err);
+		return err;
+	}
 	err = repair_check(&rc);
 	if (err) {
+		xk_undo_finish(undo);
 		xk_mount_close(rc.mp);
 		return operational_error(&rc, xk_strerror(err));
 	}
-	xk_mount_close(rc.mp);
+	err = xk_mount_close(rc.mp);
+	if (!err)
+		err = xk_undo_finish(undo);
+	if (err)
+		return operational_error(&rc, xk_strerror(err));
+	if (!rc.no_modify && rc.nproblems)
+		info(&rc, "Repairing these is not implemented in this version; "
+		     "nothing but the log was written.\n");
 	if (rc.progress)
 		fprintf(stderr, "\r\033[K");
 	if (rc.json) {

@@ -37,6 +37,7 @@ static const struct {
 	[PR_DISCONNECTED]	  = { "inode is disconnected" },
 	[PR_SB_COUNTER]		  = { "superblock counter is wrong" },
 	[PR_UNLINKED]		  = { "unlinked inode list is not empty" },
+	[PR_LOG_DIRTY]		  = { "the log is dirty" },
 };
 
 void
@@ -137,6 +138,16 @@ fix_problem(struct repair_ctx *rc, enum problem pr, const struct xk_fail *f)
 	fprintf(rc->out, "%s: %s\n", problems[pr].what, line);
 	/* Repairs arrive with the repair issue; until then, report only. */
 	return 0;
+}
+
+void
+info(struct repair_ctx *rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfprintf(rc->json ? stderr : rc->out, fmt, ap);
+	va_end(ap);
 }
 
 int

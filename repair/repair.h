@@ -11,6 +11,7 @@
 /* Exit codes (documented in xfskit-repair(8)). */
 #define REPAIR_EXIT_CLEAN	0
 #define REPAIR_EXIT_CORRUPT	1
+#define REPAIR_EXIT_LOG		2	/* dirty log that must be mounted */
 #define REPAIR_EXIT_USAGE	3
 #define REPAIR_EXIT_ERROR	4
 
@@ -41,6 +42,7 @@ enum problem {
 	PR_DISCONNECTED,
 	PR_SB_COUNTER,
 	PR_UNLINKED,
+	PR_LOG_DIRTY,
 	PR_NR
 };
 
@@ -108,6 +110,7 @@ struct repair_ctx {
 	int		progress;	/* show progress on stderr */
 	int		from_secondary;	/* geometry came from a secondary */
 	unsigned int	threads;	/* inode scan workers (-t) */
+	int		zero_log;	/* -L */
 	uint64_t	cache_bytes;	/* buffer cache budget per handle */
 	FILE		*out;
 	unsigned long	counts[PR_NR];
@@ -133,6 +136,10 @@ void progress(struct repair_ctx *rc, const char *what, uint64_t n,
 void json_begin(struct repair_ctx *rc);
 void json_end(struct repair_ctx *rc, int status);
 void json_string(FILE *out, const char *s);
+
+/* An informational line: stdout, or stderr when stdout carries JSON. */
+void info(struct repair_ctx *rc, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 /* Build a failure site and pass it to fix_problem. */
 int report(struct repair_ctx *rc, enum problem pr, const char *structure,
@@ -165,6 +172,7 @@ int repair_check(struct repair_ctx *rc);
 int find_secondary_sb(struct xk_dev *dev, const struct xk_sb *hint,
 		      uint64_t limit, struct xk_sb *sb, uint32_t *agno);
 
+int phase_log(struct repair_ctx *rc);
 int phase_superblocks(struct repair_ctx *rc);
 int phase_ag_headers(struct repair_ctx *rc);
 int phase_inodes(struct repair_ctx *rc);

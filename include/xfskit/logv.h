@@ -143,6 +143,13 @@ void xk_log_item_target(const struct xk_log_item *it,
  * so by default recovery refuses instead.
  */
 #define XK_LOG_SKIP_CLEANUP (1u << 1)
+/*
+ * With XK_LOG_DRYRUN: keep the replayed blocks (and the superblock with
+ * its summed counters) in the handle's cache, dirty and unwritten, so a
+ * read-only handle then sees the filesystem as replay would leave it.
+ * Nothing is written (a read-only handle refuses to flush them).
+ */
+#define XK_LOG_DRYRUN_KEEP (1u << 2)
 
 /* What recovery found and did. */
 struct xk_log_report {

@@ -84,6 +84,11 @@ struct xk_mount {
 	uint8_t		meta_uuid[16];
 	struct xk_bcache *cache;
 	uint64_t	write_lsn;	/* stamped on writes when non-zero */
+	/*
+	 * The log head's LSN when known: verifiers then reject metadata
+	 * stamped with a later LSN (it would never be replayed over).
+	 */
+	uint64_t	max_lsn;
 };
 
 /*

@@ -176,8 +176,9 @@ check_fork_fit(struct xk_mount *mp, const struct xk_dinode *dip, int fork,
 
 /*
  * Rules, after the kernel's inode verifier: 1. magic "IN"; 2. version 3;
- * 3. CRC; 4. no v1 link count, and the inode number it records; 5. metadata UUID; 6. size
- * below 2^63; 7. a known file type; 8. directories and symlinks are not
+ * 3. CRC; 4. no v1 link count, and the inode number it records;
+ * 5. metadata UUID, and an LSN not beyond the log head when it is known;
+ * 6. size below 2^63; 7. a known file type; 8. directories and symlinks are not
  * empty; 9. no more extents than blocks; 10. the attr fork offset inside
  * the literal area; 11. no realtime files (no realtime device); 12. a
  * data fork format the file type allows (device, or local / extents /
@@ -218,6 +219,11 @@ dinode_check(struct xk_mount *mp, uint64_t ino, const struct xk_dinode *dip,
 		return xk_fail_val(f, "ino", ino, xk_be64_get(dip->di_ino));
 	if (memcmp(dip->di_uuid, mp->meta_uuid, 16))
 		return xk_fail_set(f, "uuid", "does not match the superblock");
+	if (mp->max_lsn && xk_be64_get(dip->di_lsn) > mp->max_lsn)
+		return xk_fail_set(f, "lsn", "inode LSN 0x%llx is beyond the "
+				   "log head 0x%llx",
+				   (unsigned long long)xk_be64_get(dip->di_lsn),
+				   (unsigned long long)mp->max_lsn);
 	if (size >> 63)
 		return xk_fail_set(f, "size", "size 0x%llx is negative",
 				   (unsigned long long)size);

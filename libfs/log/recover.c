@@ -1037,7 +1037,7 @@ discard_touched(struct rctx *rc)
  * write everything back.
  */
 static int
-write_touched(struct rctx *rc)
+write_touched(struct rctx *rc, int flush)
 {
 	for (size_t i = 0; i < rc->nt; i++) {
 		struct touched *t = &rc->t[i];
@@ -1052,7 +1052,7 @@ write_touched(struct rctx *rc)
 	rc->rep->blocks_written = rc->nt;
 	rc->nt = 0;
 	hmap_free(&rc->tmap);
-	return xk_buf_flush(rc->mp);
+	return flush ? xk_buf_flush(rc->mp) : 0;
 }
 
 /* Count the AGI unlinked buckets that are not empty. */
@@ -1163,7 +1163,7 @@ count_cow_staging(struct rctx *rc, uint64_t *cow)
  * writes the superblock at unmount), log_incompat bits cleared.
  */
 static int
-update_sb(struct rctx *rc)
+update_sb(struct rctx *rc, int flush)
 {
 	struct xk_mount *mp = rc->mp;
 	uint64_t icount = 0, ifree = 0, fdblocks = 0;
@@ -1211,7 +1211,7 @@ update_sb(struct rctx *rc)
 	xk_cksum_update(bp->data, bp->len, offsetof(struct xk_dsb, sb_crc));
 	xk_buf_dirty(bp);
 	xk_buf_release(bp);
-	return xk_buf_flush(mp);
+	return flush ? xk_buf_flush(mp) : 0;
 }
 
 static void
@@ -1307,15 +1307,22 @@ xk_log_recover(struct xk_mount *mp, unsigned int flags,
 			rep->unlinked_inodes);
 		goto out;
 	}
+	if (!err && (flags & XK_LOG_DRYRUN) && (flags & XK_LOG_DRYRUN_KEEP)) {
+		/* Leave the replayed state in the cache, unwritten. */
+		err = write_touched(&rc, 0);
+		if (!err)
+			err = update_sb(&rc, 0);
+		goto out;
+	}
 	if (err || (flags & XK_LOG_DRYRUN)) {
 		/* A dry run counted what replay would do; now forget it. */
 		discard_touched(&rc);
 		goto out;
 	}
 	rep->replayed = 1;
-	err = write_touched(&rc);
+	err = write_touched(&rc, 1);
 	if (!err)
-		err = update_sb(&rc);
+		err = update_sb(&rc, 1);
 	if (!err)
 		err = xk_log_write_clean(log, log->st.head_blk,
 					 log->st.head_cycle, 0);

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The log, before anything else.
+ *
+ * -n: a dirty log is a finding.  Its replay is run in memory only and
+ *     kept in the cache, so the check that follows sees the filesystem
+ *     as replay will leave it (xfs_repair checks the stale blocks and
+ *     warns of spurious findings instead).  If replay is not possible
+ *     offline, the finding says why and the check sees the disk as is.
+ * otherwise: a dirty log is replayed and written (say so), or, when
+ *     replay is not possible offline, the run stops and asks for a
+ *     mount, as xfs_repair does.
+ * -L: the log is zeroed, whatever it holds (its changes are lost).
+ *
+ * Either way the log head, once known, bounds the LSN any metadata may
+ * carry; the verifiers then check it.
+ *
+ * Out: 0 to go on checking, or an exit status to stop with.
+ */
+#include <string.h>
+
+#include <xfskit/logv.h>
+
+#include "repair.h"
+
+/* The head LSN: the newest a metadata block may be stamped with. */
+static void
+set_max_lsn(struct repair_ctx *rc)
+{
+	struct xk_log *log;
+	const struct xk_log_state *st;
+
+	if (xk_log_open(rc->mp, &log))
+		goto out;
+	st = xk_log_get_state(log);
+	if (!st->empty && st->head_cycle)
+		rc->mp->max_lsn = ((uint64_t)st->head_cycle << 32) |
+				  st->head_blk;
+out:
+	xk_log_close(log);
+}
+
+int
+phase_log(struct repair_ctx *rc)
+{
+	struct xk_log_report rep;
+	int err;
+
+	if (rc->zero_log) {
+		char msg[256] = "";
+
+		err = xk_log_zero(rc->mp, msg, sizeof(msg));
+		if (err) {
+			fprintf(stderr, "xfskit-repair: zeroing the log "
+				"failed: %s\n", msg[0] ? msg :
+				xk_strerror(err));
+			return REPAIR_EXIT_ERROR;
+		}
+		info(rc, "Log zeroed: the changes it held are lost.\n");
+		set_max_lsn(rc);
+		return 0;
+	}
+
+	err = xk_log_recover(rc->mp, rc->no_modify ?
+			     (XK_LOG_DRYRUN | XK_LOG_DRYRUN_KEEP) : 0, &rep);
+	if (!err && rep.state.clean) {
+		set_max_lsn(rc);
+		return 0;
+	}
+	if (rc->no_modify) {
+		if (err)
+			report(rc, PR_LOG_DIRTY, "log", -1, 0,
+			       rc->mp->g.log_daddr, "dirty", "the log holds "
+			       "changes that cannot be replayed offline (%s); "
+			       "the check sees the blocks as they are on "
+			       "disk", rep.msg);
+		else
+			report(rc, PR_LOG_DIRTY, "log", -1, 0,
+			       rc->mp->g.log_daddr, "dirty", "the log holds "
+			       "%u transactions (%llu items) that replay "
+			       "would write to %llu blocks; the check sees "
+			       "the filesystem as replay will leave it",
+			       rep.transactions,
+			       (unsigned long long)rep.items,
+			       (unsigned long long)rep.blocks_written);
+		/* Replayed blocks would carry LSNs up to the head. */
+		set_max_lsn(rc);
+		/* Other handles would not see the replay kept in the cache. */
+		if (!err)
+			rc->threads = 1;
+		return 0;
+	}
+	if (err) {
+		fprintf(stderr, "xfskit-repair: %s: the log is dirty and "
+			"cannot be replayed offline: %s\n", rc->device,
+			rep.msg[0] ? rep.msg : xk_strerror(err));
+		fprintf(stderr, "xfskit-repair: mount and unmount the "
+			"filesystem to replay it, or use -L to zero the log "
+			"(its changes are lost)\n");
+		return REPAIR_EXIT_LOG;
+	}
+	info(rc, "Replayed the log: %u transactions, %llu blocks written.\n",
+	     rep.transactions, (unsigned long long)rep.blocks_written);
+	set_max_lsn(rc);
+	return 0;
+}
