@@ -86,6 +86,13 @@ const struct db_cmd db_cmds[] = {
 	  "bit offset inside that byte (most significant first) and its "
 	  "width in bits; test scripts use it to check that an edit changed "
 	  "exactly one field.", 0 },
+	{ "logprint", {NULL}, "[-r]", db_cmd_logprint,
+	  "print the log's transactions (as xfs_logprint -t)",
+	  "Prints the log's head, tail and state (clean, dirty, empty), then\n"
+	  "every committed transaction from tail to head with its items and\n"
+	  "what each targets; -r also prints each record.  Every record's\n"
+	  "checksum and every length is checked; damage is reported with its\n"
+	  "record, op and item.", 0 },
 	{ "ls", {NULL}, "[path]", db_cmd_ls,
 	  "list a directory (the current inode by default)", NULL, 0 },
 	{ "ncheck", {NULL}, "[-i ino]...", db_cmd_ncheck,

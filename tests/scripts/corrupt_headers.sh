@@ -28,7 +28,7 @@ add_sector() {
 add_sector sb "superblock" 0 $((ss - 1)) "sb $ag" magicnum
 add_sector agf "AGF" 1 $((ss - 1)) "agf $ag" magicnum
 add_sector agi "AGI" 2 $((ss - 1)) "agi $ag" magicnum
-add_sector agfl "AGFL" 3 25 "agfl $ag" magicnum	# inside agfl_lsn
+add_sector agfl "AGFL" 3 31 "agfl $ag" magicnum	# low byte of agfl_lsn: an LSN (0/0x5a) behind the log head
 add_root() {
 	hdr=$1 field=$2 label=$3
 	agbno=$(db_get "$base" "$hdr $ag" "$field")
