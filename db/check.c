@@ -5,7 +5,9 @@
  * libfs walker), every allocated inode, and the directory, attribute,
  * bmbt and remote symlink blocks of those inodes.  check hands each
  * block to its libfs verifier and prints every failure; it has no rules
- * of its own.  blocktrash flips random bits in a random choice of them.
+ * of its own.  blocktrash flips random bits in a random choice of them
+ * (headers, btree blocks, inodes, directory, attribute, bmbt and remote
+ * symlink blocks).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -196,6 +198,9 @@ check_inode(struct scan *s, uint64_t ino)
 		return;
 	if (!bp)
 		return;
+	/* The inode itself (blocktrash's "inode" type): its own bytes. */
+	remember(s, bp->daddr + ((uint8_t *)dip - bp->data) / XK_BBSIZE,
+		 mp->g.inodesize, "inode");
 	memset(&f, 0, sizeof(f));
 	f.structure = "inode";
 	f.daddr = bp->daddr;
@@ -385,7 +390,7 @@ db_cmd_blocktrash(struct db_ctx *c, int argc, char **argv)
 	s.c = c;
 	s.collect = 1;
 	for (uint32_t ag = 0; ag < mp->g.agcount; ag++)
-		scan_ag(&s, ag, 0);
+		scan_ag(&s, ag, 1);
 	/* keep only the chosen types */
 	if (ntypes) {
 		size_t k = 0;
