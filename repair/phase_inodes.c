@@ -383,6 +383,31 @@ append(void **dst, size_t *n, size_t *cap, const void *src, size_t m,
 	return 0;
 }
 
+/*
+ * Move a worker's list into the parent's: taken over whole when the
+ * parent's is empty, else appended and freed at once, so at most one
+ * worker's list exists twice at any time.
+ */
+static int
+adopt(void **dst, size_t *n, size_t *cap, void **src, size_t *m,
+      size_t *mcap, size_t size)
+{
+	int err = 0;
+
+	if (*n == 0) {
+		free(*dst);
+		*dst = *src;
+		*n = *m;
+		*cap = *mcap;
+	} else {
+		err = append(dst, n, cap, *src, *m, size);
+		free(*src);
+	}
+	*src = NULL;
+	*m = *mcap = 0;
+	return err;
+}
+
 /* Fold a worker's findings and lists into the parent. */
 static int
 worker_merge(struct repair_ctx *parent, struct worker *w)
@@ -401,13 +426,13 @@ worker_merge(struct repair_ctx *parent, struct worker *w)
 			     from->n, sizeof(*from->v));
 	}
 	if (!err)
-		err = append((void **)&parent->inodes, &parent->ninodes,
-			     &parent->capinodes, rc->inodes, rc->ninodes,
-			     sizeof(*rc->inodes));
+		err = adopt((void **)&parent->inodes, &parent->ninodes,
+			    &parent->capinodes, (void **)&rc->inodes,
+			    &rc->ninodes, &rc->capinodes, sizeof(*rc->inodes));
 	if (!err)
-		err = append((void **)&parent->edges, &parent->nedges,
-			     &parent->capedges, rc->edges, rc->nedges,
-			     sizeof(*rc->edges));
+		err = adopt((void **)&parent->edges, &parent->nedges,
+			    &parent->capedges, (void **)&rc->edges,
+			    &rc->nedges, &rc->capedges, sizeof(*rc->edges));
 	return err;
 }
 
