@@ -188,6 +188,28 @@ scan_agfl(struct repair_ctx *rc, uint32_t agno, const struct xk_agf *agf)
 	xk_buf_release(bp);
 }
 
+/*
+ * A header that failed a counter or root rule is still this AG's
+ * header: its tree roots are worth walking (the walker checks each root
+ * and height itself).  Only a header that is not this AG's at all (its
+ * identity rules failed) is skipped.  Counter cross-checks use only a
+ * header that passed.
+ */
+static int
+header_usable(int err, const struct xk_fail *f)
+{
+	static const char *const identity[] = {
+		"magic", "versionnum", "uuid", "seqno", "length", "size",
+	};
+
+	if (!err || err == XK_EBADCRC)
+		return 1;
+	for (size_t i = 0; i < sizeof(identity) / sizeof(identity[0]); i++)
+		if (f->check && strcmp(f->check, identity[i]) == 0)
+			return 0;
+	return 1;
+}
+
 static void
 scan_agf(struct repair_ctx *rc, uint32_t agno)
 {
@@ -203,12 +225,12 @@ scan_agf(struct repair_ctx *rc, uint32_t agno)
 	}
 	if (err)
 		fix_problem(rc, PR_AGF_BAD, &bp->fail);
-	if (err && err != XK_EBADCRC) {
+	if (!header_usable(err, &bp->fail)) {
 		xk_buf_release(bp);
 		return;
 	}
 	h = xk_buf_agf(bp);
-	as->agf_ok = 1;
+	as->agf_ok = !err || err == XK_EBADCRC;
 	as->agf_freeblks = xk_be32_get(h->agf_freeblks);
 	as->agf_longest = xk_be32_get(h->agf_longest);
 	as->agf_btreeblks = xk_be32_get(h->agf_btreeblks);
@@ -248,12 +270,12 @@ scan_agi(struct repair_ctx *rc, uint32_t agno)
 	}
 	if (err)
 		fix_problem(rc, PR_AGI_BAD, &bp->fail);
-	if (err && err != XK_EBADCRC) {
+	if (!header_usable(err, &bp->fail)) {
 		xk_buf_release(bp);
 		return;
 	}
 	h = xk_buf_agi(bp);
-	as->agi_ok = 1;
+	as->agi_ok = !err || err == XK_EBADCRC;
 	as->agi_count = xk_be32_get(h->agi_count);
 	as->agi_freecount = xk_be32_get(h->agi_freecount);
 	as->agi_iblocks = xk_be32_get(h->agi_iblocks);
