@@ -1,22 +1,41 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * xfskit-mkfs: not built yet.  This skeleton answers -V and -h so that the
- * tree installs and the man page has something to describe; the real
- * tool is tracked in its own issue.
+ * xfskit-mkfs: format a v5 XFS filesystem on an image file or a block
+ * device, with mkfs.xfs's command line and geometry.  main() only runs
+ * the pipeline: parse, derive the geometry, refuse an existing
+ * filesystem unless forced, report, write.  Exit status: 0 on success,
+ * 1 for bad options, a refused device or a failed write.
  */
-#include <stdio.h>
 #include <string.h>
 
-#include <xfskit/libfs.h>
+#include "mkfs.h"
 
 int
 main(int argc, char **argv)
 {
-	if (argc == 2 && strcmp(argv[1], "-V") == 0) {
-		printf("xfskit-mkfs version %s\n", xk_version());
-		return 0;
+	struct mkfs_cli cli;
+	static struct mkfs_cfg cfg;
+	char what[128];
+
+	memset(&cli, 0, sizeof(cli));
+	if (mkfs_parse_args(argc, argv, &cli))
+		return 1;
+	if (mkfs_geometry(&cli, &cfg))
+		return 1;
+	if (!cli.force && !cli.dry_run &&
+	    mkfs_probe_existing(&cfg, what, sizeof(what))) {
+		fprintf(stderr, "xfskit-mkfs: %s appears to contain %s.\n"
+			"xfskit-mkfs: Use the -f option to force overwrite.\n",
+			cfg.dev, what);
+		return 1;
 	}
-	fprintf(argc == 2 && strcmp(argv[1], "-h") == 0 ? stdout : stderr,
-		"xfskit-mkfs: not implemented yet (only -V and -h work)\n");
-	return argc == 2 && strcmp(argv[1], "-h") == 0 ? 0 : 1;
+	if (cli.unsupported)
+		printf("Filesystems formatted with --unsupported are not "
+		       "supported!!\n");
+	if (!cli.quiet || cli.dry_run)
+		mkfs_report(stdout, &cfg);
+	if (cli.dry_run)
+		return 0;
+	fflush(stdout);
+	return mkfs_write(&cfg, !cli.nodiscard);
 }

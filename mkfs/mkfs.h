@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * xfskit-mkfs internals.  The tool is a pipeline: the command line (and
+ * the -c configuration file) fill struct mkfs_cli with raw values; the
+ * geometry step validates them against the device and derives struct
+ * mkfs_cfg, the complete layout, which is const from then on; the report
+ * prints it; the writer lays the filesystem down through libfs.
+ */
+#ifndef XFSKIT_MKFS_H
+#define XFSKIT_MKFS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include <xfskit/libfs.h>
+
+/* An option value: given at all, and from where (file values lose). */
+struct mkfs_val {
+	int		set;		/* 0 no, 1 config file, 2 CLI */
+	long long	num;
+	const char	*str;		/* raw text of a size */
+};
+
+/* Raw values straight from the command line and the config file. */
+struct mkfs_cli {
+	const char	*dev;		/* -d name= or the argument */
+	int		dfile;		/* -d file: a regular file */
+	struct mkfs_val	bsize;
+	struct mkfs_val	agcount, agsize, dsize, su, sw, sunit, swidth;
+	struct mkfs_val	isize, imaxpct, ialign, sparse, nrext64;
+	struct mkfs_val	logsize, loginternal, lsunit, lsu, logversion;
+	struct mkfs_val	logagno;
+	struct mkfs_val	crc, finobt, rmapbt, reflink, bigtime;
+	struct mkfs_val	inobtcount;
+	struct mkfs_val	uuid;
+	struct mkfs_val	dirsize, ftype;
+	struct mkfs_val	sectsize;
+	const char	*label;
+	const char	*config;	/* -c options= */
+	int		dry_run, quiet, force, nodiscard, unsupported;
+};
+
+/* The validated, derived layout: what gets written. */
+struct mkfs_cfg {
+	const char	*dev;
+	int		is_file;	/* regular file, not a device */
+	uint64_t	devsize;	/* bytes */
+	uint32_t	blocksize, blocklog;
+	uint32_t	sectsize, sectlog;
+	uint32_t	inodesize, inodelog;
+	uint32_t	dirblocksize, dirblocklog;
+	uint64_t	dblocks;
+	uint64_t	agsize;
+	uint64_t	agcount;
+	uint32_t	dsunit, dswidth;	/* fs blocks */
+	uint32_t	lsunit;			/* fs blocks */
+	uint64_t	logblocks;
+	uint64_t	logstart;		/* fsblock */
+	uint32_t	logagno;
+	uint32_t	imaxpct;
+	int		crc, finobt, rmapbt, reflink, bigtime, inobtcount;
+	int		sparse, nrext64, ialign;
+	uint8_t		uuid[16];
+	char		label[12];
+	struct xk_sb	sb;		/* final primary superblock */
+};
+
+#define MKFS_ERRMSG_LEN	512
+
+/* options.c */
+void mkfs_usage(FILE *f);
+/* Parse argv into cli; 0, or 1 with the message already printed. */
+int mkfs_parse_args(int argc, char **argv, struct mkfs_cli *cli);
+/* Parse one "name=value" suboption of option letter opt (file or CLI). */
+int mkfs_set_subopt(struct mkfs_cli *cli, char opt, const char *name,
+		    const char *value, int from_file);
+/* A size with an optional b/s/k/m/g/t/p/e suffix; -1 when invalid. */
+long long mkfs_cvtnum(uint32_t blocksize, uint32_t sectsize, const char *s);
+
+/* config.c */
+int mkfs_config_load(struct mkfs_cli *cli, const char *path);
+
+/* geometry.c: validate and derive; prints the precise reason, returns 1. */
+int mkfs_geometry(const struct mkfs_cli *cli, struct mkfs_cfg *cfg);
+/* Minimum log size in blocks the kernel accepts for this geometry. */
+uint32_t mkfs_min_log_blocks(const struct mkfs_cfg *cfg);
+
+/* report.c */
+void mkfs_report(FILE *f, const struct mkfs_cfg *cfg);
+
+/* write.c */
+int mkfs_probe_existing(const struct mkfs_cfg *cfg, char *what, size_t len);
+int mkfs_write(const struct mkfs_cfg *cfg, int discard);
+
+#endif /* XFSKIT_MKFS_H */

@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Laying the filesystem down.  Everything is computed before the first
+ * write (AG layouts, AGFL contents, where the root inode chunk goes, so
+ * the superblock is final from the start); then, through libfs's buffer
+ * cache and verifiers: every AG's headers and btree roots, the inode
+ * chunk with the root directory and the realtime bitmap and summary
+ * inodes, and a clean log.  The device is prepared first: an existing
+ * signature refuses the device unless forced, stale signatures are
+ * wiped, and free space is discarded unless -K.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <blkid/blkid.h>
+
+#include <xfskit/init.h>
+#include <xfskit/format/dinode.h>
+
+#include "mkfs.h"
+
+/* Blocks mkfs.xfs zeroes at each end of the device against stale labels. */
+#define WHACK_SIZE	(128u * 1024)
+
+int
+mkfs_probe_existing(const struct mkfs_cfg *cfg, char *what, size_t len)
+{
+	blkid_probe pr;
+	const char *type = NULL;
+	int found = 0;
+
+	what[0] = '\0';
+	if (cfg->is_file && cfg->devsize == 0)
+		return 0;
+	pr = blkid_new_probe_from_filename(cfg->dev);
+	if (!pr)
+		return 0;
+	blkid_probe_enable_superblocks(pr, 1);
+	blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE);
+	blkid_probe_enable_partitions(pr, 1);
+	if (blkid_do_fullprobe(pr) == 0) {
+		if (blkid_probe_lookup_value(pr, "TYPE", &type, NULL) == 0) {
+			snprintf(what, len, "an existing filesystem (%s)",
+				 type);
+			found = 1;
+		} else if (blkid_probe_lookup_value(pr, "PTTYPE", &type,
+						    NULL) == 0) {
+			snprintf(what, len, "a partition table (%s)", type);
+			found = 1;
+		}
+	}
+	blkid_free_probe(pr);
+	return found;
+}
+
+/* Erase every signature libblkid knows, wherever it sits. */
+static void
+wipe_signatures(struct xk_dev *dev)
+{
+	blkid_probe pr = blkid_new_probe();
+
+	if (!pr)
+		return;
+	if (blkid_probe_set_device(pr, dev->fd, 0, 0) == 0) {
+		blkid_probe_enable_superblocks(pr, 1);
+		blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_MAGIC);
+		blkid_probe_enable_partitions(pr, 1);
+		blkid_probe_set_partitions_flags(pr, BLKID_PARTS_MAGIC);
+		while (blkid_do_probe(pr) == 0)
+			blkid_do_wipe(pr, 0);
+	}
+	blkid_free_probe(pr);
+}
+
+static int
+zero_range(struct xk_dev *dev, uint64_t off, uint64_t len)
+{
+	uint8_t *z = calloc(1, len);
+	int err;
+
+	if (!z)
+		return -ENOMEM;
+	err = xk_dev_pwrite(dev, z, len, off);
+	free(z);
+	return err;
+}
+
+static int
+prepare_device(const struct mkfs_cfg *cfg, int discard, struct xk_dev **devp)
+{
+	uint64_t need = cfg->dblocks << cfg->blocklog;
+	struct xk_dev *dev;
+	int err;
+
+	err = xk_dev_open(cfg->dev, (cfg->is_file ? XK_DEV_CREATE :
+				     XK_DEV_EXCL), &dev);
+	if (err) {
+		fprintf(stderr, "cannot open %s: %s\n", cfg->dev,
+			xk_strerror(err));
+		return 1;
+	}
+	if (cfg->is_file && dev->size < need) {
+		err = xk_dev_set_size(dev, need);
+		if (err) {
+			fprintf(stderr, "cannot extend %s to %llu bytes: %s\n",
+				cfg->dev, (unsigned long long)need,
+				xk_strerror(err));
+			xk_dev_close(dev);
+			return 1;
+		}
+	}
+	wipe_signatures(dev);
+	/* Discard failures (no TRIM support) are not errors. */
+	if (discard && dev->size)
+		(void)xk_dev_discard(dev, 0, dev->size);
+	/* Stale labels at the very end (MD, GPT backups). */
+	if (dev->size >= WHACK_SIZE) {
+		err = zero_range(dev, (dev->size - WHACK_SIZE) & ~511ULL,
+				 WHACK_SIZE);
+		if (!err)
+			err = zero_range(dev, 0, WHACK_SIZE);
+		if (err) {
+			fprintf(stderr, "cannot write to %s: %s\n", cfg->dev,
+				xk_strerror(err));
+			xk_dev_close(dev);
+			return 1;
+		}
+	}
+	*devp = dev;
+	return 0;
+}
+
+/* Everything about the AGs that is decided before writing. */
+struct plan {
+	struct xk_ag_init *ags;
+	uint32_t	agcount;
+	uint64_t	rootino;
+	uint64_t	fdblocks;
+};
+
+static int
+make_plan(struct xk_mount *mp, struct plan *p)
+{
+	const struct xk_geom *g = &mp->g;
+	uint32_t worst = 0, align;
+	int err;
+
+	p->agcount = g->agcount;
+	p->ags = calloc(g->agcount, sizeof(*p->ags));
+	if (!p->ags)
+		return -ENOMEM;
+	for (uint32_t agno = 0; agno < g->agcount; agno++) {
+		uint32_t need = xk_ag_min_freelist(mp,
+						   xk_ag_blocks(mp, agno));
+
+		err = xk_ag_init_layout(mp, agno, &p->ags[agno]);
+		if (err)
+			return err;
+		if (need > worst)
+			worst = need;
+	}
+	for (uint32_t agno = 0; agno < g->agcount; agno++) {
+		err = xk_ag_init_agfl(&p->ags[agno], worst);
+		if (err)
+			return err;
+	}
+	/*
+	 * The root inode chunk in AG 0, near the inobt root: aligned to
+	 * the stripe unit when that is a multiple of the inode alignment,
+	 * else to the inode cluster alignment.
+	 */
+	align = g->cluster_align;
+	if (mp->sb.unit && g->inoalign_mask &&
+	    !(mp->sb.unit & g->inoalign_mask))
+		align = mp->sb.unit;
+	{
+		struct xk_ag_init *ai = &p->ags[0];
+		uint32_t bno;
+
+		err = xk_ag_init_alloc(ai, g->ialloc_blks, align,
+				       ai->roots[XK_BT_INO], &bno);
+		if (err && align != g->cluster_align)
+			err = xk_ag_init_alloc(ai, g->ialloc_blks,
+					       g->cluster_align,
+					       ai->roots[XK_BT_INO], &bno);
+		if (err)
+			return err;
+		ai->chunk_agbno = bno;
+		ai->chunk_blocks = g->ialloc_blks;
+		ai->chunk_inodes = g->ialloc_inos;
+		ai->chunk_used = 3;	/* root, rt bitmap, rt summary */
+		p->rootino = xk_agino_to_ino(mp, 0, bno << g->inopblog);
+	}
+	p->fdblocks = 0;
+	for (uint32_t agno = 0; agno < g->agcount; agno++)
+		p->fdblocks += xk_ag_init_freeblks(&p->ags[agno], NULL) +
+			       p->ags[agno].agfl_count;
+	return 0;
+}
+
+static int
+write_inodes(struct xk_mount *mp, const struct plan *p)
+{
+	const struct xk_ag_init *ai = &p->ags[0];
+	struct timespec ts;
+	struct xk_inode_init ii = { 0 };
+	struct xk_buf *bp;
+	void *dip;
+	int err;
+
+	err = xk_inode_init_chunk(mp, 0, ai->chunk_agbno, ai->chunk_blocks);
+	if (err)
+		return err;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ii.now_sec = ts.tv_sec;
+	ii.now_nsec = (uint32_t)ts.tv_nsec;
+	/* The root directory: short form, its own parent. */
+	ii.mode = XK_S_IFDIR | 0755;
+	ii.nlink = 2;
+	ii.format = XK_DINODE_FMT_LOCAL;
+	err = xk_inode_init_get(mp, p->rootino, &bp, &dip);
+	if (err)
+		return err;
+	xk_inode_init_core(mp, dip, p->rootino, &ii);
+	xk_inode_init_sfdir(mp, dip, p->rootino);
+	xk_buf_dirty(bp);
+	xk_buf_release(bp);
+	/* The realtime bitmap and summary: empty regular files. */
+	ii.mode = XK_S_IFREG;
+	ii.nlink = 1;
+	ii.format = XK_DINODE_FMT_EXTENTS;
+	for (int i = 1; i <= 2; i++) {
+		err = xk_inode_init_get(mp, p->rootino + i, &bp, &dip);
+		if (err)
+			return err;
+		ii.flags = i == 1 ? XK_DIFLAG_NEWRTBM : 0;
+		xk_inode_init_core(mp, dip, p->rootino + i, &ii);
+		xk_buf_dirty(bp);
+		xk_buf_release(bp);
+	}
+	return 0;
+}
+
+int
+mkfs_write(const struct mkfs_cfg *cfg, int discard)
+{
+	struct xk_dev *dev;
+	struct xk_mount *mp;
+	struct xk_fail f;
+	struct xk_sb sb = cfg->sb, sec;
+	struct plan p = { 0 };
+	uint32_t mid;
+	int err;
+
+	if (prepare_device(cfg, discard, &dev))
+		return 1;
+	err = xk_mount_from_sb(dev, &sb, 0, &mp, &f);
+	if (err) {
+		char msg[400];
+
+		xk_fail_format(&f, msg, sizeof(msg));
+		fprintf(stderr, "internal error: the new superblock is "
+			"refused: %s\n", msg);
+		xk_dev_close(dev);
+		return 1;
+	}
+	mp->owns_dev = 1;
+	err = make_plan(mp, &p);
+	if (err) {
+		fprintf(stderr, "cannot lay out the filesystem: %s\n",
+			xk_strerror(err));
+		goto out;
+	}
+	/* The final primary, and the secondaries as mkfs.xfs leaves them. */
+	sb.rootino = p.rootino;
+	sb.rbmino = p.rootino + 1;
+	sb.rsumino = p.rootino + 2;
+	sb.icount = mp->g.ialloc_inos;
+	sb.ifree = mp->g.ialloc_inos - 3;
+	sb.fdblocks = p.fdblocks;
+	mp->sb = sb;
+	sec = sb;
+	sec.inprogress = 1;
+	sec.icount = sec.ifree = 0;
+	sec.rootino = sec.rbmino = sec.rsumino = XK_NULLFSINO;
+	sec.fdblocks = cfg->dblocks - cfg->agcount * xk_ag_prealloc_blocks(mp) -
+		       cfg->logblocks;
+	mid = cfg->agcount > 2 ? (uint32_t)(cfg->agcount - 1) / 2 : 0;
+	for (uint32_t agno = 0; agno < p.agcount; agno++) {
+		struct xk_sb s = agno == 0 ? sb : sec;
+
+		if (agno && (agno == p.agcount - 1 || agno == mid))
+			s.rootino = sb.rootino;
+		err = xk_ag_init_write(mp, &p.ags[agno], &s);
+		if (err)
+			break;
+		/* Write back as we go so huge filesystems stay small. */
+		if (agno % 64 == 63)
+			err = xk_buf_flush(mp);
+		if (err)
+			break;
+	}
+	if (!err)
+		err = write_inodes(mp, &p);
+	if (!err)
+		err = xk_log_init_clean(mp, mp->g.log_daddr,
+					(uint64_t)cfg->logblocks <<
+					(cfg->blocklog - XK_BBSHIFT),
+					sb.logsunit > 1 ? sb.logsunit : 0);
+	if (err)
+		fprintf(stderr, "writing %s failed: %s\n", cfg->dev,
+			xk_strerror(err));
+out:
+	free(p.ags);
+	{
+		int cerr = xk_mount_close(mp);
+
+		if (cerr && !err) {
+			fprintf(stderr, "writing %s failed: %s\n", cfg->dev,
+				xk_strerror(cerr));
+			err = cerr;
+		}
+	}
+	return err ? 1 : 0;
+}
