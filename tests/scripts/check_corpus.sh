@@ -49,6 +49,8 @@ TYPES=(
 	"inode-sfattr|path /attrs/sf"
 	"inode-root|sb 0;addr rootino"
 	"bmbt|path /bmbt;addr u3.bmbt.ptrs[1]"
+	"bmbt-attr|path /attrs/btree;addr a.bmbt.ptrs[1]"
+	"inode-attrbtree|path /attrs/btree"
 	"dir-block|path /block;dblock 0"
 	"dir-data|path /leaf;dblock 0"
 	"dir-leaf1|path /leaf;dblock 8388608"

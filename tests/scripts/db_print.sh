@@ -38,6 +38,7 @@ I_ASF=$(ino attrs/sf)
 I_ALEAF=$(ino attrs/leaf)
 I_ANODE=$(ino attrs/node)
 I_ARMT=$(ino attrs/remote)
+I_ABT=$(ino attrs/btree)
 I_SSYM=$(ino links/short)
 I_LSYM=$(ino links/long)
 I_CDEV=$(ino links/cdev)
@@ -107,6 +108,10 @@ done
 # bmbt blocks below the in-inode root.
 compare "inode $I_BMBT|addr u3.bmbt.ptrs[1]|print"
 compare "inode $I_BMBT|addr u3.bmbt.ptrs[2]|print"
+# An attr fork in btree format: the inode and its bmapbta block.
+compare "inode $I_ABT|print"
+compare "inode $I_ABT|addr a.bmbt.ptrs[1]|print"
+compare "inode $I_ABT|ablock 0|print"
 # Directory blocks of every kind.
 compare "inode $I_BLOCK|dblock 0|print"
 compare "inode $I_LEAF|dblock 0|print"

@@ -2,7 +2,8 @@
 # Sourced by tests: fill a mounted filesystem at $1 with every on-disk
 # format: short-form, block, leaf and node directories; extent-list,
 # btree-format, sparse and reflinked files; local and remote symlinks;
-# hard links and device nodes; short-form, leaf, node and remote xattrs.
+# hard links and device nodes; short-form, leaf, node and remote xattrs,
+# and an attr fork in btree format.
 populate_all_formats() {
 	local m=$1
 	mkdir -p "$m/sf" "$m/block" "$m/leaf" "$m/node" "$m/attrs" "$m/links" || return 1
@@ -37,6 +38,13 @@ populate_all_formats() {
 			setfattr -n "user.attribute_number_$i" -v "some_value_$i" "$m/attrs/node"
 		done
 		setfattr -n user.big -v "$(head -c 20000 /dev/zero | tr '\0' v)" "$m/attrs/remote"
+		# Remote values interleaved with another file's blocks, so
+		# the attr fork has too many extents for the inode: btree.
+		touch "$m/attrs/btree"
+		for i in $(seq 1 60); do
+			setfattr -n "user.v$i" -v "$(head -c 5000 /dev/zero | tr '\0' a)" "$m/attrs/btree"
+			xfs_io -f -c "pwrite $((i * 4096)) 4096" -c fsync "$m/attrs/spacer" >/dev/null
+		done
 	fi
 	sync
 }
