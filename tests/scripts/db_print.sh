@@ -108,6 +108,10 @@ done
 # bmbt blocks below the in-inode root.
 compare "inode $I_BMBT|addr u3.bmbt.ptrs[1]|print"
 compare "inode $I_BMBT|addr u3.bmbt.ptrs[2]|print"
+# A directory whose data fork is a btree: its bmapbtd block.
+[ "$(db_get "$IMG" "inode $I_NODE" core.format)" = "3 (btree)" ] ||
+	fail "the node directory is not in btree format"
+compare "inode $I_NODE|addr u3.bmbt.ptrs[1]|print"
 # An attr fork in btree format: the inode and its bmapbta block.
 compare "inode $I_ABT|print"
 compare "inode $I_ABT|addr a.bmbt.ptrs[1]|print"
