@@ -75,39 +75,44 @@ db_out(struct db_ctx *c, const char *fmt, ...)
 		fprintf(c->out, "%s\n", line);
 }
 
-void
-db_err(struct db_ctx *c, const char *fmt, ...)
+/*
+ * A message on stderr (after flushing stdout so the two stay in order),
+ * or, with -j, a JSON line of the given kind.
+ */
+static void
+emit_stderr(struct db_ctx *c, const char *kind, const char *prefix,
+	    const char *fmt, va_list ap)
 {
 	char line[1024];
-	va_list ap;
 
-	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
 	if (c->json) {
-		jline(c, "error", line);
+		jline(c, kind, line);
 		return;
 	}
 	fflush(c->out);
-	fprintf(stderr, "xfskit-db: %s\n", line);
+	fprintf(stderr, "%s%s\n", prefix, line);
+}
+
+void
+db_err(struct db_ctx *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	emit_stderr(c, "error", "xfskit-db: ", fmt, ap);
+	va_end(ap);
 }
 
 /* A diagnostic that is not an error of the command: stderr, no prefix. */
 void
 db_note(struct db_ctx *c, const char *fmt, ...)
 {
-	char line[1024];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
+	emit_stderr(c, "verdict", "", fmt, ap);
 	va_end(ap);
-	if (c->json) {
-		jline(c, "verdict", line);
-		return;
-	}
-	fflush(c->out);
-	fprintf(stderr, "%s\n", line);
 }
 
 void
