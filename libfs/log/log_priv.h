@@ -37,6 +37,10 @@ struct log_rhdr {
 	uint64_t	tail_lsn;
 };
 
+/* Inode item format region, 56- or 52-byte layout, as the 64-bit one. */
+void xk_log_ilf_decode(const struct xk_log_region *r,
+		       struct xk_inode_log_format *f);
+
 /* Fill log->err and return err. */
 int xk_log_fail(struct xk_log *log, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -751,21 +751,7 @@ replay_inode(struct rctx *rc, const struct xk_log_trans *tr, uint32_t ii,
 	uint8_t *fork;
 	int err;
 
-	if (r[0].len == sizeof(f)) {
-		memcpy(&f, r[0].data, sizeof(f));
-	} else {
-		struct xk_inode_log_format_32 f32;
-
-		memcpy(&f32, r[0].data, sizeof(f32));
-		memset(&f, 0, sizeof(f));
-		f.ilf_fields = f32.ilf_fields;
-		f.ilf_size = f32.ilf_size;
-		f.ilf_ino = f32.ilf_ino;
-		memcpy(&f.ilf_u, &f32.ilf_u, sizeof(f.ilf_u));
-		f.ilf_blkno = f32.ilf_blkno;
-		f.ilf_len = f32.ilf_len;
-		f.ilf_boffset = f32.ilf_boffset;
-	}
+	xk_log_ilf_decode(&r[0], &f);
 	fields = f.ilf_fields;
 	if (cancel_find(rc, (uint64_t)f.ilf_blkno, (uint32_t)f.ilf_len)) {
 		rc->rep->inodes_cancelled++;

@@ -286,23 +286,9 @@ check_inode(struct walk *w, const struct wtrans *t, uint32_t i,
 	uint32_t want;
 	char m[160];
 
-	if (r[0].len == sizeof(struct xk_inode_log_format)) {
-		memcpy(&f, r[0].data, sizeof(f));
-	} else if (r[0].len == sizeof(struct xk_inode_log_format_32)) {
-		struct xk_inode_log_format_32 f32;
-
-		memcpy(&f32, r[0].data, sizeof(f32));
-		memset(&f, 0, sizeof(f));
-		f.ilf_type = f32.ilf_type;
-		f.ilf_size = f32.ilf_size;
-		f.ilf_fields = f32.ilf_fields;
-		f.ilf_asize = f32.ilf_asize;
-		f.ilf_dsize = f32.ilf_dsize;
-		f.ilf_ino = f32.ilf_ino;
-		memcpy(&f.ilf_u, &f32.ilf_u, sizeof(f.ilf_u));
-		f.ilf_blkno = f32.ilf_blkno;
-		f.ilf_len = f32.ilf_len;
-		f.ilf_boffset = f32.ilf_boffset;
+	if (r[0].len == sizeof(struct xk_inode_log_format) ||
+	    r[0].len == sizeof(struct xk_inode_log_format_32)) {
+		xk_log_ilf_decode(&r[0], &f);
 	} else {
 		snprintf(m, sizeof(m), "format region of %u bytes (56 or 52 "
 			 "expected)", r[0].len);
@@ -696,4 +682,31 @@ xk_log_walk(struct xk_log *log, const struct xk_log_walk_ops *ops,
 		wtrans_free(t);
 	}
 	return err;
+}
+
+/*
+ * An inode item's format region in the 64-bit layout, whichever layout
+ * the writer used (the region is 56 or 52 bytes; callers checked which).
+ */
+void
+xk_log_ilf_decode(const struct xk_log_region *r, struct xk_inode_log_format *f)
+{
+	struct xk_inode_log_format_32 f32;
+
+	if (r->len == sizeof(*f)) {
+		memcpy(f, r->data, sizeof(*f));
+		return;
+	}
+	memcpy(&f32, r->data, sizeof(f32));
+	memset(f, 0, sizeof(*f));
+	f->ilf_type = f32.ilf_type;
+	f->ilf_size = f32.ilf_size;
+	f->ilf_fields = f32.ilf_fields;
+	f->ilf_asize = f32.ilf_asize;
+	f->ilf_dsize = f32.ilf_dsize;
+	f->ilf_ino = f32.ilf_ino;
+	memcpy(&f->ilf_u, &f32.ilf_u, sizeof(f->ilf_u));
+	f->ilf_blkno = f32.ilf_blkno;
+	f->ilf_len = f32.ilf_len;
+	f->ilf_boffset = f32.ilf_boffset;
 }
