@@ -14,6 +14,7 @@
 #define XFSKIT_BTREE_BULK_H
 
 #include <xfskit/btree.h>
+#include <xfskit/format/btree.h>
 
 struct xk_btree_bulk {
 	const struct xk_btree_ops *ops;
