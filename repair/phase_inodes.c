@@ -114,42 +114,49 @@ check_symlink(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
 	if (dip->di_format != XK_DINODE_FMT_LOCAL) {
 		uint64_t got = 0;
 
+		/*
+		 * One header per extent, not per block: the kernel writes and
+		 * reads each mapping of a remote target as one buffer.
+		 */
+		uint32_t maxblks = xk_symlink_blocks(rc->mp->g.blocksize,
+						     XK_SYMLINK_MAXLEN);
+
 		for (size_t i = 0; i < map->n; i++) {
 			const struct xk_bmbt_irec r = map->v[i];
+			struct xk_buf *bp;
+			int err;
 
-			for (uint64_t b = 0; b < r.blockcount; b++) {
-				struct xk_buf *bp;
-				int err;
-
-				err = xk_buf_read_ctx(rc->mp,
-					xk_fsb_to_daddr(rc->mp,
-							r.startblock + b),
-					rc->mp->g.blocksize,
-					&xk_symlink_buf_ops, -1, ino,
-					XK_READ_SALVAGE, &bp);
-				if (err && bp)
-					fix_problem(rc, PR_SYMLINK_BAD,
-						    &bp->fail);
-				else if (err)
-					report(rc, PR_SYMLINK_BAD, "symlink",
-					       -1, ino, XK_NO_DADDR, "read",
-					       "%s", xk_strerror(err));
-				if (!err) {
-					uint32_t o = xk_get_be32(bp->data + 4);
-
-					if (o != got)
-						report(rc, PR_SYMLINK_BAD,
-						       "symlink block", -1,
-						       ino, bp->daddr,
-						       "offset", "piece says "
-						       "offset %u, expected "
-						       "%llu", o,
-						       (unsigned long long)
-						       got);
-					got += xk_get_be32(bp->data + 8);
-				}
-				xk_buf_release(bp);
+			if (r.blockcount > maxblks) {
+				report(rc, PR_SYMLINK_BAD, "symlink", -1, ino,
+				       XK_NO_DADDR, "extent", "a mapping of "
+				       "%llu blocks; a target needs at most %u",
+				       (unsigned long long)r.blockcount,
+				       maxblks);
+				continue;
 			}
+			err = xk_buf_read_ctx(rc->mp,
+				xk_fsb_to_daddr(rc->mp, r.startblock),
+				(uint32_t)r.blockcount * rc->mp->g.blocksize,
+				&xk_symlink_buf_ops, -1, ino,
+				XK_READ_SALVAGE, &bp);
+			if (err && bp)
+				fix_problem(rc, PR_SYMLINK_BAD, &bp->fail);
+			else if (err)
+				report(rc, PR_SYMLINK_BAD, "symlink", -1, ino,
+				       XK_NO_DADDR, "read", "%s",
+				       xk_strerror(err));
+			if (!err) {
+				uint32_t o = xk_get_be32(bp->data + 4);
+
+				if (o != got)
+					report(rc, PR_SYMLINK_BAD,
+					       "symlink block", -1, ino,
+					       bp->daddr, "offset", "piece "
+					       "says offset %u, expected %llu",
+					       o, (unsigned long long)got);
+				got += xk_get_be32(bp->data + 8);
+			}
+			xk_buf_release(bp);
 		}
 		if (got != size)
 			report(rc, PR_SYMLINK_BAD, "symlink", -1, ino,

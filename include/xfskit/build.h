@@ -37,14 +37,25 @@ struct xk_bld_ext {
 	uint32_t	len;		/* blocks, <= XK_MAX_BMBT_EXTLEN */
 };
 
+/*
+ * Fork formats in the builder.  LOCAL and EXTENTS have the values of
+ * XK_DINODE_FMT_LOCAL/EXTENTS; NONE (0, what xk_bld_inode_init leaves)
+ * is an absent attr fork or an empty data fork; DEV is the on-disk
+ * FMT_DEV, which is 0 on disk and so needs its own value here.  An
+ * EXTENTS fork becomes a bmbt on disk when it does not fit.
+ */
+#define XK_BLD_FMT_NONE		0
+#define XK_BLD_FMT_LOCAL	1	/* == XK_DINODE_FMT_LOCAL */
+#define XK_BLD_FMT_EXTENTS	2	/* == XK_DINODE_FMT_EXTENTS */
+#define XK_BLD_FMT_DEV		8
+
 /* A fork as it is being built. */
 struct xk_bld_fork {
-	uint8_t		format;		/* XK_DINODE_FMT_*; 0 = fork absent
-					 * for the attr fork */
-	/* XK_DINODE_FMT_LOCAL (and FMT_DEV): the bytes of the fork. */
+	uint8_t		format;		/* XK_BLD_FMT_* */
+	/* XK_BLD_FMT_LOCAL (and FMT_DEV): the bytes of the fork. */
 	uint8_t		*local;
 	uint32_t	local_len;
-	/* XK_DINODE_FMT_EXTENTS: mappings in loff order (the builder
+	/* XK_BLD_FMT_EXTENTS: mappings in loff order (the builder
 	 * turns them into a bmbt when they do not fit in the fork). */
 	struct xk_bld_ext *ext;
 	uint64_t	next, ext_alloc;
@@ -183,7 +194,10 @@ int xk_bld_file_write_reader(struct xk_bld *b, struct xk_bld_inode *ip,
 
 /* --- device nodes, symlinks --- */
 
-/* Character/block device: the rdev in the data fork (FMT_DEV). */
+/*
+ * Character/block device: the rdev in the data fork (FMT_DEV).  FIFOs
+ * and sockets are FMT_DEV with rdev 0, as the kernel makes them.
+ */
 int xk_bld_dev(struct xk_bld *b, struct xk_bld_inode *ip, uint32_t major,
 	       uint32_t minor);
 /* Symlink target: local when it fits, else remote XSLM blocks. */
