@@ -318,8 +318,10 @@ xk_buf_verify(struct xk_buf *bp)
 	}
 	if (ops->verify)
 		err = ops->verify(bp, &bp->fail);
+	/* An all-ones LSN (remote attr values) means "none" to the kernel. */
 	if (!err && ops->lsn_off && bp->mp->max_lsn &&
 	    ops->lsn_off + 8 <= bp->len &&
+	    xk_get_be64(bp->data + ops->lsn_off) != UINT64_MAX &&
 	    xk_get_be64(bp->data + ops->lsn_off) > bp->mp->max_lsn)
 		err = xk_fail_set(&bp->fail, "lsn", "block LSN %u/%u is "
 				  "beyond the log head %u/%u",
@@ -562,6 +564,46 @@ xk_buf_flush(struct xk_mount *mp)
 	free(list);
 	bcache_reclaim(c);
 	return err;
+}
+
+int
+xk_buf_seal(struct xk_mount *mp)
+{
+	struct xk_bcache *c = mp->cache;
+	int err = 0;
+
+	for (size_t i = 0; i < c->nbuckets; i++)
+		for (struct xk_buf *bp = c->hash[i]; bp; bp = bp->hnext) {
+			int e;
+
+			if (!(bp->flags & XK_BUF_DIRTY))
+				continue;
+			e = buf_verify_write(bp);
+			if (e && !err)
+				err = e;
+			bp->flags &= ~XK_BUF_VERIFIED;
+		}
+	return err;
+}
+
+void
+xk_buf_discard_dirty(struct xk_mount *mp)
+{
+	struct xk_bcache *c = mp->cache;
+
+	for (size_t i = 0; i < c->nbuckets; i++) {
+		struct xk_buf *bp = c->hash[i];
+
+		while (bp) {
+			struct xk_buf *next = bp->hnext;
+
+			if ((bp->flags & XK_BUF_DIRTY) && bp->refs == 0) {
+				bp->flags &= ~XK_BUF_DIRTY;
+				buf_free(c, bp);
+			}
+			bp = next;
+		}
+	}
 }
 
 void

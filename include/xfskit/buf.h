@@ -118,6 +118,14 @@ int xk_buf_write(struct xk_buf *bp);
 int xk_buf_write_raw(struct xk_buf *bp);
 /* Write back every dirty buffer, in disk address order. */
 int xk_buf_flush(struct xk_mount *mp);
+/*
+ * Run the write-side verifier on every dirty buffer (checks, LSN, CRC)
+ * and keep it dirty: a read-only dry run then reads back what a real
+ * run would have written.
+ */
+int xk_buf_seal(struct xk_mount *mp);
+/* Drop every dirty, unreferenced buffer unwritten (an abandoned update). */
+void xk_buf_discard_dirty(struct xk_mount *mp);
 /* Drop a buffer from the cache (after the device was written behind it). */
 void xk_buf_invalidate(struct xk_mount *mp, uint64_t daddr, uint32_t len);
 

@@ -89,6 +89,11 @@ struct xk_bld_inode {
  */
 int xk_bld_open(struct xk_mount *mp, struct xk_bld **bp);
 /*
+ * The same on a read-only mount: everything built stays dirty in the
+ * cache and is never written (a dry run of log recovery).
+ */
+int xk_bld_open_cached(struct xk_mount *mp, struct xk_bld **bp);
+/*
  * Rebuild every per-AG btree, the AGFL, the AGF/AGI counters and the
  * superblock counters from the builder's state; buffers are dirtied in
  * the cache (xk_buf_flush or xk_mount_close writes them).
@@ -241,6 +246,48 @@ struct xk_bld_xattr {
  */
 int xk_bld_attrs(struct xk_bld *b, struct xk_bld_inode *ip,
 		 const struct xk_bld_xattr *xa, size_t n);
+
+/* --- edits, for finishing log intents (libfs/build/edit.c) --- */
+
+/*
+ * Free an extent as EFI recovery does: the blocks become free space and
+ * any reverse mapping still covering them is removed.
+ */
+int xk_bld_free_extent(struct xk_bld *b, uint64_t fsbno, uint32_t len);
+/*
+ * A reverse-mapping update (RUI): type is XK_RMAP_EXTENT_MAP .. FREE
+ * (format/log.h); flags the XK_BLD_* fork/bmbt/unwritten flags.
+ */
+int xk_bld_rmap_update(struct xk_bld *b, unsigned int type, uint64_t owner,
+		       uint64_t fsbno, uint64_t offset, uint32_t len,
+		       unsigned int flags);
+/*
+ * A refcount update (CUI), XK_REFCOUNT_INCREASE .. FREE_COW.  With the
+ * rmapbt, refcounts are derived from the reverse mappings on commit and
+ * this only frees what a decrease leaves unowned; without it the loaded
+ * refcount records are adjusted.
+ */
+int xk_bld_refcount_update(struct xk_bld *b, unsigned int type,
+			   uint64_t fsbno, uint32_t len);
+/*
+ * A file mapping update (BUI): map or unmap len blocks at file block
+ * loff of the inode's fork (XK_BMAP_MAP / XK_BMAP_UNMAP), with the
+ * reverse mapping and refcount effects the kernel's deferred work has.
+ */
+int xk_bld_bmap_update(struct xk_bld *b, unsigned int type, uint64_t ino,
+		       int whichfork, uint64_t loff, uint64_t fsbno,
+		       uint32_t len, int unwritten);
+/*
+ * Free every CoW staging extent (blocks, reverse mappings, refcount
+ * records), as the kernel does at mount.  *count: extents freed.
+ */
+int xk_bld_cow_cleanup(struct xk_bld *b, uint64_t *count);
+/*
+ * Inactivate and free the inodes on every AGI unlinked list (unlinked
+ * while open): their forks' blocks are freed, the inodes marked free,
+ * chunks left empty freed, and the lists emptied.  *count: inodes freed.
+ */
+int xk_bld_free_unlinked(struct xk_bld *b, uint64_t *count);
 
 /* --- internals shared by libfs/build/ files --- */
 

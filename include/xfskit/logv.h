@@ -137,10 +137,9 @@ void xk_log_item_target(const struct xk_log_item *it,
 /* Recovery flags */
 #define XK_LOG_DRYRUN	(1u << 0)	/* replay in memory, write none */
 /*
- * Replay even when the kernel's cleanup after replay would be needed:
- * inodes left on AGI unlinked lists (unlinked while open) and CoW
- * staging extents.  The kernel frees both at mount; xfskit cannot yet,
- * so by default recovery refuses instead.
+ * Skip the kernel's cleanup after replay: leave inodes on the AGI
+ * unlinked lists (unlinked while open) and CoW staging extents in place
+ * instead of freeing them as a mount would.
  */
 #define XK_LOG_SKIP_CLEANUP (1u << 1)
 /*
@@ -164,30 +163,35 @@ struct xk_log_report {
 	uint64_t	inodes_skipped_lsn;
 	uint64_t	inodes_cancelled;
 	uint64_t	icreates_replayed;
-	uint64_t	intents_unfinished;	/* refused when non-zero */
+	uint64_t	intents_unfinished;	/* without their done item */
+	uint64_t	intents_finished;	/* of those, finished */
 	uint16_t	first_intent_type;	/* XK_LI_* of the first one */
 	uint64_t	blocks_written;	/* metadata buffers written */
 	uint32_t	unlinked_inodes; /* non-empty AGI unlinked buckets */
 	uint64_t	cow_staging;	/* CoW staging extents left */
+	uint64_t	cow_freed;	/* CoW staging extents freed */
+	uint64_t	unlinked_freed;	/* unlinked inodes freed */
 	uint32_t	log_incompat_cleared; /* bits cleared in the sb */
 	int		replayed;	/* something was written */
 	char		msg[320];	/* why it refused or failed */
 };
 
 /*
- * Replay a dirty log like the kernel: pass 1 collects cancelled buffers,
- * pass 2 applies buffer, inode and icreate items in commit order (v5
- * rule: only where the block's LSN is older than the transaction's),
- * then the log is rewritten clean (unmount record at the head, in the
- * head's cycle), log_incompat bits are cleared and the superblock
- * counters are recomputed from the AG headers.  Refuses (XK_EUNSUPP,
- * nothing written) a log holding intents without their done item, dquot
- * items or bmbt owner changes (finishing them needs btree updates libfs
- * lacks), and, unless XK_LOG_SKIP_CLEANUP, a replay that would leave
- * inodes on AGI unlinked lists or CoW staging extents.  A clean log
+ * Replay a dirty log like the kernel: pass 1 collects cancelled buffers
+ * and the intents left without their done item, pass 2 applies buffer,
+ * inode and icreate items in commit order (v5 rule: only where the
+ * block's LSN is older than the transaction's); then, as the kernel
+ * does at mount, the unfinished intents are finished (EFI, RUI, CUI,
+ * BUI), CoW staging extents and inodes on the AGI unlinked lists freed,
+ * and the AG indexes rebuilt from the result (libfs/build); the log is
+ * rewritten clean (unmount record at the head, in the head's cycle),
+ * log_incompat bits are cleared and the superblock counters set.
+ * Refuses (XK_EUNSUPP, nothing written) dquot items, bmbt owner changes
+ * and intents it cannot finish (attr, exchange, realtime).  A clean log
  * returns 0 with rep->replayed == 0.  XK_LOG_DRYRUN replays into the
  * cache only, fills rep, refuses as a real replay would, and drops it
- * (a read-only handle is fine).
+ * (a read-only handle is fine); with XK_LOG_DRYRUN_KEEP the result,
+ * intents finished, stays in the cache.
  * After a real replay the handle's superblock copy is refreshed.
  */
 int xk_log_recover(struct xk_mount *mp, unsigned int flags,

@@ -13,6 +13,12 @@
 #include <xfskit/init.h>
 #include <xfskit/meta.h>
 
+/*
+ * An unwritten mapping read back from an inode carries this bit in its
+ * fsbno (the builder itself only writes written extents).
+ */
+#define BLD_EXT_UNWRITTEN	(1ULL << 63)
+
 /* A free extent of one AG. */
 struct bld_ext {
 	uint32_t	start;
@@ -35,6 +41,20 @@ struct bld_chunk {
 	uint64_t	freemask;	/* 1 = free */
 };
 
+/* A refcount record (start has no CoW bit; cow says which domain). */
+struct bld_refc {
+	uint32_t	start;
+	uint32_t	len;
+	uint32_t	count;
+	int		cow;
+};
+
+/* A range some intent asked to be released when nobody owns it. */
+struct bld_range {
+	uint64_t	fsbno;
+	uint32_t	len;
+};
+
 struct bld_ag {
 	uint32_t	agno;
 	uint32_t	length;
@@ -52,6 +72,10 @@ struct bld_ag {
 	uint32_t	ichunk_cursor;	/* first chunk that may have a free inode */
 	uint64_t	icount, ifree;
 	uint64_t	fdblocks;	/* free + AGFL + btree blocks, at commit */
+	/* Refcount records kept as loaded (filesystems without rmapbt). */
+	struct bld_refc	*refc;
+	uint64_t	nrefc, refc_alloc;
+	int		clear_unlinked;	/* write empty AGI unlinked lists */
 	int		dirty;
 };
 
@@ -63,6 +87,9 @@ struct xk_bld {
 	int64_t		now_sec;
 	uint32_t	now_nsec;
 	uint64_t	rootino;
+	/* Decreased refcounts to settle before commit (rmapbt). */
+	struct bld_range *pending;
+	uint64_t	npending, pending_alloc;
 	/* Scratch for streaming file data. */
 	uint8_t		*iobuf;
 	size_t		iobuf_len;
@@ -87,7 +114,15 @@ int bld_alloc_in_ag(struct xk_bld *b, struct bld_ag *ag, uint32_t len,
 int bld_alloc(struct xk_bld *b, uint32_t agno, uint32_t len, uint32_t minlen,
 	      uint32_t align, uint64_t *fsbno, uint32_t *got);
 
+int bld_grow(void **arr, uint64_t *alloc, uint64_t need, size_t elem);
+
+/* edit.c */
+int bld_settle_pending(struct xk_bld *b);
+
 /* inode.c */
+int bld_write_fork(struct xk_bld *b, struct xk_bld_inode *ip, int whichfork,
+		   uint8_t *dst, uint32_t space, uint8_t *format,
+		   uint64_t *nblocks);
 int bld_chunk_add(struct bld_ag *ag, const struct bld_chunk *c);
 
 /* commit.c */

@@ -70,10 +70,6 @@ rmap_normalize(struct bld_rmap *r, uint64_t n)
 	return out;
 }
 
-struct refc {
-	uint32_t	start, len, count;
-};
-
 struct edge {
 	uint32_t	bno;
 	int		delta;
@@ -91,11 +87,11 @@ edge_cmp(const void *pa, const void *pb)
 
 /* Refcount records: every stretch mapped by two or more inode owners. */
 static int
-refc_build(const struct bld_rmap *r, uint64_t n, struct refc **out,
+refc_build(const struct bld_rmap *r, uint64_t n, struct bld_refc **out,
 	   uint64_t *nout)
 {
 	struct edge *e = malloc((2 * n + 1) * sizeof(*e));
-	struct refc *rc = NULL;
+	struct bld_refc *rc = NULL;
 	uint64_t ne = 0, nrc = 0, alloc = 0;
 	uint32_t depth = 0;
 
@@ -105,7 +101,8 @@ refc_build(const struct bld_rmap *r, uint64_t n, struct refc **out,
 		return -ENOMEM;
 	for (uint64_t i = 0; i < n; i++) {
 		if (xk_rmap_owner_is_special(r[i].owner) ||
-		    (r[i].offset & XK_RMAP_OFF_BMBT_BLOCK))
+		    (r[i].offset & (XK_RMAP_OFF_BMBT_BLOCK |
+				    XK_RMAP_OFF_ATTR_FORK)))
 			continue;
 		e[ne++] = (struct edge){ r[i].start, 1 };
 		e[ne++] = (struct edge){ r[i].start + r[i].len, -1 };
@@ -129,7 +126,7 @@ refc_build(const struct bld_rmap *r, uint64_t n, struct refc **out,
 			}
 			if (nrc == alloc) {
 				uint64_t a = alloc ? alloc * 2 : 16;
-				struct refc *p = realloc(rc, a * sizeof(*p));
+				struct bld_refc *p = realloc(rc, a * sizeof(*p));
 
 				if (!p) {
 					free(rc);
@@ -139,13 +136,43 @@ refc_build(const struct bld_rmap *r, uint64_t n, struct refc **out,
 				rc = p;
 				alloc = a;
 			}
-			rc[nrc++] = (struct refc){ here, end - here, depth };
+			rc[nrc++] = (struct bld_refc){ here, end - here, depth,
+						       0 };
 		}
+	}
+	/* CoW staging extents follow, in the CoW key domain. */
+	for (uint64_t i = 0; i < n; i++) {
+		if (r[i].owner != XK_RMAP_OWN_COW)
+			continue;
+		if (nrc == alloc) {
+			uint64_t a = alloc ? alloc * 2 : 16;
+			struct bld_refc *p = realloc(rc, a * sizeof(*p));
+
+			if (!p) {
+				free(rc);
+				free(e);
+				return -ENOMEM;
+			}
+			rc = p;
+			alloc = a;
+		}
+		rc[nrc++] = (struct bld_refc){ r[i].start, r[i].len, 1, 1 };
 	}
 	free(e);
 	*out = rc;
 	*nout = nrc;
 	return 0;
+}
+
+/* Refcount key order: shared records, then the CoW domain. */
+static int
+refc_cmp(const void *pa, const void *pb)
+{
+	const struct bld_refc *a = pa, *b = pb;
+
+	if (a->cow != b->cow)
+		return a->cow - b->cow;
+	return a->start < b->start ? -1 : a->start > b->start;
 }
 
 /* The trees of one AG, in the order their blocks are handed out. */
@@ -173,7 +200,7 @@ struct agc {
 	uint32_t	agfl_count;
 	struct bld_rmap	*rmap;		/* final mappings */
 	uint64_t	nrmap;
-	struct refc	*refc;
+	struct bld_refc	*refc;
 	uint64_t	nrefc;
 	uint32_t	nfreechunks;
 };
@@ -414,7 +441,8 @@ tree_recs(struct agc *c, int t, uint8_t **out)
 		break;
 	case T_REFC:
 		for (uint64_t i = 0; i < c->nrefc; i++) {
-			xk_put_be32(r + i * 12, c->refc[i].start);
+			xk_put_be32(r + i * 12, c->refc[i].start |
+				    (c->refc[i].cow ? XK_REFC_COWFLAG : 0));
 			xk_put_be32(r + i * 12 + 4, c->refc[i].len);
 			xk_put_be32(r + i * 12 + 8, c->refc[i].count);
 		}
@@ -443,7 +471,7 @@ write_headers(struct agc *c, const uint32_t root[T_NR],
 	for (int i = 0; i < XK_AGI_UNLINKED_BUCKETS; i++)
 		unlinked[i] = XK_NULLAGINO;
 	/* Keep the unlinked lists of an AGI that can still be read. */
-	if (xk_agi_read(mp, ag->agno, 0, &bp) == 0) {
+	if (!ag->clear_unlinked && xk_agi_read(mp, ag->agno, 0, &bp) == 0) {
 		for (int i = 0; i < XK_AGI_UNLINKED_BUCKETS; i++)
 			unlinked[i] = xk_be32_get(
 				xk_buf_agi(bp)->agi_unlinked[i]);
@@ -568,10 +596,18 @@ bld_commit_ag(struct xk_bld *b, struct bld_ag *ag)
 	c.has[T_FINO] = mp->g.has_finobt;
 	c.has[T_REFC] = mp->g.has_reflink;
 	ag->nrmap = rmap_normalize(ag->rmap, ag->nrmap);
-	if (mp->g.has_reflink) {
+	if (mp->g.has_reflink && mp->g.has_rmapbt) {
 		err = refc_build(ag->rmap, ag->nrmap, &c.refc, &c.nrefc);
 		if (err)
 			return err;
+	} else if (mp->g.has_reflink && ag->nrefc) {
+		/* Without the rmapbt the loaded records are the truth. */
+		c.refc = malloc(ag->nrefc * sizeof(*c.refc));
+		if (!c.refc)
+			return -ENOMEM;
+		memcpy(c.refc, ag->refc, ag->nrefc * sizeof(*c.refc));
+		c.nrefc = ag->nrefc;
+		qsort(c.refc, c.nrefc, sizeof(*c.refc), refc_cmp);
 	}
 	for (uint32_t i = 0; i < ag->nchunk; i++) {
 		const struct bld_chunk *ch = &ag->chunk[i];
@@ -633,6 +669,7 @@ xk_bld_commit(struct xk_bld *b)
 	struct xk_sb sb;
 	int err = 0;
 
+	err = bld_settle_pending(b);
 	for (uint32_t i = 0; i < b->agcount && !err; i++)
 		err = bld_commit_ag(b, &b->ags[i]);
 	if (err)

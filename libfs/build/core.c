@@ -42,19 +42,21 @@ xk_bld_free(struct xk_bld *b)
 		free(b->ags[i].free);
 		free(b->ags[i].rmap);
 		free(b->ags[i].chunk);
+		free(b->ags[i].refc);
 	}
+	free(b->pending);
 	free(b->ags);
 	free(b->iobuf);
 	free(b);
 }
 
 static int
-bld_alloc_handle(struct xk_mount *mp, struct xk_bld **bp)
+bld_alloc_handle(struct xk_mount *mp, int cached, struct xk_bld **bp)
 {
 	struct xk_bld *b;
 
 	*bp = NULL;
-	if (mp->flags & XK_MOUNT_RDONLY)
+	if ((mp->flags & XK_MOUNT_RDONLY) && !cached)
 		return XK_ERDONLY;
 	b = calloc(1, sizeof(*b));
 	if (!b)
@@ -173,9 +175,25 @@ load_rec(void *ctx, const void *rec)
 		err = bld_chunk_add(ag, &c);
 		break;
 	}
-	case XK_BT_REFC:
-		lc->nbad++;	/* shared or CoW extents */
+	case XK_BT_REFC: {
+		const struct xk_refcount_rec *r = rec;
+		uint32_t start = xk_be32_get(r->rc_startblock);
+		struct bld_refc *rc;
+
+		/* With the rmapbt, refcounts are derived on commit. */
+		if (lc->b->mp->g.has_rmapbt)
+			break;
+		err = bld_grow((void **)&ag->refc, &ag->refc_alloc,
+			       ag->nrefc + 1, sizeof(*ag->refc));
+		if (err)
+			break;
+		rc = &ag->refc[ag->nrefc++];
+		rc->start = start & ~XK_REFC_COWFLAG;
+		rc->cow = !!(start & XK_REFC_COWFLAG);
+		rc->len = xk_be32_get(r->rc_blockcount);
+		rc->count = xk_be32_get(r->rc_refcount);
 		break;
+	}
 	default:
 		break;
 	}
@@ -280,11 +298,6 @@ load_ag(struct xk_bld *b, struct bld_ag *ag)
 				xk_be32_get(agi->agi_free_level), 0);
 	if (err)
 		goto out;
-	/* Shared extents would need their refcounts carried over. */
-	if (lc.nbad) {
-		err = XK_EUNSUPP;
-		goto out;
-	}
 	/* The AGFL's blocks. */
 	{
 		uint32_t first = xk_be32_get(agf->agf_flfirst);
@@ -321,11 +334,11 @@ out:
 	return err;
 }
 
-int
-xk_bld_open(struct xk_mount *mp, struct xk_bld **bp)
+static int
+bld_open(struct xk_mount *mp, int cached, struct xk_bld **bp)
 {
 	struct xk_bld *b;
-	int err = bld_alloc_handle(mp, &b);
+	int err = bld_alloc_handle(mp, cached, &b);
 
 	if (err)
 		return err;
@@ -337,6 +350,18 @@ xk_bld_open(struct xk_mount *mp, struct xk_bld **bp)
 	}
 	*bp = b;
 	return 0;
+}
+
+int
+xk_bld_open(struct xk_mount *mp, struct xk_bld **bp)
+{
+	return bld_open(mp, 0, bp);
+}
+
+int
+xk_bld_open_cached(struct xk_mount *mp, struct xk_bld **bp)
+{
+	return bld_open(mp, 1, bp);
 }
 
 /* --- starting empty, for repair --- */
@@ -355,7 +380,7 @@ xk_bld_open_empty(struct xk_mount *mp, struct xk_bld **bp)
 {
 	struct xk_bld *b;
 	uint32_t hb = hdr_blocks(mp);
-	int err = bld_alloc_handle(mp, &b);
+	int err = bld_alloc_handle(mp, 0, &b);
 
 	if (err)
 		return err;

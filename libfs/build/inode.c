@@ -320,8 +320,9 @@ pack_ext(const struct xk_bld_ext *e, struct xk_bmbt_rec *rec)
 {
 	struct xk_bmbt_irec ir = {
 		.startoff = e->loff,
-		.startblock = e->fsbno,
+		.startblock = e->fsbno & ~BLD_EXT_UNWRITTEN,
 		.blockcount = e->len,
+		.unwritten = !!(e->fsbno & BLD_EXT_UNWRITTEN),
 	};
 
 	xk_bmbt_rec_pack(rec, &ir);
@@ -457,8 +458,8 @@ put_time(xk_timestamp *ts, int64_t sec, uint32_t nsec, int bigtime)
 }
 
 /* Lay one fork at dst (space bytes); returns its format. */
-static int
-write_fork(struct xk_bld *b, struct xk_bld_inode *ip, int whichfork,
+int
+bld_write_fork(struct xk_bld *b, struct xk_bld_inode *ip, int whichfork,
 	   uint8_t *dst, uint32_t space, uint8_t *format, uint64_t *nblocks)
 {
 	struct xk_bld_fork *fk = whichfork == XK_DATA_FORK ? &ip->data :
@@ -547,10 +548,10 @@ xk_bld_inode_write(struct xk_bld *b, struct xk_bld_inode *ip)
 		xk_be64_set(&dip->di_flags2, xk_be64_get(dip->di_flags2) |
 			    ip->diflags2);
 	dip->di_forkoff = (uint8_t)forkoff;
-	err = write_fork(b, ip, XK_DATA_FORK, xk_dfork_dptr(dip), dspace,
+	err = bld_write_fork(b, ip, XK_DATA_FORK, xk_dfork_dptr(dip), dspace,
 			 &dfmt, &nblocks);
 	if (!err && ip->attr.format)
-		err = write_fork(b, ip, XK_ATTR_FORK, xk_dfork_aptr(dip),
+		err = bld_write_fork(b, ip, XK_ATTR_FORK, xk_dfork_aptr(dip),
 				 lit - dspace, &afmt, &nblocks);
 	if (err) {
 		xk_buf_release(bp);

@@ -15,8 +15,8 @@
 
 #include "build_priv.h"
 
-static int
-grow(void **arr, uint64_t *alloc, uint64_t need, size_t elem)
+int
+bld_grow(void **arr, uint64_t *alloc, uint64_t need, size_t elem)
 {
 	uint64_t n;
 	void *p;
@@ -87,7 +87,7 @@ bld_free_add(struct bld_ag *ag, uint32_t start, uint32_t len)
 		ag->free[i].len += len;
 		return 0;
 	}
-	err = grow((void **)&ag->free, &alloc, (uint64_t)ag->nfree + 1,
+	err = bld_grow((void **)&ag->free, &alloc, (uint64_t)ag->nfree + 1,
 		   sizeof(*ag->free));
 	if (err) {
 		ag->freeblks -= len;
@@ -136,7 +136,7 @@ bld_free_take(struct bld_ag *ag, uint32_t start, uint32_t len)
 		return 0;
 	}
 	/* Split in two. */
-	err = grow((void **)&ag->free, &alloc, (uint64_t)ag->nfree + 1,
+	err = bld_grow((void **)&ag->free, &alloc, (uint64_t)ag->nfree + 1,
 		   sizeof(*ag->free));
 	if (err) {
 		ag->freeblks += len;
@@ -176,7 +176,7 @@ bld_rmap_add(struct bld_ag *ag, uint32_t start, uint32_t len, uint64_t owner,
 			return 0;
 		}
 	}
-	err = grow((void **)&ag->rmap, &ag->rmap_alloc, ag->nrmap + 1,
+	err = bld_grow((void **)&ag->rmap, &ag->rmap_alloc, ag->nrmap + 1,
 		   sizeof(*ag->rmap));
 	if (err)
 		return err;

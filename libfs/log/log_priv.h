@@ -41,6 +41,25 @@ struct log_rhdr {
 void xk_log_ilf_decode(const struct xk_log_region *r,
 		       struct xk_inode_log_format *f);
 
+/* An intent left without its done item: a copy of its format region. */
+struct log_intent {
+	uint16_t	type;
+	uint64_t	id;
+	uint8_t		*data;
+	uint32_t	len;
+};
+
+/* finish.c: whether an intent type can be finished offline. */
+int log_intent_supported(uint16_t type);
+/*
+ * Finish the intents (in log order), free CoW staging and unlinked
+ * inodes unless XK_LOG_SKIP_CLEANUP, and rebuild the AG indexes.  With
+ * XK_LOG_DRYRUN it all stays in the cache.  Fills rep's *_finished and
+ * *_freed counts; log->err says what failed.
+ */
+int log_finish(struct xk_log *log, const struct log_intent *in, size_t n,
+	       unsigned int flags, struct xk_log_report *rep);
+
 /* Fill log->err and return err. */
 int xk_log_fail(struct xk_log *log, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

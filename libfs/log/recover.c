@@ -44,11 +44,6 @@ struct cancel {
 	uint32_t	refs;
 };
 
-struct intent {
-	uint16_t	type;
-	uint64_t	id;
-};
-
 /* A buffer replayed by a buffer item: its LSN is stamped at the end. */
 struct touched {
 	struct xk_buf	*bp;
@@ -143,7 +138,7 @@ struct rctx {
 	struct cancel	*c;
 	size_t		nc, capc;
 	struct hmap	cmap;		/* (blkno, len) -> index in c */
-	struct intent	*in;
+	struct log_intent *in;
 	size_t		nin, capin;
 	struct touched	*t;
 	size_t		nt, capt;
@@ -269,20 +264,30 @@ pass1_trans(void *priv, const struct xk_log_trans *tr)
 			if (fields & (XK_ILOG_DOWNER | XK_ILOG_AOWNER))
 				rc->owner_changes++;
 		} else if (is_intent(it->type)) {
-			struct intent *in = grow(rc->in, &rc->capin, rc->nin,
-						 sizeof(*in));
+			struct log_intent *in = grow(rc->in, &rc->capin,
+						     rc->nin, sizeof(*in));
+			uint32_t len = it->regions[0].len;
+			uint8_t *copy = malloc(len ? len : 1);
 
-			if (!in)
+			if (!in || !copy) {
+				free(copy);
 				return -ENOMEM;
+			}
+			memcpy(copy, it->regions[0].data, len);
 			rc->in = in;
-			rc->in[rc->nin++] = (struct intent){ it->type,
-							     item_id(it) };
+			rc->in[rc->nin++] = (struct log_intent){
+				it->type, item_id(it), copy, len };
 		} else if (d) {
 			uint64_t id = item_id(it);
 
+			/* Keep log order: intents are finished in it. */
 			for (size_t k = 0; k < rc->nin; k++)
 				if (rc->in[k].type == d && rc->in[k].id == id) {
-					rc->in[k] = rc->in[--rc->nin];
+					free(rc->in[k].data);
+					memmove(&rc->in[k], &rc->in[k + 1],
+						(rc->nin - k - 1) *
+						sizeof(*rc->in));
+					rc->nin--;
 					break;
 				}
 		}
@@ -1200,6 +1205,17 @@ update_sb(struct rctx *rc, int flush)
 	return flush ? xk_buf_flush(mp) : 0;
 }
 
+/* Whether anything is left for the kernel's after-replay work. */
+static int
+need_finish(const struct rctx *rc, unsigned int flags)
+{
+	if (rc->nin)
+		return 1;
+	if (flags & XK_LOG_SKIP_CLEANUP)
+		return 0;
+	return rc->rep->unlinked_inodes || rc->rep->cow_staging;
+}
+
 static void
 report_msg(struct xk_log_report *rep, const char *m)
 {
@@ -1244,17 +1260,20 @@ xk_log_recover(struct xk_mount *mp, unsigned int flags,
 	if (err)
 		goto out;
 	rep->intents_unfinished = rc.nin;
-	if (rc.nin) {
-		rep->first_intent_type = rc.in[0].type;
+	for (size_t k = 0; k < rc.nin; k++) {
+		if (log_intent_supported(rc.in[k].type))
+			continue;
+		rep->first_intent_type = rc.in[k].type;
 		err = xk_log_fail(log, XK_EUNSUPP,
-			"the log holds %zu unfinished intent item(s) (the "
-			"first: %s id 0x%llx); finishing them needs btree "
-			"updates xfskit cannot do yet, so nothing was written: "
-			"mount the filesystem to let the kernel recover it",
-			rc.nin, xk_log_item_name(rc.in[0].type),
-			(unsigned long long)rc.in[0].id);
+			"the log holds an unfinished %s intent (id 0x%llx) "
+			"xfskit cannot finish offline, so nothing was "
+			"written: mount the filesystem to let the kernel "
+			"recover it", xk_log_item_name(rc.in[k].type),
+			(unsigned long long)rc.in[k].id);
 		goto out;
 	}
+	if (rc.nin)
+		rep->first_intent_type = rc.in[0].type;
 	if (rc.dquots || rc.owner_changes) {
 		err = xk_log_fail(log, XK_EUNSUPP,
 			"the log holds %s items xfskit cannot replay yet; "
@@ -1273,31 +1292,16 @@ xk_log_recover(struct xk_mount *mp, unsigned int flags,
 	err = count_unlinked(&rc);
 	if (!err)
 		err = count_cow_staging(&rc, &rep->cow_staging);
-	if (!err && rep->cow_staging && !(flags & XK_LOG_SKIP_CLEANUP)) {
-		discard_touched(&rc);
-		err = xk_log_fail(log, XK_EUNSUPP,
-			"after replay %llu CoW staging extent(s) would be left "
-			"over (the kernel frees them at mount); that is not "
-			"implemented, so nothing was written: mount the "
-			"filesystem to let the kernel recover it",
-			(unsigned long long)rep->cow_staging);
-		goto out;
-	}
-	if (!err && rep->unlinked_inodes && !(flags & XK_LOG_SKIP_CLEANUP)) {
-		discard_touched(&rc);
-		err = xk_log_fail(log, XK_EUNSUPP,
-			"after replay %u AGI unlinked bucket(s) would still "
-			"hold inodes (unlinked while open); freeing them is "
-			"not implemented, so nothing was written: mount the "
-			"filesystem to let the kernel recover it",
-			rep->unlinked_inodes);
-		goto out;
-	}
 	if (!err && (flags & XK_LOG_DRYRUN) && (flags & XK_LOG_DRYRUN_KEEP)) {
-		/* Leave the replayed state in the cache, unwritten. */
+		/*
+		 * Leave the replayed state in the cache, unwritten, and
+		 * finish there what the kernel would finish at mount.
+		 */
 		err = write_touched(&rc, 0);
 		if (!err)
 			err = update_sb(&rc, 0);
+		if (!err && need_finish(&rc, flags))
+			err = log_finish(log, rc.in, rc.nin, flags, rep);
 		goto out;
 	}
 	if (err || (flags & XK_LOG_DRYRUN)) {
@@ -1305,10 +1309,21 @@ xk_log_recover(struct xk_mount *mp, unsigned int flags,
 		discard_touched(&rc);
 		goto out;
 	}
-	rep->replayed = 1;
-	err = write_touched(&rc, 1);
+	/*
+	 * Everything happens in the cache first, the finishing work
+	 * included, so a failure anywhere leaves the disk as it was.
+	 */
+	err = write_touched(&rc, 0);
 	if (!err)
-		err = update_sb(&rc, 1);
+		err = update_sb(&rc, 0);
+	if (!err && need_finish(&rc, flags))
+		err = log_finish(log, rc.in, rc.nin, flags, rep);
+	if (err) {
+		xk_buf_discard_dirty(mp);
+		goto out;
+	}
+	rep->replayed = 1;
+	err = xk_buf_flush(mp);
 	if (!err)
 		err = xk_log_write_clean(log, log->st.head_blk,
 					 log->st.head_cycle, 0);
@@ -1323,6 +1338,8 @@ out:
 	discard_touched(&rc);
 	hmap_free(&rc.cmap);
 	free(rc.c);
+	for (size_t k = 0; k < rc.nin; k++)
+		free(rc.in[k].data);
 	free(rc.in);
 	free(rc.t);
 	xk_log_close(log);

@@ -98,8 +98,8 @@ expect_refusal "op length" "$T/d.img" "block $first .*op 0: length 16777215 runs
 # op, transaction header, then the first item's format region at data
 # byte 52), and turning that item (an inode or buffer item) into an EFI
 # with the same region count leaves an extent-free intent nobody
-# finished.  Replay must refuse and
-# write nothing.  (This log is never shown to the kernel.)
+# finished.  Its payload is an inode or buffer item's, not an EFI's:
+# finishing it must fail on the format and write nothing.  (This log is never shown to the kernel.)
 wl_small() {
 	mkdir "$1/d"
 	echo x >"$1/d/f"
@@ -113,7 +113,7 @@ etype=$(od -An -tx1 -j "$eoff" -N2 "$T/e.img" | tr -d ' ')
 if [ "$etype" = 3b12 ] || [ "$etype" = 3c12 ]; then
 	poke "$T/e.img" "$eoff" 3612
 	"$LOGPRINT" -C "$efirst" "$T/e.img" || fail "could not re-checksum"
-	expect_refusal "unfinished intent" "$T/e.img" "unfinished intent item(s) (the first: EFI" printable
+	expect_refusal "unfinished intent" "$T/e.img" "finishing intent 1 of 1 (EFI" printable
 	"$LOGPRINT" "$T/e.img" | grep -q '^  EFI: #regs:' ||
 		fail "unfinished intent: xk_logprint does not show the EFI"
 else

@@ -9,8 +9,8 @@
 # link counts, contents, xattrs) and the superblock and AG header
 # counters of A and B must be identical.  Also checked: xfs_logprint -t
 # and xk_logprint count the same transactions; B's log is clean after
-# replay; logs with unfinished intents or inodes left on unlinked lists
-# are refused with the image unchanged.
+# replay; logs with unfinished intents, CoW staging or inodes left on
+# unlinked lists are finished as the kernel finishes them at mount.
 . "$XK_SRCDIR/tests/scripts/lib.sh"
 . "$XK_SRCDIR/tests/scripts/log_lib.sh"
 need_log_tools
@@ -97,7 +97,11 @@ wl_wrap() {
 compare_replay() {
 	local name=$1 wl=$2 img="$T/$1.img" ok=1 ntk ntx
 	shift 2
-	dirty_image "$img" "$wl" "$@" || return
+	if [ -n "${PREBUILT:-}" ]; then
+		cp --sparse=always "$PREBUILT" "$img"
+	else
+		dirty_image "$img" "$wl" "$@" || return
+	fi
 	cp --sparse=always "$img" "$T/B.img"
 	"$LOGPRINT" -r "$T/B.img" >"$T/$name.print" 2>"$T/$name.print.err" ||
 		{ fail "$name: xk_logprint failed: $(cat "$T/$name.print.err")"; ok=0; }
@@ -191,7 +195,7 @@ wl_reflink() {
 	truncate -s 1m "$1/r/c3"
 	sync
 }
-ALLOW_REFUSAL=1 compare_replay reflink wl_reflink -m rmapbt=1,reflink=1
+LOOSE_HEADERS=1 compare_replay reflink wl_reflink -m rmapbt=1,reflink=1
 # The same without copy-on-write left pending: only shared extents.
 wl_reflink_done() {
 	mkdir "$1/r"
@@ -223,9 +227,8 @@ else
 fi
 
 # Big files unlinked just before the crash: their extents are freed by
-# intent chains the shutdown cuts.  Either our replay refuses, leaving
-# the image as it was (the kernel then recovers it), or there was no
-# unfinished intent and the replay must match the kernel's.
+# intent chains the shutdown may cut.  Whatever is left unfinished, our
+# replay must finish it as the kernel does at mount.
 wl_intents() {
 	for i in $(seq 0 99); do
 		xfs_io -f -c "pwrite $((i * 2))m 1m" "$1/big1" >/dev/null
@@ -234,51 +237,62 @@ wl_intents() {
 	sync
 	rm -f "$1/big1" "$1/big2"
 }
-dirty_image "$T/i.img" wl_intents
-before=$(img_sum "$T/i.img")
-if "$LOGREPLAY" "$T/i.img" >"$T/i.out" 2>&1; then
-	pass "intents: none left unfinished; replayed"
-	xfs_repair -n "$T/i.img" >/dev/null 2>&1 ||
-		fail "intents: xfs_repair -n rejects the replayed image"
+LOOSE_HEADERS=1 compare_replay intents wl_intents -m rmapbt=1,reflink=1
+
+# Intent chains cut on purpose: fragmented and reflinked files removed
+# and rewritten in the background, the filesystem shut down after a
+# short delay.  Tries delays until a log holds unfinished intents.
+wl_cut() {
+	for i in $(seq 1 12); do
+		xfs_io -f -c "pwrite -q -b 4k 0 2m" "$1/f$i" >/dev/null
+	done
+	for i in $(seq 1 4); do
+		for o in $(seq 0 8 500); do xfs_io -c "fpunch $((o * 4))k 4k" "$1/f$i"; done
+	done
+	for i in $(seq 5 8); do cp --reflink=always "$1/f$i" "$1/r$i"; done
+	sync
+	( for i in 1 2 3 4; do rm "$1/f$i" || exit; done
+	  for i in 5 6 7 8; do
+		xfs_io -c "pwrite -q 100k 300k" "$1/r$i" && rm "$1/f$i" || exit
+	  done ) 2>/dev/null &
+	HOLDER=$!
+	sleep "$CUT_DELAY"
+}
+seen=""
+for CUT_DELAY in 0 0.02 0.05 0.1 0.2; do
+	dirty_image "$T/cut.img" wl_cut -m rmapbt=1,reflink=1 || break
+	n=$("$LOGREPLAY" -n "$T/cut.img" | sed -n 's/^intents unfinished \([0-9]*\).*/\1/p')
+	[ "${n:-0}" -gt 0 ] || continue
+	seen="$seen $n"
+	PREBUILT="$T/cut.img" LOOSE_HEADERS=1 compare_replay "cut$CUT_DELAY" wl_cut
+done
+if [ -n "$seen" ]; then
+	pass "cut chains: logs with$seen unfinished intent(s) finished as the kernel does"
 else
-	grep -q 'unfinished intent\|unlinked bucket' "$T/i.out" ||
-		fail "intents: replay failed for another reason: $(cat "$T/i.out")"
-	[ "$(img_sum "$T/i.img")" = "$before" ] &&
-		pass "intents: refused ($(sed -n 's/.*: \(.*\); .*/\1/p' "$T/i.out" | cut -c1-60)), image unchanged" ||
-		fail "intents: refused but the image changed"
-	loop_mount "$T/i.img" && loop_umount
-	xfs_repair -n "$T/i.img" >/dev/null 2>&1 &&
-		pass "intents: the kernel recovers the refused image" ||
-		fail "intents: image not clean after the kernel's recovery"
+	echo "note: no delay left an unfinished intent this run; the planted EFI in log_damage.sh still covers finishing" >&2
 fi
 
 # A file unlinked while open stays on an AGI unlinked list; the kernel
-# frees it after replay, we cannot yet: refuse by default, replay with
-# -u and say how many buckets are left.
+# frees it after replay and so do we.  With -u it is left on the list.
 wl_open_unlinked() {
 	echo data >"$1/held"
-	# Open it here, so it is open before the unlink; only the
-	# background holder keeps it.
-	exec 8<"$1/held"
-	sleep 600 <&8 &
+	xfs_io -f -c "pwrite -q 0 1m" "$1/held_big" >/dev/null
+	# Open them here, so they are open before the unlink; only the
+	# background holder keeps them.
+	exec 8<"$1/held" 9<"$1/held_big"
+	sleep 600 <&8 9<&9 &
 	HOLDER=$!
-	exec 8<&-
-	rm "$1/held"
+	exec 8<&- 9<&-
+	rm "$1/held" "$1/held_big"
 	sync
 }
-dirty_image "$T/u.img" wl_open_unlinked
-before=$(img_sum "$T/u.img")
-if "$LOGREPLAY" "$T/u.img" >"$T/u.out" 2>&1; then
-	fail "unlinked: replay did not refuse an inode left unlinked"
-else
-	grep -q 'unlinked bucket' "$T/u.out" &&
-	[ "$(img_sum "$T/u.img")" = "$before" ] &&
-		pass "unlinked: refused, image unchanged" ||
-		fail "unlinked: $(cat "$T/u.out")"
-fi
-cp --sparse=always "$T/u.img" "$T/u2.img"
+LOOSE_HEADERS=1 compare_replay unlinked wl_open_unlinked
+grep -q 'unlinked freed [1-9]' "$T/unlinked.replay" &&
+	pass "unlinked: $(sed -n 's/.*unlinked freed \([0-9]*\).*/\1/p' "$T/unlinked.replay") inode(s) freed after replay" ||
+	fail "unlinked: nothing freed: $(cat "$T/unlinked.replay")"
+dirty_image "$T/u2.img" wl_open_unlinked
 "$LOGREPLAY" -u "$T/u2.img" >"$T/u2.out" 2>&1 &&
-	grep -q 'unlinked [1-9]' "$T/u2.out" &&
-	pass "unlinked: -u replays and reports $(sed -n 's/.*unlinked \([0-9]*\).*/\1/p' "$T/u2.out") bucket(s)" ||
+	grep -q 'unlinked [1-9]' "$T/u2.out" && grep -q 'unlinked freed 0' "$T/u2.out" &&
+	pass "unlinked: -u replays and leaves $(sed -n 's/.*unlinked \([0-9]*\) cow.*/\1/p' "$T/u2.out") bucket(s)" ||
 	fail "unlinked: -u: $(cat "$T/u2.out")"
 finish

@@ -83,6 +83,12 @@ main(int argc, char **argv)
 	       "log_incompat cleared 0x%x\n",
 	       (unsigned long long)rep.blocks_written, rep.unlinked_inodes,
 	       (unsigned long long)rep.cow_staging, rep.log_incompat_cleared);
+	printf("intents unfinished %llu finished %llu unlinked freed %llu "
+	       "cow freed %llu\n",
+	       (unsigned long long)rep.intents_unfinished,
+	       (unsigned long long)rep.intents_finished,
+	       (unsigned long long)rep.unlinked_freed,
+	       (unsigned long long)rep.cow_freed);
 	if (err)
 		fprintf(stderr, "xk_logreplay: %s\n", rep.msg);
 	else if (!rep.replayed)

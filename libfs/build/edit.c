@@ -1,0 +1,780 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Edits to a loaded filesystem, for finishing what a crash left
+ * half-done: the effects of the kernel's intent items (free an extent,
+ * update a reverse mapping or a refcount, map or unmap file blocks) and
+ * the inactivation of inodes that were unlinked while still open.
+ *
+ * Each edit changes the builder's state only; commit then rebuilds the
+ * AG indexes from it.  That is why the order of intents matters less
+ * than in the kernel: a refcount decrease only records the range, and
+ * whatever in it is owned by nobody once every intent has been applied
+ * is freed before commit (bld_settle_pending).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <xfskit/format/log.h>
+
+#include "build_priv.h"
+
+static struct bld_ag *
+ag_of(struct xk_bld *b, uint64_t fsbno, uint32_t len, uint32_t *agbno)
+{
+	uint32_t agno = xk_fsb_to_agno(b->mp, fsbno);
+
+	if (agno >= b->agcount || len == 0 ||
+	    !xk_fsbext_valid(b->mp, fsbno, len))
+		return NULL;
+	*agbno = xk_fsb_to_agbno(b->mp, fsbno);
+	return &b->ags[agno];
+}
+
+static int
+owner_is_file(uint64_t owner, uint64_t offset)
+{
+	return !xk_rmap_owner_is_special(owner) &&
+	       !(offset & XK_RMAP_OFF_BMBT_BLOCK);
+}
+
+/* Drop records of zero length left by the edits below. */
+static void
+rmap_compact(struct bld_ag *ag)
+{
+	uint64_t out = 0;
+
+	for (uint64_t i = 0; i < ag->nrmap; i++)
+		if (ag->rmap[i].len)
+			ag->rmap[out++] = ag->rmap[i];
+	ag->nrmap = out;
+}
+
+/*
+ * Edit every mapping that overlaps [s, e) and matches (any owner, or
+ * owner with the same fork/bmbt flags): remove the overlap, or with
+ * toggle set flip its unwritten flag.  Pieces outside keep their
+ * offsets in step with their blocks.
+ */
+static int
+rmap_edit(struct bld_ag *ag, uint32_t s, uint32_t len, int any,
+	  uint64_t owner, uint64_t fflags, int toggle)
+{
+	uint32_t e = s + len;
+	uint64_t n = ag->nrmap;
+
+	for (uint64_t i = 0; i < n; i++) {
+		struct bld_rmap r = ag->rmap[i];
+		uint32_t rs = r.start, re = r.start + r.len;
+		uint32_t ms = rs > s ? rs : s, me = re < e ? re : e;
+		int file = owner_is_file(r.owner, r.offset);
+		int err;
+
+		if (ms >= me || r.len == 0)
+			continue;
+		if (!any && (r.owner != owner ||
+			     (r.offset & (XK_RMAP_OFF_ATTR_FORK |
+					  XK_RMAP_OFF_BMBT_BLOCK)) != fflags))
+			continue;
+		/* The piece before the overlap stays in place. */
+		ag->rmap[i].len = ms - rs;
+		if (toggle) {
+			err = bld_rmap_add(ag, ms, me - ms, r.owner,
+					   (file ? r.offset + (ms - rs) :
+						   r.offset) ^
+					   XK_RMAP_OFF_UNWRITTEN);
+			if (err)
+				return err;
+		}
+		if (re > me) {
+			err = bld_rmap_add(ag, me, re - me, r.owner,
+					   file ? r.offset + (me - rs) :
+						  r.offset);
+			if (err)
+				return err;
+		}
+	}
+	rmap_compact(ag);
+	ag->dirty = 1;
+	return 0;
+}
+
+int
+xk_bld_free_extent(struct xk_bld *b, uint64_t fsbno, uint32_t len)
+{
+	uint32_t agbno;
+	struct bld_ag *ag = ag_of(b, fsbno, len, &agbno);
+	int err;
+
+	if (!ag)
+		return XK_ECORRUPT;
+	err = bld_free_add(ag, agbno, len);
+	if (err == -EEXIST)
+		return XK_ECORRUPT;	/* freeing free space */
+	if (err)
+		return err;
+	return rmap_edit(ag, agbno, len, 1, 0, 0, 0);
+}
+
+static uint64_t
+rmap_flags(unsigned int flags)
+{
+	uint64_t f = 0;
+
+	if (flags & XK_BLD_ATTR_FORK)
+		f |= XK_RMAP_OFF_ATTR_FORK;
+	if (flags & XK_BLD_BMBT)
+		f |= XK_RMAP_OFF_BMBT_BLOCK;
+	return f;
+}
+
+int
+xk_bld_rmap_update(struct xk_bld *b, unsigned int type, uint64_t owner,
+		   uint64_t fsbno, uint64_t offset, uint32_t len,
+		   unsigned int flags)
+{
+	uint32_t agbno;
+	struct bld_ag *ag = ag_of(b, fsbno, len, &agbno);
+	uint64_t ff = rmap_flags(flags);
+	uint64_t off;
+
+	if (!ag || !b->mp->g.has_rmapbt)
+		return XK_ECORRUPT;
+	off = xk_rmap_owner_is_special(owner) || (ff & XK_RMAP_OFF_BMBT_BLOCK) ?
+	      ff : (offset & XK_RMAP_OFF_MASK) | ff;
+	if (flags & XK_BLD_UNWRITTEN)
+		off |= XK_RMAP_OFF_UNWRITTEN;
+	switch (type) {
+	case XK_RMAP_EXTENT_MAP:
+	case XK_RMAP_EXTENT_MAP_SHARED:
+	case XK_RMAP_EXTENT_ALLOC:
+		return bld_rmap_add(ag, agbno, len, owner, off);
+	case XK_RMAP_EXTENT_UNMAP:
+	case XK_RMAP_EXTENT_UNMAP_SHARED:
+	case XK_RMAP_EXTENT_FREE:
+		return rmap_edit(ag, agbno, len, 0, owner, ff, 0);
+	case XK_RMAP_EXTENT_CONVERT:
+	case XK_RMAP_EXTENT_CONVERT_SHARED:
+		return rmap_edit(ag, agbno, len, 0, owner, ff, 1);
+	default:
+		return XK_ECORRUPT;
+	}
+}
+
+static int
+pending_add(struct xk_bld *b, uint64_t fsbno, uint32_t len)
+{
+	int err = bld_grow((void **)&b->pending, &b->pending_alloc,
+			   b->npending + 1, sizeof(*b->pending));
+
+	if (err)
+		return err;
+	b->pending[b->npending++] = (struct bld_range){ fsbno, len };
+	return 0;
+}
+
+int
+xk_bld_refcount_update(struct xk_bld *b, unsigned int type, uint64_t fsbno,
+		       uint32_t len)
+{
+	uint32_t agbno;
+	struct bld_ag *ag = ag_of(b, fsbno, len, &agbno);
+
+	if (!ag || !b->mp->g.has_reflink)
+		return XK_ECORRUPT;
+	/* Without the rmapbt the records would need editing: not yet. */
+	if (!b->mp->g.has_rmapbt)
+		return XK_EUNSUPP;
+	switch (type) {
+	case XK_REFCOUNT_INCREASE:
+		return 0;		/* derived from the new mapping */
+	case XK_REFCOUNT_DECREASE:
+		return pending_add(b, fsbno, len);
+	case XK_REFCOUNT_ALLOC_COW:
+	case XK_REFCOUNT_FREE_COW:
+		/* CoW staging is freed whole after recovery anyway. */
+		return pending_add(b, fsbno, len);
+	default:
+		return XK_ECORRUPT;
+	}
+}
+
+/* Whether block agbno is mapped by any owner. */
+static int
+block_owned(const struct bld_ag *ag, uint32_t agbno)
+{
+	for (uint64_t i = 0; i < ag->nrmap; i++)
+		if (ag->rmap[i].start <= agbno &&
+		    agbno < ag->rmap[i].start + ag->rmap[i].len)
+			return 1;
+	return 0;
+}
+
+/* Whether block agbno is free space. */
+static int
+block_free(const struct bld_ag *ag, uint32_t agbno)
+{
+	uint32_t lo = 0, hi = ag->nfree;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (agbno < ag->free[mid].start)
+			hi = mid;
+		else if (agbno >= ag->free[mid].start + ag->free[mid].len)
+			lo = mid + 1;
+		else
+			return 1;
+	}
+	return 0;
+}
+
+int
+bld_settle_pending(struct xk_bld *b)
+{
+	for (uint64_t i = 0; i < b->npending; i++) {
+		uint32_t agbno;
+		struct bld_ag *ag = ag_of(b, b->pending[i].fsbno,
+					  b->pending[i].len, &agbno);
+
+		if (!ag)
+			return XK_ECORRUPT;
+		for (uint32_t k = 0; k < b->pending[i].len; k++) {
+			int err;
+
+			if (block_owned(ag, agbno + k) ||
+			    block_free(ag, agbno + k))
+				continue;
+			err = bld_free_add(ag, agbno + k, 1);
+			if (err)
+				return err;
+		}
+	}
+	b->npending = 0;
+	return 0;
+}
+
+int
+xk_bld_cow_cleanup(struct xk_bld *b, uint64_t *count)
+{
+	*count = 0;
+	for (uint32_t a = 0; a < b->agcount; a++) {
+		struct bld_ag *ag = &b->ags[a];
+
+		for (uint64_t i = 0; i < ag->nrmap; i++) {
+			struct bld_rmap *r = &ag->rmap[i];
+			int err;
+
+			if (r->owner != XK_RMAP_OWN_COW || !r->len)
+				continue;
+			err = pending_add(b, xk_agb_to_fsb(b->mp, a, r->start),
+					  r->len);
+			if (err)
+				return err;
+			r->len = 0;
+			(*count)++;
+		}
+		rmap_compact(ag);
+		/* Without the rmapbt the CoW records name the blocks. */
+		for (uint64_t i = 0; i < ag->nrefc; i++) {
+			struct bld_refc *rc = &ag->refc[i];
+			int err;
+
+			if (!rc->cow)
+				continue;
+			err = bld_free_add(ag, rc->start, rc->len);
+			if (err && err != -EEXIST)
+				return err;
+			rc->len = 0;
+			(*count)++;
+		}
+		{
+			uint64_t out = 0;
+
+			for (uint64_t i = 0; i < ag->nrefc; i++)
+				if (ag->refc[i].len)
+					ag->refc[out++] = ag->refc[i];
+			ag->nrefc = out;
+		}
+	}
+	return 0;
+}
+
+/* --- inode forks --- */
+
+struct fork_read {
+	struct xk_bld_ext *ext;
+	uint64_t	next, alloc;
+	uint64_t	*bmbt;		/* bmbt blocks (fsb) */
+	uint64_t	nbmbt, bmbt_alloc;
+	int		err;
+};
+
+static int
+fr_rec(void *ctx, const void *rec)
+{
+	struct fork_read *fr = ctx;
+	struct xk_bmbt_irec ir;
+	int err;
+
+	xk_bmbt_rec_unpack(rec, &ir);
+	err = bld_grow((void **)&fr->ext, &fr->alloc, fr->next + 1,
+		       sizeof(*fr->ext));
+	if (err) {
+		fr->err = err;
+		return 0;
+	}
+	fr->ext[fr->next++] = (struct xk_bld_ext){ ir.startoff, ir.startblock,
+						   (uint32_t)ir.blockcount };
+	if (ir.unwritten)
+		fr->ext[fr->next - 1].fsbno |= BLD_EXT_UNWRITTEN;
+	return 0;
+}
+
+static int
+fr_block(void *ctx, unsigned int level, uint64_t bno, struct xk_buf *bp)
+{
+	struct fork_read *fr = ctx;
+	int err;
+
+	(void)level;
+	if (bp->error && !fr->err)
+		fr->err = bp->error;
+	err = bld_grow((void **)&fr->bmbt, &fr->bmbt_alloc, fr->nbmbt + 1,
+		       sizeof(*fr->bmbt));
+	if (err)
+		fr->err = err;
+	else
+		fr->bmbt[fr->nbmbt++] = bno;
+	return 0;
+}
+
+static void
+fr_fail(void *ctx, const struct xk_fail *f)
+{
+	struct fork_read *fr = ctx;
+
+	(void)f;
+	if (!fr->err)
+		fr->err = XK_ECORRUPT;
+}
+
+/* Read the mappings of one fork (and its bmbt blocks). */
+static int
+fork_read(struct xk_bld *b, uint64_t ino, const struct xk_dinode *dip,
+	  int whichfork, struct fork_read *fr)
+{
+	struct xk_mount *mp = b->mp;
+	int fmt = xk_dfork_format(dip, whichfork);
+	const uint8_t *p = xk_dfork_ptr(dip, whichfork);
+	uint32_t size = xk_dfork_size(dip, mp->g.inodesize, whichfork);
+
+	memset(fr, 0, sizeof(*fr));
+	if (whichfork == XK_ATTR_FORK && !dip->di_forkoff)
+		return 0;
+	if (fmt == XK_DINODE_FMT_EXTENTS) {
+		uint64_t n = size / sizeof(struct xk_bmbt_rec);
+		uint64_t want = whichfork == XK_DATA_FORK ?
+			((xk_be64_get(dip->di_flags2) & XK_DIFLAG2_NREXT64) ?
+			 xk_be64_get(dip->di_big_nextents) :
+			 xk_be32_get(dip->di_nextents)) :
+			((xk_be64_get(dip->di_flags2) & XK_DIFLAG2_NREXT64) ?
+			 xk_be32_get(dip->di_big_anextents) :
+			 xk_be16_get(dip->di_anextents));
+
+		if (want > n)
+			return XK_ECORRUPT;
+		for (uint64_t i = 0; i < want; i++)
+			fr_rec(fr, p + i * sizeof(struct xk_bmbt_rec));
+		return fr->err;
+	}
+	if (fmt == XK_DINODE_FMT_BTREE) {
+		struct xk_btree_walk w = {
+			.ops = &xk_bmbt_ops, .agno = -1, .owner = ino,
+			.iroot = p, .iroot_size = size,
+			.levels = xk_get_be16(p) + 1u,
+			.ctx = fr, .rec_fn = fr_rec, .block_fn = fr_block,
+			.fail_fn = fr_fail,
+		};
+		int err = xk_btree_walk(mp, &w);
+
+		return err ? err : fr->err;
+	}
+	return 0;		/* local or device: no blocks */
+}
+
+static void
+fork_read_free(struct fork_read *fr)
+{
+	free(fr->ext);
+	free(fr->bmbt);
+}
+
+/* Give up blocks a file no longer maps (shared ones wait for settling). */
+static int
+release_blocks(struct xk_bld *b, uint64_t ino, uint64_t fsbno, uint32_t len,
+	       uint64_t loff, int attr, int bmbt)
+{
+	uint32_t agbno;
+	struct bld_ag *ag = ag_of(b, fsbno, len, &agbno);
+	uint64_t ff = (attr ? XK_RMAP_OFF_ATTR_FORK : 0) |
+		      (bmbt ? XK_RMAP_OFF_BMBT_BLOCK : 0);
+	int err;
+
+	(void)loff;
+	if (!ag)
+		return XK_ECORRUPT;
+	if (b->mp->g.has_rmapbt) {
+		err = rmap_edit(ag, agbno, len, 0, ino, ff, 0);
+		if (err)
+			return err;
+		if (b->mp->g.has_reflink && !attr && !bmbt)
+			return pending_add(b, fsbno, len);
+	} else if (b->mp->g.has_reflink && !attr && !bmbt) {
+		/* A shared block would need its refcount lowered. */
+		for (uint64_t i = 0; i < ag->nrefc; i++)
+			if (!ag->refc[i].cow && ag->refc[i].start < agbno + len &&
+			    agbno < ag->refc[i].start + ag->refc[i].len)
+				return XK_EUNSUPP;
+	}
+	err = bld_free_add(ag, agbno, len);
+	return err == -EEXIST ? XK_ECORRUPT : err;
+}
+
+static int
+free_fork(struct xk_bld *b, uint64_t ino, const struct xk_dinode *dip,
+	  int whichfork)
+{
+	struct fork_read fr;
+	int err = fork_read(b, ino, dip, whichfork, &fr);
+
+	for (uint64_t i = 0; i < fr.next && !err; i++)
+		err = release_blocks(b, ino,
+				     fr.ext[i].fsbno & ~BLD_EXT_UNWRITTEN,
+				     fr.ext[i].len, fr.ext[i].loff,
+				     whichfork == XK_ATTR_FORK, 0);
+	for (uint64_t i = 0; i < fr.nbmbt && !err; i++)
+		err = release_blocks(b, ino, fr.bmbt[i], 1, 0,
+				     whichfork == XK_ATTR_FORK, 1);
+	fork_read_free(&fr);
+	return err;
+}
+
+/* Mark an inode free in its chunk; free the chunk when it empties. */
+static int
+chunk_free_inode(struct xk_bld *b, uint64_t ino)
+{
+	struct xk_mount *mp = b->mp;
+	uint32_t agno = xk_ino_to_agno(mp, ino);
+	uint32_t agino = xk_ino_to_agino(mp, ino);
+	struct bld_ag *ag = &b->ags[agno];
+
+	for (uint32_t i = 0; i < ag->nchunk; i++) {
+		struct bld_chunk *c = &ag->chunk[i];
+		uint64_t all = 0;
+		uint32_t bit;
+
+		if (agino < c->startino || agino >= c->startino + 64)
+			continue;
+		bit = agino - c->startino;
+		if (c->freemask & (1ULL << bit))
+			return XK_ECORRUPT;	/* already free */
+		c->freemask |= 1ULL << bit;
+		ag->ifree++;
+		if (i < ag->ichunk_cursor)
+			ag->ichunk_cursor = i;
+		for (int k = 0; k < 16; k++)
+			if (!(c->holemask & (1u << k)))
+				all |= 0xfULL << (k * 4);
+		if ((c->freemask & all) != all || c->holemask)
+			return 0;
+		/* Every inode free: the chunk goes back to free space. */
+		{
+			uint32_t agbno = c->startino >> mp->g.inopblog;
+			int err;
+
+			err = rmap_edit(ag, agbno, mp->g.ialloc_blks, 0,
+					XK_RMAP_OWN_INODES, 0, 0);
+			if (!err)
+				err = bld_free_add(ag, agbno,
+						   mp->g.ialloc_blks);
+			if (err)
+				return err;
+			xk_buf_invalidate(mp, xk_agb_to_daddr(mp, agno, agbno),
+					  mp->g.ialloc_blks << mp->g.blocklog);
+			ag->icount -= c->count;
+			ag->ifree -= c->count;
+			memmove(c, c + 1, (ag->nchunk - i - 1) * sizeof(*c));
+			ag->nchunk--;
+			ag->ichunk_cursor = 0;
+		}
+		return 0;
+	}
+	return XK_ECORRUPT;
+}
+
+/* Inactivate one unlinked inode; returns its next_unlinked. */
+static int
+free_one(struct xk_bld *b, uint64_t ino, uint32_t *next)
+{
+	struct xk_mount *mp = b->mp;
+	struct xk_buf *bp;
+	struct xk_dinode *dip;
+	struct xk_fail f;
+	int err;
+
+	err = xk_inode_read(mp, ino, 0, &bp, &dip);
+	if (err)
+		return err;
+	err = xk_dinode_verify(mp, ino, dip, &f);
+	if (!err && xk_be32_get(dip->di_nlink) != 0)
+		err = XK_ECORRUPT;	/* still linked: not ours to free */
+	if (!err) {
+		*next = xk_be32_get(dip->di_next_unlinked);
+		err = free_fork(b, ino, dip, XK_DATA_FORK);
+	}
+	if (!err)
+		err = free_fork(b, ino, dip, XK_ATTR_FORK);
+	if (!err) {
+		/* A free slot, as a new chunk has them. */
+		xk_inode_init_free(mp, dip, ino);
+		xk_buf_dirty(bp);
+	}
+	xk_buf_release(bp);
+	if (!err)
+		err = chunk_free_inode(b, ino);
+	return err;
+}
+
+int
+xk_bld_free_unlinked(struct xk_bld *b, uint64_t *count)
+{
+	struct xk_mount *mp = b->mp;
+
+	*count = 0;
+	for (uint32_t a = 0; a < b->agcount; a++) {
+		uint32_t heads[XK_AGI_UNLINKED_BUCKETS];
+		struct xk_buf *bp;
+		int err = xk_agi_read(mp, a, 0, &bp);
+
+		if (err)
+			return err;
+		for (int i = 0; i < XK_AGI_UNLINKED_BUCKETS; i++)
+			heads[i] = xk_be32_get(xk_buf_agi(bp)->agi_unlinked[i]);
+		xk_buf_release(bp);
+		for (int i = 0; i < XK_AGI_UNLINKED_BUCKETS; i++) {
+			uint32_t agino = heads[i];
+			uint64_t guard = 0;
+
+			while (agino != XK_NULLAGINO) {
+				uint64_t ino = xk_agino_to_ino(mp, a, agino);
+
+				if (!xk_ino_valid(mp, ino) ||
+				    ++guard > ((uint64_t)1 << mp->g.agino_log))
+					return XK_ECORRUPT;
+				err = free_one(b, ino, &agino);
+				if (err)
+					return err;
+				(*count)++;
+			}
+			if (heads[i] != XK_NULLAGINO)
+				b->ags[a].clear_unlinked = 1;
+		}
+	}
+	return 0;
+}
+
+/* --- file mapping updates --- */
+
+static int
+fork_insert(struct xk_bld_fork *fk, const struct xk_bld_ext *e)
+{
+	uint64_t i = fk->next;
+	int err = bld_grow((void **)&fk->ext, &fk->ext_alloc, fk->next + 1,
+			   sizeof(*fk->ext));
+
+	if (err)
+		return err;
+	while (i > 0 && fk->ext[i - 1].loff > e->loff)
+		i--;
+	if ((i > 0 && fk->ext[i - 1].loff + fk->ext[i - 1].len > e->loff) ||
+	    (i < fk->next && e->loff + e->len > fk->ext[i].loff))
+		return XK_ECORRUPT;	/* maps over a mapping */
+	memmove(&fk->ext[i + 1], &fk->ext[i],
+		(fk->next - i) * sizeof(*fk->ext));
+	fk->ext[i] = *e;
+	fk->next++;
+	fk->nblocks += e->len;
+	return 0;
+}
+
+/* Remove [loff, loff+len) from the fork's mappings (splitting). */
+static int
+fork_remove(struct xk_bld_fork *fk, uint64_t loff, uint32_t len)
+{
+	uint64_t end = loff + len, n = fk->next;
+
+	for (uint64_t i = 0; i < n; i++) {
+		struct xk_bld_ext x = fk->ext[i];
+		uint64_t xe = x.loff + x.len;
+		uint64_t ms = x.loff > loff ? x.loff : loff;
+		uint64_t me = xe < end ? xe : end;
+
+		if (ms >= me)
+			continue;
+		fk->nblocks -= me - ms;
+		fk->ext[i].len = (uint32_t)(ms - x.loff);
+		if (xe > me) {
+			struct xk_bld_ext r = {
+				me, x.fsbno + (me - x.loff),
+				(uint32_t)(xe - me),
+			};
+			int err = bld_grow((void **)&fk->ext, &fk->ext_alloc,
+					   fk->next + 1, sizeof(*fk->ext));
+
+			if (err)
+				return err;
+			fk->ext[fk->next++] = r;
+		}
+	}
+	/* Drop emptied mappings and restore order. */
+	{
+		uint64_t out = 0;
+
+		for (uint64_t i = 0; i < fk->next; i++)
+			if (fk->ext[i].len)
+				fk->ext[out++] = fk->ext[i];
+		fk->next = out;
+		for (uint64_t i = 1; i < fk->next; i++)
+			for (uint64_t j = i; j > 0 &&
+			     fk->ext[j - 1].loff > fk->ext[j].loff; j--) {
+				struct xk_bld_ext t = fk->ext[j];
+
+				fk->ext[j] = fk->ext[j - 1];
+				fk->ext[j - 1] = t;
+			}
+	}
+	return 0;
+}
+
+int
+xk_bld_bmap_update(struct xk_bld *b, unsigned int type, uint64_t ino,
+		   int whichfork, uint64_t loff, uint64_t fsbno, uint32_t len,
+		   int unwritten)
+{
+	struct xk_mount *mp = b->mp;
+	struct xk_bld_inode tmp = { .ino = ino };
+	struct xk_bld_fork *fk = whichfork == XK_ATTR_FORK ? &tmp.attr :
+							     &tmp.data;
+	struct fork_read fr;
+	struct xk_buf *bp;
+	struct xk_dinode *dip;
+	struct xk_fail f;
+	uint64_t nblocks_old, nblocks = 0;
+	uint8_t fmt;
+	int err, fmt_now;
+
+	if (!xk_ino_valid(mp, ino) || len == 0 ||
+	    (type != XK_BMAP_MAP && type != XK_BMAP_UNMAP))
+		return XK_ECORRUPT;
+	err = xk_inode_read(mp, ino, 0, &bp, &dip);
+	if (err)
+		return err;
+	err = xk_dinode_verify(mp, ino, dip, &f);
+	fmt_now = xk_dfork_format(dip, whichfork);
+	if (!err && fmt_now != XK_DINODE_FMT_EXTENTS &&
+	    fmt_now != XK_DINODE_FMT_BTREE)
+		err = XK_ECORRUPT;
+	if (!err && whichfork == XK_ATTR_FORK && !dip->di_forkoff)
+		err = XK_ECORRUPT;
+	if (err) {
+		xk_buf_release(bp);
+		return err;
+	}
+	err = fork_read(b, ino, dip, whichfork, &fr);
+	if (err) {
+		fork_read_free(&fr);
+		xk_buf_release(bp);
+		return err;
+	}
+	/* The old bmbt blocks go; the writer builds what the fork needs. */
+	for (uint64_t i = 0; i < fr.nbmbt && !err; i++)
+		err = release_blocks(b, ino, fr.bmbt[i], 1, 0,
+				     whichfork == XK_ATTR_FORK, 1);
+	nblocks_old = xk_be64_get(dip->di_nblocks) - fr.nbmbt;
+	fk->format = XK_BLD_FMT_EXTENTS;
+	fk->ext = fr.ext;
+	fk->next = fr.next;
+	fk->ext_alloc = fr.alloc;
+	fr.ext = NULL;
+	for (uint64_t i = 0; i < fk->next; i++)
+		fk->nblocks += fk->ext[i].len;
+	if (!err && type == XK_BMAP_MAP) {
+		struct xk_bld_ext e = { loff, fsbno, len };
+
+		if (unwritten)
+			e.fsbno |= BLD_EXT_UNWRITTEN;
+		err = fork_insert(fk, &e);
+		nblocks_old += len;
+		/* The kernel's map queues the reverse mapping: do it. */
+		if (!err && mp->g.has_rmapbt)
+			err = xk_bld_rmap_update(b, XK_RMAP_EXTENT_MAP, ino,
+				fsbno, loff, len,
+				(whichfork == XK_ATTR_FORK ?
+				 XK_BLD_ATTR_FORK : 0) |
+				(unwritten ? XK_BLD_UNWRITTEN : 0));
+	} else if (!err) {
+		uint64_t before = fk->nblocks, end = loff + len;
+
+		/* What leaves the map is released as the kernel's unmap does. */
+		for (uint64_t i = 0; i < fk->next && !err; i++) {
+			const struct xk_bld_ext *x = &fk->ext[i];
+			uint64_t ms = x->loff > loff ? x->loff : loff;
+			uint64_t me = x->loff + x->len < end ?
+				      x->loff + x->len : end;
+
+			if (ms < me)
+				err = release_blocks(b, ino,
+					(x->fsbno & ~BLD_EXT_UNWRITTEN) +
+					(ms - x->loff), (uint32_t)(me - ms),
+					ms, whichfork == XK_ATTR_FORK, 0);
+		}
+		if (!err)
+			err = fork_remove(fk, loff, len);
+		nblocks_old -= before - fk->nblocks;
+	}
+	if (!err) {
+		uint32_t space = xk_dfork_size(dip, mp->g.inodesize,
+					       whichfork);
+
+		err = bld_write_fork(b, &tmp, whichfork,
+				     xk_dfork_ptr(dip, whichfork), space,
+				     &fmt, &nblocks);
+	}
+	if (!err) {
+		/* nblocks counted the fork's data blocks plus new bmbt. */
+		nblocks = nblocks_old + (nblocks - fk->nblocks);
+		if (whichfork == XK_DATA_FORK)
+			dip->di_format = fmt;
+		else
+			dip->di_aformat = fmt;
+		xk_be64_set(&dip->di_nblocks, nblocks);
+		if (xk_be64_get(dip->di_flags2) & XK_DIFLAG2_NREXT64) {
+			if (whichfork == XK_DATA_FORK)
+				xk_be64_set(&dip->di_big_nextents, fk->next);
+			else
+				xk_be32_set(&dip->di_big_anextents,
+					    (uint32_t)fk->next);
+		} else if (whichfork == XK_DATA_FORK) {
+			xk_be32_set(&dip->di_nextents, (uint32_t)fk->next);
+		} else {
+			xk_be16_set(&dip->di_anextents, (uint16_t)fk->next);
+		}
+		xk_inode_init_crc(mp, dip);
+		xk_buf_dirty(bp);
+	}
+	xk_buf_release(bp);
+	fork_read_free(&fr);
+	free(fk->ext);
+	return err;
+}
