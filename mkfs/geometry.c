@@ -337,12 +337,15 @@ stripes(const struct mkfs_cli *cli, struct mkfs_cfg *cfg,
 	else
 		cfg->lsunit = cfg->dsunit;
 	if ((uint64_t)cfg->lsunit * cfg->blocksize > 256 * 1024) {
-		if (lsunit)
-			fprintf(stderr, "log stripe unit (%llu bytes) is too "
-				"large (maximum is 256KiB)\nlog stripe unit "
-				"adjusted to 32KiB\n",
-				(unsigned long long)cfg->lsunit *
-				cfg->blocksize);
+		/*
+		 * mkfs.xfs means to warn only about a stripe unit given
+		 * with -l, but its test is always true, so it also warns
+		 * about one inherited from the data stripe unit; so do we.
+		 */
+		fprintf(stderr, "log stripe unit (%llu bytes) is too large "
+			"(maximum is 256KiB)\nlog stripe unit adjusted to "
+			"32KiB\n", (unsigned long long)cfg->lsunit *
+			cfg->blocksize);
 		cfg->lsunit = (32 * 1024) / cfg->blocksize;
 	}
 	return 0;

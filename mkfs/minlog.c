@@ -1,35 +1,91 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The smallest log the kernel accepts for a geometry.  The kernel derives
- * it from its largest transaction reservation: two of them must fit with
- * stripe padding, three times over.  This version does not yet carry the
- * full table of reservations; it uses an upper bound of the result
- * instead, so a log it accepts always mounts, at the price of refusing
- * (or choosing) a slightly larger minimum than mkfs.xfs in the cases
- * where the minimum matters: explicit tiny logs, filesystems under
- * 300 MB with --unsupported, and 32 KiB and 64 KiB blocks, whose default
- * log is the minimum.
- *
- * The bound: with reflink the largest reservation (truncate and write,
- * logged 8 times) costs about 2,600 blocks whatever the block size plus
- * a few MiB of fixed-size items; without reflink it is far smaller.
- * Checked against mkfs.xfs 6.1 for every block size from 1 KiB to
- * 64 KiB, with and without rmapbt and reflink (the bound is 5 % to 30 %
- * above the kernel's value).
+ * The smallest log the kernel accepts for a geometry, computed exactly
+ * as the kernel's mount check and mkfs.xfs 6.1 compute it, so that
+ * xfskit-mkfs chooses (for filesystems under 300 MB, and for 32 KiB and
+ * 64 KiB blocks whose default log is the minimum) and refuses (an
+ * explicit -l size) the very same sizes:
+ *  1. take the largest transaction reservation (trans_resv.c) and add
+ *     what the log itself needs around it (unit_res below);
+ *  2. multiply by its roll count;
+ *  3. two such transactions must fit, each padded by two log stripe
+ *     units (or, without one, by the historical 2 * 512 basic blocks);
+ *  4. take that three times, rounded up to filesystem blocks.
+ * The caller then applies the absolute floor of 512 blocks and, for a
+ * default-sized log on a filesystem of 1 GiB or more, 10 MiB.
+ * The input is the superblock mkfs is building; mkfs.xfs computes the
+ * minimum from the same fields (block, sector and inode sizes, AG size,
+ * directory block size, features, and the log stripe unit in bytes, or
+ * 1 when there is none).
  */
+#include <xfskit/libfs.h>
+
 #include "mkfs.h"
+
+#define OP_HDR_BYTES		12	/* log operation header */
+#define TRANS_HDR_BYTES		16	/* transaction header */
+#define LOG_RECORD_SIZE		(256 * 1024)	/* largest log record */
+#define LOG_HDR_CYCLE_SIZE	(32 * 1024)	/* data per header sector */
+#define MIN_LOG_FACTOR		3
+
+static uint64_t
+div_up(uint64_t a, uint64_t b)
+{
+	return (a + b - 1) / b;
+}
+
+/*
+ * What a reservation of unit bytes costs in the log, assuming the
+ * worst case the kernel assumes (the largest, 256 KiB, log records):
+ * the transaction and start op headers; one op header per record the
+ * data spans, and more while those headers push it into further
+ * records; a record header per record, each with an extended header
+ * sector per 32 KiB of record; the commit record's own header; and
+ * padding of both the data and the commit record to the log stripe
+ * unit (or to a basic block).
+ */
+static uint64_t
+unit_res(uint64_t unit, uint32_t logsunit)
+{
+	const uint64_t hdr = (LOG_RECORD_SIZE / LOG_HDR_CYCLE_SIZE) *
+			     XK_BBSIZE;
+	const uint64_t space = LOG_RECORD_SIZE - hdr;
+	uint64_t nhdr;
+
+	unit += OP_HDR_BYTES + TRANS_HDR_BYTES + OP_HDR_BYTES;
+	nhdr = div_up(unit, space);
+	unit += OP_HDR_BYTES * nhdr;
+	while (!nhdr || div_up(unit, space) > nhdr) {
+		unit += OP_HDR_BYTES;
+		nhdr++;
+	}
+	unit += hdr * nhdr + hdr;
+	if (logsunit > 1)
+		unit += 2ULL * logsunit;
+	else
+		unit += 2 * XK_BBSIZE;
+	return unit;
+}
 
 uint32_t
 mkfs_min_log_blocks(const struct mkfs_cfg *cfg)
 {
-	uint64_t blocks;
+	const struct xk_sb *sb = &cfg->sb;
+	unsigned int logcount;
+	uint64_t res, bbs, lsunit_bb = 0;
+	uint64_t bb_per_fsb = 1ULL << (sb->blocklog - XK_BBSHIFT);
 
-	if (cfg->reflink)
-		blocks = 2650 + ((5ULL << 20) >> cfg->blocklog);
+	res = unit_res(mkfs_trans_max_logres(sb, &logcount), sb->logsunit);
+	if (logcount > 1)
+		res *= logcount;
+	if (sb->logsunit > 1)
+		lsunit_bb = div_up(sb->logsunit, XK_BBSIZE);
+	/* Step 3: note the unit mix-up of the kernel's formula is kept. */
+	bbs = div_up(res, XK_BBSIZE);
+	if (lsunit_bb)
+		bbs = div_up(bbs, lsunit_bb) * lsunit_bb + 2 * lsunit_bb;
 	else
-		blocks = 512 + ((11ULL << 18) >> cfg->blocklog);
-	/* Each of the two transactions may be padded by two stripe units. */
-	if (cfg->lsunit)
-		blocks += 6ULL * cfg->lsunit;
-	return (uint32_t)blocks;
+		bbs += 2 * XK_BBSIZE;
+	bbs *= MIN_LOG_FACTOR;
+	return (uint32_t)div_up(bbs, bb_per_fsb);
 }
