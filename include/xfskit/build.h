@@ -265,7 +265,7 @@ int xk_bld_rmap_update(struct xk_bld *b, unsigned int type, uint64_t owner,
  * A refcount update (CUI), XK_REFCOUNT_INCREASE .. FREE_COW.  With the
  * rmapbt, refcounts are derived from the reverse mappings on commit and
  * this only frees what a decrease leaves unowned; without it the loaded
- * refcount records are adjusted.
+ * refcount records are adjusted (blocks dropping to 0 freed).
  */
 int xk_bld_refcount_update(struct xk_bld *b, unsigned int type,
 			   uint64_t fsbno, uint32_t len);

@@ -173,6 +173,150 @@ pending_add(struct xk_bld *b, uint64_t fsbno, uint32_t len)
 	return 0;
 }
 
+static int
+refc_cmp_start(const void *pa, const void *pb)
+{
+	const struct bld_refc *a = pa, *b = pb;
+
+	if (a->cow != b->cow)
+		return a->cow - b->cow;
+	return a->start < b->start ? -1 : a->start > b->start;
+}
+
+/*
+ * Without the rmapbt the refcount records are the only record of
+ * sharing: add delta to the count of every block in [s, s+len) of the
+ * shared domain (a block without a record counts 1).  Records left at 1
+ * disappear; blocks that drop to 0 are freed, as the kernel's decrease
+ * queues them to be.
+ */
+static int
+refc_adjust(struct bld_ag *ag, uint32_t s, uint32_t len, int delta)
+{
+	uint32_t e = s + len, pos = s;
+	uint64_t n = ag->nrefc;
+	int err;
+
+	/* The segments of [s, e): records cut to the range, gaps at 1. */
+	struct bld_refc *seg = malloc((2 * n + 2) * sizeof(*seg));
+	uint64_t nseg = 0;
+
+	if (!seg)
+		return -ENOMEM;
+	if (n)
+		qsort(ag->refc, n, sizeof(*ag->refc), refc_cmp_start);
+	for (uint64_t i = 0; i < n; i++) {
+		struct bld_refc *r = &ag->refc[i];
+		uint32_t rs = r->start, re = r->start + r->len;
+		uint32_t ms = rs > s ? rs : s, me = re < e ? re : e;
+
+		if (r->cow || ms >= me)
+			continue;
+		if (ms > pos)
+			seg[nseg++] = (struct bld_refc){ pos, ms - pos, 1, 0 };
+		seg[nseg++] = (struct bld_refc){ ms, me - ms, r->count, 0 };
+		pos = me;
+		/* Keep the parts of the record outside the range. */
+		if (rs < s && re > e) {
+			err = bld_grow((void **)&ag->refc, &ag->refc_alloc,
+				       ag->nrefc + 1, sizeof(*ag->refc));
+			if (err)
+				goto out;
+			r = &ag->refc[i];
+			ag->refc[ag->nrefc++] = (struct bld_refc){
+				e, re - e, r->count, 0 };
+			r->len = s - rs;
+		} else if (rs < s) {
+			r->len = s - rs;
+		} else if (re > e) {
+			r->start = e;
+			r->len = re - e;
+		} else {
+			r->len = 0;
+		}
+	}
+	if (pos < e)
+		seg[nseg++] = (struct bld_refc){ pos, e - pos, 1, 0 };
+	for (uint64_t i = 0; i < nseg; i++) {
+		int64_t c = (int64_t)seg[i].count + delta;
+
+		if (c < 0) {
+			err = XK_ECORRUPT;
+			goto out;
+		}
+		if (c == 0) {
+			err = bld_free_add(ag, seg[i].start, seg[i].len);
+			if (err == -EEXIST)
+				err = XK_ECORRUPT;
+			if (err)
+				goto out;
+			continue;
+		}
+		if (c == 1)
+			continue;
+		err = bld_grow((void **)&ag->refc, &ag->refc_alloc,
+			       ag->nrefc + 1, sizeof(*ag->refc));
+		if (err)
+			goto out;
+		ag->refc[ag->nrefc++] = (struct bld_refc){
+			seg[i].start, seg[i].len, (uint32_t)c, 0 };
+	}
+	err = 0;
+out:
+	free(seg);
+	{
+		uint64_t out = 0;
+
+		for (uint64_t i = 0; i < ag->nrefc; i++)
+			if (ag->refc[i].len)
+				ag->refc[out++] = ag->refc[i];
+		ag->nrefc = out;
+	}
+	return err;
+}
+
+/* Add or remove CoW staging records over [s, s+len). */
+static int
+refc_cow(struct bld_ag *ag, uint32_t s, uint32_t len, int add)
+{
+	uint32_t e = s + len;
+	int err;
+
+	if (add) {
+		err = bld_grow((void **)&ag->refc, &ag->refc_alloc,
+			       ag->nrefc + 1, sizeof(*ag->refc));
+		if (err)
+			return err;
+		ag->refc[ag->nrefc++] = (struct bld_refc){ s, len, 1, 1 };
+		return 0;
+	}
+	for (uint64_t i = 0, n = ag->nrefc; i < n; i++) {
+		struct bld_refc *r = &ag->refc[i];
+		uint32_t rs = r->start, re = r->start + r->len;
+
+		if (!r->cow || re <= s || rs >= e)
+			continue;
+		if (rs < s && re > e) {
+			err = bld_grow((void **)&ag->refc, &ag->refc_alloc,
+				       ag->nrefc + 1, sizeof(*ag->refc));
+			if (err)
+				return err;
+			r = &ag->refc[i];
+			ag->refc[ag->nrefc++] = (struct bld_refc){
+				e, re - e, 1, 1 };
+			r->len = s - rs;
+		} else if (rs < s) {
+			r->len = s - rs;
+		} else if (re > e) {
+			r->start = e;
+			r->len = re - e;
+		} else {
+			r->len = 0;
+		}
+	}
+	return 0;
+}
+
 int
 xk_bld_refcount_update(struct xk_bld *b, unsigned int type, uint64_t fsbno,
 		       uint32_t len)
@@ -182,9 +326,20 @@ xk_bld_refcount_update(struct xk_bld *b, unsigned int type, uint64_t fsbno,
 
 	if (!ag || !b->mp->g.has_reflink)
 		return XK_ECORRUPT;
-	/* Without the rmapbt the records would need editing: not yet. */
-	if (!b->mp->g.has_rmapbt)
-		return XK_EUNSUPP;
+	if (!b->mp->g.has_rmapbt) {
+		switch (type) {
+		case XK_REFCOUNT_INCREASE:
+			return refc_adjust(ag, agbno, len, 1);
+		case XK_REFCOUNT_DECREASE:
+			return refc_adjust(ag, agbno, len, -1);
+		case XK_REFCOUNT_ALLOC_COW:
+			return refc_cow(ag, agbno, len, 1);
+		case XK_REFCOUNT_FREE_COW:
+			return refc_cow(ag, agbno, len, 0);
+		default:
+			return XK_ECORRUPT;
+		}
+	}
 	switch (type) {
 	case XK_REFCOUNT_INCREASE:
 		return 0;		/* derived from the new mapping */
@@ -431,11 +586,8 @@ release_blocks(struct xk_bld *b, uint64_t ino, uint64_t fsbno, uint32_t len,
 		if (b->mp->g.has_reflink && !attr && !bmbt)
 			return pending_add(b, fsbno, len);
 	} else if (b->mp->g.has_reflink && !attr && !bmbt) {
-		/* A shared block would need its refcount lowered. */
-		for (uint64_t i = 0; i < ag->nrefc; i++)
-			if (!ag->refc[i].cow && ag->refc[i].start < agbno + len &&
-			    agbno < ag->refc[i].start + ag->refc[i].len)
-				return XK_EUNSUPP;
+		/* Lower the count; what reaches 0 is freed there. */
+		return refc_adjust(ag, agbno, len, -1);
 	}
 	err = bld_free_add(ag, agbno, len);
 	return err == -EEXIST ? XK_ECORRUPT : err;
