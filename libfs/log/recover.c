@@ -131,6 +131,11 @@ hmap_free(struct hmap *h)
 	memset(h, 0, sizeof(*h));
 }
 
+struct owner_change {
+	uint64_t	ino;
+	uint32_t	fields;		/* XK_ILOG_DOWNER / AOWNER */
+};
+
 struct rctx {
 	struct xk_mount	*mp;
 	struct xk_log	*log;
@@ -145,6 +150,9 @@ struct rctx {
 	struct hmap	tmap;		/* buffer address -> index in t */
 	uint64_t	dquots;
 	uint64_t	owner_changes;
+	/* Inodes whose bmbt blocks take a new owner (swapext). */
+	struct owner_change *oc;
+	size_t		noc, capoc;
 };
 
 static void *
@@ -854,6 +862,18 @@ replay_inode(struct rctx *rc, const struct xk_log_trans *tr, uint32_t ii,
 	xk_cksum_update(d, isize, XK_DINODE_CRC_OFF);
 	xk_buf_dirty(bp);
 	rc->rep->inodes_replayed++;
+	if (fields & (XK_ILOG_DOWNER | XK_ILOG_AOWNER)) {
+		struct owner_change *oc = grow(rc->oc, &rc->capoc, rc->noc,
+					       sizeof(*oc));
+
+		if (!oc) {
+			release_discard(bp, -ENOMEM);
+			return -ENOMEM;
+		}
+		rc->oc = oc;
+		rc->oc[rc->noc++] = (struct owner_change){
+			f.ilf_ino, fields & (XK_ILOG_DOWNER | XK_ILOG_AOWNER) };
+	}
 	return touch(rc, bp, tr->lsn, XK_NO_CRC, 0);
 out:
 	release_discard(bp, err);
@@ -1205,6 +1225,73 @@ update_sb(struct rctx *rc, int flush)
 	return flush ? xk_buf_flush(mp) : 0;
 }
 
+/* A bmbt block walked for an owner change: stamp the new owner. */
+static int
+owner_block(void *ctx, unsigned int level, uint64_t bno, struct xk_buf *bp)
+{
+	const uint64_t *ino = ctx;
+
+	(void)level;
+	(void)bno;
+	if (bp->error || bp->len < 72)
+		return XK_ECORRUPT;
+	xk_put_be64(bp->data + 56, *ino);	/* bb_owner, long form */
+	xk_buf_dirty(bp);
+	return 0;
+}
+
+/*
+ * Swapped extents (xfs_fsr on a filesystem without the rmapbt) log the
+ * inode with an owner-change flag instead of every bmbt block: as the
+ * kernel's recovery does, walk the replayed fork's bmbt and give each
+ * block its new owner.
+ */
+static int
+change_owners(struct rctx *rc)
+{
+	struct xk_mount *mp = rc->mp;
+
+	for (size_t i = 0; i < rc->noc; i++) {
+		for (int w = XK_DATA_FORK; w <= XK_ATTR_FORK; w++) {
+			uint32_t flag = w == XK_DATA_FORK ? XK_ILOG_DOWNER :
+							    XK_ILOG_AOWNER;
+			uint64_t ino = rc->oc[i].ino;
+			struct xk_btree_walk wk = {
+				.ops = &xk_bmbt_ops, .agno = -1,
+				.flags = XK_READ_NOVERIFY, .ctx = &ino,
+				.block_fn = owner_block,
+			};
+			struct xk_dinode *dip;
+			struct xk_buf *bp;
+			int err;
+
+			if (!(rc->oc[i].fields & flag))
+				continue;
+			err = xk_inode_read(mp, ino, 0, &bp, &dip);
+			if (err)
+				return xk_log_fail(rc->log, err, "inode %llu "
+					"(bmbt owner change): %s",
+					(unsigned long long)ino,
+					xk_strerror(err));
+			if (xk_dfork_format(dip, w) != XK_DINODE_FMT_BTREE) {
+				xk_buf_release(bp);
+				continue;
+			}
+			wk.iroot = xk_dfork_ptr(dip, w);
+			wk.iroot_size = xk_dfork_size(dip, mp->g.inodesize, w);
+			wk.levels = xk_get_be16(wk.iroot) + 1u;
+			err = xk_btree_walk(mp, &wk);
+			xk_buf_release(bp);
+			if (err)
+				return xk_log_fail(rc->log, err, "inode %llu: "
+					"changing its bmbt owner failed: %s",
+					(unsigned long long)ino,
+					xk_strerror(err));
+		}
+	}
+	return 0;
+}
+
 /* Whether anything is left for the kernel's after-replay work. */
 static int
 need_finish(const struct rctx *rc, unsigned int flags)
@@ -1274,12 +1361,11 @@ xk_log_recover(struct xk_mount *mp, unsigned int flags,
 	}
 	if (rc.nin)
 		rep->first_intent_type = rc.in[0].type;
-	if (rc.dquots || rc.owner_changes) {
+	if (rc.dquots) {
 		err = xk_log_fail(log, XK_EUNSUPP,
-			"the log holds %s items xfskit cannot replay yet; "
+			"the log holds quota items xfskit cannot replay yet; "
 			"nothing was written: mount the filesystem to let the "
-			"kernel recover it",
-			rc.dquots ? "quota" : "btree owner change");
+			"kernel recover it");
 		goto out;
 	}
 	err = xk_log_walk(log, &p2, &rc);
@@ -1300,8 +1386,12 @@ xk_log_recover(struct xk_mount *mp, unsigned int flags,
 		err = write_touched(&rc, 0);
 		if (!err)
 			err = update_sb(&rc, 0);
+		if (!err)
+			err = change_owners(&rc);
 		if (!err && need_finish(&rc, flags))
 			err = log_finish(log, rc.in, rc.nin, flags, rep);
+		if (!err && rc.noc)
+			err = xk_buf_seal(mp);
 		goto out;
 	}
 	if (err || (flags & XK_LOG_DRYRUN)) {
@@ -1316,6 +1406,8 @@ xk_log_recover(struct xk_mount *mp, unsigned int flags,
 	err = write_touched(&rc, 0);
 	if (!err)
 		err = update_sb(&rc, 0);
+	if (!err)
+		err = change_owners(&rc);
 	if (!err && need_finish(&rc, flags))
 		err = log_finish(log, rc.in, rc.nin, flags, rep);
 	if (err) {
@@ -1341,6 +1433,7 @@ out:
 	for (size_t k = 0; k < rc.nin; k++)
 		free(rc.in[k].data);
 	free(rc.in);
+	free(rc.oc);
 	free(rc.t);
 	xk_log_close(log);
 	return err;
