@@ -459,7 +459,13 @@ xk_buf_release(struct xk_buf *bp)
 	if (--bp->refs > 0)
 		return;
 	bp->refs = 0;
-	lru_add_tail(c, bp);
+	/*
+	 * Only clean buffers can be reclaimed, so only they go on the
+	 * LRU: a cache full of dirty buffers would otherwise be scanned
+	 * whole at every release.  Writing a buffer puts it there.
+	 */
+	if (!(bp->flags & XK_BUF_DIRTY))
+		lru_add_tail(c, bp);
 	bcache_reclaim(c);
 }
 
@@ -518,6 +524,8 @@ xk_buf_write_raw(struct xk_buf *bp)
 		return err;
 	/* The bytes may not be what the last verdict was about. */
 	bp->flags &= ~(XK_BUF_DIRTY | XK_BUF_VERIFIED);
+	if (bp->refs == 0 && !bp->lnext)
+		lru_add_tail(bp->mp->cache, bp);
 	return 0;
 }
 

@@ -353,8 +353,15 @@ xk_undo_apply(const char *undo_path, const char *dev_path, unsigned int flags,
 		refuse(res, err, "cannot open the device");
 		goto out;
 	}
-	/* The filesystem the undo file was made for, unless forced. */
-	if (!(flags & XK_UNDO_FORCE) &&
+	/*
+	 * The filesystem the undo file was made for, unless forced.  A
+	 * null recorded UUID means the primary superblock was unreadable
+	 * when the undo file was made (repair started from a secondary):
+	 * nothing to compare with then.
+	 */
+	static const uint8_t null_uuid[16];
+
+	if (!(flags & XK_UNDO_FORCE) && memcmp(hdr + H_UUID, null_uuid, 16) &&
 	    (xk_dev_pread(dev, sb, sizeof(sb), 0) ||
 	     (memcmp(sb + 32, hdr + H_UUID, 16) &&
 	      (!res->complete || memcmp(sb + 32, hdr + H_UUID_AFTER, 16))))) {

@@ -87,6 +87,7 @@ struct xk_bld {
 	int64_t		now_sec;
 	uint32_t	now_nsec;
 	uint64_t	rootino;
+	int		from_claims;	/* opened empty: every owner claimed */
 	/* Decreased refcounts to settle before commit (rmapbt). */
 	struct bld_range *pending;
 	uint64_t	npending, pending_alloc;

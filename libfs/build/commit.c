@@ -596,7 +596,8 @@ bld_commit_ag(struct xk_bld *b, struct bld_ag *ag)
 	c.has[T_FINO] = mp->g.has_finobt;
 	c.has[T_REFC] = mp->g.has_reflink;
 	ag->nrmap = rmap_normalize(ag->rmap, ag->nrmap);
-	if (mp->g.has_reflink && mp->g.has_rmapbt) {
+	/* Every owner claimed (repair): sharing follows from the claims. */
+	if (mp->g.has_reflink && (mp->g.has_rmapbt || b->from_claims)) {
 		err = refc_build(ag->rmap, ag->nrmap, &c.refc, &c.nrefc);
 		if (err)
 			return err;

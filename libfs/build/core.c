@@ -384,6 +384,7 @@ xk_bld_open_empty(struct xk_mount *mp, struct xk_bld **bp)
 
 	if (err)
 		return err;
+	b->from_claims = 1;
 	for (uint32_t i = 0; i < b->agcount && !err; i++) {
 		struct bld_ag *ag = &b->ags[i];
 

@@ -394,9 +394,10 @@ fork_to_btree(struct xk_bld *b, struct xk_bld_inode *ip, int whichfork,
 		uint32_t nmax = xk_btree_maxrecs(&xk_bmbt_ops,
 						 mp->g.blocksize, 0);
 
-		err = xk_buf_get(mp, xk_fsb_to_daddr(mp, rootfsb),
-				 mp->g.blocksize, xk_bmbt_ops.buf_ops,
-				 &bp);
+		/* The bulk load left it dirty in the cache: read it back. */
+		err = xk_buf_read(mp, xk_fsb_to_daddr(mp, rootfsb),
+				  mp->g.blocksize, xk_bmbt_ops.buf_ops,
+				  XK_READ_NOVERIFY, &bp);
 		if (err)
 			goto out;
 		{
@@ -518,12 +519,24 @@ xk_bld_inode_write(struct xk_bld *b, struct xk_bld_inode *ip)
 		else {
 			uint32_t dneed = round8(fork_need(&ip->data));
 
+			uint32_t deflt = (mp->g.inodesize == 256 ?
+					  lit - bmdr_space(2) :
+					  bmdr_space(12)) / 8;
+			uint32_t maxfo = (lit - bmdr_space(2)) / 8;
+
 			if (ip->attr.format != XK_DINODE_FMT_LOCAL &&
 			    aneed > lit / 2)
 				aneed = round8(bmdr_space(BLD_MIN_BMDR_PTRS));
 			if (aneed + (dneed ? 0 : 8) > lit)
 				return -EFBIG;
-			forkoff = (lit - aneed) / 8;
+			forkoff = deflt;
+			if (lit - forkoff * 8 < aneed)
+				forkoff = (lit - aneed) / 8;
+			else if (dneed > forkoff * 8 &&
+				 lit - round8(dneed) >= aneed)
+				forkoff = round8(dneed) / 8;
+			if (forkoff > maxfo)
+				forkoff = maxfo;
 			/* A data fork that needs more pushes a btree out. */
 			if (dneed > forkoff * 8 &&
 			    ip->data.format == XK_DINODE_FMT_LOCAL)

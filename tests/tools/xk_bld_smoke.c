@@ -107,12 +107,13 @@ main(int argc, char **argv)
 	if (err)
 		return die("nlink", err);
 
-	/* Sparse: 40 one-block pieces of the source, one every 3 blocks. */
+	/* Sparse: 600 one-block pieces of the source, one every 3 blocks:
+	 * a two-level bmbt whose root moves into the inode. */
 	err = xk_bld_ialloc(b, root, 0, &ino);
 	if (err)
 		return die("ialloc", err);
 	xk_bld_inode_init(b, &in, ino, XK_S_IFREG | 0600);
-	for (int i = 0; i < 40 && !err; i++) {
+	for (int i = 0; i < 600 && !err; i++) {
 		uint64_t bs = mp->g.blocksize;
 		uint64_t src = (uint64_t)i * bs % (uint64_t)srclen;
 		uint64_t len = src + bs <= (uint64_t)srclen ? bs :
