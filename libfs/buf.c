@@ -259,10 +259,18 @@ bcache_insert(struct xk_mount *mp, uint64_t daddr, uint32_t len)
 	bp = calloc(1, sizeof(*bp));
 	if (!bp)
 		return NULL;
-	bp->data = calloc(1, len);
-	if (!bp->data) {
-		free(bp);
-		return NULL;
+	/* Sector-aligned memory, so O_DIRECT can take the buffer as is. */
+	{
+		size_t align = mp->dev->topo.logical_sector > 512 ?
+			       mp->dev->topo.logical_sector : 512;
+		void *p;
+
+		if (posix_memalign(&p, align, len)) {
+			free(bp);
+			return NULL;
+		}
+		memset(p, 0, len);
+		bp->data = p;
 	}
 	bp->mp = mp;
 	bp->daddr = daddr;

@@ -65,6 +65,7 @@ xk_dev_open(const char *path, unsigned int flags, struct xk_dev **devp)
 	if (!dev)
 		return -ENOMEM;
 	dev->flags = flags;
+	dev->dfd = -1;
 	dev->path = strdup(path);
 	if (!dev->path) {
 		free(dev);
@@ -107,6 +108,14 @@ xk_dev_open(const char *path, unsigned int flags, struct xk_dev **devp)
 		return -ENODEV;
 	}
 	dev_probe_topology(dev);
+	dev->dfd = -1;
+	if (flags & XK_DEV_DIRECT) {
+		/* tmpfs and some others refuse O_DIRECT: stay buffered. */
+		dev->dfd = open(path, (oflags & ~O_CREAT) | O_DIRECT |
+				O_CLOEXEC);
+		if (dev->dfd < 0)
+			dev->dfd = -1;
+	}
 	*devp = dev;
 	return 0;
 
@@ -126,20 +135,39 @@ xk_dev_close(struct xk_dev *dev)
 		return;
 	if (dev->undo)
 		xk_undo_detach(dev->undo);
+	if (dev->dfd >= 0)
+		close(dev->dfd);
 	close(dev->fd);
 	free(dev->path);
 	free(dev);
+}
+
+/* The descriptor for this request: direct when it is aligned. */
+static int
+io_fd(const struct xk_dev *dev, const void *buf, size_t len, uint64_t off)
+{
+	uint64_t a = dev->topo.logical_sector ? dev->topo.logical_sector : 512;
+
+	if (dev->dfd >= 0 && ((uintptr_t)buf % a) == 0 && (off % a) == 0 &&
+	    (len % a) == 0)
+		return dev->dfd;
+	return dev->fd;
 }
 
 int
 xk_dev_pread(struct xk_dev *dev, void *buf, size_t len, uint64_t off)
 {
 	uint8_t *p = buf;
+	int fd;
 
 	if (off > dev->size || len > dev->size - off)
 		return XK_ETRUNC;
 	while (len > 0) {
-		ssize_t n = pread(dev->fd, p, len, (off_t)off);
+		ssize_t n;
+
+		/* A short direct read leaves the rest unaligned: re-pick. */
+		fd = io_fd(dev, p, len, off);
+		n = pread(fd, p, len, (off_t)off);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -171,7 +199,8 @@ xk_dev_pwrite(struct xk_dev *dev, const void *buf, size_t len, uint64_t off)
 			return err;
 	}
 	while (len > 0) {
-		ssize_t n = pwrite(dev->fd, p, len, (off_t)off);
+		ssize_t n = pwrite(io_fd(dev, p, len, off), p, len,
+				   (off_t)off);
 
 		if (n < 0) {
 			if (errno == EINTR)

@@ -163,8 +163,9 @@ xk_mount_open(const char *path, unsigned int flags, struct xk_mount **mpp,
 	f->agno = -1;
 	f->structure = "superblock";
 	/* Writers get the device to themselves (O_EXCL on block devices). */
-	err = xk_dev_open(path, (flags & XK_MOUNT_RDONLY) ? XK_DEV_RDONLY :
-			  XK_DEV_EXCL, &dev);
+	err = xk_dev_open(path, ((flags & XK_MOUNT_RDONLY) ? XK_DEV_RDONLY :
+				 XK_DEV_EXCL) |
+			  ((flags & XK_MOUNT_DIRECT) ? XK_DEV_DIRECT : 0), &dev);
 	if (err)
 		return err;
 	err = xk_dev_pread(dev, sector, sizeof(sector), 0);

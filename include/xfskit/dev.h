@@ -13,6 +13,12 @@
 #define XK_DEV_RDONLY	(1u << 0)	/* refuse every write */
 #define XK_DEV_EXCL	(1u << 1)	/* O_EXCL on block devices */
 #define XK_DEV_CREATE	(1u << 2)	/* create a missing image file */
+/*
+ * Bypass the page cache (O_DIRECT) for I/O aligned to the device's
+ * logical sector, as the buffer cache's always is; anything else, or a
+ * filesystem that refuses O_DIRECT, goes through the page cache.
+ */
+#define XK_DEV_DIRECT	(1u << 3)
 
 struct xk_topology {
 	unsigned int	logical_sector;		/* bytes */
@@ -26,6 +32,7 @@ struct xk_undo;
 
 struct xk_dev {
 	int		fd;
+	int		dfd;		/* O_DIRECT descriptor, or -1 */
 	unsigned int	flags;
 	int		is_bdev;
 	uint64_t	size;		/* bytes */

@@ -71,6 +71,7 @@ struct xk_geom {
 };
 
 #define XK_MOUNT_RDONLY	(1u << 0)
+#define XK_MOUNT_DIRECT	(1u << 1)	/* O_DIRECT I/O (dev.h XK_DEV_DIRECT) */
 
 struct xk_bcache;
 
