@@ -265,11 +265,11 @@ bcache_insert(struct xk_mount *mp, uint64_t daddr, uint32_t len)
 			       mp->dev->topo.logical_sector : 512;
 		void *p;
 
+		/* Not zeroed: a read fills it, xk_buf_get clears it. */
 		if (posix_memalign(&p, align, len)) {
 			free(bp);
 			return NULL;
 		}
-		memset(p, 0, len);
 		bp->data = p;
 	}
 	bp->mp = mp;
@@ -439,6 +439,7 @@ xk_buf_get(struct xk_mount *mp, uint64_t daddr, uint32_t len,
 		if (!bp)
 			return -ENOMEM;
 		lru_del(bp);
+		memset(bp->data, 0, len);
 	}
 	bp->ops = ops;
 	bp->error = 0;
