@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Finding the head and tail of the log.  The whole log is read into
- * memory once; the head is then located like the kernel does at mount:
+ * Finding the head and tail of the log.  The log is read into memory
+ * chunk by chunk as the search touches it (log_priv.h); the head is then located like the kernel does at mount:
  * the cycle number stamped in every block drops by one where the writer
  * stopped, in-flight iclogs may have completed out of order (holes of
  * the older cycle among the last few hundred KiB), the last record may
@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "log_priv.h"
 
@@ -518,15 +519,38 @@ xk_log_open(struct xk_mount *mp, struct xk_log **logp)
 			"log of %u blocks at daddr %llu does not fit the "
 			"device", mp->g.logblocks,
 			(unsigned long long)log->daddr);
-	log->buf = malloc(bytes);
-	if (!log->buf)
+	/* Address space only; chunks are read as they are touched. */
+	log->buf = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (log->buf == MAP_FAILED) {
+		log->buf = NULL;
 		return xk_log_fail(log, -ENOMEM, "no memory for the log");
-	err = xk_dev_pread(mp->dev, log->buf, bytes,
-			   log->daddr << XK_BBSHIFT);
-	if (err)
-		return xk_log_fail(log, err, "cannot read the log: %s",
-				   xk_strerror(err));
-	return log_analyse(log);
+	}
+	log->map_len = bytes;
+	log->loaded = calloc((log->nbb / LOG_CHUNK_BB) / 8 + 1, 1);
+	if (!log->loaded)
+		return xk_log_fail(log, -ENOMEM, "no memory for the log");
+	err = log_analyse(log);
+	if (!err && log->io_err)
+		err = xk_log_fail(log, log->io_err, "cannot read the log: %s",
+				  xk_strerror(log->io_err));
+	return err;
+}
+
+void
+xk_log_load_chunk(struct xk_log *log, uint32_t c)
+{
+	uint64_t first = (uint64_t)c * LOG_CHUNK_BB;
+	uint64_t n = log->nbb - first < LOG_CHUNK_BB ? log->nbb - first :
+						       LOG_CHUNK_BB;
+	int err = xk_dev_pread(log->mp->dev, log->buf + first * XK_BBSIZE,
+			       n * XK_BBSIZE,
+			       (log->daddr + first) << XK_BBSHIFT);
+
+	/* Unreadable blocks stay zero: no record is found there. */
+	if (err && !log->io_err)
+		log->io_err = err;
+	log->loaded[c / 8] |= (uint8_t)(1u << (c % 8));
 }
 
 int
@@ -576,7 +600,11 @@ xk_log_close(struct xk_log *log)
 {
 	if (!log)
 		return;
-	free(log->buf);
+	if (log->map_len)
+		munmap(log->buf, log->map_len);
+	else
+		free(log->buf);
+	free(log->loaded);
 	free(log->rec);
 	free(log);
 }

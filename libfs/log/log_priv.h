@@ -13,7 +13,15 @@
 
 struct xk_log {
 	struct xk_mount	*mp;
-	uint8_t		*buf;		/* the whole log as on disk */
+	/*
+	 * The whole log as on disk.  Opened from a device it is a
+	 * reservation filled chunk by chunk on first touch (loaded != NULL),
+	 * so finding the head of a 2 GiB log reads a few MiB, not all of it.
+	 */
+	uint8_t		*buf;
+	uint8_t		*loaded;	/* bitmap of chunks read, or NULL */
+	size_t		map_len;	/* bytes mapped, 0: buf is malloc'd */
+	int		io_err;		/* first read error of a chunk */
 	uint32_t	nbb;		/* log size in basic blocks */
 	uint64_t	daddr;		/* first block of the log */
 	struct xk_log_state st;
@@ -64,11 +72,23 @@ int log_finish(struct xk_log *log, const struct log_intent *in, size_t n,
 int xk_log_fail(struct xk_log *log, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* Basic blocks per lazily read chunk of the log (1 MiB). */
+#define LOG_CHUNK_BB	2048u
+
+/* head.c: read chunk c of the log into log->buf. */
+void xk_log_load_chunk(struct xk_log *log, uint32_t c);
+
 /* A basic block of the log, with the block index taken modulo size. */
 static inline uint8_t *
 log_blk(const struct xk_log *log, uint64_t blk)
 {
-	return log->buf + (size_t)(blk % log->nbb) * XK_BBSIZE;
+	uint32_t b = (uint32_t)(blk % log->nbb);
+	uint32_t c = b / LOG_CHUNK_BB;
+
+	/* Filling the cache behind a const handle: logically const. */
+	if (log->loaded && !(log->loaded[c / 8] & (1u << (c % 8))))
+		xk_log_load_chunk((struct xk_log *)log, c);
+	return log->buf + (size_t)b * XK_BBSIZE;
 }
 
 static inline uint32_t
