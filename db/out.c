@@ -3,7 +3,8 @@
  * Output.  In text mode lines go to stdout as they come ("name = value"
  * for fields) and errors to stderr.  With -j each command produces one
  * JSON object on one line: the command, whether it succeeded, its
- * fields as an object and any other output lines and errors as arrays.
+ * fields as an object and any other output lines and errors as arrays
+ * (described by doc/xfskit-db.schema.json and doc/json.md).
  */
 #include <stdarg.h>
 #include <stdlib.h>
@@ -145,7 +146,8 @@ db_json_end(struct db_ctx *c, const char *line, int status)
 
 	if (!c->json)
 		return;
-	jappend(&s, &n, "{\"command\":");
+	/* doc/xfskit-db.schema.json; bump only on incompatible changes. */
+	jappend(&s, &n, "{\"schema_version\":1,\"command\":");
 	jstring(&s, &n, line);
 	jappend(&s, &n, status ? ",\"ok\":false" : ",\"ok\":true");
 	jappend(&s, &n, ",\"fields\":{");

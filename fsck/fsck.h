@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * fsck.xfskit: the fsck(8) front end of xfskit-repair.  Shared between
+ * main.c (modes, exit codes, running the checker), json.c (reading the
+ * checker's JSON report) and mounted.c (is the device mounted?).
+ */
+#ifndef XFSKIT_FSCK_H
+#define XFSKIT_FSCK_H
+
+#include <stddef.h>
+
+/* Exit codes fsck(8) defines; a run returns the OR of those that apply. */
+#define FSCK_OK			0
+#define FSCK_CORRECTED		1
+#define FSCK_REBOOT		2
+#define FSCK_UNCORRECTED	4
+#define FSCK_ERROR		8
+#define FSCK_USAGE		16
+#define FSCK_CANCELLED		32
+
+/* One finding of the checker, as far as fsck needs to classify it. */
+struct fsck_finding {
+	char	problem[128];	/* "problem": its class in words */
+	char	code[64];	/* "code": stable identifier, when given */
+	char	structure[64];
+	char	message[512];
+};
+
+/* Findings past this many are counted but not kept. */
+#define FSCK_MAX_FINDINGS	256
+
+struct fsck_report {
+	struct fsck_finding findings[FSCK_MAX_FINDINGS];
+	size_t		nfindings;
+	long long	problem_count;	/* -1 when absent */
+	int		exit_status;
+	int		has_error;
+	char		error[256];
+};
+
+int fsck_parse_report(const char *text, size_t len, struct fsck_report *r);
+
+/* What mounted.c finds about a device or image file. */
+struct fsck_mount_state {
+	int	mounted;
+	int	readonly;	/* every mount of it is read-only */
+	int	is_root;	/* one of its mounts is "/" */
+	char	where[256];	/* one mount point, for messages */
+};
+
+int fsck_mount_state(const char *path, struct fsck_mount_state *ms);
+
+#endif /* XFSKIT_FSCK_H */
