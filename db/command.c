@@ -95,6 +95,14 @@ const struct db_cmd db_cmds[] = {
 	  "record, op and item.", 0 },
 	{ "ls", {NULL}, "[path]", db_cmd_ls,
 	  "list a directory (the current inode by default)", NULL, 0 },
+	{ "metadump", {NULL}, "[-o] [-a] [-g] [-v 1|2] file", db_cmd_metadump,
+	  "copy all metadata to a file in the xfs_metadump format",
+	  "Write every metadata block (AG headers, btrees, inodes, "
+	  "directory, attribute, symlink and quota blocks, the log) to "
+	  "file, or to standard output for -, in the format xfs_mdrestore "
+	  "and xfskit-mdrestore read (-v 1, the default, or -v 2).  Names "
+	  "and user xattrs are obfuscated unless -o; stale bytes are "
+	  "zeroed unless -a; -g shows progress.", 0 },
 	{ "ncheck", {NULL}, "[-i ino]...", db_cmd_ncheck,
 	  "print the path names of inodes", NULL, 0 },
 	{ "path", {NULL}, "path", db_cmd_path,

@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * xfskit-metadump: copy the metadata of an XFS v5 filesystem into a
+ * metadump file, with xfs_metadump's command line.
+ *
+ * Usage: xfskit-metadump [-a] [-g] [-o] [-w] [-v 1|2] image file|-
+ *
+ * The image is opened read-only and handed to the same engine as
+ * xfskit-db's metadump command (metadump.c).  Like xfs_metadump,
+ * warnings about damaged metadata are printed only with -w; a summary
+ * count is printed otherwise.  The exit status is 0 on success, 1 when
+ * the dump could not be written, 2 for a usage or open error.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "metadump.h"
+
+static void
+usage(FILE *fp)
+{
+	fprintf(fp, "Usage: xfskit-metadump [-a] [-g] [-o] [-w] [-v 1|2] "
+		"image file|-\n       xfskit-metadump -V\n");
+}
+
+static void
+warn_stderr(void *priv, const char *msg)
+{
+	if (*(int *)priv)
+		fprintf(stderr, "xfskit-metadump: %s\n", msg);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct md_opts o = { .obfuscate = 1, .zero_stale = 1, .version = 1 };
+	struct xk_mount *mp;
+	struct md_stats st;
+	struct xk_fail f;
+	int opt, err, show_warnings = 0;
+	FILE *fp;
+
+	while ((opt = getopt(argc, argv, "aghov:wV")) != -1) {
+		switch (opt) {
+		case 'a':
+			o.zero_stale = 0;
+			break;
+		case 'g':
+			o.progress = 1;
+			break;
+		case 'o':
+			o.obfuscate = 0;
+			break;
+		case 'w':
+			show_warnings = 1;
+			break;
+		case 'v':
+			if (strcmp(optarg, "1") && strcmp(optarg, "2")) {
+				fprintf(stderr, "xfskit-metadump: version "
+					"must be 1 or 2\n");
+				return 2;
+			}
+			o.version = optarg[0] - '0';
+			break;
+		case 'V':
+			printf("xfskit-metadump version %s\n", xk_version());
+			return 0;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (argc - optind != 2) {
+		usage(stderr);
+		return 2;
+	}
+	err = xk_mount_open(argv[optind], XK_MOUNT_RDONLY, &mp, &f);
+	if (err) {
+		char msg[400];
+
+		xk_open_error_format(err, &f, msg, sizeof(msg));
+		fprintf(stderr, "xfskit-metadump: %s: %s\n", argv[optind],
+			msg);
+		return 2;
+	}
+	if (!strcmp(argv[optind + 1], "-")) {
+		if (isatty(STDOUT_FILENO)) {
+			fprintf(stderr, "xfskit-metadump: will not write a "
+				"dump to a terminal\n");
+			xk_mount_close(mp);
+			return 2;
+		}
+		fp = stdout;
+	} else {
+		fp = fopen(argv[optind + 1], "wb");
+		if (!fp) {
+			fprintf(stderr, "xfskit-metadump: cannot create %s: "
+				"%s\n", argv[optind + 1], strerror(errno));
+			xk_mount_close(mp);
+			return 2;
+		}
+	}
+	err = md_dump(mp, fp, &o, warn_stderr, &show_warnings, &st);
+	if (fp != stdout && fclose(fp) && !err)
+		err = -EIO;
+	xk_mount_close(mp);
+	if (err) {
+		fprintf(stderr, "xfskit-metadump: writing %s failed: %s\n",
+			argv[optind + 1], xk_strerror(err));
+		return 1;
+	}
+	if (st.warnings && !show_warnings)
+		fprintf(stderr, "xfskit-metadump: %u warning%s about damaged "
+			"metadata (-w shows them)\n", st.warnings,
+			st.warnings == 1 ? "" : "s");
+	return 0;
+}
