@@ -3,8 +3,9 @@
  * xfskit-mkfs: format a v5 XFS filesystem on an image file or a block
  * device, with mkfs.xfs's command line and geometry.  main() only runs
  * the pipeline: parse, derive the geometry, refuse an existing
- * filesystem unless forced, report, write.  Exit status: 0 on success,
- * 1 for bad options, a refused device or a failed write.
+ * filesystem unless forced, report, write, then populate (-p).  Exit
+ * status: 0 on success, 1 for bad options, a refused device, a failed
+ * write or a failed population.
  */
 #include <string.h>
 
@@ -20,13 +21,18 @@ main(int argc, char **argv)
 	memset(&cli, 0, sizeof(cli));
 	if (mkfs_parse_args(argc, argv, &cli))
 		return 1;
-	if (mkfs_geometry(&cli, &cfg))
+	if (cli.pop.src && mkfs_populate_prepare(&cli.pop))
 		return 1;
+	if (mkfs_geometry(&cli, &cfg)) {
+		mkfs_populate_release(&cli.pop);
+		return 1;
+	}
 	if (!cli.force && !cli.dry_run &&
 	    mkfs_probe_existing(&cfg, what, sizeof(what))) {
 		fprintf(stderr, "xfskit-mkfs: %s appears to contain %s.\n"
 			"xfskit-mkfs: Use the -f option to force overwrite.\n",
 			cfg.dev, what);
+		mkfs_populate_release(&cli.pop);
 		return 1;
 	}
 	if (cli.unsupported)
@@ -34,8 +40,16 @@ main(int argc, char **argv)
 		       "supported!!\n");
 	if (!cli.quiet || cli.dry_run)
 		mkfs_report(stdout, &cfg);
-	if (cli.dry_run)
+	if (cli.dry_run) {
+		mkfs_populate_release(&cli.pop);
 		return 0;
+	}
 	fflush(stdout);
-	return mkfs_write(&cfg, !cli.nodiscard);
+	if (mkfs_write(&cfg, !cli.nodiscard)) {
+		mkfs_populate_release(&cli.pop);
+		return 1;
+	}
+	if (cli.pop.src)
+		return mkfs_populate(&cfg, &cli.pop, cli.quiet);
+	return 0;
 }

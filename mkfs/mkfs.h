@@ -21,6 +21,15 @@ struct mkfs_val {
 	const char	*str;		/* raw text of a size */
 };
 
+/* -p: populate from a directory, a protofile or a tar archive. */
+struct pop_ctx;
+struct mkfs_populate {
+	const char	*src;		/* NULL: no -p */
+	int		kind;		/* enum pop_kind (populate.h) */
+	int64_t		uid, gid;	/* -1: keep the source's */
+	struct pop_ctx	*ctx;		/* parsed protofile */
+};
+
 /* Raw values straight from the command line and the config file. */
 struct mkfs_cli {
 	const char	*dev;		/* -d name= or the argument */
@@ -38,6 +47,7 @@ struct mkfs_cli {
 	const char	*label;
 	const char	*config;	/* -c options= */
 	int		dry_run, quiet, force, nodiscard, unsupported;
+	struct mkfs_populate pop;	/* -p */
 };
 
 /* The validated, derived layout: what gets written. */
@@ -84,7 +94,6 @@ int mkfs_config_load(struct mkfs_cli *cli, const char *path);
 int mkfs_geometry(const struct mkfs_cli *cli, struct mkfs_cfg *cfg);
 /* Minimum log size in blocks the kernel accepts for this geometry. */
 uint32_t mkfs_min_log_blocks(const struct mkfs_cfg *cfg);
-
 /* trans_resv.c: transaction log reservations. */
 #define MKFS_RESV_NR	26
 struct mkfs_resv {
@@ -103,5 +112,14 @@ void mkfs_report(FILE *f, const struct mkfs_cfg *cfg);
 /* write.c */
 int mkfs_probe_existing(const struct mkfs_cfg *cfg, char *what, size_t len);
 int mkfs_write(const struct mkfs_cfg *cfg, int discard);
+
+/* populate.c: -p */
+int mkfs_parse_populate(struct mkfs_populate *p, char *arg);
+int mkfs_populate_prepare(struct mkfs_populate *p);
+int mkfs_populate(const struct mkfs_cfg *cfg, struct mkfs_populate *p,
+		  int quiet);
+void mkfs_populate_release(struct mkfs_populate *p);
+/* Now, or SOURCE_DATE_EPOCH when set (reproducible images). */
+int pop_time_now(int64_t *sec, uint32_t *nsec, int *from_sde);
 
 #endif /* XFSKIT_MKFS_H */

@@ -95,6 +95,10 @@ mkfs_usage(FILE *f)
 "                              directory block size\n"
 "  -s size=num                 sector size\n"
 "  -L label                    filesystem label (up to 12 bytes)\n"
+"  -p [file=]source[,uid=n][,gid=n]\n"
+"                              populate from a directory, a protofile or a\n"
+"                              tar archive (.tar, .tar.gz, .tar.xz,\n"
+"                              .tar.zst); uid/gid override every owner\n"
 "  -c options=file             read options from a configuration file\n"
 "  -N                          print the geometry, write nothing\n"
 "  -q                          quiet: no geometry summary\n"
@@ -323,7 +327,7 @@ mkfs_parse_args(int argc, char **argv, struct mkfs_cli *cli)
 	int c;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "b:c:d:i:l:L:m:n:s:NqfKVh",
+	while ((c = getopt_long(argc, argv, "b:c:d:i:l:L:m:n:p:s:NqfKVh",
 				longopts, NULL)) != -1) {
 		switch (c) {
 		case 'b': case 'c': case 'd': case 'i': case 'l': case 'm':
@@ -338,6 +342,10 @@ mkfs_parse_args(int argc, char **argv, struct mkfs_cli *cli)
 				return 1;
 			}
 			cli->label = optarg;
+			break;
+		case 'p':
+			if (mkfs_parse_populate(&cli->pop, optarg))
+				return 1;
 			break;
 		case 'N':
 			cli->dry_run = 1;
@@ -361,7 +369,7 @@ mkfs_parse_args(int argc, char **argv, struct mkfs_cli *cli)
 			mkfs_usage(stdout);
 			exit(0);
 		default:
-			if (optopt && strchr("bcdilLmns", optopt))
+			if (optopt && strchr("bcdilLmnps", optopt))
 				fprintf(stderr, "option -%c requires an "
 					"argument\n", optopt);
 			else if (optopt)

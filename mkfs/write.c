@@ -204,7 +204,9 @@ static int
 write_inodes(struct xk_mount *mp, const struct plan *p)
 {
 	const struct xk_ag_init *ai = &p->ags[0];
-	struct timespec ts;
+	int64_t now_sec;
+	uint32_t now_nsec;
+	int sde;
 	struct xk_inode_init ii = { 0 };
 	struct xk_buf *bp;
 	void *dip;
@@ -213,9 +215,10 @@ write_inodes(struct xk_mount *mp, const struct plan *p)
 	err = xk_inode_init_chunk(mp, 0, ai->chunk_agbno, ai->chunk_blocks);
 	if (err)
 		return err;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ii.now_sec = ts.tv_sec;
-	ii.now_nsec = (uint32_t)ts.tv_nsec;
+	/* SOURCE_DATE_EPOCH, when set, makes the image reproducible. */
+	pop_time_now(&now_sec, &now_nsec, &sde);
+	ii.now_sec = now_sec;
+	ii.now_nsec = now_nsec;
 	/* The root directory: short form, its own parent. */
 	ii.mode = XK_S_IFDIR | 0755;
 	ii.nlink = 2;

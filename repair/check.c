@@ -4,8 +4,10 @@
  * so that the fuzzing harness runs exactly what the tool runs.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "repair.h"
+#include "phase_quota.h"
 
 #define CHECK_CACHE_BYTES	(32ULL << 20)
 
@@ -20,10 +22,10 @@ phase(struct repair_ctx *rc, const char *what)
 		fprintf(rc->out, "%s\n", what);
 }
 
-static void
-ctx_free(struct repair_ctx *rc)
+void
+repair_scan_free(struct repair_ctx *rc)
 {
-	for (uint32_t agno = 0; agno < rc->mp->g.agcount; agno++) {
+	for (uint32_t agno = 0; rc->ags && agno < rc->mp->g.agcount; agno++) {
 		struct ag_scan *as = &rc->ags[agno];
 
 		claims_free(&as->used);
@@ -33,21 +35,37 @@ ctx_free(struct repair_ctx *rc)
 		claims_free(&as->refcs);
 		free(as->chunks);
 		free(as->fchunks);
+		free(as->seen_free);
 	}
 	free(rc->ags);
 	free(rc->inodes);
 	free(rc->edges);
+	free(rc->ifix.v);
+	free(rc->sb_bad);
+	free(rc->orphans);
+	free(rc->dirfix);
+	rc->dirfix = NULL;
+	rc->ndirfix = rc->capdirfix = 0;
+	rc->orphans = NULL;
+	rc->norphans = rc->caporphans = 0;
 	rc->ags = NULL;
 	rc->inodes = NULL;
 	rc->edges = NULL;
+	memset(&rc->ifix, 0, sizeof(rc->ifix));
+	rc->sb_bad = NULL;
+	rc->ninodes = rc->capinodes = 0;
+	rc->nedges = rc->capedges = 0;
 }
 
 int
-repair_check(struct repair_ctx *rc)
+repair_scan(struct repair_ctx *rc)
 {
 	rc->ags = calloc(rc->mp->g.agcount, sizeof(*rc->ags));
-	if (!rc->ags)
+	rc->sb_bad = calloc(rc->mp->g.agcount, 1);
+	if (!rc->ags || !rc->sb_bad) {
+		repair_scan_free(rc);
 		return -ENOMEM;
+	}
 	/*
 	 * The scan reads each block once or twice in quick succession, so
 	 * a small cache keeps nearly every hit and bounds memory.
@@ -64,11 +82,23 @@ repair_check(struct repair_ctx *rc)
 	phase(rc, "Phase 4 - check space ownership, free space, rmap and "
 	      "refcount...");
 	phase_space(rc);
+	/* Repair: maps the rmapbt can restore (a no-op under -n). */
+	plan_rmap_forks(rc);
 	phase(rc, "Phase 5 - check directory connectivity and link "
 	      "counts...");
 	phase_links(rc);
 	phase(rc, "Phase 6 - check superblock counters...");
 	phase_counters(rc);
-	ctx_free(rc);
+	phase(rc, "Phase 7 - check quota inodes and usage...");
+	phase_quota(rc);
 	return 0;
+}
+
+int
+repair_check(struct repair_ctx *rc)
+{
+	int err = repair_scan(rc);
+
+	repair_scan_free(rc);
+	return err;
 }

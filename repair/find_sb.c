@@ -10,6 +10,8 @@
 
 #include "repair.h"
 
+#include <xfskit/format/dir.h>
+
 /* A candidate at byte offset off is believable if it places itself. */
 static int
 candidate_ok(struct xk_dev *dev, const uint8_t *sector, uint64_t off,
@@ -96,4 +98,62 @@ find_secondary_sb(struct xk_dev *dev, const struct xk_sb *hint,
 	}
 	free(buf);
 	return -ENOENT;
+}
+
+/*
+ * A secondary superblock as mkfs left it lacks what only the primary
+ * keeps: it is still marked in progress, and carries null root,
+ * realtime and quota inode numbers.  Before the secondary's copy is used
+ * (and written as the new primary) those are restored: the flag
+ * cleared, and the root found where mkfs puts it, the first inode chunk
+ * of AG 0, as the first inode of a block that is a directory naming
+ * itself as its parent; the realtime inodes follow it.
+ */
+void
+secondary_sb_fixup(struct xk_mount *mp)
+{
+	struct xk_sb *sb = &mp->sb;
+	uint32_t limit = xk_ag_blocks(mp, 0);
+
+	sb->inprogress = 0;
+	if (!sb->uquotino)
+		sb->uquotino = XK_NULLFSINO;
+	if (!sb->gquotino)
+		sb->gquotino = XK_NULLFSINO;
+	if (!sb->pquotino)
+		sb->pquotino = XK_NULLFSINO;
+	if (sb->rootino != XK_NULLFSINO && sb->rootino) {
+		if (sb->rbmino == XK_NULLFSINO || !sb->rbmino)
+			sb->rbmino = sb->rootino + 1;
+		if (sb->rsumino == XK_NULLFSINO || !sb->rsumino)
+			sb->rsumino = sb->rootino + 2;
+		return;
+	}
+	if (limit > 65536)
+		limit = 65536;
+	for (uint32_t agbno = 1; agbno < limit; agbno++) {
+		uint64_t ino = xk_agino_to_ino(mp, 0, agbno << mp->g.inopblog);
+		struct xk_buf *bp;
+		struct xk_dinode *dip;
+		const struct xk_dir2_sf_hdr *h;
+
+		if (xk_inode_read(mp, ino, XK_READ_SALVAGE, &bp, &dip) &&
+		    !bp)
+			continue;
+		h = (const void *)xk_dfork_dptr(dip);
+		if (xk_be16_get(dip->di_magic) == XK_DINODE_MAGIC &&
+		    xk_be64_get(dip->di_ino) == ino &&
+		    (xk_be16_get(dip->di_mode) & XK_S_IFMT) == XK_S_IFDIR &&
+		    dip->di_format == XK_DINODE_FMT_LOCAL &&
+		    xk_dir2_sf_get_parent(h) == ino) {
+			sb->rootino = ino;
+			if (sb->rbmino == XK_NULLFSINO || !sb->rbmino)
+				sb->rbmino = ino + 1;
+			if (sb->rsumino == XK_NULLFSINO || !sb->rsumino)
+				sb->rsumino = ino + 2;
+			xk_buf_release(bp);
+			return;
+		}
+		xk_buf_release(bp);
+	}
 }

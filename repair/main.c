@@ -15,19 +15,22 @@ static void
 usage(FILE *to)
 {
 	fprintf(to,
-"Usage: xfskit-repair [-n] [-L] [-z UNDO_FILE] [-v] [-P] [-t N] [--json] DEVICE\n"
+"Usage: xfskit-repair [-n] [-L] [-e] [-z UNDO_FILE] [-v] [-P] [-t N] [--json]\n"
+"                     DEVICE\n"
 "       xfskit-repair -V\n"
 "  -n      no modify: check only, open the device read-only, write nothing\n"
 "  -L      zero the log (its changes are lost) instead of replaying it\n"
+"  -e      exit with status 4 when corruption was found and repaired\n"
 "  -z F    record every block overwritten in undo file F (see xfskit-undo)\n"
 "  -v      verbose: report each phase and each btree walked\n"
 "  -P      no progress display on a terminal\n"
 "  -t N    scan inodes with N threads (default: one per CPU)\n"
 "  --json  print one JSON document (problems with their fields)\n"
 "  -V      print the version and exit\n"
-"Without -n, a dirty log is replayed and the filesystem is checked;\n"
-"repairing what the check finds is not implemented yet.\n"
-"Exit status: 0 clean, 1 corruption found, 2 dirty log that must be\n"
+"Without -n, a dirty log is replayed, the filesystem checked, what is\n"
+"found repaired, and the check run again to confirm.\n"
+"Exit status: 0 clean or repaired (4 with -e if anything was repaired),\n"
+"1 corruption found (-n) or left unrepaired, 2 dirty log that must be\n"
 "mounted, 3 usage error, 4 operational error.\n");
 }
 
@@ -90,9 +93,67 @@ open_from_secondary(struct repair_ctx *rc, int why, struct xk_fail *f,
 	}
 	rc->mp->owns_dev = 1;
 	rc->from_secondary = 1;
+	secondary_sb_fixup(rc->mp);
 	report(rc, PR_SB_PRIMARY_BAD, "superblock", 0, 0, 0, "primary",
 	       "%s", line);
 	return 0;
+}
+
+/* Check passes before giving up on reaching a clean filesystem. */
+#define REPAIR_MAX_PASSES	8
+
+/*
+ * The repair: check, apply what the check planned, and check again,
+ * until a pass finds nothing, or finds only what no fix covers, or the
+ * pass budget is spent.  Inode-level fixes go first; the AG rebuild runs
+ * in a pass that planned no inode fix, so that what it is fed is the
+ * final state of every inode.  Everything written goes through the
+ * buffer cache and the undo file; a failed write stops the run with the
+ * blocks written so far each complete and consistent on its own.
+ *
+ * Returns the exit status; *found gets the findings of the first pass.
+ */
+static int
+repair_run(struct repair_ctx *rc, unsigned long *found)
+{
+	/* A bad primary was reported when the handle was opened. */
+	unsigned long first = 0, last = 0, pre = rc->nproblems;
+	int err = 0;
+
+	for (rc->pass = 1; rc->pass <= REPAIR_MAX_PASSES; rc->pass++) {
+		unsigned long before = rc->nproblems, applied = 0;
+
+		memset(rc->counts, 0, sizeof(rc->counts));
+		if (rc->pass > 1)
+			info(rc, "Pass %d - checking again after the "
+			     "repairs...\n", rc->pass);
+		err = repair_scan(rc);
+		last = rc->nproblems - before;
+		if (rc->pass == 1)
+			first = last + pre;
+		if (err || (last == 0 && !rc->from_secondary)) {
+			repair_scan_free(rc);
+			break;
+		}
+		err = apply_fixes(rc, &applied);
+		if (!err && !applied && (need_rebuild(rc) || rc->ndirfix))
+			err = rebuild_ags(rc, &applied);
+		repair_scan_free(rc);
+		if (err || !applied)
+			break;
+	}
+	*found = first;
+	if (err)
+		return err;
+	if (last) {
+		info(rc, "%lu problem%s could not be repaired.\n", last,
+		     last == 1 ? "" : "s");
+		return REPAIR_EXIT_CORRUPT;
+	}
+	if (first)
+		info(rc, "All %lu problem%s found were repaired.\n", first,
+		     first == 1 ? "" : "s");
+	return first && rc->exit_fixed ? REPAIR_EXIT_FIXED : REPAIR_EXIT_CLEAN;
 }
 
 int
@@ -107,12 +168,17 @@ main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int no_progress = 0;
+	int no_progress = 0, status;
+	unsigned long found;
 	const char *undo_path = NULL;
 	struct xk_undo *undo = NULL;
 
-	while ((opt = getopt_long(argc, argv, "nvVhPt:Lz:", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "nvVhPt:Lez:", longopts,
+				  NULL)) != -1) {
 		switch (opt) {
+		case 'e':
+			rc.exit_fixed = 1;
+			break;
 		case 'J':
 			rc.json = 1;
 			break;
@@ -214,7 +280,15 @@ main(int argc, char **argv)
 				"\"exit_status\": %d\n}\n", err);
 		return err;
 	}
-	err = repair_check(&rc);
+	if (rc.no_modify) {
+		err = repair_check(&rc);
+		status = rc.nproblems ? REPAIR_EXIT_CORRUPT :
+			 REPAIR_EXIT_CLEAN;
+		found = rc.nproblems;
+	} else {
+		status = repair_run(&rc, &found);
+		err = status < 0 ? status : 0;
+	}
 	if (err) {
 		xk_undo_finish(undo);
 		xk_mount_close(rc.mp);
@@ -225,19 +299,15 @@ main(int argc, char **argv)
 		err = xk_undo_finish(undo);
 	if (err)
 		return operational_error(&rc, xk_strerror(err));
-	if (!rc.no_modify && rc.nproblems)
-		info(&rc, "Repairing these is not implemented in this version; "
-		     "nothing but the log was written.\n");
 	if (rc.progress)
 		fprintf(stderr, "\r\033[K");
 	if (rc.json) {
-		json_end(&rc, rc.nproblems ? REPAIR_EXIT_CORRUPT :
-			 REPAIR_EXIT_CLEAN);
-	} else if (rc.nproblems) {
-		fprintf(rc.out, "%lu problem%s found.\n", rc.nproblems,
-			rc.nproblems == 1 ? "" : "s");
-	} else if (rc.verbose) {
+		json_end(&rc, status);
+	} else if (rc.no_modify && found) {
+		fprintf(rc.out, "%lu problem%s found.\n", found,
+			found == 1 ? "" : "s");
+	} else if (!found && rc.verbose) {
 		fprintf(rc.out, "No problems found.\n");
 	}
-	return rc.nproblems ? REPAIR_EXIT_CORRUPT : REPAIR_EXIT_CLEAN;
+	return status;
 }

@@ -43,6 +43,14 @@ walk_block(void *ctx, unsigned int level, uint64_t bno, struct xk_buf *bp)
 }
 
 static int
+cmp_rmap_start(const void *a, const void *b)
+{
+	const struct claim *x = a, *y = b;
+
+	return (x->agbno > y->agbno) - (x->agbno < y->agbno);
+}
+
+static int
 push_chunk(struct xk_inobt_rec **v, size_t *n, size_t *cap, const void *rec)
 {
 	if (*n == *cap) {
@@ -412,6 +420,77 @@ check_ag_counters(struct repair_ctx *rc, uint32_t agno)
 		       (unsigned long long)as->tree_blocks[XK_BT_REFC]);
 }
 
+/*
+ * The inobt could not be read whole: take the inode chunks from the
+ * rmapbt's inode-chunk records instead, when it could be read.  Each
+ * 64-inode stretch with any chunk block becomes a record; stretches
+ * without blocks are holes (sparse chunks), and every inode is marked
+ * in use so the inode scan looks at each one and says which are free.
+ */
+static void
+chunks_from_rmap(struct repair_ctx *rc, uint32_t agno)
+{
+	struct xk_mount *mp = rc->mp;
+	struct ag_scan *as = &rc->ags[agno];
+	uint32_t per_blk_log = mp->g.inopblog;
+	uint32_t last_start = XK_NULLAGINO;
+	struct xk_inobt_rec rec;
+
+	if (!mp->g.has_rmapbt || !as->trees_ok[XK_BT_RMAP]) {
+		as->chunks_lost = 1;
+		return;
+	}
+	as->nchunks = 0;
+	sort_v(as->rmaps.v, as->rmaps.n, sizeof(*as->rmaps.v), cmp_rmap_start);
+	for (size_t i = 0; i < as->rmaps.n; i++) {
+		const struct claim *c = &as->rmaps.v[i];
+
+		if (c->owner != XK_RMAP_OWN_INODES)
+			continue;
+		for (uint64_t b = c->agbno; b < (uint64_t)c->agbno + c->len;
+		     b++) {
+			uint32_t agino = (uint32_t)(b << per_blk_log);
+			uint32_t start = agino & ~(XK_INODES_PER_CHUNK - 1u);
+			unsigned int bit = (agino - start) /
+					   XK_INODES_PER_HOLEMASK_BIT;
+			uint32_t ninos = 1u << per_blk_log;
+
+			if (start != last_start) {
+				if (last_start != XK_NULLAGINO &&
+				    push_chunk(&as->chunks, &as->nchunks,
+					       &as->capchunks, &rec))
+					return;
+				memset(&rec, 0, sizeof(rec));
+				xk_be32_set(&rec.ir_startino, start);
+				if (mp->g.has_sparse)
+					xk_be16_set(&rec.ir_u.sp.ir_holemask,
+						    0xffff);
+				last_start = start;
+			}
+			if (mp->g.has_sparse) {
+				uint16_t hm = xk_be16_get(
+					rec.ir_u.sp.ir_holemask);
+				unsigned int nbits = ninos /
+					XK_INODES_PER_HOLEMASK_BIT;
+
+				if (!nbits)
+					nbits = 1;
+				for (unsigned int k = bit; k < bit + nbits &&
+				     k < 16; k++)
+					hm &= (uint16_t)~(1u << k);
+				xk_be16_set(&rec.ir_u.sp.ir_holemask, hm);
+				rec.ir_u.sp.ir_count = (uint8_t)(64 -
+					4 * __builtin_popcount(hm));
+			}
+		}
+	}
+	if (last_start != XK_NULLAGINO)
+		push_chunk(&as->chunks, &as->nchunks, &as->capchunks, &rec);
+	as->chunks_synth = 1;
+	info(rc, "AG %u: inode btree unreadable; using the %zu inode chunks "
+	     "the rmapbt records.\n", agno, as->nchunks);
+}
+
 int
 phase_ag_headers(struct repair_ctx *rc)
 {
@@ -428,6 +507,8 @@ phase_ag_headers(struct repair_ctx *rc)
 		scan_agf(rc, agno);
 		scan_agi(rc, agno);
 		check_ag_counters(rc, agno);
+		if (!rc->ags[agno].trees_ok[XK_BT_INO])
+			chunks_from_rmap(rc, agno);
 	}
 	claim_fsb(rc, mp->g.logstart, mp->g.logblocks, XK_RMAP_OWN_LOG, 0);
 	return 0;

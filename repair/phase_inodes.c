@@ -72,7 +72,7 @@ claim_extent(void *ctx, const struct xk_bmbt_irec *r)
 
 static uint64_t
 scan_forks(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
-	   struct fork_map maps[2])
+	   struct fork_map maps[2], int bad[2])
 {
 	uint64_t total = 0;
 
@@ -81,12 +81,34 @@ scan_forks(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
 		struct fork_extent_fn cb = { &es, claim_extent };
 		uint64_t bmbt = 0;
 
+		bad[fork] = 0;
 		if (fork == XK_ATTR_FORK && !dip->di_forkoff)
 			break;
-		walk_fork(rc, ino, dip, fork, &bmbt, &cb);
+		bad[fork] = walk_fork(rc, ino, dip, fork, &bmbt, &cb) != 0;
 		total += es.blocks + bmbt;
 	}
 	return total;
+}
+
+/*
+ * The fix for a fork the walk found bad: an extent list keeps its valid
+ * extents; a damaged bmbt is rebuilt from the rmapbt when that is
+ * intact, else the inode cannot be trusted; an attr fork is dropped.
+ */
+static void
+plan_fork_fix(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
+	      const int bad[2])
+{
+	if (bad[XK_ATTR_FORK])
+		plan_inode(rc, ino, IFIX_NOATTR, 0);
+	if (!bad[XK_DATA_FORK])
+		return;
+	if (dip->di_format == XK_DINODE_FMT_EXTENTS)
+		plan_inode(rc, ino, IFIX_TRIM, 0);
+	else if (rc->mp->g.has_rmapbt)
+		plan_inode(rc, ino, IFIX_RMAP_FORK, 0);
+	else
+		plan_inode(rc, ino, IFIX_CLEAR, 0);
 }
 
 /* Symlinks: a local target fills the fork; a remote one its blocks. */
@@ -167,15 +189,42 @@ check_symlink(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
 	}
 }
 
+/*
+ * A directory with findings: a short-form one is rewritten from the
+ * entries that can be read; a block-form one is rewritten from its
+ * salvaged entries by the builder, in the AG rebuild (dirfix.c).
+ */
 static void
+plan_dir_fix(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip)
+{
+	if (dip->di_format == XK_DINODE_FMT_LOCAL)
+		plan_inode(rc, ino, IFIX_SF_DROP, 0);
+	else
+		plan_dir_rebuild(rc, ino);
+}
+
+/*
+ * One inode.  A core that fails its verifier is salvaged in a copy when
+ * the failing fields can be derived (salvage_core); the check then goes
+ * on with the copy, as the repair will leave it, and the repair rewrites
+ * it.  Otherwise the inode is cleared.  An inode in use that the inobt
+ * calls free is trusted (its core says it is in use) and checked as in
+ * use; the rebuild then corrects the inobt.  Returns whether the inode
+ * is in use as far as the repair is concerned.
+ */
+static int
 check_inode(struct repair_ctx *rc, uint64_t ino, int marked_free,
-	    struct xk_buf *bp, const struct xk_dinode *dip)
+	    struct xk_buf *bp, const struct xk_dinode *ondisk)
 {
 	struct xk_fail f;
-	uint16_t mode = xk_be16_get(dip->di_mode);
+	uint16_t mode;
 	struct inode_info *ii;
 	struct fork_map maps[2] = { { 0 }, { 0 } };
+	const struct xk_dinode *dip = ondisk;
+	struct xk_dinode *copy = NULL;
 	uint64_t blocks;
+	unsigned long before;
+	int bad[2] = { 0, 0 };
 	int err;
 
 	memset(&f, 0, sizeof(f));
@@ -185,27 +234,44 @@ check_inode(struct repair_ctx *rc, uint64_t ino, int marked_free,
 	f.daddr = bp->daddr;
 	err = xk_dinode_verify(rc->mp, ino, dip, &f);
 	if (err) {
-		fix_problem(rc, PR_INODE_BAD, &f);
-		return;
+		copy = malloc(rc->mp->g.inodesize);
+		if (copy) {
+			memcpy(copy, ondisk, rc->mp->g.inodesize);
+			if (salvage_core(rc, ino, copy)) {
+				free(copy);
+				copy = NULL;
+			}
+		}
+		if (fix_problem(rc, PR_INODE_BAD, &f))
+			plan_inode(rc, ino, copy ? IFIX_CORE : IFIX_CLEAR, 0);
+		if (!copy)
+			return 0;
+		dip = copy;
 	}
-	if (marked_free) {
-		if (mode)
-			report(rc, PR_INODE_STATE, "inode", -1, ino, bp->daddr,
-			       "free", "the inobt says free, but the inode is "
-			       "in use (mode 0%o)", mode);
-		return;
-	}
-	if (!mode) {
+	mode = xk_be16_get(dip->di_mode);
+	if (marked_free && mode)
 		report(rc, PR_INODE_STATE, "inode", -1, ino, bp->daddr,
-		       "free", "the inobt says in use, but the inode is free");
-		return;
+		       "free", "the inobt says free, but the inode is in use "
+		       "(mode 0%o)", mode);
+	if (!mode) {
+		if (!marked_free)
+			report(rc, PR_INODE_STATE, "inode", -1, ino, bp->daddr,
+			       "free", "the inobt says in use, but the inode "
+			       "is free");
+		free(copy);
+		return 0;
 	}
-	blocks = scan_forks(rc, ino, dip, maps);
-	if (blocks != xk_be64_get(dip->di_nblocks))
-		report(rc, PR_INODE_BAD, "inode", -1, ino, bp->daddr,
-		       "nblocks", "inode says %llu blocks, its forks map "
-		       "%llu", (unsigned long long)xk_be64_get(dip->di_nblocks),
-		       (unsigned long long)blocks);
+	blocks = scan_forks(rc, ino, dip, maps, bad);
+	if (bad[XK_DATA_FORK] || bad[XK_ATTR_FORK])
+		plan_fork_fix(rc, ino, dip, bad);
+	/* A fork being fixed is counted again once it is. */
+	if (blocks != xk_be64_get(dip->di_nblocks) &&
+	    report(rc, PR_INODE_BAD, "inode", -1, ino, bp->daddr, "nblocks",
+		   "inode says %llu blocks, its forks map %llu",
+		   (unsigned long long)xk_be64_get(dip->di_nblocks),
+		   (unsigned long long)blocks) &&
+	    !bad[XK_DATA_FORK] && !bad[XK_ATTR_FORK])
+		plan_inode(rc, ino, IFIX_NBLOCKS, blocks);
 	ii = add_inode(rc);
 	if (!ii) {
 		report(rc, PR_INODE_BAD, "inode", -1, ino, XK_NO_DADDR,
@@ -215,19 +281,31 @@ check_inode(struct repair_ctx *rc, uint64_t ino, int marked_free,
 	ii->ino = ino;
 	ii->nlink = xk_be32_get(dip->di_nlink);
 	ii->mode = mode;
+	ii->sfdir = dip->di_format == XK_DINODE_FMT_LOCAL;
+	/* Findings below are counted to choose the fix. */
+	before = rc->nproblems;
 	switch (mode & XK_S_IFMT) {
 	case XK_S_IFDIR:
 		check_directory(rc, ino, dip, &maps[XK_DATA_FORK]);
+		if (rc->nproblems != before)
+			plan_dir_fix(rc, ino, dip);
 		break;
 	case XK_S_IFLNK:
 		check_symlink(rc, ino, dip, &maps[XK_DATA_FORK]);
+		if (rc->nproblems != before)
+			plan_inode(rc, ino, IFIX_CLEAR, 0);
 		break;
 	}
-	if (dip->di_forkoff)
+	before = rc->nproblems;
+	if (dip->di_forkoff && !bad[XK_ATTR_FORK])
 		check_attr_fork(rc, ino, dip, &maps[XK_ATTR_FORK]);
+	if (rc->nproblems != before)
+		plan_inode(rc, ino, IFIX_NOATTR, 0);
 out:
 	free(maps[0].v);
 	free(maps[1].v);
+	free(copy);
+	return 1;
 }
 
 static int
@@ -239,13 +317,19 @@ ino_in_hole(const struct xk_mount *mp, const struct xk_inobt_rec *r, int i)
 		(i / XK_INODES_PER_HOLEMASK_BIT)) & 1;
 }
 
+/*
+ * One chunk; *seen gets the inodes found free (or unreadable, or in a
+ * hole) as set bits, for the rebuild of the inode btrees.
+ */
 static void
 scan_chunk(struct repair_ctx *rc, uint32_t agno, const struct xk_inobt_rec *r,
-	   uint32_t *last_claimed)
+	   uint32_t *last_claimed, uint64_t *seen)
 {
 	struct xk_mount *mp = rc->mp;
 	uint32_t start = xk_be32_get(r->ir_startino);
 	uint64_t freemask = xk_be64_get(r->ir_free);
+
+	*seen = ~0ULL;
 
 	for (int i = 0; i < XK_INODES_PER_CHUNK; i++) {
 		uint32_t agino = start + (uint32_t)i;
@@ -268,16 +352,25 @@ scan_chunk(struct repair_ctx *rc, uint32_t agno, const struct xk_inobt_rec *r,
 			continue;
 		}
 		/* A cluster-level failure is reported per inode below. */
-		check_inode(rc, ino, (freemask >> i) & 1, bp, dip);
+		if (check_inode(rc, ino, (freemask >> i) & 1, bp, dip))
+			*seen &= ~(1ULL << i);
 		xk_buf_release(bp);
 	}
 }
 
-/* Scan one AG's chunks; chunks come from src (the AG phase's results). */
+/*
+ * Scan one AG's chunks; chunks come from src (the AG phase's results),
+ * which also receives what the scan saw free.
+ */
 static void
-scan_ag(struct repair_ctx *rc, const struct ag_scan *src, uint32_t agno)
+scan_ag(struct repair_ctx *rc, struct ag_scan *src, uint32_t agno)
 {
 	uint32_t last = XK_NULLAGBLOCK;
+	uint64_t dummy;
+
+	free(src->seen_free);
+	src->seen_free = calloc(src->nchunks ? src->nchunks : 1,
+				sizeof(*src->seen_free));
 
 	if (rc->verbose)
 		fprintf(rc->out, "        - agno = %u: %zu inode chunks\n",
@@ -299,7 +392,8 @@ scan_ag(struct repair_ctx *rc, const struct ag_scan *src, uint32_t agno)
 		if ((i & 63) == 0)
 			progress(rc, "Phase 3 - inode chunks, AG", agno,
 				 rc->mp->g.agcount);
-		scan_chunk(rc, agno, &src->chunks[i], &last);
+		scan_chunk(rc, agno, &src->chunks[i], &last,
+			   src->seen_free ? &src->seen_free[i] : &dummy);
 	}
 }
 
@@ -516,8 +610,11 @@ phase_inodes(struct repair_ctx *rc)
 
 	if (n > rc->mp->g.agcount)
 		n = rc->mp->g.agcount;
-	/* JSON keeps one stream of objects: one thread writes it. */
-	if (n > 1 && !rc->json)
+	/*
+	 * JSON keeps one stream of objects: one thread writes it.  Repair
+	 * scans with one thread: its plans go straight into rc.
+	 */
+	if (n > 1 && !rc->json && rc->no_modify)
 		return phase_inodes_parallel(rc, n);
 	for (uint32_t agno = 0; agno < rc->mp->g.agcount; agno++)
 		scan_ag(rc, &rc->ags[agno], agno);

@@ -6,7 +6,10 @@
  * inode's link count equals the references to it: one per entry naming
  * it, and for a directory also its own "." and each subdirectory's "..".
  *
- * In: rc->inodes and rc->edges from the inode phase.  Out: findings.
+ * In: rc->inodes and rc->edges from the inode phase.  Out: findings,
+ * and in repair the plans: entries naming inodes not in use dropped,
+ * ".." and link counts set to what the entries say, unreferenced
+ * unlinked inodes cleared.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -76,6 +79,20 @@ is_metadata_ino(const struct xk_sb *sb, uint64_t ino)
 	return ino == rbm || ino == rsum ||
 	       (ino && (ino == sb->uquotino || ino == sb->gquotino ||
 			ino == sb->pquotino));
+}
+
+/* Drop an entry naming an inode not in use, in a directory we can edit. */
+static void
+plan_entry_drop(struct repair_ctx *rc, uint64_t dir, uint64_t child)
+{
+	struct inode_info *d = find(rc, dir);
+
+	if (d && d->sfdir)
+		plan_inode(rc, dir, IFIX_SF_DROP, child);
+	else if (d)
+		plan_dir_rebuild(rc, dir);
+	else
+		plan_none(rc);
 }
 
 static void
@@ -151,12 +168,12 @@ phase_links(struct repair_ctx *rc)
 		struct inode_info *c = find(rc, e->child);
 
 		if (!c) {
-			if (reported++ < 100)
-				report(rc, PR_DIR_BAD, "directory", -1,
-				       e->parent, XK_NO_DADDR, "entry",
-				       "an entry names inode %llu, which is "
-				       "not in use", (unsigned long long)
-				       e->child);
+			if ((reported++ < 100 || !rc->no_modify) &&
+			    report(rc, PR_DIR_BAD, "directory", -1,
+				   e->parent, XK_NO_DADDR, "entry",
+				   "an entry names inode %llu, which is "
+				   "not in use", (unsigned long long)e->child))
+				plan_entry_drop(rc, e->parent, e->child);
 			continue;
 		}
 		c->refs++;
@@ -168,12 +185,15 @@ phase_links(struct repair_ctx *rc)
 			       (unsigned long long)e->child, e->ftype,
 			       xk_mode_to_ftype(c->mode));
 		if (is_dir(c) && c->ino != sb->rootino &&
-		    c->parent != e->parent)
-			report(rc, PR_DIR_BAD, "directory", -1, c->ino,
-			       XK_NO_DADDR, "dotdot", "named in directory "
-			       "%llu, but \"..\" says %llu",
-			       (unsigned long long)e->parent,
-			       (unsigned long long)c->parent);
+		    c->parent != e->parent &&
+		    report(rc, PR_DIR_BAD, "directory", -1, c->ino,
+			   XK_NO_DADDR, "dotdot", "named in directory "
+			   "%llu, but \"..\" says %llu",
+			   (unsigned long long)e->parent,
+			   (unsigned long long)c->parent)) {
+			plan_inode(rc, c->ino, c->sfdir ? IFIX_SF_PARENT :
+				   IFIX_DOTDOT, e->parent);
+		}
 	}
 
 	root = find(rc, sb->rootino);
@@ -195,14 +215,29 @@ phase_links(struct repair_ctx *rc)
 
 		if (is_metadata_ino(sb, ii->ino))
 			continue;
-		if (root && !ii->reached && reported++ < 100)
-			report(rc, PR_DISCONNECTED, "inode", -1, ii->ino,
-			       XK_NO_DADDR, "reachable", "in use but not "
-			       "reachable from the root directory");
-		if (ii->refs != ii->nlink)
-			report(rc, PR_NLINK, "inode", -1, ii->ino, XK_NO_DADDR,
-			       "nlink", "link count %u, %u references found",
-			       ii->nlink, ii->refs);
+		if (root && !ii->reached &&
+		    (reported++ < 100 || !rc->no_modify) &&
+		    report(rc, PR_DISCONNECTED, "inode", -1, ii->ino,
+			   XK_NO_DADDR, "reachable", "in use but not "
+			   "reachable from the root directory")) {
+			/*
+			 * Unlinked and unreferenced: an open-but-deleted
+			 * file whose last close never came; it goes.
+			 * Others need a /lost+found entry.
+			 */
+			if (ii->refs == 0 && ii->nlink == 0)
+				plan_inode(rc, ii->ino, IFIX_CLEAR, 0);
+			else if (ii->refs == 0)
+				plan_orphan(rc, ii);
+			else
+				plan_none(rc);
+			continue;
+		}
+		if (ii->refs != ii->nlink &&
+		    report(rc, PR_NLINK, "inode", -1, ii->ino, XK_NO_DADDR,
+			   "nlink", "link count %u, %u references found",
+			   ii->nlink, ii->refs))
+			plan_inode(rc, ii->ino, IFIX_NLINK, ii->refs);
 	}
 	return 0;
 }

@@ -4,7 +4,8 @@
  * every secondary is read through the verifier and compared with the
  * primary's geometry fields.
  *
- * In: an open handle.  Out: a finding per bad or differing copy.
+ * In: an open handle.  Out: a finding per bad or differing copy; in
+ * repair, rc->sb_bad marks the copies to rewrite from the primary.
  */
 #include <stddef.h>
 #include <string.h>
@@ -60,12 +61,62 @@ compare_with_primary(struct repair_ctx *rc, uint32_t agno, struct xk_buf *bp)
 			memcpy(&pv, a + o, l);
 			memcpy(&sv, b + o, l);
 		}
-		report(rc, PR_SB_SECONDARY_DIFFERS, "superblock", agno, 0,
-		       bp->daddr, same_fields[i].name, "primary has %llu "
-		       "(0x%llx), this copy %llu (0x%llx)",
-		       (unsigned long long)pv, (unsigned long long)pv,
-		       (unsigned long long)sv, (unsigned long long)sv);
+		if (report(rc, PR_SB_SECONDARY_DIFFERS, "superblock", agno,
+			   0, bp->daddr, same_fields[i].name, "primary has "
+			   "%llu (0x%llx), this copy %llu (0x%llx)",
+			   (unsigned long long)pv, (unsigned long long)pv,
+			   (unsigned long long)sv, (unsigned long long)sv))
+			rc->sb_bad[agno] = 1;
 	}
+}
+
+/* Whether ino is a directory inode carrying its own number. */
+static int
+is_dir_inode(struct repair_ctx *rc, uint64_t ino)
+{
+	struct xk_buf *bp;
+	struct xk_dinode *dip;
+	int ok;
+
+	if (!xk_ino_valid(rc->mp, ino))
+		return 0;
+	if (xk_inode_read(rc->mp, ino, XK_READ_SALVAGE, &bp, &dip) && !bp)
+		return 0;
+	ok = xk_be16_get(dip->di_magic) == XK_DINODE_MAGIC &&
+	     xk_be64_get(dip->di_ino) == ino &&
+	     (xk_be16_get(dip->di_mode) & XK_S_IFMT) == XK_S_IFDIR;
+	xk_buf_release(bp);
+	return ok;
+}
+
+/*
+ * The primary's root and realtime inode numbers: the root must be a
+ * directory, and mkfs puts the realtime bitmap and summary inodes right
+ * after it (xfs_repair checks the same).  When they are wrong the repair
+ * finds the root where mkfs puts it and corrects the copy in memory at
+ * once, so the rest of the check judges the tree by the right root.
+ */
+static void
+check_primary_inodes(struct repair_ctx *rc)
+{
+	struct xk_sb *sb = &rc->mp->sb;
+	int root_ok = is_dir_inode(rc, sb->rootino);
+
+	if (root_ok && sb->rbmino == sb->rootino + 1 &&
+	    sb->rsumino == sb->rootino + 2)
+		return;
+	if (!report(rc, PR_SB_PRIMARY_BAD, "superblock", 0, 0, 0, "rootino",
+		    "root inode %llu%s, realtime inodes %llu and %llu",
+		    (unsigned long long)sb->rootino,
+		    root_ok ? "" : " (not a directory)",
+		    (unsigned long long)sb->rbmino,
+		    (unsigned long long)sb->rsumino))
+		return;
+	if (!root_ok)
+		sb->rootino = XK_NULLFSINO;
+	sb->rbmino = sb->rsumino = XK_NULLFSINO;
+	secondary_sb_fixup(rc->mp);
+	rc->sb_primary_fix = 1;
 }
 
 int
@@ -73,6 +124,8 @@ phase_superblocks(struct repair_ctx *rc)
 {
 	struct xk_mount *mp = rc->mp;
 
+	if (!rc->from_secondary)
+		check_primary_inodes(rc);
 	for (uint32_t agno = 1; agno < mp->g.agcount; agno++) {
 		struct xk_buf *bp;
 		int err = xk_sb_read(mp, agno, XK_READ_SALVAGE, &bp);
@@ -83,12 +136,13 @@ phase_superblocks(struct repair_ctx *rc)
 
 			f.daddr = xk_ag_hdr_daddr(mp, agno, XK_SB_SECTOR);
 			xk_fail_set(&f, "read", "%s", xk_strerror(err));
-			fix_problem(rc, PR_SB_SECONDARY_BAD, &f);
+			if (fix_problem(rc, PR_SB_SECONDARY_BAD, &f))
+				rc->sb_bad[agno] = 1;
 			continue;
 		}
-		if (err)
-			fix_problem(rc, PR_SB_SECONDARY_BAD, &bp->fail);
-		else
+		if (err && fix_problem(rc, PR_SB_SECONDARY_BAD, &bp->fail))
+			rc->sb_bad[agno] = 1;
+		else if (!err)
 			compare_with_primary(rc, agno, bp);
 		xk_buf_release(bp);
 	}

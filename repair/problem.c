@@ -8,36 +8,56 @@
 
 #include "repair.h"
 
+/*
+ * The text says what is wrong for a person; the code names the kind for
+ * scripts (--json "code", doc/xfskit-repair.schema.json) and never
+ * changes once published.
+ */
 static const struct {
 	const char	*what;
+	const char	*code;
 } problems[PR_NR] = {
-	[PR_SB_PRIMARY_BAD]	  = { "primary superblock is bad" },
-	[PR_SB_SECONDARY_BAD]	  = { "secondary superblock is bad" },
+	[PR_SB_PRIMARY_BAD]	  = { "primary superblock is bad",
+				      "sb_primary_bad" },
+	[PR_SB_SECONDARY_BAD]	  = { "secondary superblock is bad",
+				      "sb_secondary_bad" },
 	[PR_SB_SECONDARY_DIFFERS] = { "secondary superblock differs from "
-				      "the primary" },
-	[PR_AGF_BAD]		  = { "AGF is bad" },
-	[PR_AGI_BAD]		  = { "AGI is bad" },
-	[PR_AGFL_BAD]		  = { "AGFL is bad" },
-	[PR_BTREE_BAD]		  = { "btree is bad" },
-	[PR_AGF_COUNTER]	  = { "AGF counter is wrong" },
-	[PR_AGI_COUNTER]	  = { "AGI counter is wrong" },
-	[PR_CNTBT_MISMATCH]	  = { "free space btrees disagree" },
-	[PR_FINOBT_MISMATCH]	  = { "finobt disagrees with inobt" },
-	[PR_INODE_BAD]		  = { "inode is bad" },
-	[PR_INODE_STATE]	  = { "inode allocation state is wrong" },
-	[PR_FORK_BAD]		  = { "inode fork is bad" },
-	[PR_DIR_BAD]		  = { "directory is bad" },
-	[PR_ATTR_BAD]		  = { "extended attributes are bad" },
-	[PR_SYMLINK_BAD]	  = { "symlink is bad" },
-	[PR_SPACE_CONFLICT]	  = { "block claimed twice" },
-	[PR_SPACE_LOST]		  = { "block is neither free nor used" },
-	[PR_RMAP_MISMATCH]	  = { "reverse mapping is wrong" },
-	[PR_REFCOUNT_MISMATCH]	  = { "reference count is wrong" },
-	[PR_NLINK]		  = { "link count is wrong" },
-	[PR_DISCONNECTED]	  = { "inode is disconnected" },
-	[PR_SB_COUNTER]		  = { "superblock counter is wrong" },
-	[PR_UNLINKED]		  = { "unlinked inode list is not empty" },
-	[PR_LOG_DIRTY]		  = { "the log is dirty" },
+				      "the primary", "sb_secondary_differs" },
+	[PR_AGF_BAD]		  = { "AGF is bad", "agf_bad" },
+	[PR_AGI_BAD]		  = { "AGI is bad", "agi_bad" },
+	[PR_AGFL_BAD]		  = { "AGFL is bad", "agfl_bad" },
+	[PR_BTREE_BAD]		  = { "btree is bad", "btree_bad" },
+	[PR_AGF_COUNTER]	  = { "AGF counter is wrong", "agf_counter" },
+	[PR_AGI_COUNTER]	  = { "AGI counter is wrong", "agi_counter" },
+	[PR_CNTBT_MISMATCH]	  = { "free space btrees disagree",
+				      "cntbt_mismatch" },
+	[PR_FINOBT_MISMATCH]	  = { "finobt disagrees with inobt",
+				      "finobt_mismatch" },
+	[PR_INODE_BAD]		  = { "inode is bad", "inode_bad" },
+	[PR_INODE_STATE]	  = { "inode allocation state is wrong",
+				      "inode_state" },
+	[PR_FORK_BAD]		  = { "inode fork is bad", "fork_bad" },
+	[PR_DIR_BAD]		  = { "directory is bad", "dir_bad" },
+	[PR_ATTR_BAD]		  = { "extended attributes are bad",
+				      "attr_bad" },
+	[PR_SYMLINK_BAD]	  = { "symlink is bad", "symlink_bad" },
+	[PR_SPACE_CONFLICT]	  = { "block claimed twice", "space_conflict" },
+	[PR_SPACE_LOST]		  = { "block is neither free nor used",
+				      "space_lost" },
+	[PR_RMAP_MISMATCH]	  = { "reverse mapping is wrong",
+				      "rmap_mismatch" },
+	[PR_REFCOUNT_MISMATCH]	  = { "reference count is wrong",
+				      "refcount_mismatch" },
+	[PR_NLINK]		  = { "link count is wrong", "nlink" },
+	[PR_DISCONNECTED]	  = { "inode is disconnected", "disconnected" },
+	[PR_SB_COUNTER]		  = { "superblock counter is wrong",
+				      "sb_counter" },
+	[PR_UNLINKED]		  = { "unlinked inode list is not empty",
+				      "unlinked" },
+	[PR_LOG_DIRTY]		  = { "the log is dirty", "log_dirty" },
+	[PR_QUOTA_INODE]	  = { "quota inode is bad", "quota_inode" },
+	[PR_QUOTA_DQUOT]	  = { "dquot is bad", "quota_dquot" },
+	[PR_QUOTA_COUNT]	  = { "quota usage is wrong", "quota_count" },
 };
 
 void
@@ -66,6 +86,8 @@ json_problem(struct repair_ctx *rc, enum problem pr, const struct xk_fail *f)
 	xk_fail_format(f, line, sizeof(line));
 	fprintf(o, "%s\n    {\"problem\": ", rc->nproblems > 1 ? "," : "");
 	json_string(o, problems[pr].what);
+	fprintf(o, ", \"code\": ");
+	json_string(o, problems[pr].code);
 	fprintf(o, ", \"structure\": ");
 	json_string(o, f->structure ? f->structure : "");
 	if (f->daddr != XK_NO_DADDR)
@@ -93,7 +115,9 @@ json_problem(struct repair_ctx *rc, enum problem pr, const struct xk_fail *f)
 void
 json_begin(struct repair_ctx *rc)
 {
-	fprintf(rc->out, "{\n  \"tool\": \"xfskit-repair\",\n  \"version\": ");
+	/* doc/xfskit-repair.schema.json; bump only on incompatible changes. */
+	fprintf(rc->out, "{\n  \"tool\": \"xfskit-repair\",\n"
+		"  \"schema_version\": 1,\n  \"version\": ");
 	json_string(rc->out, xk_version());
 	fprintf(rc->out, ",\n  \"device\": ");
 	json_string(rc->out, rc->device);
@@ -130,14 +154,14 @@ fix_problem(struct repair_ctx *rc, enum problem pr, const struct xk_fail *f)
 	rc->nproblems++;
 	if (rc->json) {
 		json_problem(rc, pr, f);
-		return 0;
+		return !rc->no_modify;
 	}
 	if (rc->progress)
 		fprintf(stderr, "\r\033[K");
 	xk_fail_format(f, line, sizeof(line));
 	fprintf(rc->out, "%s: %s\n", problems[pr].what, line);
-	/* Repairs arrive with the repair issue; until then, report only. */
-	return 0;
+	/* The caller plans its fix now; repair applies it after the pass. */
+	return !rc->no_modify;
 }
 
 void

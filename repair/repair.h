@@ -14,6 +14,11 @@
 #define REPAIR_EXIT_LOG		2	/* dirty log that must be mounted */
 #define REPAIR_EXIT_USAGE	3
 #define REPAIR_EXIT_ERROR	4
+/*
+ * xfs_repair's -e status: corruption was found and every finding was
+ * repaired.  Only with -e; without it a full repair exits 0.
+ */
+#define REPAIR_EXIT_FIXED	4
 
 /* Every kind of finding, one line each in problem.c's table. */
 enum problem {
@@ -43,6 +48,9 @@ enum problem {
 	PR_SB_COUNTER,
 	PR_UNLINKED,
 	PR_LOG_DIRTY,
+	PR_QUOTA_INODE,
+	PR_QUOTA_DQUOT,
+	PR_QUOTA_COUNT,
 	PR_NR
 };
 
@@ -81,6 +89,40 @@ struct ag_scan {
 	uint32_t	agfl_live;	/* live AGFL slots seen */
 	uint64_t	tree_blocks[XK_BT_NR];
 	int		trees_ok[XK_BT_NR];
+	/*
+	 * For repair: per chunk, the inodes the scan found free (bit set)
+	 * or in use, whatever the inobt says; chunks_synth when the chunk
+	 * list came from the rmapbt because the inobt could not be read;
+	 * chunks_lost when neither could give it (no rebuild then).
+	 */
+	uint64_t	*seen_free;
+	int		chunks_synth, chunks_lost;
+};
+
+/*
+ * A planned inode fix (repair only), applied between check passes.
+ * Several plans for one inode are merged when applied.
+ */
+#define IFIX_CORE	(1u << 0)	/* rewrite the salvaged core */
+#define IFIX_CLEAR	(1u << 1)	/* free the inode */
+#define IFIX_NLINK	(1u << 2)	/* set di_nlink to val */
+#define IFIX_NBLOCKS	(1u << 3)	/* set di_nblocks to val */
+#define IFIX_SF_DROP	(1u << 4)	/* short-form dir: drop entry val */
+#define IFIX_SF_PARENT	(1u << 5)	/* short-form dir: ".." = val */
+#define IFIX_NOATTR	(1u << 6)	/* remove the attr fork */
+#define IFIX_TRIM	(1u << 7)	/* drop invalid data fork extents */
+#define IFIX_RMAP_FORK	(1u << 8)	/* rebuild the data fork from rmap */
+#define IFIX_DOTDOT	(1u << 9)	/* block-form dir: ".." = val */
+
+struct ifix {
+	uint64_t	ino;
+	uint32_t	what;		/* one IFIX_* bit */
+	uint64_t	val;
+};
+
+struct ifixes {
+	struct ifix	*v;
+	size_t		n, cap;
 };
 
 /* Per-inode facts gathered for the link-count and connectivity pass. */
@@ -91,6 +133,7 @@ struct inode_info {
 	uint64_t	parent;		/* a directory's ".." */
 	uint16_t	mode;
 	uint8_t		reached;
+	uint8_t		sfdir;		/* a short-form directory */
 };
 
 /* A directory entry (not "." or ".."): parent names child. */
@@ -111,6 +154,23 @@ struct repair_ctx {
 	int		from_secondary;	/* geometry came from a secondary */
 	unsigned int	threads;	/* inode scan workers (-t) */
 	int		zero_log;	/* -L */
+	int		exit_fixed;	/* -e: exit 4 after repairs */
+	int		pass;		/* check pass, from 1 */
+	/* Repair plans, filled through fix_problem's verdicts. */
+	struct ifixes	ifix;
+	uint8_t		*sb_bad;	/* per AG: rewrite this secondary */
+	int		sb_primary_fix;	/* rewrite the primary from mp->sb */
+	unsigned long	unfixable;	/* findings no fix is planned for */
+	/* Inodes no entry names, to reconnect under /lost+found. */
+	struct orphan {
+		uint64_t	ino;
+		uint16_t	mode;
+		uint8_t		sfdir;
+	}		*orphans;
+	size_t		norphans, caporphans;
+	/* Block/leaf/node directories to rewrite from salvaged entries. */
+	uint64_t	*dirfix;
+	size_t		ndirfix, capdirfix;
 	uint64_t	cache_bytes;	/* buffer cache budget per handle */
 	FILE		*out;
 	unsigned long	counts[PR_NR];
@@ -167,10 +227,56 @@ void claim_agb(struct repair_ctx *rc, uint32_t agno, uint32_t agbno,
 
 /* check.c: run every phase on rc->mp; findings go through fix_problem. */
 int repair_check(struct repair_ctx *rc);
+/* The same, keeping rc->ags and the inode lists for the repair. */
+int repair_scan(struct repair_ctx *rc);
+void repair_scan_free(struct repair_ctx *rc);
+
+/* fix.c: plans and their application. */
+void plan_inode(struct repair_ctx *rc, uint64_t ino, uint32_t what,
+		uint64_t val);
+/* Note a finding that no fix covers (the run then exits 1). */
+void plan_none(struct repair_ctx *rc);
+/*
+ * Make a failing inode core verify by resetting the fields that can be
+ * derived; returns 0 when the copy at dip now verifies.
+ */
+int salvage_core(struct repair_ctx *rc, uint64_t ino, struct xk_dinode *dip);
+/* An entry to append to a short-form directory. */
+struct sf_add {
+	const uint8_t	*name;
+	uint8_t		namelen;
+	uint8_t		ftype;
+	uint64_t	ino;
+};
+int sf_rewrite(struct repair_ctx *rc, struct xk_dinode *dip, uint64_t drop,
+	       uint64_t parent, const struct sf_add *add);
+/* lostfound.c */
+void plan_orphan(struct repair_ctx *rc, const struct inode_info *ii);
+int reconnect_orphans(struct repair_ctx *rc, unsigned long *applied);
+/* Point a block-form directory's ".." at parent, in place. */
+int set_block_dotdot(struct repair_ctx *rc, uint64_t ino, uint64_t parent);
+/* Apply superblock and inode plans; *applied counts what was written. */
+int apply_fixes(struct repair_ctx *rc, unsigned long *applied);
+/* dirfix.c: block, leaf and node directories rewritten by the builder. */
+struct xk_bld;
+void plan_dir_rebuild(struct repair_ctx *rc, uint64_t ino);
+int dir_being_rebuilt(const struct repair_ctx *rc, uint64_t owner);
+int dirs_prepare(struct repair_ctx *rc);
+int rebuild_dirs(struct repair_ctx *rc, struct xk_bld *b);
+/* rebuild_fork.c: data forks from the reverse mappings. */
+void plan_rmap_forks(struct repair_ctx *rc);
+int rmap_fork_rebuild(struct repair_ctx *rc, uint64_t ino,
+		      struct xk_dinode *dip);
+/* rebuild.c: rebuild every AG's btrees, AGFL and counters. */
+int rebuild_ags(struct repair_ctx *rc, unsigned long *applied);
+/* Whether the findings of the last pass call for an AG rebuild. */
+int need_rebuild(const struct repair_ctx *rc);
 
 /* find_sb.c */
 int find_secondary_sb(struct xk_dev *dev, const struct xk_sb *hint,
 		      uint64_t limit, struct xk_sb *sb, uint32_t *agno);
+/* Restore the primary-only fields of a secondary's copy in mp->sb. */
+void secondary_sb_fixup(struct xk_mount *mp);
 
 int phase_log(struct repair_ctx *rc);
 int phase_superblocks(struct repair_ctx *rc);

@@ -60,12 +60,17 @@ xk_bld_fork_space(const struct xk_bld *b, const struct xk_bld_inode *ip,
 	uint32_t other;
 
 	if (whichfork == XK_DATA_FORK) {
+		uint32_t cap = (lit - bmdr_space(2)) / 8 * 8;
+
 		if (!ip->attr.format)
 			return lit;
+		/* The inode writer never leaves the attr fork less room. */
 		other = round8(fork_need(&ip->attr));
-		if (other < bmdr_space(1))
-			other = round8(bmdr_space(1));
-		return other >= lit ? 0 : lit - other;
+		if (other < round8(bmdr_space(2)))
+			other = round8(bmdr_space(2));
+		if (other >= lit)
+			return 0;
+		return lit - other < cap ? lit - other : cap;
 	}
 	/* The attr fork leaves the data fork what it has or a bmbt root. */
 	if (ip->data.format == XK_BLD_FMT_DEV)

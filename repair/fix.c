@@ -1,0 +1,498 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Repair plans and their application.  The check phases decide, through
+ * fix_problem's verdict, what to fix and record it here as a plan; once
+ * a check pass is over the plans are applied in one go: superblocks
+ * first, then every planned inode (read once, all its fixes applied,
+ * CRC recomputed, written back).  The next check pass then sees the
+ * result and plans what follows from it (entries naming a cleared inode,
+ * link counts, the AG rebuild).
+ *
+ * Every fix here needs no allocation: it edits blocks in place.  Every
+ * write goes through the buffer cache and so through the undo file when
+ * one is attached.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <xfskit/init.h>
+#include <xfskit/format/dir.h>
+
+#include "repair.h"
+
+void
+plan_inode(struct repair_ctx *rc, uint64_t ino, uint32_t what, uint64_t val)
+{
+	struct ifixes *p = &rc->ifix;
+
+	/* fix_problem already said no under -n; plans are repair-only. */
+	if (rc->no_modify)
+		return;
+	if (p->n == p->cap) {
+		size_t ncap = p->cap ? p->cap * 2 : 64;
+		struct ifix *nv = realloc(p->v, ncap * sizeof(*nv));
+
+		if (!nv)
+			return;
+		p->v = nv;
+		p->cap = ncap;
+	}
+	p->v[p->n++] = (struct ifix){ ino, what, val };
+}
+
+void
+plan_none(struct repair_ctx *rc)
+{
+	rc->unfixable++;
+}
+
+/*
+ * Reset what can be derived, one failed rule at a time (the verifier
+ * stops at the first), until the core verifies or a rule fails whose
+ * field cannot be derived:
+ *  1. magic and version (only when the rest then verifies);
+ *  2. di_onlink (always 0 in v3 inodes), di_ino, di_uuid, di_lsn;
+ *  3. the CRC, recomputed;
+ *  4. unknown or unsupported di_flags2 bits cleared;
+ *  5. extent size hints that break their rules dropped (flag and value);
+ *  6. di_nblocks set to the extent count, the least the verifier takes
+ *     (the fork scan counts the real value next pass).
+ * Anything else (mode, formats, sizes, fork offsets) means the inode is
+ * not trusted and is cleared.
+ */
+int
+salvage_core(struct repair_ctx *rc, uint64_t ino, struct xk_dinode *dip)
+{
+	struct xk_mount *mp = rc->mp;
+
+	for (int round = 0; round < 12; round++) {
+		struct xk_fail f;
+		uint64_t fl2 = xk_be64_get(dip->di_flags2);
+		uint16_t fl = xk_be16_get(dip->di_flags);
+
+		memset(&f, 0, sizeof(f));
+		xk_inode_init_crc(mp, dip);
+		if (xk_dinode_verify(mp, ino, dip, &f) == 0)
+			return 0;
+		if (!f.check)
+			return XK_ECORRUPT;
+		if (!strcmp(f.check, "magic")) {
+			xk_be16_set(&dip->di_magic, XK_DINODE_MAGIC);
+		} else if (!strcmp(f.check, "version")) {
+			dip->di_version = XK_DINODE_VERSION_3;
+		} else if (!strcmp(f.check, "onlink")) {
+			xk_be16_set(&dip->di_onlink, 0);
+		} else if (!strcmp(f.check, "ino")) {
+			xk_be64_set(&dip->di_ino, ino);
+		} else if (!strcmp(f.check, "uuid")) {
+			memcpy(dip->di_uuid, mp->meta_uuid, 16);
+		} else if (!strcmp(f.check, "lsn")) {
+			xk_be64_set(&dip->di_lsn, 0);
+		} else if (!strcmp(f.check, "flags2")) {
+			fl2 &= XK_DIFLAG2_ANY;
+			if (!mp->g.has_reflink ||
+			    (xk_be16_get(dip->di_mode) & XK_S_IFMT) !=
+			    XK_S_IFREG)
+				fl2 &= ~(XK_DIFLAG2_REFLINK |
+					 XK_DIFLAG2_COWEXTSIZE);
+			if (fl2 == xk_be64_get(dip->di_flags2))
+				return XK_ECORRUPT;
+			xk_be64_set(&dip->di_flags2, fl2);
+		} else if (!strcmp(f.check, "extsize")) {
+			xk_be16_set(&dip->di_flags, fl & ~(XK_DIFLAG_EXTSIZE |
+						XK_DIFLAG_EXTSZINHERIT));
+			xk_be32_set(&dip->di_extsize, 0);
+		} else if (!strcmp(f.check, "cowextsize")) {
+			xk_be64_set(&dip->di_flags2,
+				    fl2 & ~XK_DIFLAG2_COWEXTSIZE);
+			xk_be32_set(&dip->di_cowextsize, 0);
+		} else if (!strcmp(f.check, "nblocks")) {
+			/* Enough for the verifier; the next pass recounts. */
+			uint64_t want = xk_dinode_nextents(dip) +
+					xk_dinode_anextents(dip);
+
+			if (want > rc->mp->sb.dblocks ||
+			    want == xk_be64_get(dip->di_nblocks))
+				return XK_ECORRUPT;
+			xk_be64_set(&dip->di_nblocks, want);
+		} else if (strcmp(f.check, "crc") != 0) {
+			return XK_ECORRUPT;
+		}
+	}
+	return XK_ECORRUPT;
+}
+
+static int
+name_ok(const uint8_t *name, unsigned int len)
+{
+	if (len == 0)
+		return 0;
+	for (unsigned int i = 0; i < len; i++)
+		if (name[i] == 0 || name[i] == '/')
+			return 0;
+	return 1;
+}
+
+/*
+ * Rewrite a short-form directory keeping every entry that can be read
+ * (inside di_size and the fork, a valid name, a possible inode number)
+ * and does not name `drop` (0: drop none); `parent` (0: keep) replaces
+ * ".."; `add` (NULL: none) is appended.  i8count, offsets (kept when
+ * they increase, else laid out as in a data block) and di_size are
+ * recomputed.  XK_ECORRUPT (nothing changed) when the result would not
+ * fit the fork.
+ */
+int
+sf_rewrite(struct repair_ctx *rc, struct xk_dinode *dip, uint64_t drop,
+	   uint64_t parent, const struct sf_add *add)
+{
+	struct xk_mount *mp = rc->mp;
+	int ftype = mp->g.has_ftype;
+	unsigned int fsize = xk_dfork_dsize(dip, mp->g.inodesize);
+	uint64_t size = xk_be64_get(dip->di_size);
+	uint8_t *fork = xk_dfork_dptr(dip);
+	struct xk_dir2_sf_hdr *h = (struct xk_dir2_sf_hdr *)fork;
+	struct {
+		uint8_t		name[256];
+		uint8_t		namelen, ft;
+		uint16_t	off;
+		uint64_t	ino;
+	} *ents;
+	unsigned int n = 0, i8 = 0, pos, offset;
+	const uint8_t *end;
+	const struct xk_dir2_sf_entry *e;
+	uint8_t *out;
+	int monotone = 1;
+
+	if (fsize < xk_dir2_sf_hdr_size(0))
+		return XK_ECORRUPT;
+	if (size > fsize)
+		size = fsize;
+	ents = calloc(256, sizeof(*ents));
+	out = calloc(1, fsize);
+	if (!ents || !out) {
+		free(ents);
+		free(out);
+		return -ENOMEM;
+	}
+	end = fork + size;
+	if (!parent) {
+		parent = size >= xk_dir2_sf_hdr_size(h->i8count) ?
+			 xk_dir2_sf_get_parent(h) : 0;
+		if (!xk_ino_valid(mp, parent))
+			parent = mp->sb.rootino;
+	}
+	e = size >= xk_dir2_sf_hdr_size(h->i8count) ?
+	    xk_dir2_sf_firstentry(h) : (const void *)end;
+	for (unsigned int k = 0; k < h->count && n < 255; k++) {
+		uint64_t child;
+
+		if ((const uint8_t *)e + sizeof(*e) > end ||
+		    (const uint8_t *)e + xk_dir2_sf_entsize(h, e->namelen,
+							    ftype) > end)
+			break;
+		child = xk_dir2_sf_get_ino(h, e, ftype);
+		if (name_ok(e->name, e->namelen) && xk_ino_valid(mp, child) &&
+		    child != drop) {
+			memcpy(ents[n].name, e->name, e->namelen);
+			ents[n].namelen = e->namelen;
+			ents[n].ft = xk_dir2_sf_get_ftype(e, ftype);
+			ents[n].off = xk_dir2_sf_get_offset(e);
+			ents[n].ino = child;
+			if (n && ents[n].off <= ents[n - 1].off)
+				monotone = 0;
+			if (n == 0 && ents[n].off < XK_DIR3_DATA_FIRST_OFFSET)
+				monotone = 0;
+			n++;
+		}
+		e = xk_dir2_sf_nextentry(h, e, ftype);
+	}
+	if (add && n < 255) {
+		memcpy(ents[n].name, add->name, add->namelen);
+		ents[n].namelen = add->namelen;
+		ents[n].ft = add->ftype;
+		ents[n].ino = add->ino;
+		ents[n].off = n ? (uint16_t)(ents[n - 1].off +
+			xk_dir3_data_entsize(ents[n - 1].namelen, ftype)) :
+			XK_DIR3_DATA_FIRST_OFFSET;
+		n++;
+	} else if (add) {
+		free(ents);
+		free(out);
+		return XK_ECORRUPT;
+	}
+	if (parent > XK_DIR2_MAX_SHORT_INUM)
+		i8++;
+	for (unsigned int k = 0; k < n; k++)
+		if (ents[k].ino > XK_DIR2_MAX_SHORT_INUM)
+			i8++;
+	h = (struct xk_dir2_sf_hdr *)out;
+	h->count = (uint8_t)n;
+	h->i8count = (uint8_t)i8;
+	xk_dir2_sf_put_parent(h, parent);
+	pos = xk_dir2_sf_hdr_size(i8);
+	offset = XK_DIR3_DATA_FIRST_OFFSET;
+	for (unsigned int k = 0; k < n; k++) {
+		struct xk_dir2_sf_entry *o = (void *)(out + pos);
+		unsigned int esz = xk_dir2_sf_entsize(h, ents[k].namelen,
+						      ftype);
+
+		if (pos + esz > fsize) {
+			free(ents);
+			free(out);
+			return XK_ECORRUPT;
+		}
+		o->namelen = ents[k].namelen;
+		xk_dir2_sf_put_offset(o, monotone ? ents[k].off :
+				      (uint16_t)offset);
+		memcpy(o->name, ents[k].name, ents[k].namelen);
+		xk_dir2_sf_put_ftype(o, ftype, ents[k].ft);
+		xk_dir2_sf_put_ino(h, o, ftype, ents[k].ino);
+		offset += xk_dir3_data_entsize(ents[k].namelen, ftype);
+		pos += esz;
+	}
+	memcpy(fork, out, fsize);
+	xk_be64_set(&dip->di_size, pos);
+	free(ents);
+	free(out);
+	return 0;
+}
+
+/* Keep the data fork extents that are valid and in order. */
+static void
+trim_extents(struct repair_ctx *rc, struct xk_dinode *dip)
+{
+	struct xk_bmbt_rec *recs = (void *)xk_dfork_dptr(dip);
+	uint64_t nex = xk_dinode_nextents(dip), keep = 0, next = 0;
+	unsigned int fsize = xk_dfork_dsize(dip, rc->mp->g.inodesize);
+
+	if (dip->di_format != XK_DINODE_FMT_EXTENTS)
+		return;
+	if (nex > fsize / sizeof(*recs))
+		nex = fsize / sizeof(*recs);
+	for (uint64_t i = 0; i < nex; i++) {
+		struct xk_bmbt_irec r;
+
+		xk_bmbt_rec_unpack(&recs[i], &r);
+		if (r.blockcount == 0 ||
+		    !xk_fsbext_valid(rc->mp, r.startblock, r.blockcount) ||
+		    r.startoff + r.blockcount > XK_MAX_FILEOFF ||
+		    r.startoff < next)
+			continue;
+		next = r.startoff + r.blockcount;
+		recs[keep++] = recs[i];
+	}
+	memset(&recs[keep], 0, (nex - keep) * sizeof(*recs));
+	xk_dinode_set_nextents(dip, keep, xk_dinode_anextents(dip));
+}
+
+/*
+ * An attr fork that cannot be trusted becomes an empty extent list: the
+ * fork offset stays (the data fork's layout depends on it), its blocks
+ * are no longer claimed and become free at the next rebuild.
+ */
+static void
+drop_attr_fork(struct repair_ctx *rc, struct xk_dinode *dip)
+{
+	unsigned int asize;
+
+	if (!dip->di_forkoff)
+		return;
+	asize = xk_dfork_size(dip, rc->mp->g.inodesize, XK_ATTR_FORK);
+	memset(xk_dfork_ptr(dip, XK_ATTR_FORK), 0, asize);
+	dip->di_aformat = XK_DINODE_FMT_EXTENTS;
+	xk_dinode_set_nextents(dip, xk_dinode_nextents(dip), 0);
+}
+
+static int
+cmp_ifix(const void *a, const void *b)
+{
+	const struct ifix *x = a, *y = b;
+
+	if (x->ino != y->ino)
+		return x->ino < y->ino ? -1 : 1;
+	return (x->what > y->what) - (x->what < y->what);
+}
+
+/*
+ * Apply the plans v[0..n) of one inode; *changed says whether anything
+ * was written.
+ */
+static int
+fix_one_inode(struct repair_ctx *rc, const struct ifix *v, size_t n,
+	      int *changedp)
+{
+	int changed = 1;
+	struct xk_mount *mp = rc->mp;
+	uint64_t ino = v[0].ino;
+	struct xk_buf *bp;
+	struct xk_dinode *dip;
+	uint32_t all = 0;
+	int err;
+
+	for (size_t i = 0; i < n; i++)
+		all |= v[i].what;
+	err = xk_inode_read(mp, ino, XK_READ_SALVAGE, &bp, &dip);
+	if (err && !bp)
+		return err;
+	if ((all & IFIX_CORE) && !(all & IFIX_CLEAR) &&
+	    salvage_core(rc, ino, dip))
+		all |= IFIX_CLEAR;
+	if (all & IFIX_CLEAR) {
+		if (rc->verbose)
+			info(rc, "        - clearing inode %llu\n",
+			     (unsigned long long)ino);
+		xk_inode_init_free(mp, dip, ino);
+		goto out;
+	}
+	if (all & IFIX_RMAP_FORK) {
+		if (rmap_fork_rebuild(rc, ino, dip) == 0) {
+			all &= ~(IFIX_TRIM | IFIX_NBLOCKS);
+		} else if (dip->di_format == XK_DINODE_FMT_EXTENTS) {
+			all |= IFIX_TRIM;
+		} else {
+			xk_inode_init_free(mp, dip, ino);
+			goto out;
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		switch (v[i].what) {
+		case IFIX_NLINK:
+			xk_be32_set(&dip->di_nlink, (uint32_t)v[i].val);
+			break;
+		case IFIX_NBLOCKS:
+			if (all & IFIX_NBLOCKS)
+				xk_be64_set(&dip->di_nblocks, v[i].val);
+			break;
+		case IFIX_SF_DROP:
+		case IFIX_SF_PARENT:
+			if (dip->di_format != XK_DINODE_FMT_LOCAL ||
+			    (xk_be16_get(dip->di_mode) & XK_S_IFMT) !=
+			    XK_S_IFDIR)
+				break;
+			err = sf_rewrite(rc, dip,
+					 v[i].what == IFIX_SF_DROP ? v[i].val :
+					 0, v[i].what == IFIX_SF_PARENT ?
+					 v[i].val : 0, NULL);
+			if (err) {
+				xk_inode_init_free(mp, dip, ino);
+				goto out;
+			}
+			break;
+		case IFIX_NOATTR:
+			drop_attr_fork(rc, dip);
+			break;
+		case IFIX_DOTDOT:
+			/*
+			 * In the directory's first block, not the inode; a
+			 * directory being rewritten gets its ".." then.
+			 */
+			if (dir_being_rebuilt(rc, ino) ||
+			    set_block_dotdot(rc, ino, v[i].val)) {
+				plan_none(rc);
+				if (n == 1)
+					changed = 0;
+			}
+			break;
+		case IFIX_TRIM:
+			if (all & IFIX_TRIM)
+				trim_extents(rc, dip);
+			break;
+		}
+	}
+	xk_inode_init_crc(mp, dip);
+out:
+	if (changed)
+		xk_buf_dirty(bp);
+	xk_buf_release(bp);
+	*changedp = changed;
+	return 0;
+}
+
+/* The primary from the geometry the handle was opened with. */
+static int
+write_sb(struct repair_ctx *rc, uint32_t agno)
+{
+	struct xk_mount *mp = rc->mp;
+	struct xk_buf *bp;
+	int err;
+
+	err = xk_buf_get(mp, xk_ag_hdr_daddr(mp, agno, XK_SB_SECTOR),
+			 mp->g.sectsize, &xk_sb_buf_ops, &bp);
+	if (err)
+		return err;
+	bp->agno = agno;
+	memset(bp->data, 0, mp->g.sectsize);
+	xk_sb_encode((struct xk_dsb *)bp->data, &mp->sb);
+	xk_buf_dirty(bp);
+	xk_buf_release(bp);
+	return 0;
+}
+
+int
+apply_fixes(struct repair_ctx *rc, unsigned long *applied)
+{
+	struct xk_mount *mp = rc->mp;
+	struct ifixes *p = &rc->ifix;
+	int err = 0, changed;
+
+	if (rc->from_secondary || rc->sb_primary_fix) {
+		info(rc, "Writing the primary superblock%s.\n",
+		     rc->from_secondary ? " from the secondary" : "");
+		err = write_sb(rc, 0);
+		if (err)
+			return err;
+		rc->from_secondary = rc->sb_primary_fix = 0;
+		(*applied)++;
+	}
+	for (uint32_t agno = 1; agno < mp->g.agcount; agno++) {
+		if (!rc->sb_bad[agno])
+			continue;
+		if (rc->verbose)
+			info(rc, "        - rewriting the superblock of AG "
+			     "%u\n", agno);
+		err = write_sb(rc, agno);
+		if (err)
+			return err;
+		(*applied)++;
+	}
+	/*
+	 * Orphans wait for a pass with no other inode fix: a directory
+	 * fixed in this pass may name them again.  (Not a loop without
+	 * end: every pass that defers them applies something.)
+	 */
+	if (p->n || rc->ndirfix)
+		rc->norphans = 0;
+	/* Link counts likewise: other fixes may change the references. */
+	{
+		size_t keep = 0;
+		int others = rc->ndirfix != 0;
+
+		for (size_t i = 0; i < p->n; i++)
+			if (p->v[i].what != IFIX_NLINK)
+				others = 1;
+		for (size_t i = 0; i < p->n; i++)
+			if (!others || p->v[i].what != IFIX_NLINK)
+				p->v[keep++] = p->v[i];
+		p->n = keep;
+	}
+	sort_v(p->v, p->n, sizeof(*p->v), cmp_ifix);
+	for (size_t i = 0; i < p->n;) {
+		size_t j = i;
+
+		while (j < p->n && p->v[j].ino == p->v[i].ino)
+			j++;
+		err = fix_one_inode(rc, &p->v[i], j - i, &changed);
+		if (err)
+			return err;
+		*applied += changed;
+		i = j;
+	}
+	if (!err && rc->norphans)
+		err = reconnect_orphans(rc, applied);
+	p->n = 0;
+	rc->norphans = 0;
+	if (err)
+		return err;
+	return xk_buf_flush(mp);
+}

@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The AG rebuild: every per-AG btree (bnobt, cntbt, inobt, finobt,
+ * rmapbt, refcountbt), the AGFL, the AGF and AGI and the superblock
+ * counters are rebuilt from what the last check pass observed, through
+ * the builder's repair entry (xk_bld_open_empty, xk_bld_claim,
+ * xk_bld_add_ichunk, xk_bld_commit).  This is how damage to any of those
+ * structures is fixed: nothing of the old trees is read back, their
+ * blocks are simply not claimed and so become free space.
+ *
+ * Directories planned for a rewrite (dirfix.c) are written inside the
+ * same session: their old blocks are not fed, the builder allocates new
+ * ones.
+ *
+ * In: rc->ags from a check pass that planned no inode fix (so the claims
+ * describe inodes as they will stay).  The rebuild refuses (and the run
+ * ends with findings) when an AG's inode chunks are unknown: rebuilding
+ * then would free live inodes.
+ *
+ * What is fed: every extent an inode owns (data and attr fork extents
+ * with their offsets and unwritten state, bmbt blocks) and every inode
+ * chunk with the free mask the inode scan saw.  The sector headers and
+ * the log are claimed by the builder itself; CoW staging extents are
+ * left out (after a clean unmount there are none worth keeping: the
+ * kernel frees them at mount).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <xfskit/build.h>
+
+#include "repair.h"
+
+/* Findings a rebuild of the AG structures fixes. */
+static const enum problem ag_problems[] = {
+	PR_AGF_BAD, PR_AGI_BAD, PR_AGFL_BAD, PR_BTREE_BAD, PR_AGF_COUNTER,
+	PR_AGI_COUNTER, PR_CNTBT_MISMATCH, PR_FINOBT_MISMATCH,
+	PR_INODE_STATE, PR_SPACE_CONFLICT, PR_SPACE_LOST, PR_RMAP_MISMATCH,
+	PR_REFCOUNT_MISMATCH, PR_SB_COUNTER, PR_UNLINKED,
+};
+
+int
+need_rebuild(const struct repair_ctx *rc)
+{
+	for (size_t i = 0; i < sizeof(ag_problems) / sizeof(ag_problems[0]);
+	     i++)
+		if (rc->counts[ag_problems[i]])
+			return 1;
+	return 0;
+}
+
+static int
+cmp_claim_start(const void *a, const void *b)
+{
+	const struct claim *x = a, *y = b;
+
+	if (x->agbno != y->agbno)
+		return x->agbno < y->agbno ? -1 : 1;
+	return (x->owner > y->owner) - (x->owner < y->owner);
+}
+
+/* Owners whose claims the builder needs from us. */
+static int
+fed_owner(uint64_t owner)
+{
+	return !xk_rmap_owner_is_special(owner);
+}
+
+/* File data that reflink may share (not bmbt blocks, not attr forks). */
+static int
+shareable(const struct claim *c)
+{
+	return !(c->offset & (XK_RMAP_OFF_BMBT_BLOCK | XK_RMAP_OFF_ATTR_FORK));
+}
+
+/*
+ * Space claimed twice where sharing is not allowed (no reflink, or a
+ * bmbt/attr block, or an inode extent over fixed metadata: headers, log,
+ * inode chunks): the later inode is cleared, as xfs_repair does; the
+ * fixed metadata always wins.  Returns the number of inodes planned.
+ */
+static unsigned long
+resolve_conflicts(struct repair_ctx *rc, uint32_t agno, struct claims *used)
+{
+	unsigned long n = 0;
+	uint64_t end = 0;
+	const struct claim *prev = NULL;
+
+	sort_v(used->v, used->n, sizeof(*used->v), cmp_claim_start);
+	for (size_t i = 0; i < used->n; i++) {
+		const struct claim *c = &used->v[i];
+		int fixed = c->owner == XK_RMAP_OWN_FS ||
+			    c->owner == XK_RMAP_OWN_LOG ||
+			    c->owner == XK_RMAP_OWN_INODES;
+
+		if (!fed_owner(c->owner) && !fixed)
+			continue;
+		if (prev && c->agbno < end) {
+			int ok = rc->mp->g.has_reflink && fed_owner(c->owner) &&
+				 fed_owner(prev->owner) && shareable(c) &&
+				 shareable(prev);
+
+			if (!ok && !(fixed && !fed_owner(prev->owner))) {
+				uint64_t victim = fed_owner(c->owner) ?
+						  c->owner : prev->owner;
+
+				if (rc->verbose)
+					info(rc, "        - AG %u block %u is "
+					     "claimed twice; clearing inode "
+					     "%llu\n", agno, c->agbno,
+					     (unsigned long long)victim);
+				plan_inode(rc, victim, IFIX_CLEAR, 0);
+				n++;
+			}
+		}
+		if ((uint64_t)c->agbno + c->len > end) {
+			end = (uint64_t)c->agbno + c->len;
+			prev = c;
+		}
+	}
+	return n;
+}
+
+static int
+feed_ag(struct repair_ctx *rc, struct xk_bld *b, uint32_t agno)
+{
+	struct xk_mount *mp = rc->mp;
+	struct ag_scan *as = &rc->ags[agno];
+	int err = 0;
+
+	for (size_t i = 0; i < as->used.n && !err; i++) {
+		const struct claim *c = &as->used.v[i];
+		unsigned int flags = 0;
+
+		/* A directory being rewritten gets new blocks. */
+		if (!fed_owner(c->owner) || dir_being_rebuilt(rc, c->owner))
+			continue;
+		if (c->offset & XK_RMAP_OFF_ATTR_FORK)
+			flags |= XK_BLD_ATTR_FORK;
+		if (c->offset & XK_RMAP_OFF_BMBT_BLOCK)
+			flags |= XK_BLD_BMBT;
+		if (c->offset & XK_RMAP_OFF_UNWRITTEN)
+			flags |= XK_BLD_UNWRITTEN;
+		err = xk_bld_claim(b, agno, c->agbno, c->len, c->owner,
+				   c->offset & XK_RMAP_OFF_MASK, flags);
+	}
+	for (size_t i = 0; i < as->nchunks && !err; i++) {
+		const struct xk_inobt_rec *r = &as->chunks[i];
+		uint16_t holes = mp->g.has_sparse ?
+				 xk_be16_get(r->ir_u.sp.ir_holemask) : 0;
+		uint64_t seen = as->seen_free ? as->seen_free[i] : ~0ULL;
+
+		err = xk_bld_add_ichunk(b, agno, xk_be32_get(r->ir_startino),
+					holes, seen);
+	}
+	return err;
+}
+
+/* No inode is on an unlinked list any more: the lists are emptied. */
+static int
+clear_unlinked(struct repair_ctx *rc)
+{
+	struct xk_mount *mp = rc->mp;
+
+	for (uint32_t agno = 0; agno < mp->g.agcount; agno++) {
+		struct xk_buf *bp;
+		int err = xk_agi_read(mp, agno, 0, &bp);
+
+		if (err)
+			return err;
+		for (int i = 0; i < XK_AGI_UNLINKED_BUCKETS; i++)
+			xk_be32_set(&xk_buf_agi(bp)->agi_unlinked[i],
+				    XK_NULLAGINO);
+		xk_buf_dirty(bp);
+		xk_buf_release(bp);
+	}
+	return 0;
+}
+
+int
+rebuild_ags(struct repair_ctx *rc, unsigned long *applied)
+{
+	struct xk_mount *mp = rc->mp;
+	struct xk_bld *b;
+	unsigned long conflicts = 0;
+	int err;
+
+	for (uint32_t agno = 0; agno < mp->g.agcount; agno++) {
+		if (rc->ags[agno].chunks_lost) {
+			info(rc, "AG %u: its inode chunks are unknown (inode "
+			     "btree and rmapbt both unreadable); not "
+			     "rebuilding, to keep its inodes.\n", agno);
+			return 0;
+		}
+		conflicts += resolve_conflicts(rc, agno, &rc->ags[agno].used);
+	}
+	if (conflicts)
+		return apply_fixes(rc, applied);
+	if (!dirs_prepare(rc) && !need_rebuild(rc))
+		return 0;
+	info(rc, "Rebuilding the AG btrees, free lists and counters...\n");
+	err = xk_bld_open_empty(mp, &b);
+	if (err)
+		return err;
+	for (uint32_t agno = 0; agno < mp->g.agcount && !err; agno++)
+		err = feed_ag(rc, b, agno);
+	if (!err && rc->ndirfix)
+		err = rebuild_dirs(rc, b);
+	if (!err)
+		err = xk_bld_commit(b);
+	xk_bld_free(b);
+	/* Headers are verified when read back: write them first. */
+	if (!err)
+		err = xk_buf_flush(mp);
+	if (!err)
+		err = clear_unlinked(rc);
+	if (!err)
+		err = xk_buf_flush(mp);
+	if (!err)
+		(*applied)++;
+	return err;
+}

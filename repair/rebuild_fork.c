@@ -1,0 +1,419 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Rebuilding a data fork from the reverse mappings.  On a filesystem
+ * with the rmapbt every extent an inode owns is recorded twice: in the
+ * inode's block map (extent list or bmbt) and in the rmapbt, with its
+ * file offset, fork and unwritten state.  When the block map is lost (a
+ * zeroed fork, a destroyed bmbt block) and the rmapbt is intact, the map
+ * is rebuilt from the rmap records the inode owns: nothing of the file
+ * is lost.  xfs_repair does not use the rmapbt this way: it truncates
+ * the fork at the damage or clears the inode.
+ *
+ * Planning (plan_rmap_forks, after the space phase): an inode in use
+ * whose data fork maps fewer blocks than the rmapbt gives it, where the
+ * extra records collide with no other owner, gets IFIX_RMAP_FORK; the
+ * inode phase plans the same for a bmbt that failed its walk.
+ *
+ * Applying (rmap_fork_rebuild): the records become an extent list in the
+ * inode when they fit, else a bmbt bulk loaded into the blocks the
+ * rmapbt says were the inode's old bmbt blocks (so no allocation: the
+ * destroyed block is simply rewritten).  No rmap records, or a tree
+ * that needs more blocks than the old one had: the caller falls back to
+ * what xfs_repair would do.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <xfskit/btree_bulk.h>
+
+#include "repair.h"
+
+/* The rmapbt of every AG was read whole: its records can be trusted. */
+static int
+rmaps_usable(const struct repair_ctx *rc)
+{
+	if (!rc->mp->g.has_rmapbt)
+		return 0;
+	for (uint32_t agno = 0; agno < rc->mp->g.agcount; agno++)
+		if (!rc->ags[agno].trees_ok[XK_BT_RMAP])
+			return 0;
+	return 1;
+}
+
+static int
+is_data(const struct claim *c)
+{
+	return !(c->offset & (XK_RMAP_OFF_ATTR_FORK | XK_RMAP_OFF_BMBT_BLOCK));
+}
+
+static int
+overlaps_other(const struct repair_ctx *rc, uint32_t agno,
+	       const struct claim *r)
+{
+	const struct claims *u = &rc->ags[agno].used;
+
+	for (size_t i = 0; i < u->n; i++) {
+		const struct claim *c = &u->v[i];
+
+		if (c->owner == r->owner || c->agbno >= r->agbno + r->len ||
+		    c->agbno + c->len <= r->agbno)
+			continue;
+		if (rc->mp->g.has_reflink && is_data(c) &&
+		    !xk_rmap_owner_is_special(c->owner))
+			continue;
+		return 1;
+	}
+	return 0;
+}
+
+static int
+cmp_ino(const void *a, const void *b)
+{
+	const struct inode_info *x = a, *y = b;
+
+	return (x->ino > y->ino) - (x->ino < y->ino);
+}
+
+/* Blocks per owner, in owner order. */
+struct owned {
+	uint64_t	owner;
+	uint64_t	blocks;
+};
+
+static int
+cmp_owned(const void *a, const void *b)
+{
+	const struct owned *x = a, *y = b;
+
+	return (x->owner > y->owner) - (x->owner < y->owner);
+}
+
+/* Sum the data blocks of every inode owner in the lists chosen. */
+static struct owned *
+sum_owners(const struct repair_ctx *rc, int from_rmap, size_t *np)
+{
+	size_t n = 0, cap = 0;
+	struct owned *v = NULL;
+
+	for (uint32_t agno = 0; agno < rc->mp->g.agcount; agno++) {
+		const struct claims *c = from_rmap ? &rc->ags[agno].rmaps :
+					 &rc->ags[agno].used;
+
+		for (size_t i = 0; i < c->n; i++) {
+			if (xk_rmap_owner_is_special(c->v[i].owner) ||
+			    !is_data(&c->v[i]))
+				continue;
+			if (n == cap) {
+				struct owned *nv;
+
+				cap = cap ? cap * 2 : 256;
+				nv = realloc(v, cap * sizeof(*v));
+				if (!nv) {
+					free(v);
+					return NULL;
+				}
+				v = nv;
+			}
+			v[n++] = (struct owned){ c->v[i].owner, c->v[i].len };
+		}
+	}
+	sort_v(v, n, sizeof(*v), cmp_owned);
+	/* One entry per owner. */
+	{
+		size_t out = 0;
+
+		for (size_t i = 0; i < n; i++) {
+			if (out && v[out - 1].owner == v[i].owner)
+				v[out - 1].blocks += v[i].blocks;
+			else
+				v[out++] = v[i];
+		}
+		n = out;
+	}
+	*np = n;
+	return v;
+}
+
+/* Whether any of ino's rmap data records collides with another owner. */
+static int
+rmap_clash(const struct repair_ctx *rc, uint64_t ino)
+{
+	for (uint32_t agno = 0; agno < rc->mp->g.agcount; agno++) {
+		const struct claims *r = &rc->ags[agno].rmaps;
+
+		for (size_t i = 0; i < r->n; i++)
+			if (r->v[i].owner == ino && is_data(&r->v[i]) &&
+			    overlaps_other(rc, agno, &r->v[i]))
+				return 1;
+	}
+	return 0;
+}
+
+/*
+ * Sums per owner over the claims and over the rmap records, merged by
+ * owner: linear after the sorts, so a large filesystem pays little.
+ * Only an inode in use whose rmap data blocks exceed its mapped ones is
+ * examined further (collisions) and planned.
+ */
+void
+plan_rmap_forks(struct repair_ctx *rc)
+{
+	struct owned *mapped, *known;
+	size_t nm = 0, nk = 0, j = 0;
+
+	/* Only plans come out of this: nothing to do for a check. */
+	if (rc->no_modify || !rmaps_usable(rc))
+		return;
+	mapped = sum_owners(rc, 0, &nm);
+	known = sum_owners(rc, 1, &nk);
+	sort_v(rc->inodes, rc->ninodes, sizeof(*rc->inodes), cmp_ino);
+	for (size_t i = 0; known && i < nk; i++) {
+		uint64_t have = 0;
+		struct inode_info key = { .ino = known[i].owner };
+
+		while (mapped && j < nm && mapped[j].owner < known[i].owner)
+			j++;
+		if (mapped && j < nm && mapped[j].owner == known[i].owner)
+			have = mapped[j].blocks;
+		if (known[i].blocks <= have || !rc->ninodes ||
+		    !bsearch(&key, rc->inodes, rc->ninodes, sizeof(key),
+			     cmp_ino) ||
+		    rmap_clash(rc, known[i].owner))
+			continue;
+		if (rc->verbose)
+			info(rc, "        - inode %llu maps %llu of the %llu "
+			     "blocks the rmapbt gives it\n",
+			     (unsigned long long)known[i].owner,
+			     (unsigned long long)have,
+			     (unsigned long long)known[i].blocks);
+		plan_inode(rc, known[i].owner, IFIX_RMAP_FORK, 0);
+	}
+	free(mapped);
+	free(known);
+}
+
+/* The inode's data extents (and old bmbt blocks) from the rmapbt. */
+static int
+gather(struct repair_ctx *rc, uint64_t ino, struct xk_bmbt_rec **recsp,
+       uint64_t *nrecsp, uint64_t **bmbtp, uint64_t *nbmbtp,
+       uint64_t *blocksp, uint64_t *attrp)
+{
+	struct xk_mount *mp = rc->mp;
+	struct xk_bmbt_irec *ir = NULL;
+	uint64_t n = 0, cap = 0, *bm = NULL, nbm = 0, capbm = 0;
+
+	*blocksp = *attrp = 0;
+	for (uint32_t agno = 0; agno < mp->g.agcount; agno++) {
+		const struct ag_scan *as = &rc->ags[agno];
+
+		for (size_t i = 0; i < as->rmaps.n; i++) {
+			const struct claim *r = &as->rmaps.v[i];
+			uint64_t fsb = xk_agb_to_fsb(mp, agno, r->agbno);
+
+			if (r->owner != ino)
+				continue;
+			if (r->offset & XK_RMAP_OFF_ATTR_FORK) {
+				*attrp += r->len;
+				continue;
+			}
+			if (r->offset & XK_RMAP_OFF_BMBT_BLOCK) {
+				for (uint32_t b = 0; b < r->len; b++) {
+					if (nbm == capbm) {
+						capbm = capbm ? capbm * 2 : 16;
+						bm = realloc(bm, capbm *
+							     sizeof(*bm));
+						if (!bm)
+							goto nomem;
+					}
+					bm[nbm++] = fsb + b;
+				}
+				continue;
+			}
+			for (uint32_t done = 0; done < r->len;) {
+				uint32_t len = r->len - done;
+
+				if (len > XK_MAX_BMBT_EXTLEN)
+					len = XK_MAX_BMBT_EXTLEN;
+				if (n == cap) {
+					cap = cap ? cap * 2 : 16;
+					ir = realloc(ir, cap * sizeof(*ir));
+					if (!ir)
+						goto nomem;
+				}
+				ir[n++] = (struct xk_bmbt_irec){
+					.startoff = (r->offset &
+						     XK_RMAP_OFF_MASK) + done,
+					.startblock = fsb + done,
+					.blockcount = len,
+					.unwritten = !!(r->offset &
+							XK_RMAP_OFF_UNWRITTEN),
+				};
+				*blocksp += len;
+				done += len;
+			}
+		}
+	}
+	/* File offset order; the bmbt's key order. */
+	for (uint64_t i = 1; i < n; i++) {
+		struct xk_bmbt_irec t = ir[i];
+		uint64_t j = i;
+
+		while (j && ir[j - 1].startoff > t.startoff) {
+			ir[j] = ir[j - 1];
+			j--;
+		}
+		ir[j] = t;
+	}
+	*recsp = malloc((n ? n : 1) * sizeof(**recsp));
+	if (!*recsp)
+		goto nomem;
+	for (uint64_t i = 0; i < n; i++)
+		xk_bmbt_rec_pack(&(*recsp)[i], &ir[i]);
+	free(ir);
+	*nrecsp = n;
+	*bmbtp = bm;
+	*nbmbtp = nbm;
+	return 0;
+nomem:
+	free(ir);
+	free(bm);
+	return -ENOMEM;
+}
+
+/*
+ * A bmbt for recs in the old bmbt blocks; the root goes into the inode
+ * fork (space bytes at root).  Returns the bmbt blocks kept in *used.
+ */
+static int
+load_bmbt(struct repair_ctx *rc, uint64_t ino, const struct xk_bmbt_rec *recs,
+	  uint64_t n, const uint64_t *old, uint64_t nold, uint8_t *root,
+	  uint32_t space, uint64_t *used)
+{
+	struct xk_mount *mp = rc->mp;
+	struct xk_btree_bulk bb = { .ops = &xk_bmbt_ops, .agno = -1,
+				    .owner = ino };
+	uint32_t maxptrs = (space - 4) / 16;
+	uint64_t rootbno, *blocks;
+	struct xk_buf *bp;
+	int err, scratch = 0;
+
+	err = xk_btree_bulk_plan(mp, &bb, n);
+	if (err)
+		return err;
+	/*
+	 * The loader needs bb.blocks blocks.  With two levels or more the
+	 * block root normally moves into the inode, so it may borrow a
+	 * scratch number (the file's first data block: its buffer is
+	 * dropped unwritten below); only if it cannot move does it need
+	 * an old bmbt block of its own.
+	 */
+	if (maxptrs < 1 || bb.blocks > nold + (bb.levels >= 2))
+		return -ENOSPC;
+	blocks = malloc(bb.blocks * sizeof(*blocks));
+	if (!blocks)
+		return -ENOMEM;
+	memcpy(blocks, old, (bb.blocks <= nold ? bb.blocks : nold) *
+	       sizeof(*blocks));
+	if (bb.blocks > nold) {
+		struct xk_bmbt_irec first;
+
+		xk_bmbt_rec_unpack(&recs[0], &first);
+		blocks[nold] = first.startblock;
+		scratch = 1;
+	}
+	err = xk_btree_bulk_load(mp, &bb, recs, n, blocks, &rootbno);
+	free(blocks);
+	if (err)
+		return err;
+	memset(root, 0, space);
+	if (bb.levels >= 2) {
+		uint32_t nmax = xk_btree_maxrecs(&xk_bmbt_ops,
+						 mp->g.blocksize, 0);
+		uint16_t nr;
+
+		/* Read back the cached root (xk_buf_get would zero it). */
+		err = xk_buf_read(mp, xk_fsb_to_daddr(mp, rootbno),
+				  mp->g.blocksize, xk_bmbt_ops.buf_ops,
+				  XK_READ_NOVERIFY, &bp);
+		if (err)
+			return err;
+		nr = xk_btree_block_numrecs(bp->data);
+		if (nr <= maxptrs) {
+			xk_put_be16(root, (uint16_t)(bb.levels - 1));
+			xk_put_be16(root + 2, nr);
+			for (uint16_t i = 0; i < nr; i++) {
+				memcpy(root + 4 + i * 8,
+				       xk_btree_key(&xk_bmbt_ops, bp->data, i),
+				       8);
+				memcpy(root + 4 + maxptrs * 8 + i * 8,
+				       xk_btree_ptr(&xk_bmbt_ops, bp->data,
+						    nmax, i), 8);
+			}
+			xk_buf_release(bp);
+			/* Never written: its contents now live in the inode. */
+			xk_buf_invalidate(mp, xk_fsb_to_daddr(mp, rootbno),
+					  mp->g.blocksize);
+			*used = bb.blocks - 1;
+			return 0;
+		}
+		xk_buf_release(bp);
+	}
+	if (scratch) {
+		/* The root had to stay a block, and it has none: give up. */
+		xk_buf_invalidate(mp, xk_fsb_to_daddr(mp, rootbno),
+				  mp->g.blocksize);
+		return -ENOSPC;
+	}
+	/* A one-pointer inode root above the block root. */
+	xk_put_be16(root, (uint16_t)bb.levels);
+	xk_put_be16(root + 2, 1);
+	{
+		struct xk_bmbt_irec first;
+
+		xk_bmbt_rec_unpack(&recs[0], &first);
+		xk_put_be64(root + 4, first.startoff);
+	}
+	xk_put_be64(root + 4 + maxptrs * 8, rootbno);
+	*used = bb.blocks;
+	return 0;
+}
+
+int
+rmap_fork_rebuild(struct repair_ctx *rc, uint64_t ino, struct xk_dinode *dip)
+{
+	struct xk_mount *mp = rc->mp;
+	struct xk_bmbt_rec *recs = NULL;
+	uint64_t n = 0, *old = NULL, nold = 0, blocks = 0, used = 0, attr = 0;
+	unsigned int space = xk_dfork_dsize(dip, mp->g.inodesize);
+	uint8_t *fork = xk_dfork_dptr(dip);
+	int err;
+
+	if (!rmaps_usable(rc))
+		return -ENOENT;
+	err = gather(rc, ino, &recs, &n, &old, &nold, &blocks, &attr);
+	if (err)
+		return err;
+	if (n == 0) {
+		err = -ENOENT;
+	} else if (n * sizeof(*recs) <= space) {
+		memset(fork, 0, space);
+		memcpy(fork, recs, n * sizeof(*recs));
+		dip->di_format = XK_DINODE_FMT_EXTENTS;
+	} else {
+		err = load_bmbt(rc, ino, recs, n, old, nold, fork, space,
+				&used);
+		if (!err)
+			dip->di_format = XK_DINODE_FMT_BTREE;
+	}
+	if (!err) {
+		xk_dinode_set_nextents(dip, n, xk_dinode_anextents(dip));
+		/* Attr fork blocks as the rmapbt counts them (and its bmbt). */
+		xk_be64_set(&dip->di_nblocks, blocks + used + attr);
+		info(rc, "Rebuilt the block map of inode %llu from the rmapbt: "
+		     "%llu extents, %llu blocks.\n", (unsigned long long)ino,
+		     (unsigned long long)n, (unsigned long long)blocks);
+	}
+	free(recs);
+	free(old);
+	return err;
+}
