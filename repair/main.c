@@ -15,8 +15,8 @@ static void
 usage(FILE *to)
 {
 	fprintf(to,
-"Usage: xfskit-repair [-n] [-L] [-e] [-z UNDO_FILE] [-v] [-P] [-t N] [--json]\n"
-"                     DEVICE\n"
+"Usage: xfskit-repair [-n] [-L] [-e] [-z UNDO_FILE] [-v] [-P] [-t N] [-m MB]\n"
+"                     [--direct] [--json] DEVICE\n"
 "       xfskit-repair -V\n"
 "  -n      no modify: check only, open the device read-only, write nothing\n"
 "  -L      zero the log (its changes are lost) instead of replaying it\n"
@@ -25,6 +25,9 @@ usage(FILE *to)
 "  -v      verbose: report each phase and each btree walked\n"
 "  -P      no progress display on a terminal\n"
 "  -t N    scan inodes with N threads (default: one per CPU)\n"
+"  -m MB   use at most MB MiB of memory; refuse at once, naming the\n"
+"          figure needed, when the filesystem cannot be checked in it\n"
+"  --direct  read and write the device with O_DIRECT (no page cache)\n"
 "  --json  print one JSON document (problems with their fields)\n"
 "  -V      print the version and exit\n"
 "Without -n, a dirty log is replayed, the filesystem checked, what is\n"
@@ -165,6 +168,7 @@ main(int argc, char **argv)
 
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'J' },
+		{ "direct", no_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -173,7 +177,7 @@ main(int argc, char **argv)
 	const char *undo_path = NULL;
 	struct xk_undo *undo = NULL;
 
-	while ((opt = getopt_long(argc, argv, "nvVhPt:Lez:", longopts,
+	while ((opt = getopt_long(argc, argv, "nvVhPt:Lez:m:", longopts,
 				  NULL)) != -1) {
 		switch (opt) {
 		case 'e':
@@ -182,6 +186,22 @@ main(int argc, char **argv)
 		case 'J':
 			rc.json = 1;
 			break;
+		case 'D':
+			rc.direct = 1;
+			break;
+		case 'm': {
+			char *end;
+			unsigned long long m = strtoull(optarg, &end, 10);
+
+			if (*end || m < 1 || m > (1ULL << 40)) {
+				fprintf(stderr, "xfskit-repair: -m takes a "
+					"size in MiB, not "
+					"'%s'\n", optarg);
+				return REPAIR_EXIT_USAGE;
+			}
+			rc.mem_cap_mb = m;
+			break;
+		}
 		case 'P':
 			no_progress = 1;
 			break;
@@ -244,8 +264,8 @@ main(int argc, char **argv)
 
 	if (rc.json)
 		json_begin(&rc);
-	err = xk_mount_open(rc.device, rc.no_modify ? XK_MOUNT_RDONLY : 0,
-			    &rc.mp, &f);
+	err = xk_mount_open(rc.device, (rc.no_modify ? XK_MOUNT_RDONLY : 0) |
+			    (rc.direct ? XK_MOUNT_DIRECT : 0), &rc.mp, &f);
 	if (err == XK_ECORRUPT || err == XK_ENOTXFS) {
 		char msg[640];
 
@@ -279,6 +299,14 @@ main(int argc, char **argv)
 			fprintf(rc.out, "],\n  \"error\": \"dirty log\",\n  "
 				"\"exit_status\": %d\n}\n", err);
 		return err;
+	}
+	if (repair_memory_check(&rc)) {
+		xk_undo_finish(undo);
+		xk_mount_close(rc.mp);
+		if (rc.json)
+			fprintf(rc.out, "],\n  \"error\": \"memory cap\",\n  "
+				"\"exit_status\": %d\n}\n", REPAIR_EXIT_ERROR);
+		return REPAIR_EXIT_ERROR;
 	}
 	if (rc.no_modify) {
 		err = repair_check(&rc);

@@ -449,7 +449,8 @@ worker_open(struct worker *w, struct repair_ctx *parent)
 	rc->device = parent->device;
 	rc->no_modify = parent->no_modify;
 	rc->verbose = parent->verbose;
-	err = xk_dev_open(parent->device, XK_DEV_RDONLY, &dev);
+	err = xk_dev_open(parent->device, XK_DEV_RDONLY |
+			  (parent->direct ? XK_DEV_DIRECT : 0), &dev);
 	if (err)
 		return err;
 	err = xk_mount_from_sb(dev, &parent->mp->sb, XK_MOUNT_RDONLY, &rc->mp,

@@ -172,6 +172,8 @@ struct repair_ctx {
 	uint64_t	*dirfix;
 	size_t		ndirfix, capdirfix;
 	uint64_t	cache_bytes;	/* buffer cache budget per handle */
+	uint64_t	mem_cap_mb;	/* -m, 0: no cap */
+	int		direct;		/* --direct: O_DIRECT I/O */
 	FILE		*out;
 	unsigned long	counts[PR_NR];
 	unsigned long	nproblems;
@@ -205,6 +207,11 @@ void info(struct repair_ctx *rc, const char *fmt, ...)
 int report(struct repair_ctx *rc, enum problem pr, const char *structure,
 	   int64_t agno, uint64_t ino, uint64_t daddr, const char *check,
 	   const char *fmt, ...) __attribute__((format(printf, 8, 9)));
+
+/* memcap.c: the model's estimate, and the -m gate (-1: refused). */
+uint64_t repair_memory_estimate(struct repair_ctx *rc,
+				uint64_t *without_cache);
+int repair_memory_check(struct repair_ctx *rc);
 
 /* qsort that accepts an empty (NULL) array. */
 static inline void
