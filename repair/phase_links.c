@@ -47,14 +47,44 @@ sorted(const void *base, size_t n, size_t size,
 	return 1;
 }
 
+/*
+ * The inode of a number, starting from where the last lookup ended: a
+ * directory's entries mostly name consecutive inodes, so the next one is
+ * usually the very next slot.  Else a plain binary search (no comparison
+ * callback: this runs once per directory entry).
+ */
+static struct inode_info *
+find_from(struct repair_ctx *rc, uint64_t ino, size_t *hint)
+{
+	size_t h = *hint, lo = 0, hi = rc->ninodes;
+
+	if (h + 1 < rc->ninodes && rc->inodes[h + 1].ino == ino) {
+		*hint = h + 1;
+		return &rc->inodes[h + 1];
+	}
+	if (h < rc->ninodes && rc->inodes[h].ino == ino)
+		return &rc->inodes[h];
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (rc->inodes[mid].ino < ino)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < rc->ninodes && rc->inodes[lo].ino == ino) {
+		*hint = lo;
+		return &rc->inodes[lo];
+	}
+	return NULL;
+}
+
 static struct inode_info *
 find(struct repair_ctx *rc, uint64_t ino)
 {
-	struct inode_info key = { .ino = ino };
+	size_t hint = 0;
 
-	if (!rc->ninodes)
-		return NULL;
-	return bsearch(&key, rc->inodes, rc->ninodes, sizeof(key), cmp_ino);
+	return find_from(rc, ino, &hint);
 }
 
 static int
@@ -119,8 +149,10 @@ reach_from_root(struct repair_ctx *rc, struct inode_info *root)
 			else
 				hi = mid;
 		}
-		for (; lo < rc->nedges && rc->edges[lo].parent == dir; lo++) {
-			struct inode_info *c = find(rc, rc->edges[lo].child);
+		for (size_t hint = 0;
+		     lo < rc->nedges && rc->edges[lo].parent == dir; lo++) {
+			struct inode_info *c = find_from(rc,
+						rc->edges[lo].child, &hint);
 
 			if (!c || c->reached)
 				continue;
@@ -163,9 +195,9 @@ phase_links(struct repair_ctx *rc)
 				       (unsigned long long)ii->parent);
 		}
 	}
-	for (size_t i = 0; i < rc->nedges; i++) {
+	for (size_t i = 0, hint = 0; i < rc->nedges; i++) {
 		const struct edge *e = &rc->edges[i];
-		struct inode_info *c = find(rc, e->child);
+		struct inode_info *c = find_from(rc, e->child, &hint);
 
 		if (!c) {
 			if ((reported++ < 100 || !rc->no_modify) &&
