@@ -85,6 +85,17 @@ edge_cmp(const void *pa, const void *pb)
 	return a->delta - b->delta;
 }
 
+static int
+refc_push(struct bld_refc **v, uint64_t *n, uint64_t *alloc,
+	  struct bld_refc rec)
+{
+	int err = bld_grow((void **)v, alloc, *n + 1, sizeof(**v));
+
+	if (!err)
+		(*v)[(*n)++] = rec;
+	return err;
+}
+
 /* Refcount records: every stretch mapped by two or more inode owners. */
 static int
 refc_build(const struct bld_rmap *r, uint64_t n, struct bld_refc **out,
@@ -124,39 +135,24 @@ refc_build(const struct bld_rmap *r, uint64_t n, struct bld_refc **out,
 				rc[nrc - 1].len += end - here;
 				continue;
 			}
-			if (nrc == alloc) {
-				uint64_t a = alloc ? alloc * 2 : 16;
-				struct bld_refc *p = realloc(rc, a * sizeof(*p));
-
-				if (!p) {
-					free(rc);
-					free(e);
-					return -ENOMEM;
-				}
-				rc = p;
-				alloc = a;
+			if (refc_push(&rc, &nrc, &alloc, (struct bld_refc){
+					here, end - here, depth, 0 })) {
+				free(rc);
+				free(e);
+				return -ENOMEM;
 			}
-			rc[nrc++] = (struct bld_refc){ here, end - here, depth,
-						       0 };
 		}
 	}
 	/* CoW staging extents follow, in the CoW key domain. */
 	for (uint64_t i = 0; i < n; i++) {
 		if (r[i].owner != XK_RMAP_OWN_COW)
 			continue;
-		if (nrc == alloc) {
-			uint64_t a = alloc ? alloc * 2 : 16;
-			struct bld_refc *p = realloc(rc, a * sizeof(*p));
-
-			if (!p) {
-				free(rc);
-				free(e);
-				return -ENOMEM;
-			}
-			rc = p;
-			alloc = a;
+		if (refc_push(&rc, &nrc, &alloc, (struct bld_refc){
+				r[i].start, r[i].len, 1, 1 })) {
+			free(rc);
+			free(e);
+			return -ENOMEM;
 		}
-		rc[nrc++] = (struct bld_refc){ r[i].start, r[i].len, 1, 1 };
 	}
 	free(e);
 	*out = rc;

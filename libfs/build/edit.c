@@ -184,6 +184,38 @@ refc_cmp_start(const void *pa, const void *pb)
 }
 
 /*
+ * Cut [s, e) out of refcount record i, keeping what lies outside (a cut
+ * in the middle appends the right part as a new record); a record left
+ * empty has length 0 and is dropped by the caller.
+ */
+static int
+refc_cut(struct bld_ag *ag, uint64_t i, uint32_t s, uint32_t e)
+{
+	struct bld_refc *r = &ag->refc[i];
+	uint32_t rs = r->start, re = r->start + r->len;
+	int err;
+
+	if (rs < s && re > e) {
+		err = bld_grow((void **)&ag->refc, &ag->refc_alloc,
+			       ag->nrefc + 1, sizeof(*ag->refc));
+		if (err)
+			return err;
+		r = &ag->refc[i];
+		ag->refc[ag->nrefc++] = (struct bld_refc){
+			e, re - e, r->count, r->cow };
+		r->len = s - rs;
+	} else if (rs < s) {
+		r->len = s - rs;
+	} else if (re > e) {
+		r->start = e;
+		r->len = re - e;
+	} else {
+		r->len = 0;
+	}
+	return 0;
+}
+
+/*
  * Without the rmapbt the refcount records are the only record of
  * sharing: add delta to the count of every block in [s, s+len) of the
  * shared domain (a block without a record counts 1).  Records left at 1
@@ -216,24 +248,9 @@ refc_adjust(struct bld_ag *ag, uint32_t s, uint32_t len, int delta)
 			seg[nseg++] = (struct bld_refc){ pos, ms - pos, 1, 0 };
 		seg[nseg++] = (struct bld_refc){ ms, me - ms, r->count, 0 };
 		pos = me;
-		/* Keep the parts of the record outside the range. */
-		if (rs < s && re > e) {
-			err = bld_grow((void **)&ag->refc, &ag->refc_alloc,
-				       ag->nrefc + 1, sizeof(*ag->refc));
-			if (err)
-				goto out;
-			r = &ag->refc[i];
-			ag->refc[ag->nrefc++] = (struct bld_refc){
-				e, re - e, r->count, 0 };
-			r->len = s - rs;
-		} else if (rs < s) {
-			r->len = s - rs;
-		} else if (re > e) {
-			r->start = e;
-			r->len = re - e;
-		} else {
-			r->len = 0;
-		}
+		err = refc_cut(ag, i, s, e);
+		if (err)
+			goto out;
 	}
 	if (pos < e)
 		seg[nseg++] = (struct bld_refc){ pos, e - pos, 1, 0 };
@@ -296,23 +313,9 @@ refc_cow(struct bld_ag *ag, uint32_t s, uint32_t len, int add)
 
 		if (!r->cow || re <= s || rs >= e)
 			continue;
-		if (rs < s && re > e) {
-			err = bld_grow((void **)&ag->refc, &ag->refc_alloc,
-				       ag->nrefc + 1, sizeof(*ag->refc));
-			if (err)
-				return err;
-			r = &ag->refc[i];
-			ag->refc[ag->nrefc++] = (struct bld_refc){
-				e, re - e, 1, 1 };
-			r->len = s - rs;
-		} else if (rs < s) {
-			r->len = s - rs;
-		} else if (re > e) {
-			r->start = e;
-			r->len = re - e;
-		} else {
-			r->len = 0;
-		}
+		err = refc_cut(ag, i, s, e);
+		if (err)
+			return err;
 	}
 	return 0;
 }
