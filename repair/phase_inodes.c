@@ -538,6 +538,65 @@ worker_merge(struct repair_ctx *parent, struct worker *w)
 	return err;
 }
 
+/*
+ * Repair: the workers' plans (inode fixes, directory rewrites), put back
+ * in the order a single thread would have made them — AG by AG, each AG
+ * from the worker that scanned it — so the repair does not depend on the
+ * thread count.
+ */
+static int
+merge_plans(struct repair_ctx *rc, struct worker *w, unsigned int n)
+{
+	const struct xk_mount *mp = rc->mp;
+	size_t *fi = calloc(n, sizeof(*fi)), *di = calloc(n, sizeof(*di));
+	int err = 0;
+
+	if (!fi || !di) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (uint32_t agno = 0; agno < mp->g.agcount && !err; agno++) {
+		struct repair_ctx *wc = &w[agno % n].ctx;
+		size_t *f = &fi[agno % n], *d = &di[agno % n], start;
+
+		start = *f;
+		while (*f < wc->ifix.n &&
+		       xk_ino_to_agno(mp, wc->ifix.v[*f].ino) == agno)
+			(*f)++;
+		err = append((void **)&rc->ifix.v, &rc->ifix.n,
+			     &rc->ifix.cap, wc->ifix.v + start, *f - start,
+			     sizeof(*rc->ifix.v));
+		start = *d;
+		while (!err && *d < wc->ndirfix &&
+		       xk_ino_to_agno(mp, wc->dirfix[*d]) == agno)
+			(*d)++;
+		if (!err)
+			err = append((void **)&rc->dirfix, &rc->ndirfix,
+				     &rc->capdirfix, wc->dirfix + start,
+				     *d - start, sizeof(*rc->dirfix));
+	}
+	for (unsigned int i = 0; i < n && !err; i++) {
+		rc->unfixable += w[i].ctx.unfixable;
+		/* A plan for an inode outside the worker's AGs: keep it. */
+		if (fi[i] != w[i].ctx.ifix.n || di[i] != w[i].ctx.ndirfix) {
+			err = append((void **)&rc->ifix.v, &rc->ifix.n,
+				     &rc->ifix.cap, w[i].ctx.ifix.v + fi[i],
+				     w[i].ctx.ifix.n - fi[i],
+				     sizeof(*rc->ifix.v));
+			if (!err)
+				err = append((void **)&rc->dirfix,
+					     &rc->ndirfix, &rc->capdirfix,
+					     w[i].ctx.dirfix + di[i],
+					     w[i].ctx.ndirfix - di[i],
+					     sizeof(*rc->dirfix));
+		}
+	}
+out:
+	free(fi);
+	free(di);
+	return err;
+}
+
 static void
 worker_close(struct worker *w, uint32_t agcount)
 {
@@ -549,6 +608,8 @@ worker_close(struct worker *w, uint32_t agcount)
 	free(rc->ags);
 	free(rc->inodes);
 	free(rc->edges);
+	free(rc->ifix.v);
+	free(rc->dirfix);
 	xk_mount_close(rc->mp);
 }
 
@@ -588,6 +649,8 @@ phase_inodes_parallel(struct repair_ctx *rc, unsigned int n)
 		if (!err)
 			err = worker_merge(rc, &w[i]);
 	}
+	if (!err && started == n)
+		err = merge_plans(rc, w, n);
 	for (uint32_t agno = 0; agno < agcount; agno++)
 		if (bufs[agno])
 			fwrite(bufs[agno], 1, lens[agno], rc->out);
@@ -612,10 +675,10 @@ phase_inodes(struct repair_ctx *rc)
 	if (n > rc->mp->g.agcount)
 		n = rc->mp->g.agcount;
 	/*
-	 * JSON keeps one stream of objects: one thread writes it.  Repair
-	 * scans with one thread: its plans go straight into rc.
+	 * JSON keeps one stream of objects: one thread writes it.  In
+	 * repair mode the workers' plans are merged back in AG order.
 	 */
-	if (n > 1 && !rc->json && rc->no_modify)
+	if (n > 1 && !rc->json)
 		return phase_inodes_parallel(rc, n);
 	for (uint32_t agno = 0; agno < rc->mp->g.agcount; agno++)
 		scan_ag(rc, &rc->ags[agno], agno);
