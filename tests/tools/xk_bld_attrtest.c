@@ -170,49 +170,19 @@ pat_read(void *ctx, void *buf, size_t n)
 	return (ssize_t)n;
 }
 
-/* A short-form directory with 4-byte inode numbers (no dir builder). */
-static uint32_t
-sf_dir(uint8_t *buf, uint64_t parent, const struct ent *e, int n)
-{
-	uint32_t off = 2 + 4, dataoff = 64 + 16 + 16;
-
-	buf[0] = (uint8_t)n;
-	buf[1] = 0;
-	xk_put_be32(buf + 2, (uint32_t)parent);
-	for (int i = 0; i < n; i++) {
-		size_t len = strlen(e[i].name);
-
-		buf[off] = (uint8_t)len;
-		xk_put_be16(buf + off + 1, (uint16_t)dataoff);
-		memcpy(buf + off + 3, e[i].name, len);
-		buf[off + 3 + len] = e[i].ftype;
-		xk_put_be32(buf + off + 4 + len, (uint32_t)e[i].ino);
-		off += 3 + (uint32_t)len + 1 + 4;
-		dataoff += (uint32_t)((8 + 1 + len + 1 + 2 + 7) & ~7UL);
-	}
-	return off;
-}
-
-/* A directory's entries: the builder's when it has one, else ours. */
+/* A directory's entries, written by the directory builder. */
 static int
 dir_fill(struct xk_bld *b, struct xk_bld_inode *ip, uint64_t parent,
 	 const struct ent *e, int n)
 {
 	struct xk_bld_dirent de[MAXENT];
-	uint8_t sf[1024];
-	int err;
 
 	for (int i = 0; i < n; i++)
 		de[i] = (struct xk_bld_dirent){
 			.name = (const uint8_t *)e[i].name,
 			.namelen = (uint8_t)strlen(e[i].name),
 			.ftype = e[i].ftype, .ino = e[i].ino };
-	err = xk_bld_dir(b, ip, parent, de, (size_t)n);
-	if (err != -ENOSYS)
-		return err;
-	err = xk_bld_fork_local(&ip->data, sf, sf_dir(sf, parent, e, n));
-	ip->size = ip->data.local_len;
-	return err;
+	return xk_bld_dir(b, ip, parent, de, (size_t)n);
 }
 
 static int

@@ -3,8 +3,7 @@
  * Exercise the builder core on an image: files with content streamed
  * from a source file, a sparse file with enough extents to need a bmbt,
  * local and remote symlinks, device nodes, a FIFO, and hard links, all
- * listed in the root directory (short form, written here so the core is
- * tested without the directory builder).  The test script then holds
+ * listed in the root directory.  The test script then holds
  * the image against xfs_repair -n and a kernel mount.
  *
  * usage: xk_bld_smoke IMAGE SRCFILE
@@ -27,30 +26,6 @@ struct ent {
 	uint8_t		ftype;
 };
 
-/* A short-form directory with 4-byte inode numbers. */
-static uint32_t
-sf_dir(uint8_t *buf, uint64_t parent, const struct ent *e, int n)
-{
-	uint32_t off = 2 + 4, dataoff = 64 + 16 + 16;
-
-	buf[0] = (uint8_t)n;
-	buf[1] = 0;
-	xk_put_be32(buf + 2, (uint32_t)parent);
-	for (int i = 0; i < n; i++) {
-		size_t len = strlen(e[i].name);
-
-		buf[off] = (uint8_t)len;
-		xk_put_be16(buf + off + 1, (uint16_t)dataoff);
-		memcpy(buf + off + 3, e[i].name, len);
-		buf[off + 3 + len] = e[i].ftype;
-		xk_put_be32(buf + off + 4 + len, (uint32_t)e[i].ino);
-		off += 3 + (uint32_t)len + 1 + 4;
-		/* Entry size in a data block: 8+1+name+ftype+tag, 8-aligned. */
-		dataoff += (uint32_t)((8 + 1 + len + 1 + 2 + 7) & ~7UL);
-	}
-	return off;
-}
-
 static int
 die(const char *what, int err)
 {
@@ -66,7 +41,7 @@ main(int argc, char **argv)
 	struct xk_bld *b;
 	struct xk_bld_inode in;
 	struct ent e[16];
-	uint8_t sf[512];
+	struct xk_bld_dirent de[16];
 	char target[1025];
 	uint64_t root, ino;
 	off_t srclen;
@@ -175,8 +150,12 @@ main(int argc, char **argv)
 	/* The root lists them all. */
 	xk_bld_inode_init(b, &in, root, XK_S_IFDIR | 0755);
 	in.nlink = 2;
-	err = xk_bld_fork_local(&in.data, sf, sf_dir(sf, root, e, n));
-	in.size = in.data.local_len;
+	for (int i = 0; i < n; i++)
+		de[i] = (struct xk_bld_dirent){
+			.name = (const uint8_t *)e[i].name,
+			.namelen = (uint8_t)strlen(e[i].name),
+			.ftype = e[i].ftype, .ino = e[i].ino };
+	err = xk_bld_dir(b, &in, root, de, (size_t)n);
 	if (!err)
 		err = xk_bld_inode_write(b, &in);
 	if (err)
