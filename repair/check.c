@@ -79,6 +79,7 @@ repair_scan(struct repair_ctx *rc)
 	phase_ag_headers(rc);
 	phase(rc, "Phase 3 - check every inode...");
 	phase_inodes(rc);
+	phase_find_chunks(rc);
 	phase(rc, "Phase 4 - check space ownership, free space, rmap and "
 	      "refcount...");
 	phase_space(rc);

@@ -420,6 +420,12 @@ check_ag_counters(struct repair_ctx *rc, uint32_t agno)
 		       (unsigned long long)as->tree_blocks[XK_BT_REFC]);
 }
 
+int
+ag_push_chunk(struct ag_scan *as, const struct xk_inobt_rec *rec)
+{
+	return push_chunk(&as->chunks, &as->nchunks, &as->capchunks, rec);
+}
+
 /*
  * The inobt could not be read whole: take the inode chunks from the
  * rmapbt's inode-chunk records instead, when it could be read.  Each

@@ -249,12 +249,13 @@ check_inode(struct repair_ctx *rc, uint64_t ino, int marked_free,
 		dip = copy;
 	}
 	mode = xk_be16_get(dip->di_mode);
-	if (marked_free && mode)
+	/* marked_free < 0: no inobt to compare with (a synthesized chunk). */
+	if (marked_free > 0 && mode)
 		report(rc, PR_INODE_STATE, "inode", -1, ino, bp->daddr,
 		       "free", "the inobt says free, but the inode is in use "
 		       "(mode 0%o)", mode);
 	if (!mode) {
-		if (!marked_free)
+		if (marked_free == 0)
 			report(rc, PR_INODE_STATE, "inode", -1, ino, bp->daddr,
 			       "free", "the inobt says in use, but the inode "
 			       "is free");
@@ -323,7 +324,7 @@ ino_in_hole(const struct xk_mount *mp, const struct xk_inobt_rec *r, int i)
  */
 static void
 scan_chunk(struct repair_ctx *rc, uint32_t agno, const struct xk_inobt_rec *r,
-	   uint32_t *last_claimed, uint64_t *seen)
+	   int synth, uint32_t *last_claimed, uint64_t *seen)
 {
 	struct xk_mount *mp = rc->mp;
 	uint32_t start = xk_be32_get(r->ir_startino);
@@ -352,7 +353,8 @@ scan_chunk(struct repair_ctx *rc, uint32_t agno, const struct xk_inobt_rec *r,
 			continue;
 		}
 		/* A cluster-level failure is reported per inode below. */
-		if (check_inode(rc, ino, (freemask >> i) & 1, bp, dip))
+		if (check_inode(rc, ino, synth ? -1 : (int)((freemask >> i) & 1),
+				bp, dip))
 			*seen &= ~(1ULL << i);
 		xk_buf_release(bp);
 	}
@@ -392,9 +394,25 @@ scan_ag(struct repair_ctx *rc, struct ag_scan *src, uint32_t agno)
 		if ((i & 63) == 0)
 			progress(rc, "Phase 3 - inode chunks, AG", agno,
 				 rc->mp->g.agcount);
-		scan_chunk(rc, agno, &src->chunks[i], &last,
+		scan_chunk(rc, agno, &src->chunks[i], src->chunks_synth, &last,
 			   src->seen_free ? &src->seen_free[i] : &dummy);
 	}
+}
+
+int
+scan_chunks_from(struct repair_ctx *rc, uint32_t agno, size_t from)
+{
+	struct ag_scan *as = &rc->ags[agno];
+	uint32_t last = XK_NULLAGBLOCK;
+	uint64_t *nv = realloc(as->seen_free, (as->nchunks ? as->nchunks : 1) *
+			       sizeof(*nv));
+
+	if (!nv)
+		return -ENOMEM;
+	as->seen_free = nv;
+	for (size_t i = from; i < as->nchunks; i++)
+		scan_chunk(rc, agno, &as->chunks[i], 1, &last, &nv[i]);
+	return 0;
 }
 
 /*

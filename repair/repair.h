@@ -232,6 +232,13 @@ void claim_fsb(struct repair_ctx *rc, uint64_t fsb, uint64_t len,
 void claim_agb(struct repair_ctx *rc, uint32_t agno, uint32_t agbno,
 	       uint32_t len, uint64_t owner);
 
+/* phase_ag.c: append an inode chunk record to the AG's list. */
+int ag_push_chunk(struct ag_scan *as, const struct xk_inobt_rec *rec);
+/* phase_inodes.c: scan the AG's chunks from index from on (serially). */
+int scan_chunks_from(struct repair_ctx *rc, uint32_t agno, size_t from);
+/* chunkfind.c: chunks of AGs whose inode btree and rmapbt are lost. */
+int phase_find_chunks(struct repair_ctx *rc);
+
 /* check.c: run every phase on rc->mp; findings go through fix_problem. */
 int repair_check(struct repair_ctx *rc);
 /* The same, keeping rc->ags and the inode lists for the repair. */

@@ -133,9 +133,19 @@ RMAP_CASES=(
 	"rmap-bmbt-leaf|@zero $leaf_daddr $((bsize / 512))"
 	"rmap-dir-map|inode ${INO[leaf]};write -d core.nextents 0"
 )
+# AG headers destroyed (in 512-byte units: AGF, AGI, AGFL are sectors
+# 1-3 of an AG): with the inobt and the rmapbt both lost, the inode
+# chunks are found through the directory entries that name them.
+s=$(($(db_get "$img" "sb 0" sectsize) / 512))
+ag1=$(($(db_get "$img" "sb 0" agblocks) * bsize / 512))
+CASES+=(
+	"ag0-headers-zeroed|@zero $s $((3 * s))"
+	"ag1-headers-zeroed|@zero $((ag1 + s)) $((3 * s))"
+	"agi0-zeroed|@zero $((2 * s)) $s"
+	"agf0-zeroed|@zero $s $s"
+)
 # Not repaired yet: listed, run only with XK_REPAIR_PENDING=1.
 PENDING=(
-	"ag0-headers-zeroed|@zero 1 3"
 )
 
 row() {
@@ -217,7 +227,8 @@ echo "default mkfs.xfs options (rmapbt=0, reflink=1): $total entries"
 for c in "agf-bnoroot|agf 1;write -d bnoroot 0" \
 	 "refcbt-magic|agf 0;addr refcntroot;write -d magic 0" \
 	 "inode-magic|inode ${INO[small]};write -d core.magic 0" \
-	 "blockdir-inumber|inode ${INO[block]};dblock 0;write -d bu[5].inumber 4000000"; do
+	 "blockdir-inumber|inode ${INO[block]};dblock 0;write -d bu[5].inumber 4000000" \
+	 "ag0-headers-zeroed|@zero $s $((3 * s))"; do
 	run_case "$c"
 done
 for c in "${PENDING[@]}"; do
