@@ -77,9 +77,15 @@ repair_scan(struct repair_ctx *rc)
 	phase_superblocks(rc);
 	phase(rc, "Phase 2 - scan AG headers and btrees...");
 	phase_ag_headers(rc);
-	phase(rc, "Phase 3 - check every inode...");
-	phase_inodes(rc);
-	phase_find_chunks(rc);
+	if (rc->keep) {
+		/* Only AG structures were rewritten since the last pass. */
+		phase(rc, "Phase 3 - inodes as the last pass saw them...");
+		phase_inodes_kept(rc);
+	} else {
+		phase(rc, "Phase 3 - check every inode...");
+		phase_inodes(rc);
+		phase_find_chunks(rc);
+	}
 	phase(rc, "Phase 4 - check space ownership, free space, rmap and "
 	      "refcount...");
 	phase_space(rc);

@@ -125,26 +125,43 @@ repair_run(struct repair_ctx *rc, unsigned long *found)
 
 	for (rc->pass = 1; rc->pass <= REPAIR_MAX_PASSES; rc->pass++) {
 		unsigned long before = rc->nproblems, applied = 0;
+		int kept;
 
 		memset(rc->counts, 0, sizeof(rc->counts));
 		if (rc->pass > 1)
 			info(rc, "Pass %d - checking again after the "
 			     "repairs...\n", rc->pass);
+		kept = rc->keep != NULL;
 		err = repair_scan(rc);
 		last = rc->nproblems - before;
 		if (rc->pass == 1)
 			first = last + pre;
+		if (kept) {
+			keep_free(rc);
+			/* Plan only from a full scan: go round again. */
+			if (!err && last) {
+				repair_scan_free(rc);
+				continue;
+			}
+		}
 		if (err || (last == 0 && !rc->from_secondary)) {
 			repair_scan_free(rc);
 			break;
 		}
 		err = apply_fixes(rc, &applied);
-		if (!err && !applied && (need_rebuild(rc) || rc->ndirfix))
+		if (!err && !applied && (need_rebuild(rc) || rc->ndirfix)) {
+			/* The confirming pass may reuse this inode scan. */
+			if (keep_allowed(rc))
+				(void)keep_take(rc);	/* optional */
 			err = rebuild_ags(rc, &applied);
+			if (err || !applied)
+				keep_free(rc);
+		}
 		repair_scan_free(rc);
 		if (err || !applied)
 			break;
 	}
+	keep_free(rc);
 	*found = first;
 	if (err)
 		return err;

@@ -183,6 +183,10 @@ struct repair_ctx {
 	/* directory entries, for link counts and connectivity */
 	struct edge	*edges;
 	size_t		nedges, capedges;
+	/* An inode scan kept across an AG rebuild (confirm.c), or NULL. */
+	struct scan_keep *keep;
+	/* The quota check's state and plans (phase_quota.h), repair only. */
+	struct quota_state *quota;
 };
 
 /*
@@ -238,6 +242,14 @@ int ag_push_chunk(struct ag_scan *as, const struct xk_inobt_rec *rec);
 int scan_chunks_from(struct repair_ctx *rc, uint32_t agno, size_t from);
 /* chunkfind.c: chunks of AGs whose inode btree and rmapbt are lost. */
 int phase_find_chunks(struct repair_ctx *rc);
+/*
+ * confirm.c: may the pass after the AG rebuild reuse this pass's inode
+ * scan; keep it; free it; the pass's phase 3 from what was kept.
+ */
+int keep_allowed(const struct repair_ctx *rc);
+int keep_take(struct repair_ctx *rc);
+void keep_free(struct repair_ctx *rc);
+int phase_inodes_kept(struct repair_ctx *rc);
 
 /* check.c: run every phase on rc->mp; findings go through fix_problem. */
 int repair_check(struct repair_ctx *rc);

@@ -73,6 +73,18 @@ loop_mount() {
 		return 1
 	fi
 	LOOP_MOUNTED=1
+	# Which loop device: kernel log lines name it ("XFS (loop3): ...").
+	LOOP_DEV=$(findmnt -n -o SOURCE --target "$MNT")
+	LOOP_DEV=${LOOP_DEV##*/}
+}
+
+# xfs_kernel_errors SINCE: XFS errors the kernel logged after line SINCE of
+# dmesg about the last device loop_mount used (tests run in parallel, and
+# some shut their own filesystems down on purpose).
+xfs_kernel_errors() {
+	dmesg | tail -n +"$(($1 + 1))" |
+		grep -F "XFS (${LOOP_DEV:-none})" |
+		grep -iE 'corrupt|error|fail|shut'
 }
 
 loop_umount() {
