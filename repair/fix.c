@@ -355,6 +355,10 @@ fix_one_inode(struct repair_ctx *rc, const struct ifix *v, size_t n,
 			goto out;
 		}
 	}
+	/* Failing that, the attr fork goes (below). */
+	if ((all & IFIX_RMAP_AFORK) && !(all & IFIX_NOATTR) &&
+	    rmap_afork_rebuild(rc, ino, dip) != 0)
+		drop_attr_fork(rc, dip);
 	for (size_t i = 0; i < n; i++) {
 		switch (v[i].what) {
 		case IFIX_NLINK:

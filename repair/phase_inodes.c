@@ -93,14 +93,18 @@ scan_forks(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
 /*
  * The fix for a fork the walk found bad: an extent list keeps its valid
  * extents; a damaged bmbt is rebuilt from the rmapbt when that is
- * intact, else the inode cannot be trusted; an attr fork is dropped.
+ * intact, else the inode cannot be trusted; an attr fork's map is
+ * rebuilt from the rmapbt too, or the attr fork dropped.
  */
 static void
 plan_fork_fix(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
 	      const int bad[2])
 {
 	if (bad[XK_ATTR_FORK])
-		plan_inode(rc, ino, IFIX_NOATTR, 0);
+		plan_inode(rc, ino, rc->mp->g.has_rmapbt &&
+			   (dip->di_aformat == XK_DINODE_FMT_EXTENTS ||
+			    dip->di_aformat == XK_DINODE_FMT_BTREE) ?
+			   IFIX_RMAP_AFORK : IFIX_NOATTR, 0);
 	if (!bad[XK_DATA_FORK])
 		return;
 	if (dip->di_format == XK_DINODE_FMT_EXTENTS)

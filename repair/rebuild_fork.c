@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Rebuilding a data fork from the reverse mappings.  On a filesystem
+ * Rebuilding a fork's block map from the reverse mappings.  On a filesystem
  * with the rmapbt every extent an inode owns is recorded twice: in the
  * inode's block map (extent list or bmbt) and in the rmapbt, with its
  * file offset, fork and unwritten state.  When the block map is lost (a
@@ -20,6 +20,12 @@
  * destroyed block is simply rewritten).  No rmap records, or a tree
  * that needs more blocks than the old one had: the caller falls back to
  * what xfs_repair would do.
+ *
+ * An attr fork whose map is damaged (extents out of range, a broken attr
+ * bmbt) is rebuilt the same way from the records with the attr-fork
+ * flag (IFIX_RMAP_AFORK), inside the attr fork's existing space; failing
+ * that, or when the rebuilt map is the one already there, the attr fork
+ * is dropped as xfs_repair drops it.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -192,17 +198,20 @@ plan_rmap_forks(struct repair_ctx *rc)
 	free(known);
 }
 
-/* The inode's data extents (and old bmbt blocks) from the rmapbt. */
+/*
+ * The extents of one fork of the inode (and that fork's old bmbt blocks)
+ * from the rmapbt; *otherp gets the blocks of the other fork.
+ */
 static int
-gather(struct repair_ctx *rc, uint64_t ino, struct xk_bmbt_rec **recsp,
-       uint64_t *nrecsp, uint64_t **bmbtp, uint64_t *nbmbtp,
-       uint64_t *blocksp, uint64_t *attrp)
+gather(struct repair_ctx *rc, uint64_t ino, int whichfork,
+       struct xk_bmbt_rec **recsp, uint64_t *nrecsp, uint64_t **bmbtp,
+       uint64_t *nbmbtp, uint64_t *blocksp, uint64_t *otherp)
 {
 	struct xk_mount *mp = rc->mp;
 	struct xk_bmbt_irec *ir = NULL;
 	uint64_t n = 0, cap = 0, *bm = NULL, nbm = 0, capbm = 0;
 
-	*blocksp = *attrp = 0;
+	*blocksp = *otherp = 0;
 	for (uint32_t agno = 0; agno < mp->g.agcount; agno++) {
 		const struct ag_scan *as = &rc->ags[agno];
 
@@ -212,8 +221,9 @@ gather(struct repair_ctx *rc, uint64_t ino, struct xk_bmbt_rec **recsp,
 
 			if (r->owner != ino)
 				continue;
-			if (r->offset & XK_RMAP_OFF_ATTR_FORK) {
-				*attrp += r->len;
+			if (!(r->offset & XK_RMAP_OFF_ATTR_FORK) !=
+			    (whichfork == XK_DATA_FORK)) {
+				*otherp += r->len;
 				continue;
 			}
 			if (r->offset & XK_RMAP_OFF_BMBT_BLOCK) {
@@ -378,42 +388,86 @@ load_bmbt(struct repair_ctx *rc, uint64_t ino, const struct xk_bmbt_rec *recs,
 	return 0;
 }
 
-int
-rmap_fork_rebuild(struct repair_ctx *rc, uint64_t ino, struct xk_dinode *dip)
+/*
+ * Rebuild one fork's map in dip from the rmapbt.  An attr fork keeps its
+ * place (di_forkoff); a rebuild that gives back the same map is no fix
+ * (-EEXIST), so the caller falls back rather than try it again.
+ */
+static int
+fork_rebuild(struct repair_ctx *rc, uint64_t ino, struct xk_dinode *dip,
+	     int whichfork)
 {
 	struct xk_mount *mp = rc->mp;
 	struct xk_bmbt_rec *recs = NULL;
-	uint64_t n = 0, *old = NULL, nold = 0, blocks = 0, used = 0, attr = 0;
-	unsigned int space = xk_dfork_dsize(dip, mp->g.inodesize);
-	uint8_t *fork = xk_dfork_dptr(dip);
+	uint64_t n = 0, *old = NULL, nold = 0, blocks = 0, used = 0, other = 0;
+	int attr = whichfork == XK_ATTR_FORK;
+	unsigned int space = attr ? xk_dfork_asize(dip, mp->g.inodesize) :
+				    xk_dfork_dsize(dip, mp->g.inodesize);
+	uint8_t *fork = attr ? xk_dfork_aptr(dip) : xk_dfork_dptr(dip);
+	uint8_t *was = NULL;
+	uint8_t fmt = 0;
 	int err;
 
-	if (!rmaps_usable(rc))
+	if (!rmaps_usable(rc) || (attr && !dip->di_forkoff) || !space)
 		return -ENOENT;
-	err = gather(rc, ino, &recs, &n, &old, &nold, &blocks, &attr);
-	if (err)
-		return err;
-	if (n == 0) {
+	err = gather(rc, ino, whichfork, &recs, &n, &old, &nold, &blocks,
+		     &other);
+	if (!err && attr) {
+		was = malloc(space);
+		if (was)
+			memcpy(was, fork, space);
+		else
+			err = -ENOMEM;
+	}
+	if (err) {
+		;
+	} else if (n == 0) {
 		err = -ENOENT;
 	} else if (n * sizeof(*recs) <= space) {
 		memset(fork, 0, space);
 		memcpy(fork, recs, n * sizeof(*recs));
-		dip->di_format = XK_DINODE_FMT_EXTENTS;
+		fmt = XK_DINODE_FMT_EXTENTS;
 	} else {
 		err = load_bmbt(rc, ino, recs, n, old, nold, fork, space,
 				&used);
-		if (!err)
-			dip->di_format = XK_DINODE_FMT_BTREE;
+		fmt = XK_DINODE_FMT_BTREE;
 	}
+	if (!err && was && !memcmp(was, fork, space) &&
+	    dip->di_aformat == fmt && xk_dinode_anextents(dip) == n)
+		err = -EEXIST;
+	if (err && was)
+		memcpy(fork, was, space);	/* leave dip as it was */
 	if (!err) {
-		xk_dinode_set_nextents(dip, n, xk_dinode_anextents(dip));
-		/* Attr fork blocks as the rmapbt counts them (and its bmbt). */
-		xk_be64_set(&dip->di_nblocks, blocks + used + attr);
-		info(rc, "Rebuilt the block map of inode %llu from the rmapbt: "
-		     "%llu extents, %llu blocks.\n", (unsigned long long)ino,
-		     (unsigned long long)n, (unsigned long long)blocks);
+		if (attr) {
+			dip->di_aformat = fmt;
+			xk_dinode_set_nextents(dip, xk_dinode_nextents(dip),
+					       (uint32_t)n);
+		} else {
+			dip->di_format = fmt;
+			xk_dinode_set_nextents(dip, n,
+					       xk_dinode_anextents(dip));
+		}
+		/* The other fork's blocks as the rmapbt counts them. */
+		xk_be64_set(&dip->di_nblocks, blocks + used + other);
+		info(rc, "Rebuilt the %s map of inode %llu from the rmapbt: "
+		     "%llu extents, %llu blocks.\n", attr ? "attr fork" :
+		     "block", (unsigned long long)ino, (unsigned long long)n,
+		     (unsigned long long)blocks);
 	}
+	free(was);
 	free(recs);
 	free(old);
 	return err;
+}
+
+int
+rmap_fork_rebuild(struct repair_ctx *rc, uint64_t ino, struct xk_dinode *dip)
+{
+	return fork_rebuild(rc, ino, dip, XK_DATA_FORK);
+}
+
+int
+rmap_afork_rebuild(struct repair_ctx *rc, uint64_t ino, struct xk_dinode *dip)
+{
+	return fork_rebuild(rc, ino, dip, XK_ATTR_FORK);
 }

@@ -113,6 +113,7 @@ struct ag_scan {
 #define IFIX_TRIM	(1u << 7)	/* drop invalid data fork extents */
 #define IFIX_RMAP_FORK	(1u << 8)	/* rebuild the data fork from rmap */
 #define IFIX_DOTDOT	(1u << 9)	/* block-form dir: ".." = val */
+#define IFIX_RMAP_AFORK	(1u << 10)	/* rebuild the attr fork from rmap */
 
 struct ifix {
 	uint64_t	ino;
@@ -293,6 +294,8 @@ int rebuild_dirs(struct repair_ctx *rc, struct xk_bld *b);
 void plan_rmap_forks(struct repair_ctx *rc);
 int rmap_fork_rebuild(struct repair_ctx *rc, uint64_t ino,
 		      struct xk_dinode *dip);
+int rmap_afork_rebuild(struct repair_ctx *rc, uint64_t ino,
+		       struct xk_dinode *dip);
 /* rebuild.c: rebuild every AG's btrees, AGFL and counters. */
 int rebuild_ags(struct repair_ctx *rc, unsigned long *applied);
 /* Whether the findings of the last pass call for an AG rebuild. */

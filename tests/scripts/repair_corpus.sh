@@ -24,39 +24,27 @@
 # repaired" (run them with XK_REPAIR_PENDING=1); they are not asserted.
 . "$XK_SRCDIR/tests/scripts/lib.sh"
 . "$XK_SRCDIR/tests/scripts/populate.sh"
+. "$XK_SRCDIR/tests/scripts/repair_lib.sh"
 need_xfsprogs
 UNDO="$XK_BUILDDIR/repair/xfskit-undo"
 [ "$(id -u)" -eq 0 ] || skip "populating and walking images needs root (loop mount)"
 
-# entries MNT: one line per entry: path, type, content (sha256 for files,
-# target for symlinks), sorted.
-entries() {
-	(cd "$1" && {
-		find . -xdev ! -type f -printf '%p\t%y\t%l\n'
-		find . -xdev -type f -print0 | xargs -0 -r sha256sum 2>/dev/null |
-			sed 's/^\([0-9a-f]*\)  \(.*\)$/\2\tf\t\1/'
-	} | LC_ALL=C sort)
+# xattrs_under DIR: every xattr (name and value) of the files in DIR.
+xattrs_under() {
+	(cd "$1" && getfattr -h -d -m - -- * 2>/dev/null)
 }
 
-# walk IMG OUT: mount a copy of IMG, record its entries in OUT, unmount;
-# prints the new XFS errors of the kernel log, if any.
-walk() {
-	local before
-	cp --sparse=always "$1" "$T/walk.img"
-	before=$(dmesg | wc -l)
-	if ! loop_mount "$T/walk.img"; then
-		: >"$2"
-		echo "mount failed"
-		return 1
+# xattrs_kept IMG: "same" when IMG's attrs/ has the recorded xattrs.
+xattrs_kept() {
+	cp --sparse=always "$1" "$T/attr.img"
+	loop_mount "$T/attr.img" || { echo "mount failed"; return; }
+	if xattrs_under "$MNT/attrs" | cmp -s - "$T/attrs.base"; then
+		echo same
+	else
+		echo differ
 	fi
-	entries "$MNT" >"$2"
 	loop_umount
-	rm -f "$T/walk.img"
-	dmesg | tail -n +"$((before + 1))" | grep -iE 'XFS.*(corrupt|error|fail|shut)' | head -3
-}
-
-preserved() {
-	LC_ALL=C comm -12 "$T/tree.base" "$1" | wc -l
+	rm -f "$T/attr.img"
 }
 
 # make_base OPTS: a populated image at $img, its tree in $T/tree.base,
@@ -70,6 +58,7 @@ make_base() {
 	loop_mount "$img" || return 1
 	populate_all_formats "$MNT" || fail "populate"
 	entries "$MNT" >"$T/tree.base"
+	xattrs_under "$MNT/attrs" >"$T/attrs.base"
 	for p in . sf sf/a block leaf node small extents bmbt sparse \
 		 links/short links/long attrs/leaf attrs/node attrs/remote \
 		 attrs/btree; do
@@ -118,7 +107,6 @@ CASES=(
 	"inode-nblocks|inode ${INO[extents]};write -d core.nblocks 3"
 	"sfdir-inumber|inode ${INO[sf]};write -d u3.sfdir3.list[0].inumber.i4 4000000"
 	"extent-range|inode ${INO[extents]};write -d u3.bmx[0].startblock 9999999"
-	"attr-fork|inode ${INO[attrs/leaf]};write -d a.bmx[0].startblock 9999999"
 	"sfdir-free|inode ${INO[sf]};write -d core.mode 0"
 	"block-dotdot|inode ${INO[block]};dblock 0;write -d bu[1].inumber ${INO[sf]}"
 	"blockdir-inumber|inode ${INO[block]};dblock 0;write -d bu[5].inumber 4000000"
@@ -132,6 +120,11 @@ RMAP_CASES=(
 	"rmap-fork-zeroed|inode ${INO[extents]};write -d core.nextents 0"
 	"rmap-bmbt-leaf|@zero $leaf_daddr $((bsize / 512))"
 	"rmap-dir-map|inode ${INO[leaf]};write -d core.nextents 0"
+)
+# Attr fork maps lost with the rmapbt intact: ours restores every xattr.
+ATTR_RMAP_CASES=(
+	"rmap-attr-extent|inode ${INO[attrs/leaf]};write -d a.bmx[0].startblock 9999999"
+	"rmap-attr-bmbt|inode ${INO[attrs/btree]};write -d a.bmbt.ptrs[1] 9999999"
 )
 # AG headers destroyed (in 512-byte units: AGF, AGI, AGFL are sectors
 # 1-3 of an AG): with the inobt and the rmapbt both lost, the inode
@@ -218,6 +211,18 @@ for c in "${RMAP_CASES[@]}"; do
 		pass "${c%%|*}: ours restores all $total entries from the rmapbt, xfs_repair keeps $KEPT_THEIRS"
 	else
 		fail "${c%%|*}: ours keeps $KEPT_OURS of $total, xfs_repair $KEPT_THEIRS (ours must keep all, xfs_repair fewer)"
+	fi
+done
+for c in "${ATTR_RMAP_CASES[@]}"; do
+	run_case "$c"
+	# once.img: our result; x.img: xfs_repair's (both pass xfs_repair -n).
+	ours="not clean" theirs="not clean"
+	[ "$KEPT_OURS" -gt 0 ] && ours=$(xattrs_kept "$T/once.img")
+	[ "$KEPT_THEIRS" -gt 0 ] && theirs=$(xattrs_kept "$T/x.img")
+	if [ "$ours" = same ]; then
+		pass "${c%%|*}: ours restores every xattr from the rmapbt (xfs_repair: $theirs)"
+	else
+		fail "${c%%|*}: ours lost xattrs ($ours; xfs_repair: $theirs)"
 	fi
 done
 # The default mkfs.xfs geometry (reflink without rmapbt): the rebuild

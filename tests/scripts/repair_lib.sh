@@ -1,0 +1,49 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Sourced by the repair tests after lib.sh: recording a mounted tree,
+# walking an image through the kernel, and counting what a repair kept.
+
+# entries MNT: one line per entry: path, type, content (sha256 for files,
+# target for symlinks), sorted.
+entries() {
+	(cd "$1" && {
+		find . -xdev ! -type f -printf '%p\t%y\t%l\n'
+		find . -xdev -type f -print0 | xargs -0 -r sha256sum 2>/dev/null |
+			sed 's/^\([0-9a-f]*\)  \(.*\)$/\2\tf\t\1/'
+	} | LC_ALL=C sort)
+}
+
+# walk IMG OUT: mount a copy of IMG, record its entries in OUT, unmount;
+# prints the new XFS errors of the kernel log, if any.
+walk() {
+	local before
+	cp --sparse=always "$1" "$T/walk.img"
+	before=$(dmesg | wc -l)
+	if ! loop_mount "$T/walk.img"; then
+		: >"$2"
+		echo "mount failed"
+		return 1
+	fi
+	entries "$MNT" >"$2"
+	loop_umount
+	rm -f "$T/walk.img"
+	xfs_kernel_errors "$before" | head -3
+}
+
+# preserved TREE: entries of TREE identical (path, type, content) to the
+# recorded $T/tree.base.
+preserved() {
+	LC_ALL=C comm -12 "$T/tree.base" "$1" | wc -l
+}
+
+# contents TREE: the content hashes of the regular files of a tree
+# recorded by entries, sorted (a multiset: one line per file).
+contents() {
+	awk -F '\t' '$2 == "f" { print $3 }' "$1" | LC_ALL=C sort
+}
+
+# files_kept BASE TREE: files of BASE whose content is found anywhere in
+# TREE (under any name, /lost+found included), each found file counted
+# once.
+files_kept() {
+	LC_ALL=C comm -12 <(contents "$1") <(contents "$2") | wc -l
+}
