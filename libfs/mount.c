@@ -230,6 +230,25 @@ xk_ino_valid(const struct xk_mount *mp, uint64_t ino)
 	       xk_agino_to_agbno(mp, agino) != 0;
 }
 
+/*
+ * The inode numbers an AG can hold: from the first inode cluster after
+ * the AGFL's block to the last whole cluster before the AG's end (the
+ * range the kernel accepts for unlinked-list pointers).
+ */
+int
+xk_agino_in_range(const struct xk_mount *mp, uint32_t agno, uint32_t agino)
+{
+	uint32_t align = mp->g.cluster_align ? mp->g.cluster_align : 1;
+	uint64_t agfl_bno = (3ULL * mp->g.sectsize) >> mp->g.blocklog;
+	uint64_t first = (agfl_bno + 1 + align - 1) / align * align;
+	uint64_t end = xk_ag_blocks(mp, agno) / align * align;
+
+	if (agno >= mp->g.agcount || end <= first)
+		return 0;
+	return agino >= first << mp->g.inopblog &&
+	       agino < end << mp->g.inopblog;
+}
+
 int
 xk_agbext_valid(const struct xk_mount *mp, uint32_t agno, uint32_t agbno,
 		uint64_t len)

@@ -51,7 +51,8 @@ plan_none(struct repair_ctx *rc)
  * stops at the first), until the core verifies or a rule fails whose
  * field cannot be derived:
  *  1. magic and version (only when the rest then verifies);
- *  2. di_onlink (always 0 in v3 inodes), di_ino, di_uuid, di_lsn;
+ *  2. di_onlink (always 0 in v3 inodes), di_ino, di_uuid, di_lsn, and
+ *     a di_next_unlinked outside the AG (set to null);
  *  3. the CRC, recomputed;
  *  4. unknown or unsupported di_flags2 bits cleared;
  *  5. extent size hints that break their rules dropped (flag and value);
@@ -88,6 +89,8 @@ salvage_core(struct repair_ctx *rc, uint64_t ino, struct xk_dinode *dip)
 			memcpy(dip->di_uuid, mp->meta_uuid, 16);
 		} else if (!strcmp(f.check, "lsn")) {
 			xk_be64_set(&dip->di_lsn, 0);
+		} else if (!strcmp(f.check, "next_unlinked")) {
+			xk_be32_set(&dip->di_next_unlinked, XK_NULLAGINO);
 		} else if (!strcmp(f.check, "flags2")) {
 			fl2 &= XK_DIFLAG2_ANY;
 			if (!mp->g.has_reflink ||
@@ -385,6 +388,14 @@ fix_one_inode(struct repair_ctx *rc, const struct ifix *v, size_t n,
 			break;
 		case IFIX_NOATTR:
 			drop_attr_fork(rc, dip);
+			break;
+		case IFIX_FLAGS:
+			xk_be16_set(&dip->di_flags, (uint16_t)v[i].val);
+			break;
+		case IFIX_PAD:
+			/* Rewrites both counters, zeroing the padding. */
+			xk_dinode_set_nextents(dip, xk_dinode_nextents(dip),
+					       xk_dinode_anextents(dip));
 			break;
 		case IFIX_DOTDOT:
 			/*

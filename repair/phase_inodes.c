@@ -252,6 +252,7 @@ check_inode(struct repair_ctx *rc, uint64_t ino, int marked_free,
 			return 0;
 		dip = copy;
 	}
+	check_core_policy(rc, ino, dip, bp->daddr);
 	mode = xk_be16_get(dip->di_mode);
 	/* marked_free < 0: no inobt to compare with (a synthesized chunk). */
 	if (marked_free > 0 && mode)

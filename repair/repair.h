@@ -114,6 +114,8 @@ struct ag_scan {
 #define IFIX_RMAP_FORK	(1u << 8)	/* rebuild the data fork from rmap */
 #define IFIX_DOTDOT	(1u << 9)	/* block-form dir: ".." = val */
 #define IFIX_RMAP_AFORK	(1u << 10)	/* rebuild the attr fork from rmap */
+#define IFIX_FLAGS	(1u << 11)	/* set di_flags to val */
+#define IFIX_PAD	(1u << 12)	/* zero the extent counters' padding */
 
 struct ifix {
 	uint64_t	ino;
@@ -241,6 +243,9 @@ void claim_agb(struct repair_ctx *rc, uint32_t agno, uint32_t agbno,
 int ag_push_chunk(struct ag_scan *as, const struct xk_inobt_rec *rec);
 /* phase_inodes.c: scan the AG's chunks from index from on (serially). */
 int scan_chunks_from(struct repair_ctx *rc, uint32_t agno, size_t from);
+/* inode_policy.c: xfs_repair's own inode core rules (flags, padding). */
+void check_core_policy(struct repair_ctx *rc, uint64_t ino,
+		       const struct xk_dinode *dip, uint64_t daddr);
 /* chunkfind.c: chunks of AGs whose inode btree and rmapbt are lost. */
 int phase_find_chunks(struct repair_ctx *rc);
 /*

@@ -177,6 +177,9 @@ uint32_t xk_ag_blocks(const struct xk_mount *mp, uint32_t agno);
 /* Whether an inode number names a slot that can exist. */
 int xk_ino_valid(const struct xk_mount *mp, uint64_t ino);
 /* Whether agbno..agbno+len-1 lies inside AG agno. */
+/* agino lies in the AG's inode range (first to last whole cluster). */
+int xk_agino_in_range(const struct xk_mount *mp, uint32_t agno,
+		      uint32_t agino);
 int xk_agbext_valid(const struct xk_mount *mp, uint32_t agno, uint32_t agbno,
 		    uint64_t len);
 /* Whether fsb..fsb+len-1 lies inside one AG of the filesystem. */

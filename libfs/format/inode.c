@@ -177,17 +177,20 @@ check_fork_fit(struct xk_mount *mp, const struct xk_dinode *dip, int fork,
 /*
  * Rules, after the kernel's inode verifier: 1. magic "IN"; 2. version 3;
  * 3. CRC; 4. no v1 link count, and the inode number it records;
- * 5. metadata UUID, and an LSN not beyond the log head when it is known;
- * 6. size below 2^63; 7. a known file type; 8. directories and symlinks are not
- * empty; 9. no more extents than blocks; 10. the attr fork offset inside
- * the literal area; 11. no realtime files (no realtime device); 12. a
+ * 5. metadata UUID, and an LSN not beyond the log head when it is known,
+ * and an unlinked-list pointer that is null or inside the AG's inode
+ * range (the kernel's inode buffer verifier); 6. size below 2^63; 7. a
+ * known file type; 8. directories and symlinks are not empty; 9. no more
+ * extents than blocks; 10. the attr fork offset inside the literal area
+ * (free inodes too); 11. no realtime files (no realtime device); 12. a
  * data fork format the file type allows (device, or local / extents /
  * btree; never local for regular files, and local data fits); 13. an
  * attr fork format that exists (or none); 14. extent size and CoW hint
  * rules; 15. flags2: reflink and CoW hints only with the reflink feature,
  * reflink only on regular files and not with realtime or DAX, bigtime and
  * large extent counters only with their features, no unknown bits;
- * 16. extent lists and btree roots fit their fork.
+ * 16. extent lists and btree roots fit their fork (the attr fork's also
+ * for a free inode).
  */
 static int
 dinode_check(struct xk_mount *mp, uint64_t ino, const struct xk_dinode *dip,
@@ -224,6 +227,12 @@ dinode_check(struct xk_mount *mp, uint64_t ino, const struct xk_dinode *dip,
 				   "log head 0x%llx",
 				   (unsigned long long)xk_be64_get(dip->di_lsn),
 				   (unsigned long long)mp->max_lsn);
+	if (ino && xk_be32_get(dip->di_next_unlinked) != XK_NULLAGINO &&
+	    !xk_agino_in_range(mp, xk_ino_to_agno(mp, ino),
+			       xk_be32_get(dip->di_next_unlinked)))
+		return xk_fail_set(f, "next_unlinked", "0x%x is neither null "
+				   "nor an inode of the AG",
+				   xk_be32_get(dip->di_next_unlinked));
 	if (size >> 63)
 		return xk_fail_set(f, "size", "size 0x%llx is negative",
 				   (unsigned long long)size);
@@ -242,7 +251,7 @@ dinode_check(struct xk_mount *mp, uint64_t ino, const struct xk_dinode *dip,
 				   (unsigned long long)
 				   (xk_dinode_nextents(dip) +
 				    xk_dinode_anextents(dip)));
-	if (mode && xk_dinode_forkoff_bytes(dip) >=
+	if (xk_dinode_forkoff_bytes(dip) >=
 		    xk_dinode_litino(mp->g.inodesize))
 		return xk_fail_val(f, "forkoff",
 				   xk_dinode_litino(mp->g.inodesize) / 8 - 1,
@@ -341,11 +350,11 @@ dinode_check(struct xk_mount *mp, uint64_t ino, const struct xk_dinode *dip,
 	err = check_cowextsize(mp, dip, mode, flags, flags2, f);
 	if (err)
 		return err;
-	if (mode) {
+	/* A free inode's attr fork is checked too, as the kernel does. */
+	if (mode)
 		err = check_fork_fit(mp, dip, XK_DATA_FORK, f);
-		if (!err && dip->di_forkoff)
-			err = check_fork_fit(mp, dip, XK_ATTR_FORK, f);
-	}
+	if (!err && dip->di_forkoff)
+		err = check_fork_fit(mp, dip, XK_ATTR_FORK, f);
 	return err;
 }
 

@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Inode core rules that are xfs_repair's rather than the kernel's: the
+ * kernel reads these inodes, xfs_repair -n reports them, so a repair
+ * must leave none of them.  Checked on every inode, free or in use:
+ *  1. di_flags: no unknown bit; the new-bitmap flag only on the
+ *     realtime bitmap inode; directory-only flags (realtime, project and
+ *     extent size inheritance, no symlinks) only on directories and
+ *     file-only flags (realtime, extent size hint) only on regular
+ *     files, for an inode in use;
+ *  2. the padding beside the extent counters is zero (di_v3_pad, or
+ *     di_nrext64_pad with large extent counters).
+ * Each fix is planned as the field with the offending bits cleared.
+ */
+#include "repair.h"
+
+#define DIR_ONLY_FLAGS	(XK_DIFLAG_RTINHERIT | XK_DIFLAG_EXTSZINHERIT | \
+			 XK_DIFLAG_PROJINHERIT | XK_DIFLAG_NOSYMLINKS)
+#define FILE_ONLY_FLAGS	(XK_DIFLAG_REALTIME | XK_DIFLAG_EXTSIZE)
+
+static uint16_t
+flags_wanted(const struct repair_ctx *rc, uint64_t ino, uint16_t mode,
+	     uint16_t flags)
+{
+	uint16_t type = mode & XK_S_IFMT;
+	uint16_t want = flags & XK_DIFLAG_ANY;
+
+	if (ino != rc->mp->sb.rbmino)
+		want &= (uint16_t)~XK_DIFLAG_NEWRTBM;
+	if (mode && type != XK_S_IFDIR)
+		want &= (uint16_t)~DIR_ONLY_FLAGS;
+	if (mode && type != XK_S_IFREG)
+		want &= (uint16_t)~FILE_ONLY_FLAGS;
+	return want;
+}
+
+void
+check_core_policy(struct repair_ctx *rc, uint64_t ino,
+		  const struct xk_dinode *dip, uint64_t daddr)
+{
+	uint16_t flags = xk_be16_get(dip->di_flags);
+	uint16_t want = flags_wanted(rc, ino, xk_be16_get(dip->di_mode),
+				     flags);
+	int big = (xk_be64_get(dip->di_flags2) & XK_DIFLAG2_NREXT64) != 0;
+
+	if (want != flags &&
+	    report(rc, PR_INODE_BAD, "inode", -1, ino, daddr, "flags",
+		   "flags 0x%x not allowed here (0x%x)", flags,
+		   (unsigned int)(flags & ~want)))
+		plan_inode(rc, ino, IFIX_FLAGS, want);
+	if ((big ? xk_be16_get(dip->di_nrext64_pad) != 0 :
+		   xk_be64_get(dip->di_v3_pad) != 0) &&
+	    report(rc, PR_INODE_BAD, "inode", -1, ino, daddr, "pad",
+		   "the padding beside the extent counters is not zero"))
+		plan_inode(rc, ino, IFIX_PAD, 0);
+}
