@@ -19,6 +19,7 @@
 #include <xfskit/format/dir.h>
 
 #include "repair.h"
+#include "phase_quota.h"
 
 void
 plan_inode(struct repair_ctx *rc, uint64_t ino, uint32_t what, uint64_t val)
@@ -490,6 +491,12 @@ apply_fixes(struct repair_ctx *rc, unsigned long *applied)
 			if (!others || p->v[i].what != IFIX_NLINK)
 				p->v[keep++] = p->v[i];
 		p->n = keep;
+	}
+	/* Quota usage follows from every other inode fix: wait for them. */
+	if (rc->quota && !p->n && !rc->ndirfix && !rc->norphans) {
+		err = quota_apply(rc, applied);
+		if (err)
+			return err;
 	}
 	sort_v(p->v, p->n, sizeof(*p->v), cmp_ifix);
 	for (size_t i = 0; i < p->n;) {

@@ -10,48 +10,15 @@
  * its quotacheck after the link counts).
  *
  * Usage is summed in one small hash table per quota type, keyed by id:
- * memory grows with the number of distinct ids, not with inodes.
+ * memory grows with the number of distinct ids, not with inodes.  In
+ * repair the findings become plans (QFIX_* in phase_quota.h) that
+ * quotafix.c applies with the usage counted here.
  */
 #include <string.h>
 
 #include "phase_quota.h"
 
 #include <xfskit/btree.h>
-#include <xfskit/format/dquot.h>
-
-#define NQTYPES		3
-
-/* One id's usage as the inodes add it up. */
-struct qrec {
-	uint32_t	id;
-	uint8_t		used;
-	uint8_t		ondisk;		/* seen in a dquot */
-	uint64_t	bcount, rtbcount, icount;
-};
-
-/* Open addressing, at most half full; cap is a power of two. */
-struct qtab {
-	struct qrec	*v;
-	size_t		n, cap;
-};
-
-/* The file blocks of a quota inode whose records could not be trusted. */
-struct badblocks {
-	uint64_t	*v;
-	size_t		n, cap;
-};
-
-struct qtype {
-	const char	*name;		/* "user quota" ... */
-	uint8_t		dqtype;		/* XK_DQTYPE_* */
-	uint16_t	chkd;		/* its sb_qflags CHKD bit */
-	uint64_t	ino;
-	int		usable;		/* inode and fork are sound */
-	int		counting;	/* usage is compared */
-	struct fork_map	map;
-	struct badblocks bad;
-	struct qtab	tab;
-};
 
 static size_t
 qtab_slot(const struct qtab *t, uint32_t id)
@@ -82,9 +49,8 @@ qtab_grow(struct qtab *t)
 	return 0;
 }
 
-/* The record for id, or NULL when absent (and !add) or out of memory. */
-static struct qrec *
-qtab_get(struct qtab *t, uint32_t id, int add)
+struct qrec *
+quota_tab_get(struct qtab *t, uint32_t id, int add)
 {
 	size_t i;
 
@@ -209,8 +175,7 @@ bad_has(const struct badblocks *b, uint64_t fileblock)
 }
 
 /*
- * Check one record; returns 1 if it is sound.  Rules, in the order
- * xfs_repair reports the first one broken:
+ * The first rule a record breaks, in the order xfs_repair reports them:
  *  1. the record's CRC;
  *  2. its UUID is the filesystem's metadata UUID;
  *  3. magic "DQ" and version 1;
@@ -219,63 +184,82 @@ bad_has(const struct badblocks *b, uint64_t fileblock)
  *  6. d_id is the id its position in the file stands for;
  *  7. for ids other than 0, a count over its soft limit has a timer.
  */
+const char *
+quota_record_problem(struct xk_mount *mp, const struct qtype *qt,
+		     const struct xk_dqblk *d, uint32_t id, char *why,
+		     size_t whylen)
+{
+	const struct xk_disk_dquot *q = &d->dd_diskdq;
+
+	if (!xk_cksum_ok(d, sizeof(*d), XK_DQUOT_CRC_OFF)) {
+		snprintf(why, whylen, "bad CRC");
+		return "crc";
+	}
+	if (memcmp(d->dd_uuid, mp->meta_uuid, 16)) {
+		snprintf(why, whylen, "UUID is not the filesystem's");
+		return "uuid";
+	}
+	if (xk_be16_get(q->d_magic) != XK_DQUOT_MAGIC) {
+		snprintf(why, whylen, "magic 0x%04x",
+			 xk_be16_get(q->d_magic));
+		return "magic";
+	}
+	if (q->d_version != XK_DQUOT_VERSION) {
+		snprintf(why, whylen, "version %u", q->d_version);
+		return "version";
+	}
+	if ((q->d_type & ~XK_DQTYPE_ANY) ||
+	    (q->d_type & XK_DQTYPE_REC_MASK) != qt->dqtype) {
+		snprintf(why, whylen, "type 0x%x, expected 0x%x",
+			 q->d_type, qt->dqtype);
+		return "type";
+	}
+	if ((q->d_type & XK_DQTYPE_BIGTIME) &&
+	    (!mp->g.has_bigtime || !id)) {
+		snprintf(why, whylen, "bigtime timers %s",
+			 id ? "without the bigtime feature" :
+			 "on the id 0 record");
+		return "bigtime";
+	}
+	if (xk_be32_get(q->d_id) != id) {
+		snprintf(why, whylen, "record holds id %u",
+			 xk_be32_get(q->d_id));
+		return "id";
+	}
+	if (id &&
+	    ((xk_be64_get(q->d_blk_softlimit) &&
+	      !xk_be32_get(q->d_btimer) &&
+	      xk_be64_get(q->d_bcount) > xk_be64_get(q->d_blk_softlimit)) ||
+	     (xk_be64_get(q->d_ino_softlimit) &&
+	      !xk_be32_get(q->d_itimer) &&
+	      xk_be64_get(q->d_icount) > xk_be64_get(q->d_ino_softlimit)) ||
+	     (xk_be64_get(q->d_rtb_softlimit) &&
+	      !xk_be32_get(q->d_rtbtimer) &&
+	      xk_be64_get(q->d_rtbcount) >
+	      xk_be64_get(q->d_rtb_softlimit)))) {
+		snprintf(why, whylen, "over a soft limit with no timer");
+		return "timer";
+	}
+	return NULL;
+}
+
+/* Check one record; returns 1 if it is sound.  Repair rewrites it. */
 static int
 check_record(struct repair_ctx *rc, struct qtype *qt, uint64_t daddr,
 	     const struct xk_dqblk *d, uint32_t id)
 {
-	const struct xk_disk_dquot *q = &d->dd_diskdq;
-	const char *check = NULL;
 	char why[96] = "";
+	const char *check = quota_record_problem(rc->mp, qt, d, id, why,
+						 sizeof(why));
 
-	if (!xk_cksum_ok(d, sizeof(*d), XK_DQUOT_CRC_OFF)) {
-		check = "crc";
-		snprintf(why, sizeof(why), "bad CRC");
-	} else if (memcmp(d->dd_uuid, rc->mp->meta_uuid, 16)) {
-		check = "uuid";
-		snprintf(why, sizeof(why), "UUID is not the filesystem's");
-	} else if (xk_be16_get(q->d_magic) != XK_DQUOT_MAGIC) {
-		check = "magic";
-		snprintf(why, sizeof(why), "magic 0x%04x",
-			 xk_be16_get(q->d_magic));
-	} else if (q->d_version != XK_DQUOT_VERSION) {
-		check = "version";
-		snprintf(why, sizeof(why), "version %u", q->d_version);
-	} else if ((q->d_type & ~XK_DQTYPE_ANY) ||
-		   (q->d_type & XK_DQTYPE_REC_MASK) != qt->dqtype) {
-		check = "type";
-		snprintf(why, sizeof(why), "type 0x%x, expected 0x%x",
-			 q->d_type, qt->dqtype);
-	} else if ((q->d_type & XK_DQTYPE_BIGTIME) &&
-		   (!rc->mp->g.has_bigtime || !id)) {
-		check = "bigtime";
-		snprintf(why, sizeof(why), "bigtime timers %s",
-			 id ? "without the bigtime feature" :
-			 "on the id 0 record");
-	} else if (xk_be32_get(q->d_id) != id) {
-		check = "id";
-		snprintf(why, sizeof(why), "record holds id %u",
-			 xk_be32_get(q->d_id));
-	} else if (id &&
-		   ((xk_be64_get(q->d_blk_softlimit) &&
-		     !xk_be32_get(q->d_btimer) &&
-		     xk_be64_get(q->d_bcount) >
-		     xk_be64_get(q->d_blk_softlimit)) ||
-		    (xk_be64_get(q->d_ino_softlimit) &&
-		     !xk_be32_get(q->d_itimer) &&
-		     xk_be64_get(q->d_icount) >
-		     xk_be64_get(q->d_ino_softlimit)) ||
-		    (xk_be64_get(q->d_rtb_softlimit) &&
-		     !xk_be32_get(q->d_rtbtimer) &&
-		     xk_be64_get(q->d_rtbcount) >
-		     xk_be64_get(q->d_rtb_softlimit)))) {
-		check = "timer";
-		snprintf(why, sizeof(why), "over a soft limit with no timer");
-	}
+	if (xk_be16_get(d->dd_diskdq.d_magic) == XK_DQUOT_MAGIC &&
+	    (d->dd_diskdq.d_type & XK_DQTYPE_REC_MASK) == qt->dqtype)
+		qt->dq_like++;
 	if (!check)
 		return 1;
 	if (report(rc, PR_QUOTA_DQUOT, qt->name, -1, qt->ino, daddr, check,
 		   "dquot for id %u: %s", id, why))
-		plan_none(rc);
+		qt->fix |= QFIX_RECORDS;
 	return 0;
 }
 
@@ -321,21 +305,24 @@ check_blocks(struct repair_ctx *rc, struct qtype *qt)
 					   qt->ino, daddr, "read", "file "
 					   "block %llu: %s",
 					   (unsigned long long)fb,
-					   xk_strerror(err)))
+					   xk_strerror(err))) {
+					/* Its usage cannot be trusted. */
+					qt->fix |= QFIX_UNCHECK;
 					plan_none(rc);
+				}
 				ok = 0;
 			} else {
-				for (uint32_t j = 0; j < per; j++) {
-					uint64_t id = fb * per + j;
-
-					if (id > UINT32_MAX)
-						break;
+				/*
+				 * Every slot: past id 2^32-1 the kernel
+				 * numbers the last block's records on from
+				 * 0 again, and verifies them all.
+				 */
+				for (uint32_t j = 0; j < per; j++)
 					ok &= check_record(rc, qt, daddr,
 						(const struct xk_dqblk *)
 						(bp->data + j *
 						 sizeof(struct xk_dqblk)),
-						(uint32_t)id);
-				}
+						(uint32_t)(fb * per + j));
 				xk_buf_release(bp);
 			}
 			if (!ok && bad_add(&qt->bad, fb))
@@ -345,13 +332,37 @@ check_blocks(struct repair_ctx *rc, struct qtype *qt)
 	return 0;
 }
 
+/* Whether a directory entry names ino (rc->inodes is sorted by ino). */
+static int
+named(const struct repair_ctx *rc, uint64_t ino)
+{
+	size_t lo = 0, hi = rc->ninodes;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (rc->inodes[mid].ino < ino)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < rc->ninodes && rc->inodes[lo].ino == ino &&
+	       rc->inodes[lo].refs != 0;
+}
+
 /*
  * The quota inode itself.  Rules:
  *  1. it can be read and is in use;
  *  2. it is a regular file;
  *  3. its size is 0 (dquot files never set it);
- *  4. its data fork maps to extents.
- * A quota inode failing 1, 2 or 4 is lost for the usage comparison.
+ *  4. its data fork maps to extents;
+ *  5. it is not plainly a user's file: one that a directory names or
+ *     that has permission bits (quota inodes have neither), none of
+ *     whose records looks like a dquot of its type.
+ * A quota inode failing 1, 2, 4 or 5 is lost for the usage comparison;
+ * repair then forgets it, as xfs_repair does for 1, 2 and 4 (the inode
+ * scan clears such an inode).  A user's file (5) is left as it is: the
+ * superblock pointed at it by mistake.
  */
 static int
 check_qinode(struct repair_ctx *rc, struct qtype *qt)
@@ -367,7 +378,7 @@ check_qinode(struct repair_ctx *rc, struct qtype *qt)
 		if (report(rc, PR_QUOTA_INODE, qt->name, -1, qt->ino,
 			   XK_NO_DADDR, "read", "quota inode cannot be "
 			   "read: %s", xk_strerror(err)))
-			plan_none(rc);
+			qt->fix |= QFIX_LOST;
 		return 0;
 	}
 	/* A core failing its verifier was reported by the inode scan. */
@@ -376,7 +387,7 @@ check_qinode(struct repair_ctx *rc, struct qtype *qt)
 		if (!err && report(rc, PR_QUOTA_INODE, qt->name, -1, qt->ino,
 				   bp->daddr, "type", "quota inode is not a "
 				   "regular file (mode 0%o)", mode))
-			plan_none(rc);
+			qt->fix |= QFIX_LOST;
 		xk_buf_release(bp);
 		return 0;
 	}
@@ -384,7 +395,7 @@ check_qinode(struct repair_ctx *rc, struct qtype *qt)
 	    report(rc, PR_QUOTA_INODE, qt->name, -1, qt->ino, bp->daddr,
 		   "size", "quota inode has size %llu, expected 0",
 		   (unsigned long long)xk_be64_get(dip->di_size)))
-		plan_none(rc);
+		qt->fix |= QFIX_SIZE;
 	err = data_extents(mp, qt->ino, dip, &qt->map);
 	xk_buf_release(bp);
 	if (err == -ENOMEM)
@@ -393,11 +404,22 @@ check_qinode(struct repair_ctx *rc, struct qtype *qt)
 		if (report(rc, PR_QUOTA_INODE, qt->name, -1, qt->ino,
 			   XK_NO_DADDR, "fork", "quota inode's data fork "
 			   "cannot be mapped"))
-			plan_none(rc);
+			qt->fix |= QFIX_LOST;
 		return 0;
 	}
 	qt->usable = 1;
-	return check_blocks(rc, qt);
+	err = check_blocks(rc, qt);
+	if (!err && qt->usable && qt->map.n && !qt->dq_like &&
+	    (named(rc, qt->ino) || (mode & 07777))) {
+		if (report(rc, PR_QUOTA_INODE, qt->name, -1, qt->ino,
+			   XK_NO_DADDR, "contents", "quota inode holds no "
+			   "%s record and is a user's file", qt->name)) {
+			qt->fix |= QFIX_LOST;
+			qt->fix &= ~QFIX_SIZE;	/* not ours to change */
+		}
+		qt->usable = 0;
+	}
+	return err;
 }
 
 /* Realtime blocks of an inode: its data fork's extents, all on rt. */
@@ -460,7 +482,7 @@ count_usage(struct repair_ctx *rc, struct qtype *qt)
 
 			if (!qt[t].counting)
 				continue;
-			q = qtab_get(&qt[t].tab, ids[t], 1);
+			q = quota_tab_get(&qt[t].tab, ids[t], 1);
 			if (!q) {
 				ret = -ENOMEM;
 				goto out;
@@ -485,7 +507,7 @@ count_mismatch(struct repair_ctx *rc, struct qtype *qt, uint64_t daddr,
 		   "id %u: dquot says %s %llu, the inodes add up to %llu",
 		   id, what, (unsigned long long)found,
 		   (unsigned long long)expected))
-		plan_none(rc);
+		qt->fix |= QFIX_RECORDS;
 }
 
 /*
@@ -522,7 +544,7 @@ compare_usage(struct repair_ctx *rc, struct qtype *qt)
 
 				if (id > UINT32_MAX)
 					break;
-				u = qtab_get(&qt->tab, (uint32_t)id, 0);
+				u = quota_tab_get(&qt->tab, (uint32_t)id, 0);
 				if (u)
 					u->ondisk = 1;
 				else
@@ -553,7 +575,7 @@ compare_usage(struct repair_ctx *rc, struct qtype *qt)
 			   "(in use by %llu inodes, %llu blocks)", u->id,
 			   (unsigned long long)u->icount,
 			   (unsigned long long)u->bcount))
-			plan_none(rc);
+			qt->fix |= QFIX_MISSING;
 	}
 	return 0;
 }
@@ -566,32 +588,85 @@ qtype_free(struct qtype *qt)
 	free(qt->tab.v);
 }
 
+void
+quota_free(struct repair_ctx *rc)
+{
+	if (!rc->quota)
+		return;
+	for (int t = 0; t < NQTYPES; t++)
+		qtype_free(&rc->quota->qt[t]);
+	free(rc->quota);
+	rc->quota = NULL;
+}
+
+/*
+ * In: rc->inodes (every inode in use).  Out: findings; in repair, the
+ * state in rc->quota when anything is planned (quota_apply uses it).
+ */
 int
 phase_quota(struct repair_ctx *rc)
 {
 	struct xk_mount *mp = rc->mp;
 	const struct xk_sb *sb = &mp->sb;
-	struct qtype qt[NQTYPES] = {
-		{ .name = "user quota", .dqtype = XK_DQTYPE_USER,
-		  .chkd = XK_UQUOTA_CHKD, .ino = sb->uquotino },
-		{ .name = "group quota", .dqtype = XK_DQTYPE_GROUP,
-		  .chkd = XK_GQUOTA_CHKD, .ino = sb->gquotino },
-		{ .name = "project quota", .dqtype = XK_DQTYPE_PROJ,
-		  .chkd = XK_PQUOTA_CHKD, .ino = sb->pquotino },
+	static const struct {
+		const char	*name;
+		uint8_t		dqtype;
+		uint16_t	chkd;
+	} types[NQTYPES] = {
+		{ "user quota", XK_DQTYPE_USER, XK_UQUOTA_CHKD },
+		{ "group quota", XK_DQTYPE_GROUP, XK_GQUOTA_CHKD },
+		{ "project quota", XK_DQTYPE_PROJ, XK_PQUOTA_CHKD },
 	};
-	int any = 0, err = 0;
+	const uint64_t inos[NQTYPES] = {
+		sb->uquotino, sb->gquotino, sb->pquotino
+	};
+	struct quota_state *qs;
+	struct qtype *qt;
+	int any = 0, planned = 0, err = 0;
 
+	quota_free(rc);
 	if (!mp->g.has_quota)
 		return 0;
+	qs = calloc(1, sizeof(*qs));
+	if (!qs)
+		return -ENOMEM;
+	qt = qs->qt;
+	for (int t = 0; t < NQTYPES; t++) {
+		qt[t].name = types[t].name;
+		qt[t].dqtype = types[t].dqtype;
+		qt[t].chkd = types[t].chkd;
+		qt[t].ino = inos[t];
+	}
+	/*
+	 * Unknown bits: the kernel refuses a v5 superblock with the old
+	 * OQUOTA bits, and xfs_repair clears every bit it does not know.
+	 */
+	if ((sb->qflags & ~QFLAGS_KNOWN) &&
+	    report(rc, PR_QUOTA_FLAGS, "superblock", 0, 0, XK_NO_DADDR,
+		   "qflags", "quota flags 0x%x are not valid in a v5 "
+		   "superblock", sb->qflags & ~QFLAGS_KNOWN))
+		qs->bogus = sb->qflags & ~QFLAGS_KNOWN;
 	for (int t = 0; t < NQTYPES && !err; t++) {
-		if (!qt[t].ino || qt[t].ino == XK_NULLFSINO)
+		if (!qt[t].ino || qt[t].ino == XK_NULLFSINO) {
+			/*
+			 * The kernel makes a new, empty quota file at the
+			 * next quota mount and trusts it as counted when
+			 * the CHKD flag is set: its usage would be lost.
+			 */
+			if ((sb->qflags & qt[t].chkd) &&
+			    report(rc, PR_QUOTA_FLAGS, "superblock", 0, 0,
+				   XK_NO_DADDR, "qflags", "%s usage is "
+				   "marked as counted, but there is no %s "
+				   "inode", qt[t].name, qt[t].name))
+				qt[t].fix |= QFIX_UNCHECK;
 			continue;
+		}
 		if (!xk_ino_valid(mp, qt[t].ino)) {
 			if (report(rc, PR_QUOTA_INODE, qt[t].name, -1,
 				   qt[t].ino, XK_NO_DADDR, "inode number",
 				   "the superblock's quota inode number is "
 				   "not valid"))
-				plan_none(rc);
+				qt[t].fix |= QFIX_LOST;
 			continue;
 		}
 		err = check_qinode(rc, &qt[t]);
@@ -605,7 +680,11 @@ phase_quota(struct repair_ctx *rc)
 	for (int t = 0; t < NQTYPES && !err; t++)
 		if (qt[t].counting)
 			err = compare_usage(rc, &qt[t]);
+	planned = qs->bogus != 0;
 	for (int t = 0; t < NQTYPES; t++)
-		qtype_free(&qt[t]);
+		planned |= qt[t].fix != 0;
+	rc->quota = qs;
+	if (err || rc->no_modify || !planned)
+		quota_free(rc);
 	return err;
 }

@@ -1,18 +1,98 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The quota phase: quota inodes, dquot blocks, and every dquot's usage
- * counters against the usage the inodes add up to.
+ * counters against the usage the inodes add up to (phase_quota.c); and
+ * the repair of what it found (quotafix.c).  The check leaves its state
+ * (usage tables, quota file maps, plans) in rc->quota for the fix.
  */
 #ifndef XFSKIT_REPAIR_PHASE_QUOTA_H
 #define XFSKIT_REPAIR_PHASE_QUOTA_H
 
 #include "repair.h"
 
+#include <xfskit/format/dquot.h>
+#include <xfskit/format/sb.h>
+
+#define NQTYPES		3
+
+/* One id's usage as the inodes add it up. */
+struct qrec {
+	uint32_t	id;
+	uint8_t		used;
+	uint8_t		ondisk;		/* seen in a dquot */
+	uint64_t	bcount, rtbcount, icount;
+};
+
+/* Open addressing, at most half full; cap is a power of two. */
+struct qtab {
+	struct qrec	*v;
+	size_t		n, cap;
+};
+
+/* The file blocks of a quota inode whose records could not be trusted. */
+struct badblocks {
+	uint64_t	*v;
+	size_t		n, cap;
+};
+
+/* Repair plans for one quota type (QFIX_* bits in struct qtype). */
+#define QFIX_RECORDS	(1u << 0)	/* rewrite bad records, counters */
+#define QFIX_UNCHECK	(1u << 1)	/* clear the CHKD flag */
+#define QFIX_LOST	(1u << 2)	/* forget the quota inode */
+#define QFIX_SIZE	(1u << 3)	/* set the quota inode's size to 0 */
+#define QFIX_MISSING	(1u << 4)	/* ids in use without a dquot */
+
+struct qtype {
+	const char	*name;		/* "user quota" ... */
+	uint8_t		dqtype;		/* XK_DQTYPE_* */
+	uint16_t	chkd;		/* its sb_qflags CHKD bit */
+	uint64_t	ino;
+	int		usable;		/* inode and fork are sound */
+	int		counting;	/* usage is compared */
+	unsigned int	fix;		/* QFIX_* planned */
+	uint64_t	dq_like;	/* records with magic and type right */
+	struct fork_map	map;
+	struct badblocks bad;
+	struct qtab	tab;
+};
+
+/* The sb_qflags bits a v5 filesystem may carry (no OQUOTA bits). */
+#define QFLAGS_KNOWN \
+	(XK_UQUOTA_ACCT | XK_UQUOTA_ENFD | XK_UQUOTA_CHKD | \
+	 XK_GQUOTA_ACCT | XK_GQUOTA_ENFD | XK_GQUOTA_CHKD | \
+	 XK_PQUOTA_ACCT | XK_PQUOTA_ENFD | XK_PQUOTA_CHKD)
+
+/* What the check hands to the fix (rc->quota). */
+struct quota_state {
+	struct qtype	qt[NQTYPES];
+	uint16_t	bogus;		/* sb_qflags bits to clear */
+};
+
 /*
  * Run after phase_inodes (it needs rc->inodes: every inode in use).
  * Findings go through fix_problem; returns 0, or a negative errno when
- * the phase could not run at all.
+ * the phase could not run at all.  In repair, the plans and the usage
+ * counted stay in rc->quota.
  */
 int phase_quota(struct repair_ctx *rc);
+
+/* The usage of id, or NULL when absent (and !add) or out of memory. */
+struct qrec *quota_tab_get(struct qtab *t, uint32_t id, int add);
+/*
+ * The first rule a record breaks (see phase_quota.c), as a short check
+ * name with a sentence in why; NULL when the record is sound.
+ */
+const char *quota_record_problem(struct xk_mount *mp, const struct qtype *qt,
+				 const struct xk_dqblk *d, uint32_t id,
+				 char *why, size_t whylen);
+
+/*
+ * quotafix.c: apply the plans in rc->quota (repair only; called between
+ * check passes when no inode fix is pending, since those change the
+ * usage) and count what was written in *applied.
+ */
+int quota_apply(struct repair_ctx *rc, unsigned long *applied);
+/* Drop rc->quota (plans not applied are made again by the next pass). */
+void quota_free(struct repair_ctx *rc);
 
 #endif /* XFSKIT_REPAIR_PHASE_QUOTA_H */

@@ -58,6 +58,7 @@ static const struct {
 	[PR_QUOTA_INODE]	  = { "quota inode is bad", "quota_inode" },
 	[PR_QUOTA_DQUOT]	  = { "dquot is bad", "quota_dquot" },
 	[PR_QUOTA_COUNT]	  = { "quota usage is wrong", "quota_count" },
+	[PR_QUOTA_FLAGS]	  = { "quota flags are wrong", "quota_flags" },
 };
 
 void

@@ -51,6 +51,7 @@ enum problem {
 	PR_QUOTA_INODE,
 	PR_QUOTA_DQUOT,
 	PR_QUOTA_COUNT,
+	PR_QUOTA_FLAGS,
 	PR_NR
 };
 

@@ -187,18 +187,19 @@ write_dquot_block(struct xk_bld *b, uint64_t fsbno, uint64_t fileblock,
 		struct xk_dqblk *d = (void *)(bp->data + i * sizeof(*d));
 		struct xk_disk_dquot *q = &d->dd_diskdq;
 		uint64_t id = fileblock * per + i;
+		/* Past 2^32-1 the kernel numbers the slots from 0 again. */
+		uint32_t slot_id = (uint32_t)id;
 		struct usage *u;
 
-		if (id > UINT32_MAX)
-			break;
 		xk_be16_set(&q->d_magic, XK_DQUOT_MAGIC);
 		q->d_version = XK_DQUOT_VERSION;
 		q->d_type = dqtype[t];
-		if (id && mp->g.has_bigtime)
+		if (slot_id && mp->g.has_bigtime)
 			q->d_type |= XK_DQTYPE_BIGTIME;
-		xk_be32_set(&q->d_id, (uint32_t)id);
+		xk_be32_set(&q->d_id, slot_id);
 		memcpy(d->dd_uuid, mp->meta_uuid, 16);
-		u = tab->cap ? table_find(tab, (uint32_t)id, 0) : NULL;
+		u = tab->cap && id <= UINT32_MAX ?
+		    table_find(tab, slot_id, 0) : NULL;
 		if (u && u->used) {
 			xk_be64_set(&q->d_bcount, u->bcount);
 			xk_be64_set(&q->d_icount, u->icount);
