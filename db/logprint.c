@@ -6,6 +6,7 @@
  * and every length is checked, and damage is reported where it lies.
  */
 #include <inttypes.h>
+#include <stddef.h>
 #include <string.h>
 
 #include <xfskit/logv.h>
@@ -30,6 +31,42 @@ lp_rec(void *priv, const struct xk_log_rec *r)
 	return 0;
 }
 
+/*
+ * A mapping exchange intent: both files (inode and generation), where
+ * each range starts, how many blocks remain and the flags, plus the new
+ * sizes when it sets them.  The walk checked its size (88 bytes).
+ */
+static void
+lp_xmi(FILE *o, const struct xk_log_item *it)
+{
+	const uint8_t *p = it->regions[0].data;
+	uint64_t flags;
+
+#define XMI_FIELD(bits, f) xk_get_ne##bits(p + \
+		offsetof(struct xk_xmi_log_format, f))
+	flags = XMI_FIELD(64, xmi_flags);
+	fprintf(o, "  XMI: #regs:%u id:0x%" PRIx64 " ino1:0x%" PRIx64
+		" gen1:0x%x off1:%" PRIu64 " ino2:0x%" PRIx64 " gen2:0x%x"
+		" off2:%" PRIu64 " blocks:%" PRIu64 " flags:0x%" PRIx64
+		"%s%s%s%s%s", it->nregions, XMI_FIELD(64, xmi_id),
+		XMI_FIELD(64, xmi_inode1), XMI_FIELD(32, xmi_igen1),
+		XMI_FIELD(64, xmi_startoff1), XMI_FIELD(64, xmi_inode2),
+		XMI_FIELD(32, xmi_igen2), XMI_FIELD(64, xmi_startoff2),
+		XMI_FIELD(64, xmi_blockcount), flags,
+		(flags & XK_EXCHMAPS_ATTR_FORK) ? " ATTR_FORK" : "",
+		(flags & XK_EXCHMAPS_SET_SIZES) ? " SET_SIZES" : "",
+		(flags & XK_EXCHMAPS_INO1_WRITTEN) ? " INO1_WRITTEN" : "",
+		(flags & XK_EXCHMAPS_CLEAR_INO1_REFLINK) ?
+		" CLEAR_INO1_REFLINK" : "",
+		(flags & XK_EXCHMAPS_CLEAR_INO2_REFLINK) ?
+		" CLEAR_INO2_REFLINK" : "");
+	if (flags & XK_EXCHMAPS_SET_SIZES)
+		fprintf(o, " isize1:%" PRIu64 " isize2:%" PRIu64,
+			XMI_FIELD(64, xmi_isize1), XMI_FIELD(64, xmi_isize2));
+	fputc('\n', o);
+#undef XMI_FIELD
+}
+
 static void
 lp_item(FILE *o, const struct xk_log_item *it)
 {
@@ -52,6 +89,13 @@ lp_item(FILE *o, const struct xk_log_item *it)
 	case XK_LI_ICREATE:
 		fprintf(o, "  ICR: ag:%u agbno:0x%x len:%u cnt:%u\n", t.agno,
 			t.agbno, t.len_bb, t.count);
+		break;
+	case XK_LI_XMI:
+		lp_xmi(o, it);
+		break;
+	case XK_LI_XMD:
+		fprintf(o, "  XMD: #regs:%u xmi id:0x%" PRIx64 "\n",
+			it->nregions, t.id);
 		break;
 	default:
 		fprintf(o, "  %s: #regs:%u id:0x%" PRIx64 " count:%u\n",

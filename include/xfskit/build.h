@@ -274,6 +274,8 @@ int xk_bld_refcount_update(struct xk_bld *b, unsigned int type,
  * loff of the inode's fork (XK_BMAP_MAP / XK_BMAP_UNMAP), with the
  * reverse mapping and refcount effects the kernel's deferred work has.
  */
+/* With XK_BMAP_UNMAP: a BUI's unmap, which keeps the blocks allocated. */
+#define XK_BLD_BMAP_REMAP	0x100
 int xk_bld_bmap_update(struct xk_bld *b, unsigned int type, uint64_t ino,
 		       int whichfork, uint64_t loff, uint64_t fsbno,
 		       uint32_t len, int unwritten);
@@ -288,6 +290,42 @@ int xk_bld_cow_cleanup(struct xk_bld *b, uint64_t *count);
  * chunks left empty freed, and the lists emptied.  *count: inodes freed.
  */
 int xk_bld_free_unlinked(struct xk_bld *b, uint64_t *count);
+
+/*
+ * A file mapping exchange left unfinished (XMI, libfs/build/edit_xmi.c):
+ * blockcount blocks of ino1's data fork from startoff1 exchanged with
+ * ino2's from startoff2; flags are the logged XK_EXCHMAPS_* bits.
+ */
+struct xk_bld_exchange {
+	uint64_t	ino1, ino2;
+	uint32_t	gen1, gen2;
+	uint64_t	startoff1, startoff2, blockcount;
+	uint64_t	flags;
+};
+struct xk_bld_exchange_result {
+	uint64_t	steps;		/* pairs of mappings exchanged */
+	uint64_t	size1, size2;	/* the files' sizes before it */
+	uint64_t	bad_ino;	/* the inode at fault, or 0 */
+	const char	*why;		/* the rule broken, or NULL */
+};
+/*
+ * Finish it as the kernel's log recovery does: exchange the mappings
+ * that differ one pair at a time (reverse mappings moved with the
+ * rmapbt), adjust block counts, set the sizes with SET_SIZES (to the
+ * other file's current size, as recovery recomputes them) and the
+ * reflink flags.  On failure res says which inode and rule.
+ */
+int xk_bld_exchange_mappings(struct xk_bld *b,
+			     const struct xk_bld_exchange *x,
+			     struct xk_bld_exchange_result *res);
+/*
+ * What the mount does to a file its recovery took, once recovery lets
+ * go of it: free the blocks mapped past size (the file's size when it
+ * was first taken), unless the file is empty, preallocated or
+ * append-only.  On failure *why says what failed.
+ */
+int xk_bld_trim_eof(struct xk_bld *b, uint64_t ino, uint64_t size,
+		    const char **why);
 
 /* --- internals shared by libfs/build/ files --- */
 

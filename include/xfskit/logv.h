@@ -182,12 +182,13 @@ struct xk_log_report {
  * inode and icreate items in commit order (v5 rule: only where the
  * block's LSN is older than the transaction's); then, as the kernel
  * does at mount, the unfinished intents are finished (EFI, RUI, CUI,
- * BUI), CoW staging extents and inodes on the AGI unlinked lists freed,
+ * BUI, XMI), CoW staging extents and inodes on the AGI unlinked lists freed,
  * and the AG indexes rebuilt from the result (libfs/build); the log is
  * rewritten clean (unmount record at the head, in the head's cycle),
  * log_incompat bits are cleared and the superblock counters set.
  * Refuses (XK_EUNSUPP, nothing written) dquot items, bmbt owner changes
- * and intents it cannot finish (attr, exchange, realtime).  A clean log
+ * and intents it cannot finish (attr, realtime, exchanges of attr
+ * forks, directories or symlinks).  A clean log
  * returns 0 with rep->replayed == 0.  XK_LOG_DRYRUN replays into the
  * cache only, fills rep, refuses as a real replay would, and drops it
  * (a read-only handle is fine); with XK_LOG_DRYRUN_KEEP the result,

@@ -120,6 +120,10 @@ int bld_grow(void **arr, uint64_t *alloc, uint64_t need, size_t elem);
 /* edit.c */
 int bld_settle_pending(struct xk_bld *b);
 
+/* edit_xmi.c: checksum the blocks of a bmbt just built (still dirty). */
+void bld_bmbt_stamp(struct xk_bld *b, uint64_t ino,
+		    const struct xk_dinode *dip, int whichfork);
+
 /* inode.c */
 int bld_write_fork(struct xk_bld *b, struct xk_bld_inode *ip, int whichfork,
 		   uint8_t *dst, uint32_t space, uint8_t *format,

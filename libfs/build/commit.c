@@ -52,7 +52,28 @@ rmap_mergeable(const struct bld_rmap *l, const struct bld_rmap *r)
 	       (r->offset & XK_RMAP_OFF_MASK);
 }
 
-/* Sort and merge in place; returns the new count. */
+/* Owner, flags, then start: an owner's mergeable pieces side by side. */
+static int
+rmap_cmp_owner(const void *pa, const void *pb)
+{
+	const struct bld_rmap *a = pa, *b = pb;
+	uint64_t af = a->offset & XK_RMAP_OFF_FLAGS;
+	uint64_t bf = b->offset & XK_RMAP_OFF_FLAGS;
+
+	if (a->owner != b->owner)
+		return a->owner < b->owner ? -1 : 1;
+	if (af != bf)
+		return af < bf ? -1 : 1;
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	return 0;
+}
+
+/*
+ * Sort and merge in place; returns the new count.  Merging runs in
+ * owner order first: with shared blocks another owner's record can sit
+ * between two pieces of one mapping in key order.
+ */
 static uint64_t
 rmap_normalize(struct bld_rmap *r, uint64_t n)
 {
@@ -60,13 +81,14 @@ rmap_normalize(struct bld_rmap *r, uint64_t n)
 
 	if (n == 0)
 		return 0;
-	qsort(r, n, sizeof(*r), rmap_cmp);
+	qsort(r, n, sizeof(*r), rmap_cmp_owner);
 	for (uint64_t i = 0; i < n; i++) {
 		if (out && rmap_mergeable(&r[out - 1], &r[i]))
 			r[out - 1].len += r[i].len;
 		else
 			r[out++] = r[i];
 	}
+	qsort(r, out, sizeof(*r), rmap_cmp);
 	return out;
 }
 

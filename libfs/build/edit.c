@@ -741,6 +741,18 @@ xk_bld_free_unlinked(struct xk_bld *b, uint64_t *count)
 
 /* --- file mapping updates --- */
 
+/* Whether b continues a in the file and on disk, in the same state. */
+static int
+fork_contig(const struct xk_bld_ext *a, const struct xk_bld_ext *b)
+{
+	return a->loff + a->len == b->loff &&
+	       (a->fsbno & ~BLD_EXT_UNWRITTEN) + a->len ==
+	       (b->fsbno & ~BLD_EXT_UNWRITTEN) &&
+	       (a->fsbno & BLD_EXT_UNWRITTEN) ==
+	       (b->fsbno & BLD_EXT_UNWRITTEN) &&
+	       (uint64_t)a->len + b->len <= XK_MAX_BMBT_EXTLEN;
+}
+
 static int
 fork_insert(struct xk_bld_fork *fk, const struct xk_bld_ext *e)
 {
@@ -755,11 +767,28 @@ fork_insert(struct xk_bld_fork *fk, const struct xk_bld_ext *e)
 	if ((i > 0 && fk->ext[i - 1].loff + fk->ext[i - 1].len > e->loff) ||
 	    (i < fk->next && e->loff + e->len > fk->ext[i].loff))
 		return XK_ECORRUPT;	/* maps over a mapping */
+	fk->nblocks += e->len;
+	/* Join a neighbour it continues, as the kernel's map does. */
+	if (i > 0 && fork_contig(&fk->ext[i - 1], e)) {
+		fk->ext[i - 1].len += e->len;
+		if (i < fk->next && fork_contig(&fk->ext[i - 1], &fk->ext[i])) {
+			fk->ext[i - 1].len += fk->ext[i].len;
+			memmove(&fk->ext[i], &fk->ext[i + 1],
+				(fk->next - i - 1) * sizeof(*fk->ext));
+			fk->next--;
+		}
+		return 0;
+	}
+	if (i < fk->next && fork_contig(e, &fk->ext[i])) {
+		fk->ext[i].loff = e->loff;
+		fk->ext[i].fsbno = e->fsbno;
+		fk->ext[i].len += e->len;
+		return 0;
+	}
 	memmove(&fk->ext[i + 1], &fk->ext[i],
 		(fk->next - i) * sizeof(*fk->ext));
 	fk->ext[i] = *e;
 	fk->next++;
-	fk->nblocks += e->len;
 	return 0;
 }
 
@@ -827,8 +856,9 @@ xk_bld_bmap_update(struct xk_bld *b, unsigned int type, uint64_t ino,
 	struct xk_fail f;
 	uint64_t nblocks_old, nblocks = 0;
 	uint8_t fmt;
-	int err, fmt_now;
+	int err, fmt_now, remap = !!(type & XK_BLD_BMAP_REMAP);
 
+	type &= ~XK_BLD_BMAP_REMAP;
 	if (!xk_ino_valid(mp, ino) || len == 0 ||
 	    (type != XK_BMAP_MAP && type != XK_BMAP_UNMAP))
 		return XK_ECORRUPT;
@@ -881,18 +911,33 @@ xk_bld_bmap_update(struct xk_bld *b, unsigned int type, uint64_t ino,
 	} else if (!err) {
 		uint64_t before = fk->nblocks, end = loff + len;
 
-		/* What leaves the map is released as the kernel's unmap does. */
+		/*
+		 * What leaves the map is released as the kernel's unmap
+		 * does.  A BUI unmap (remap) is different: the kernel
+		 * removes the mapping and its reverse mapping but never
+		 * frees the blocks (a CUI decrease or an EFI logged beside
+		 * it does, and the blocks of an exchange move to the other
+		 * file).
+		 */
 		for (uint64_t i = 0; i < fk->next && !err; i++) {
 			const struct xk_bld_ext *x = &fk->ext[i];
 			uint64_t ms = x->loff > loff ? x->loff : loff;
 			uint64_t me = x->loff + x->len < end ?
 				      x->loff + x->len : end;
 
-			if (ms < me)
+			if (ms < me && !remap)
 				err = release_blocks(b, ino,
 					(x->fsbno & ~BLD_EXT_UNWRITTEN) +
 					(ms - x->loff), (uint32_t)(me - ms),
 					ms, whichfork == XK_ATTR_FORK, 0);
+			else if (ms < me && mp->g.has_rmapbt)
+				err = xk_bld_rmap_update(b,
+					XK_RMAP_EXTENT_UNMAP, ino,
+					(x->fsbno & ~BLD_EXT_UNWRITTEN) +
+					(ms - x->loff), ms,
+					(uint32_t)(me - ms),
+					whichfork == XK_ATTR_FORK ?
+					XK_BLD_ATTR_FORK : 0);
 		}
 		if (!err)
 			err = fork_remove(fk, loff, len);
@@ -927,6 +972,8 @@ xk_bld_bmap_update(struct xk_bld *b, unsigned int type, uint64_t ino,
 		}
 		xk_inode_init_crc(mp, dip);
 		xk_buf_dirty(bp);
+		/* A later BUI on this inode reads the new bmbt back. */
+		bld_bmbt_stamp(b, ino, dip, whichfork);
 	}
 	xk_buf_release(bp);
 	fork_read_free(&fr);

@@ -2,7 +2,8 @@
 /*
  * After replay: what the kernel does at mount once the log is applied.
  * Intents left without their done item are finished (EFI frees extents,
- * RUI updates reverse mappings, CUI refcounts, BUI file mappings), then
+ * RUI updates reverse mappings, CUI refcounts, BUI file mappings, XMI
+ * exchanges file mappings: finish_xmi.c), then
  * CoW staging extents are freed and the inodes left on the AGI unlinked
  * lists (unlinked while open) are inactivated and freed.
  *
@@ -17,6 +18,7 @@
  * against the region's length first.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <xfskit/build.h>
@@ -131,7 +133,10 @@ finish_bui(struct xk_bld *b, const struct log_intent *in)
 	f = xk_get_ne32(e + 28);
 	if (f & ~XK_BMAP_EXTENT_FLAGS || (f & XK_BMAP_EXTENT_REALTIME))
 		return XK_ECORRUPT;
-	return xk_bld_bmap_update(b, f & XK_BMAP_EXTENT_TYPE_MASK,
+	/* The kernel's BUI unmap is a remap: it frees nothing. */
+	return xk_bld_bmap_update(b, (f & XK_BMAP_EXTENT_TYPE_MASK) |
+				  ((f & XK_BMAP_EXTENT_TYPE_MASK) ==
+				   XK_BMAP_UNMAP ? XK_BLD_BMAP_REMAP : 0),
 				  xk_get_ne64(e),
 				  (f & XK_BMAP_EXTENT_ATTR_FORK) ?
 				  XK_ATTR_FORK : XK_DATA_FORK,
@@ -144,7 +149,7 @@ int
 log_intent_supported(uint16_t type)
 {
 	return type == XK_LI_EFI || type == XK_LI_RUI || type == XK_LI_CUI ||
-	       type == XK_LI_BUI;
+	       type == XK_LI_BUI || type == XK_LI_XMI;
 }
 
 int
@@ -152,6 +157,7 @@ log_finish(struct xk_log *log, const struct log_intent *in, size_t n,
 	   unsigned int flags, struct xk_log_report *rep)
 {
 	struct xk_mount *mp = log->mp;
+	struct log_xmi_taken taken = { 0 };
 	struct xk_bld *b;
 	uint64_t count;
 	int err;
@@ -176,11 +182,24 @@ log_finish(struct xk_log *log, const struct log_intent *in, size_t n,
 		case XK_LI_BUI:
 			err = finish_bui(b, &in[i]);
 			break;
+		case XK_LI_XMI: {
+			uint64_t steps;
+
+			/* It says itself what went wrong. */
+			err = log_finish_xmi(log, b, &in[i], &taken, &steps);
+			if (err) {
+				free(taken.f);
+				xk_bld_free(b);
+				return err;
+			}
+			break;
+		}
 		default:
 			err = XK_EUNSUPP;
 			break;
 		}
 		if (err) {
+			free(taken.f);
 			xk_bld_free(b);
 			return xk_log_fail(log, err, "finishing intent %zu "
 					   "of %zu (%s id 0x%llx) failed: %s",
@@ -190,6 +209,12 @@ log_finish(struct xk_log *log, const struct log_intent *in, size_t n,
 					   xk_strerror(err));
 		}
 		rep->intents_finished++;
+	}
+	/* Files an exchange took are let go: past-EOF blocks freed. */
+	err = log_xmi_release(log, b, &taken);
+	if (err) {
+		xk_bld_free(b);
+		return err;
 	}
 	if (!(flags & XK_LOG_SKIP_CLEANUP)) {
 		err = xk_bld_cow_cleanup(b, &count);

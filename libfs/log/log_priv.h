@@ -68,6 +68,28 @@ int log_intent_supported(uint16_t type);
 int log_finish(struct xk_log *log, const struct log_intent *in, size_t n,
 	       unsigned int flags, struct xk_log_report *rep);
 
+/*
+ * finish_xmi.c: check an XMI's format region (rules at the definition;
+ * log->err set on failure), finish one after replay (*steps: pairs of
+ * mappings exchanged; the files are added to tk).
+ */
+struct xk_bld;
+struct log_xmi_file {
+	uint64_t	ino;
+	uint64_t	size;		/* when recovery first took it */
+};
+struct log_xmi_taken {
+	struct log_xmi_file *f;
+	size_t		n, cap;
+};
+int log_xmi_check(struct xk_log *log, const struct log_intent *in);
+int log_finish_xmi(struct xk_log *log, struct xk_bld *b,
+		   const struct log_intent *in, struct log_xmi_taken *tk,
+		   uint64_t *steps);
+/* After every intent: trim the files taken past their old size; frees tk. */
+int log_xmi_release(struct xk_log *log, struct xk_bld *b,
+		    struct log_xmi_taken *tk);
+
 /* Fill log->err and return err. */
 int xk_log_fail(struct xk_log *log, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

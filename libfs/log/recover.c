@@ -1348,6 +1348,12 @@ xk_log_recover(struct xk_mount *mp, unsigned int flags,
 		goto out;
 	rep->intents_unfinished = rc.nin;
 	for (size_t k = 0; k < rc.nin; k++) {
+		/* A damaged XMI stops recovery before anything is written. */
+		if (rc.in[k].type == XK_LI_XMI) {
+			err = log_xmi_check(log, &rc.in[k]);
+			if (err)
+				goto out;
+		}
 		if (log_intent_supported(rc.in[k].type))
 			continue;
 		rep->first_intent_type = rc.in[k].type;

@@ -352,6 +352,25 @@ check_one_region(struct walk *w, const struct wtrans *t, uint32_t i,
 	return 0;
 }
 
+/*
+ * Mapping exchange items have one fixed size; the kernel refuses to
+ * recover a log holding one of another size, even a finished one.
+ */
+static int
+check_exact_region(struct walk *w, const struct wtrans *t, uint32_t i,
+		   const struct xk_log_item *it, uint32_t len)
+{
+	char m[96];
+
+	if (it->nregions != 1 || it->regions[0].len != len) {
+		snprintf(m, sizeof(m), "%u region(s), the first of %u bytes "
+			 "(one of %u expected)", it->nregions,
+			 it->regions[0].len, len);
+		return item_fail(w, t, i, it->type, m);
+	}
+	return 0;
+}
+
 static int
 check_item(struct walk *w, const struct wtrans *t, uint32_t i,
 	   const struct xk_log_item *it)
@@ -367,6 +386,12 @@ check_item(struct walk *w, const struct wtrans *t, uint32_t i,
 	case XK_LI_DQUOT:
 		return check_one_region(w, t, i, it,
 					sizeof(struct xk_dq_logformat));
+	case XK_LI_XMI:
+	case XK_LI_XMD:
+		return check_exact_region(w, t, i, it,
+				it->type == XK_LI_XMI ?
+				sizeof(struct xk_xmi_log_format) :
+				sizeof(struct xk_xmd_log_format));
 	default:
 		return check_one_region(w, t, i, it, 16);
 	}
