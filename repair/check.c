@@ -44,6 +44,7 @@ repair_scan_free(struct repair_ctx *rc)
 	free(rc->sb_bad);
 	free(rc->orphans);
 	free(rc->dirfix);
+	lf_plan_free(rc);
 	quota_free(rc);
 	rc->dirfix = NULL;
 	rc->ndirfix = rc->capdirfix = 0;

@@ -1,25 +1,35 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Rewriting block, leaf and node directories from their salvaged
- * entries.  A directory whose blocks fail their checks, or whose entries
- * name inodes not in use, is read block by block below the leaf offset,
- * keeping every entry that can still be parsed (bounds checked one by
- * one: a broken entry ends its block, not the directory), names an
- * inode in use and is not a duplicate name; the hash index and free
- * index are not trusted, they are rebuilt.  The directory is then
- * written anew by the builder (xk_bld_dir picks the format the kernel
- * would use for that many entries) inside the AG rebuild session, whose
- * commit frees the old blocks (they are not claimed) and indexes the new
- * ones.  Entries whose blocks are gone leave their inodes unnamed: the
- * next pass reconnects them under /lost+found.
+ * Rewriting directories from their salvaged entries.  A directory whose
+ * blocks fail their checks, or whose entries name inodes not in use, is
+ * read block by block below the leaf offset, keeping every entry that
+ * can still be parsed (bounds checked one by one: a broken entry ends
+ * its block, not the directory), names an inode in use and is not a
+ * duplicate name; the hash index and free index are not trusted, they
+ * are rebuilt.  The directory is then written anew by the builder
+ * (xk_bld_dir picks the format the kernel would use for that many
+ * entries) inside the AG rebuild session, whose commit frees the old
+ * blocks (they are not claimed) and indexes the new ones.  Entries whose
+ * blocks are gone leave their inodes unnamed: the next pass reconnects
+ * them under /lost+found.
  *
- * Limits: a directory with extended attributes is left as it is (a
- * finding no fix covers).
+ * The same rewrite serves /lost+found and the root when orphans do not
+ * fit in short form (lostfound.c): their entries, short form included,
+ * are salvaged the same way and the entries lostfound.c adds are merged
+ * in.  A rewritten directory's link count is 2 plus its subdirectories.
+ *
+ * A directory's attr fork is kept: a local fork byte for byte, an
+ * extent or btree fork by its extents, which the rebuild feeds to the
+ * builder as the inode's attr fork blocks (rebuild.c) and which become
+ * the new inode's attr fork again; the builder chooses the fork offset
+ * for the new data fork, and writes a new attr bmbt if the extents no
+ * longer fit in the inode (the old bmbt blocks are not fed).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include <xfskit/build.h>
+#include <xfskit/format/attr.h>
 #include <xfskit/format/dir.h>
 
 #include "repair.h"
@@ -80,8 +90,39 @@ dir_being_rebuilt(const struct repair_ctx *rc, uint64_t owner)
 struct salvage {
 	struct xk_bld_dirent	*v;
 	size_t			n, cap;
+	size_t			nold;	/* read from the directory */
 	uint64_t		dotdot;
 };
+
+/* Marks an added entry while sorting (no inode number has this bit). */
+#define DIRFIX_ADDED	(1ULL << 63)
+
+/* Append an entry with a copy of its name. */
+static int
+salvage_push(struct salvage *s, const uint8_t *name, unsigned int namelen,
+	     uint8_t ftype, uint64_t ino)
+{
+	uint8_t *copy;
+
+	if (s->n == s->cap) {
+		size_t ncap = s->cap ? s->cap * 2 : 64;
+		struct xk_bld_dirent *nv = realloc(s->v, ncap * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		s->v = nv;
+		s->cap = ncap;
+	}
+	copy = malloc(namelen);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, name, namelen);
+	s->v[s->n++] = (struct xk_bld_dirent){
+		.name = copy, .namelen = (uint8_t)namelen, .ftype = ftype,
+		.ino = ino,
+	};
+	return 0;
+}
 
 static int
 cmp_dirent(const void *a, const void *b)
@@ -91,6 +132,18 @@ cmp_dirent(const void *a, const void *b)
 		       x->namelen : y->namelen);
 
 	return c ? c : (int)x->namelen - (int)y->namelen;
+}
+
+/* By name, then the entries read before the added ones. */
+static int
+cmp_dirent_rank(const void *a, const void *b)
+{
+	const struct xk_bld_dirent *x = a, *y = b;
+	int c = cmp_dirent(a, b);
+
+	if (c)
+		return c;
+	return (int)(x->ino >> 63) - (int)(y->ino >> 63);
 }
 
 static int
@@ -178,28 +231,46 @@ salvage_block(struct repair_ctx *rc, const uint8_t *blk, uint32_t size,
 		ii = find_info(rc, ino);
 		if (!name_ok(at + 9, namelen) || !ii)
 			continue;
-		if (s->n == s->cap) {
-			size_t ncap = s->cap ? s->cap * 2 : 64;
-			struct xk_bld_dirent *nv = realloc(s->v,
-						ncap * sizeof(*nv));
+		if (salvage_push(s, at + 9, namelen,
+				 xk_mode_to_ftype(ii->mode), ino))
+			return;
+	}
+}
 
-			if (!nv)
-				return;
-			s->v = nv;
-			s->cap = ncap;
-		}
-		{
-			uint8_t *name = malloc(namelen);
+/*
+ * The entries of a short-form directory, each bounds checked against
+ * the fork and the size; the header's parent is its "..".
+ */
+static void
+salvage_sf(struct repair_ctx *rc, const struct xk_dinode *dip,
+	   struct salvage *s)
+{
+	const struct xk_dir2_sf_hdr *h = (const void *)xk_dfork_dptr(dip);
+	unsigned int fsize = xk_dfork_dsize(dip, rc->mp->g.inodesize);
+	uint64_t size = xk_be64_get(dip->di_size);
+	const uint8_t *end = (const uint8_t *)h + (size < fsize ? size : fsize);
+	const struct xk_dir2_sf_entry *e;
+	int ftype = rc->mp->g.has_ftype;
 
-			if (!name)
-				return;
-			memcpy(name, at + 9, namelen);
-			s->v[s->n++] = (struct xk_bld_dirent){
-				.name = name, .namelen = (uint8_t)namelen,
-				.ftype = xk_mode_to_ftype(ii->mode),
-				.ino = ino,
-			};
-		}
+	if ((const uint8_t *)h + xk_dir2_sf_hdr_size(h->i8count) > end)
+		return;
+	s->dotdot = xk_dir2_sf_get_parent(h);
+	e = xk_dir2_sf_firstentry(h);
+	for (unsigned int k = 0; k < h->count; k++) {
+		const struct inode_info *ii;
+		uint64_t ino;
+
+		if ((const uint8_t *)e + sizeof(*e) > end ||
+		    (const uint8_t *)e + xk_dir2_sf_entsize(h, e->namelen,
+							    ftype) > end)
+			break;
+		ino = xk_dir2_sf_get_ino(h, e, ftype);
+		ii = find_info(rc, ino);
+		if (name_ok(e->name, e->namelen) && ii &&
+		    salvage_push(s, e->name, e->namelen,
+				 xk_mode_to_ftype(ii->mode), ino))
+			return;
+		e = xk_dir2_sf_nextentry(h, e, ftype);
 	}
 }
 
@@ -278,8 +349,8 @@ dir_extents(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
 
 /* Read every data block of the directory. */
 static int
-salvage_dir(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
-	    struct salvage *s)
+salvage_blocks(struct repair_ctx *rc, uint64_t ino,
+	       const struct xk_dinode *dip, struct salvage *s)
 {
 	struct xk_mount *mp = rc->mp;
 	uint64_t leaf_fsb = XK_DIR2_LEAF_OFFSET >> mp->g.blocklog;
@@ -313,21 +384,195 @@ salvage_dir(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
 		}
 	}
 	free(l.v);
-	/* One entry per name: the first kept. */
-	sort_v(s->v, s->n, sizeof(*s->v), cmp_dirent);
-	{
-		size_t out = 0;
+	return 0;
+}
 
-		for (size_t i = 0; i < s->n; i++) {
-			if (out && !cmp_dirent(&s->v[out - 1], &s->v[i])) {
-				free((void *)s->v[i].name);
-				continue;
-			}
-			s->v[out++] = s->v[i];
+/*
+ * Every entry of the directory (short form or blocks), then the entries
+ * lostfound.c adds to it; one entry per name (a name already there
+ * keeps its inode).
+ */
+static int
+salvage_dir(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
+	    struct salvage *s)
+{
+	const struct xk_bld_dirent *add;
+	size_t nadd = 0, out = 0;
+	int err = 0;
+
+	if (dip->di_format == XK_DINODE_FMT_LOCAL)
+		salvage_sf(rc, dip, s);
+	else
+		err = salvage_blocks(rc, ino, dip, s);
+	if (err)
+		return err;
+	s->nold = s->n;
+	lf_extra(rc, ino, &add, &nadd);
+	for (size_t i = 0; i < nadd && !err; i++)
+		err = salvage_push(s, add[i].name, add[i].namelen,
+				   add[i].ftype, add[i].ino);
+	if (err)
+		return err;
+	/* Mark the added ones (their ino's top bit) to rank them last. */
+	for (size_t i = s->nold; i < s->n; i++)
+		s->v[i].ino |= DIRFIX_ADDED;
+	sort_v(s->v, s->n, sizeof(*s->v), cmp_dirent_rank);
+	for (size_t i = 0; i < s->n; i++) {
+		s->v[i].ino &= ~DIRFIX_ADDED;
+		if (out && !cmp_dirent(&s->v[out - 1], &s->v[i])) {
+			free((void *)s->v[i].name);
+			continue;
 		}
-		s->n = out;
+		s->v[out++] = s->v[i];
+	}
+	s->n = out;
+	return 0;
+}
+
+/* Read the entries of a directory in use; 0 or a negative errno. */
+static int
+read_entries(struct repair_ctx *rc, uint64_t ino, struct salvage *s)
+{
+	struct xk_buf *bp;
+	struct xk_dinode *dip;
+	int err = xk_inode_read(rc->mp, ino, 0, &bp, &dip);
+
+	if (err)
+		return err;
+	if (dip->di_format == XK_DINODE_FMT_LOCAL)
+		salvage_sf(rc, dip, s);
+	else
+		err = salvage_blocks(rc, ino, dip, s);
+	xk_buf_release(bp);
+	return err;
+}
+
+uint64_t
+dir_lookup(struct repair_ctx *rc, uint64_t dir, const char *name)
+{
+	struct salvage s = { 0 };
+	size_t len = strlen(name);
+	uint64_t found = 0;
+
+	if (!read_entries(rc, dir, &s))
+		for (size_t i = 0; i < s.n && !found; i++)
+			if (s.v[i].namelen == len &&
+			    !memcmp(s.v[i].name, name, len))
+				found = s.v[i].ino;
+	salvage_free(&s);
+	return found;
+}
+
+static int
+cmp_ext(const void *a, const void *b)
+{
+	const struct xk_bld_ext *x = a, *y = b;
+
+	return (x->loff > y->loff) - (x->loff < y->loff);
+}
+
+/*
+ * The attr fork extents the scan claimed for ino (not its bmbt blocks),
+ * in file offset order, merged where contiguous.  Overlapping offsets
+ * are corruption the check would have fixed first: refused.
+ */
+static int
+attr_extents(struct repair_ctx *rc, uint64_t ino, struct xk_bld_fork *fk)
+{
+	struct xk_mount *mp = rc->mp;
+	size_t n = 0, cap = 0, out = 0;
+	struct xk_bld_ext *v = NULL;
+
+	for (uint32_t agno = 0; agno < mp->g.agcount; agno++) {
+		const struct claims *u = &rc->ags[agno].used;
+
+		for (size_t i = 0; i < u->n; i++) {
+			const struct claim *c = &u->v[i];
+
+			if (c->owner != ino ||
+			    !(c->offset & XK_RMAP_OFF_ATTR_FORK) ||
+			    (c->offset & XK_RMAP_OFF_BMBT_BLOCK))
+				continue;
+			if (n == cap) {
+				struct xk_bld_ext *nv;
+
+				cap = cap ? cap * 2 : 8;
+				nv = realloc(v, cap * sizeof(*v));
+				if (!nv) {
+					free(v);
+					return -ENOMEM;
+				}
+				v = nv;
+			}
+			v[n++] = (struct xk_bld_ext){
+				.loff = c->offset & XK_RMAP_OFF_MASK,
+				.fsbno = xk_agb_to_fsb(mp, agno, c->agbno),
+				.len = c->len,
+			};
+		}
+	}
+	sort_v(v, n, sizeof(*v), cmp_ext);
+	for (size_t i = 0; i < n; i++) {
+		struct xk_bld_ext *e = out ? &v[out - 1] : NULL;
+
+		if (e && v[i].loff < e->loff + e->len) {
+			free(v);
+			return XK_ECORRUPT;
+		}
+		if (e && e->loff + e->len == v[i].loff &&
+		    e->fsbno + e->len == v[i].fsbno &&
+		    (uint64_t)e->len + v[i].len <= XK_MAX_BMBT_EXTLEN) {
+			e->len += v[i].len;
+			continue;
+		}
+		v[out++] = v[i];
+	}
+	fk->ext = v;
+	fk->next = out;
+	fk->ext_alloc = cap;
+	fk->nblocks = 0;
+	for (size_t i = 0; i < out; i++)
+		fk->nblocks += v[i].len;
+	fk->format = out ? XK_BLD_FMT_EXTENTS : XK_BLD_FMT_NONE;
+	if (!out) {
+		free(v);
+		fk->ext = NULL;
+		fk->ext_alloc = 0;
 	}
 	return 0;
+}
+
+/*
+ * The directory's attr fork for the new inode: a local fork as it is
+ * (its header's size, bounded by the fork), an extent or btree fork by
+ * its extents.  An empty extent fork is dropped: it holds nothing.
+ */
+static int
+keep_attr_fork(struct repair_ctx *rc, uint64_t ino,
+	       const struct xk_dinode *dip, struct xk_bld_inode *ip)
+{
+	unsigned int asize;
+	const uint8_t *a;
+	uint32_t tot;
+
+	if (!dip->di_forkoff)
+		return 0;
+	switch (dip->di_aformat) {
+	case XK_DINODE_FMT_LOCAL:
+		asize = xk_dfork_asize(dip, rc->mp->g.inodesize);
+		a = xk_dfork_aptr(dip);
+		if (asize < sizeof(struct xk_attr_sf_hdr))
+			return XK_ECORRUPT;
+		tot = xk_get_be16(a);
+		if (tot < sizeof(struct xk_attr_sf_hdr) || tot > asize)
+			return XK_ECORRUPT;
+		return xk_bld_fork_local(&ip->attr, a, tot);
+	case XK_DINODE_FMT_EXTENTS:
+	case XK_DINODE_FMT_BTREE:
+		return attr_extents(rc, ino, &ip->attr);
+	default:
+		return XK_ECORRUPT;
+	}
 }
 
 /* The directory that names dir, or the root. */
@@ -346,8 +591,9 @@ parent_of(const struct repair_ctx *rc, uint64_t dir, uint64_t dotdot)
 
 /*
  * Keep only the directories that can be rewritten: sorted, unique,
- * in use, an extent list or bmbt data fork, no attr fork or an empty
- * one (which the rewrite drops: it holds nothing).
+ * in use, verifying, an extent list or bmbt data fork (or short form
+ * when lostfound.c adds entries to it), an attr fork of a known format
+ * if any.
  */
 int
 dirs_prepare(struct repair_ctx *rc)
@@ -359,6 +605,8 @@ dirs_prepare(struct repair_ctx *rc)
 		uint64_t ino = rc->dirfix[i];
 		struct xk_buf *bp;
 		struct xk_dinode *dip;
+		const struct xk_bld_dirent *add;
+		size_t nadd = 0;
 		int ok;
 
 		if (out && rc->dirfix[out - 1] == ino)
@@ -366,12 +614,15 @@ dirs_prepare(struct repair_ctx *rc)
 		if (xk_inode_read(rc->mp, ino, XK_READ_SALVAGE, &bp, &dip) &&
 		    !bp)
 			continue;
+		lf_extra(rc, ino, &add, &nadd);
 		ok = find_info(rc, ino) &&
 		     (dip->di_format == XK_DINODE_FMT_EXTENTS ||
-		      dip->di_format == XK_DINODE_FMT_BTREE) &&
+		      dip->di_format == XK_DINODE_FMT_BTREE ||
+		      (dip->di_format == XK_DINODE_FMT_LOCAL && nadd)) &&
 		     (!dip->di_forkoff ||
-		      (dip->di_aformat == XK_DINODE_FMT_EXTENTS &&
-		       !xk_dinode_anextents(dip))) &&
+		      dip->di_aformat == XK_DINODE_FMT_LOCAL ||
+		      dip->di_aformat == XK_DINODE_FMT_EXTENTS ||
+		      dip->di_aformat == XK_DINODE_FMT_BTREE) &&
 		     !xk_dinode_verify(rc->mp, ino, dip, &(struct xk_fail){0});
 		xk_buf_release(bp);
 		if (ok)
@@ -425,8 +676,26 @@ rebuild_dirs(struct repair_ctx *rc, struct xk_bld *b)
 		ip->diflags = xk_be16_get(dip->di_flags);
 		ip->diflags2 = xk_be64_get(dip->di_flags2) &
 			       ~(XK_DIFLAG2_BIGTIME | XK_DIFLAG2_NREXT64);
+		/*
+		 * The old blocks are no longer fed: the directory must be
+		 * written whatever happens, without its attrs if need be
+		 * (their blocks, still claimed, are then freed next pass).
+		 */
+		if (!err && keep_attr_fork(rc, ino, dip, ip)) {
+			free(ip->attr.local);
+			free(ip->attr.ext);
+			memset(&ip->attr, 0, sizeof(ip->attr));
+		}
 		xk_buf_release(bp);
+		/* ".", "..", and each subdirectory's "..". */
+		ip->nlink = 2;
+		for (size_t k = 0; k < sv[i].n; k++)
+			if (sv[i].v[k].ftype == XK_DIR3_FT_DIR)
+				ip->nlink++;
 	}
+	/* /lost+found made anew, and ".." of the directories moved there. */
+	if (!err)
+		err = lf_build(rc, b);
 	for (size_t i = 0; i < rc->ndirfix && !err; i++) {
 		uint64_t ino = rc->dirfix[i];
 
@@ -434,12 +703,36 @@ rebuild_dirs(struct repair_ctx *rc, struct xk_bld *b)
 				 sv[i].v, sv[i].n);
 		if (!err)
 			err = xk_bld_inode_write(b, &ipv[i]);
-		if (!err)
+		if (err == -EFBIG && ipv[i].attr.format) {
+			/*
+			 * The forks do not fit side by side (nothing was
+			 * written): the directory matters more than its
+			 * attrs, whose blocks are freed next pass.
+			 */
+			info(rc, "Directory %llu: its attr fork does not fit "
+			     "beside the new directory; dropped.\n",
+			     (unsigned long long)ino);
+			free(ipv[i].attr.local);
+			free(ipv[i].attr.ext);
+			memset(&ipv[i].attr, 0, sizeof(ipv[i].attr));
+			err = xk_bld_inode_write(b, &ipv[i]);
+		}
+		if (!err && sv[i].n > sv[i].nold)
+			info(rc, "Rewrote directory %llu with %zu entries "
+			     "added.\n", (unsigned long long)ino,
+			     sv[i].n - sv[i].nold);
+		else if (!err)
 			info(rc, "Rewrote directory %llu from %zu salvaged "
 			     "entries.\n", (unsigned long long)ino, sv[i].n);
 	}
-	for (size_t i = 0; i < rc->ndirfix; i++)
+	for (size_t i = 0; i < rc->ndirfix; i++) {
 		salvage_free(&sv[i]);
+		/* Fork memory of inodes not written (an error stopped us). */
+		free(ipv[i].data.local);
+		free(ipv[i].data.ext);
+		free(ipv[i].attr.local);
+		free(ipv[i].attr.ext);
+	}
 	free(sv);
 	free(ipv);
 	return err;

@@ -2,28 +2,85 @@
 /*
  * Reconnecting orphans: inodes in use that no directory entry names are
  * given an entry in /lost+found named by their inode number, as
- * xfs_repair does.  /lost+found is found by name in the root directory
- * or created: a free inode slot the scan saw (not one any entry still
- * names, so no stale entry can come to name it) becomes an empty
- * short-form directory, and the root gets its entry.  A reconnected
- * directory's ".." is pointed at /lost+found.
+ * xfs_repair does; a reconnected directory's ".." is pointed at
+ * /lost+found.  /lost+found is found by name in the root directory (any
+ * format) or created in a free inode slot the scan saw (not one any
+ * entry still names, so no stale entry can come to name it).
  *
- * Everything here edits short-form directories in place (the root and
- * /lost+found), so it needs no block allocation; when an entry would not
- * fit, the orphans left stay as findings.  Link counts, and the inode
- * btrees' view of the new directory inode, are corrected by the next
- * check pass (link counts) and the AG rebuild.
+ * Two ways, chosen before anything is written:
+ *  1. In place, when every entry fits in short form (a trial on a copy
+ *     of the inode says so): /lost+found (and the root, for a new
+ *     /lost+found) are short-form directories edited in their inodes,
+ *     no block allocation.  The next check pass corrects link counts,
+ *     and the AG rebuild the inode btrees' view of a new /lost+found.
+ *  2. Any number of orphans otherwise: a plan (struct lf_plan) makes the
+ *     directory rewrite of dirfix.c, inside the AG rebuild session of
+ *     this same pass, rewrite /lost+found with the orphans' entries
+ *     added (the builder picks block, leaf or node form), or, for a new
+ *     /lost+found, rewrite the root with its entry added while
+ *     lf_build() writes /lost+found itself.  The new inode is marked in
+ *     use in the chunk the rebuild is fed.  Nothing is written here, so
+ *     the pass counts no fix and the rebuild runs.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include <xfskit/build.h>
 #include <xfskit/init.h>
 #include <xfskit/format/dir.h>
 
 #include "repair.h"
 
 #define LOST_FOUND	"lost+found"
+#define ORPHAN_NAME_MAX	24	/* a decimal inode number, NUL */
+
+/* /lost+found written by the directory rewrite (way 2). */
+struct lf_plan {
+	uint64_t		lf;
+	uint64_t		root;
+	int			create;	/* lf is a new inode */
+	struct xk_bld_dirent	*ents;	/* one per orphan */
+	char			(*names)[ORPHAN_NAME_MAX];
+	size_t			n;
+	struct orphan		*dirs;	/* the orphan directories */
+	size_t			ndirs;
+	struct xk_bld_dirent	lfent;	/* the root's new entry */
+};
+
+void
+lf_plan_free(struct repair_ctx *rc)
+{
+	struct lf_plan *p = rc->lfplan;
+
+	if (!p)
+		return;
+	free(p->ents);
+	free(p->names);
+	free(p->dirs);
+	free(p);
+	rc->lfplan = NULL;
+}
+
+void
+lf_extra(const struct repair_ctx *rc, uint64_t dir,
+	 const struct xk_bld_dirent **ents, size_t *n)
+{
+	const struct lf_plan *p = rc->lfplan;
+
+	*n = 0;
+	*ents = NULL;
+	if (!p)
+		return;
+	if (p->create && dir == p->root) {
+		*ents = &p->lfent;
+		*n = 1;
+	} else if (!p->create && dir == p->lf) {
+		*ents = p->ents;
+		*n = p->n;
+	}
+}
 
 void
 plan_orphan(struct repair_ctx *rc, const struct inode_info *ii)
@@ -41,34 +98,6 @@ plan_orphan(struct repair_ctx *rc, const struct inode_info *ii)
 	}
 	rc->orphans[rc->norphans++] = (struct orphan){ ii->ino, ii->mode,
 						       ii->sfdir };
-}
-
-/* The inode of name in a short-form directory, or 0. */
-static uint64_t
-sf_lookup(struct repair_ctx *rc, const struct xk_dinode *dip,
-	  const char *name)
-{
-	const struct xk_dir2_sf_hdr *h = (const void *)xk_dfork_dptr(dip);
-	unsigned int fsize = xk_dfork_dsize(dip, rc->mp->g.inodesize);
-	uint64_t size = xk_be64_get(dip->di_size);
-	const uint8_t *end = (const uint8_t *)h + (size < fsize ? size : fsize);
-	const struct xk_dir2_sf_entry *e;
-	size_t len = strlen(name);
-	int ftype = rc->mp->g.has_ftype;
-
-	if (size < xk_dir2_sf_hdr_size(h->i8count))
-		return 0;
-	e = xk_dir2_sf_firstentry(h);
-	for (unsigned int k = 0; k < h->count; k++) {
-		if ((const uint8_t *)e + sizeof(*e) > end ||
-		    (const uint8_t *)e + xk_dir2_sf_entsize(h, e->namelen,
-							    ftype) > end)
-			break;
-		if (e->namelen == len && !memcmp(e->name, name, len))
-			return xk_dir2_sf_get_ino(h, e, ftype);
-		e = xk_dir2_sf_nextentry(h, e, ftype);
-	}
-	return 0;
 }
 
 static int
@@ -156,23 +185,29 @@ sf_add_entry(struct repair_ctx *rc, uint64_t dir, const char *name,
 	return err;
 }
 
-static int
-create_lost_found(struct repair_ctx *rc, uint64_t *lfp)
+/* The core of a new /lost+found (owner access only). */
+static void
+lf_inode_init(struct xk_inode_init *ii)
 {
-	struct xk_mount *mp = rc->mp;
-	struct xk_inode_init ii = {
+	*ii = (struct xk_inode_init){
 		.mode = XK_S_IFDIR | 0700,
 		.nlink = 2,
 		.format = XK_DINODE_FMT_LOCAL,
 		.now_sec = (int64_t)time(NULL),
 	};
+}
+
+/* A new, empty short-form /lost+found at ino, its entry in the root. */
+static int
+create_lost_found(struct repair_ctx *rc, uint64_t ino)
+{
+	struct xk_mount *mp = rc->mp;
+	struct xk_inode_init ii;
 	struct xk_buf *bp;
 	struct xk_dinode *dip;
-	uint64_t ino = pick_free_inode(rc);
 	int err;
 
-	if (!ino)
-		return -ENOSPC;
+	lf_inode_init(&ii);
 	/* The root's entry first: if it does not fit, nothing is written. */
 	err = sf_add_entry(rc, mp->sb.rootino, LOST_FOUND, ino,
 			   XK_DIR3_FT_DIR);
@@ -187,7 +222,6 @@ create_lost_found(struct repair_ctx *rc, uint64_t *lfp)
 	xk_buf_release(bp);
 	info(rc, "Created /%s (inode %llu).\n", LOST_FOUND,
 	     (unsigned long long)ino);
-	*lfp = ino;
 	return 0;
 }
 
@@ -229,30 +263,112 @@ set_block_dotdot(struct repair_ctx *rc, uint64_t ino, uint64_t parent)
 	return 0;
 }
 
-int
-reconnect_orphans(struct repair_ctx *rc, unsigned long *applied)
+/* Point a moved directory's ".." at /lost+found, in place. */
+static void
+move_dotdot(struct repair_ctx *rc, const struct orphan *o, uint64_t lf)
 {
-	struct xk_mount *mp = rc->mp;
 	struct xk_buf *bp;
 	struct xk_dinode *dip;
-	uint64_t lf;
-	int err;
 
-	/* Edits of this pass's inode fixes must be read back as written. */
-	err = xk_buf_flush(mp);
-	if (err)
-		return err;
-	err = xk_inode_read(mp, mp->sb.rootino, 0, &bp, &dip);
-	if (err)
-		return 0;	/* no usable root: the orphans stay */
-	lf = dip->di_format == XK_DINODE_FMT_LOCAL ?
-	     sf_lookup(rc, dip, LOST_FOUND) : 0;
+	if ((o->mode & XK_S_IFMT) != XK_S_IFDIR)
+		return;
+	if (!o->sfdir) {
+		/* A failure is found again by the next pass. */
+		set_block_dotdot(rc, o->ino, lf);
+		return;
+	}
+	if (xk_inode_read(rc->mp, o->ino, 0, &bp, &dip))
+		return;
+	if (!sf_rewrite(rc, dip, 0, lf, NULL)) {
+		xk_inode_init_crc(rc->mp, dip);
+		xk_buf_dirty(bp);
+	}
 	xk_buf_release(bp);
-	if (!lf && create_lost_found(rc, &lf))
+}
+
+static const struct inode_info *
+info_of(const struct repair_ctx *rc, uint64_t ino)
+{
+	size_t lo = 0, hi = rc->ninodes;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (rc->inodes[mid].ino < ino)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < rc->ninodes && rc->inodes[lo].ino == ino ?
+	       &rc->inodes[lo] : NULL;
+}
+
+static int
+dir_in_use(const struct repair_ctx *rc, uint64_t ino)
+{
+	const struct inode_info *ii = info_of(rc, ino);
+
+	return ii && (ii->mode & XK_S_IFMT) == XK_S_IFDIR;
+}
+
+/*
+ * Whether every orphan's entry fits in the short-form directory dip
+ * (a copy is edited, not dip): way 1 is taken only when all do.
+ */
+static int
+all_fit_sf(struct repair_ctx *rc, const struct xk_dinode *dip, uint64_t lf)
+{
+	unsigned int isize = rc->mp->g.inodesize;
+	struct xk_dinode *copy;
+	int ok = dip->di_format == XK_DINODE_FMT_LOCAL;
+
+	if (!ok)
 		return 0;
+	copy = malloc(isize);
+	if (!copy)
+		return 0;
+	memcpy(copy, dip, isize);
+	for (size_t i = 0; i < rc->norphans && ok; i++) {
+		const struct orphan *o = &rc->orphans[i];
+		char name[ORPHAN_NAME_MAX];
+		struct sf_add add = { (const uint8_t *)name, 0,
+				      xk_mode_to_ftype(o->mode), o->ino };
+
+		if (o->ino == lf)
+			continue;
+		add.namelen = (uint8_t)snprintf(name, sizeof(name), "%llu",
+						(unsigned long long)o->ino);
+		ok = !sf_rewrite(rc, copy, 0, 0, &add);
+	}
+	free(copy);
+	return ok;
+}
+
+/* The same for a /lost+found still to be created at ino. */
+static int
+all_fit_new(struct repair_ctx *rc, uint64_t ino)
+{
+	struct xk_inode_init ii;
+	uint8_t *dip = calloc(1, rc->mp->g.inodesize);
+	int ok;
+
+	if (!dip)
+		return 0;
+	lf_inode_init(&ii);
+	xk_inode_init_core(rc->mp, dip, ino, &ii);
+	xk_inode_init_sfdir(rc->mp, dip, rc->mp->sb.rootino);
+	ok = all_fit_sf(rc, (const struct xk_dinode *)dip, ino);
+	free(dip);
+	return ok;
+}
+
+/* Way 1: every orphan's entry into the short-form lf, in place. */
+static void
+add_in_place(struct repair_ctx *rc, uint64_t lf, unsigned long *applied)
+{
 	for (size_t i = 0; i < rc->norphans; i++) {
 		const struct orphan *o = &rc->orphans[i];
-		char name[24];
+		char name[ORPHAN_NAME_MAX];
 
 		if (o->ino == lf)
 			continue;
@@ -260,25 +376,206 @@ reconnect_orphans(struct repair_ctx *rc, unsigned long *applied)
 			 (unsigned long long)o->ino);
 		if (sf_add_entry(rc, lf, name, o->ino,
 				 xk_mode_to_ftype(o->mode)))
-			break;	/* full: the rest stay as findings */
+			break;	/* the trial said it fits: a read error */
 		if (rc->verbose)
 			info(rc, "        - inode %llu moved to /%s\n",
 			     (unsigned long long)o->ino, LOST_FOUND);
 		(*applied)++;
-		if ((o->mode & XK_S_IFMT) != XK_S_IFDIR)
-			continue;
-		if (o->sfdir) {
-			err = xk_inode_read(mp, o->ino, 0, &bp, &dip);
-			if (err)
-				continue;
-			if (!sf_rewrite(rc, dip, 0, lf, NULL)) {
-				xk_inode_init_crc(mp, dip);
-				xk_buf_dirty(bp);
-			}
-			xk_buf_release(bp);
-		} else {
-			set_block_dotdot(rc, o->ino, lf);
-		}
+		move_dotdot(rc, o, lf);
 	}
+}
+
+/* The scan saw ino free: the rebuild is fed it in use. */
+static void
+mark_in_use(struct repair_ctx *rc, uint64_t ino)
+{
+	struct xk_mount *mp = rc->mp;
+	struct ag_scan *as = &rc->ags[xk_ino_to_agno(mp, ino)];
+	uint32_t agino = xk_ino_to_agino(mp, ino);
+
+	if (!as->seen_free)
+		return;
+	for (size_t i = 0; i < as->nchunks; i++) {
+		uint32_t start = xk_be32_get(as->chunks[i].ir_startino);
+
+		if (agino >= start && agino < start + XK_INODES_PER_CHUNK)
+			as->seen_free[i] &= ~(1ULL << (agino - start));
+	}
+}
+
+/* Way 2: plan the rewrite; dirfix.c and lf_build() carry it out. */
+static int
+plan_rewrite(struct repair_ctx *rc, uint64_t lf, int create)
+{
+	struct lf_plan *p = calloc(1, sizeof(*p));
+	size_t cap = rc->norphans ? rc->norphans : 1;
+
+	if (!p)
+		return -ENOMEM;
+	rc->lfplan = p;
+	p->ents = calloc(cap, sizeof(*p->ents));
+	p->names = calloc(cap, sizeof(*p->names));
+	p->dirs = calloc(cap, sizeof(*p->dirs));
+	if (!p->ents || !p->names || !p->dirs) {
+		lf_plan_free(rc);
+		return -ENOMEM;
+	}
+	p->lf = lf;
+	p->root = rc->mp->sb.rootino;
+	p->create = create;
+	for (size_t i = 0; i < rc->norphans; i++) {
+		const struct orphan *o = &rc->orphans[i];
+		int len;
+
+		if (o->ino == lf)
+			continue;
+		len = snprintf(p->names[p->n], ORPHAN_NAME_MAX, "%llu",
+			       (unsigned long long)o->ino);
+		p->ents[p->n] = (struct xk_bld_dirent){
+			.name = (const uint8_t *)p->names[p->n],
+			.namelen = (uint8_t)len,
+			.ftype = xk_mode_to_ftype(o->mode),
+			.ino = o->ino,
+		};
+		p->n++;
+		if ((o->mode & XK_S_IFMT) == XK_S_IFDIR)
+			p->dirs[p->ndirs++] = *o;
+	}
+	p->lfent = (struct xk_bld_dirent){
+		.name = (const uint8_t *)LOST_FOUND,
+		.namelen = (uint8_t)strlen(LOST_FOUND),
+		.ftype = XK_DIR3_FT_DIR, .ino = lf,
+	};
+	if (create)
+		mark_in_use(rc, lf);
+	plan_dir_rebuild(rc, create ? p->root : lf);
+	info(rc, "Moving %zu orphan%s to /%s, which is rewritten with the "
+	     "AG rebuild.\n", p->n, p->n == 1 ? "" : "s", LOST_FOUND);
 	return 0;
+}
+
+int
+lf_build(struct repair_ctx *rc, struct xk_bld *b)
+{
+	struct lf_plan *p = rc->lfplan;
+	int err = 0;
+
+	if (!p)
+		return 0;
+	/* The directory to gain the entries could not be rewritten. */
+	if (!dir_being_rebuilt(rc, p->create ? p->root : p->lf))
+		return 0;
+	if (p->create) {
+		struct xk_bld_inode ip;
+		int64_t now = (int64_t)time(NULL);
+
+		xk_bld_inode_init(b, &ip, p->lf, XK_S_IFDIR | 0700);
+		ip.atime_sec = ip.mtime_sec = ip.ctime_sec = ip.crtime_sec =
+			now;
+		ip.atime_nsec = ip.mtime_nsec = ip.ctime_nsec =
+			ip.crtime_nsec = 0;
+		ip.nlink = 2 + (uint32_t)p->ndirs;
+		err = xk_bld_dir(b, &ip, p->root, p->ents, p->n);
+		if (!err)
+			err = xk_bld_inode_write(b, &ip);
+		if (err) {
+			free(ip.data.local);
+			free(ip.data.ext);
+			return err;
+		}
+		info(rc, "Created /%s (inode %llu).\n", LOST_FOUND,
+		     (unsigned long long)p->lf);
+	}
+	for (size_t i = 0; i < p->ndirs; i++)
+		move_dotdot(rc, &p->dirs[i], p->lf);
+	if (rc->verbose)
+		for (size_t i = 0; i < p->n; i++)
+			info(rc, "        - inode %llu moved to /%s\n",
+			     (unsigned long long)p->ents[i].ino, LOST_FOUND);
+	return 0;
+}
+
+/*
+ * A directory is planned whenever it is not reachable, since its "."
+ * and its children's ".." count as references; only those no entry
+ * names are orphans.  The others hang below an orphan and come back
+ * with it.
+ */
+static void
+drop_named_dirs(struct repair_ctx *rc)
+{
+	uint64_t *named;
+	size_t out = 0;
+	int dirs = 0;
+
+	for (size_t i = 0; i < rc->norphans; i++)
+		if ((rc->orphans[i].mode & XK_S_IFMT) == XK_S_IFDIR)
+			dirs = 1;
+	if (!dirs || !rc->nedges)
+		return;
+	named = malloc(rc->nedges * sizeof(*named));
+	if (!named) {
+		rc->norphans = 0;
+		return;
+	}
+	for (size_t i = 0; i < rc->nedges; i++)
+		named[i] = rc->edges[i].child;
+	sort_v(named, rc->nedges, sizeof(*named), cmp_u64);
+	for (size_t i = 0; i < rc->norphans; i++) {
+		const struct orphan *o = &rc->orphans[i];
+
+		if ((o->mode & XK_S_IFMT) == XK_S_IFDIR &&
+		    bsearch(&o->ino, named, rc->nedges, sizeof(*named),
+			    cmp_u64)) {
+			plan_none(rc);
+			continue;
+		}
+		rc->orphans[out++] = *o;
+	}
+	rc->norphans = out;
+	free(named);
+}
+
+int
+reconnect_orphans(struct repair_ctx *rc, unsigned long *applied)
+{
+	struct xk_mount *mp = rc->mp;
+	uint64_t root = mp->sb.rootino, lf;
+	struct xk_buf *bp;
+	struct xk_dinode *dip;
+	int err, fits;
+
+	lf_plan_free(rc);
+	drop_named_dirs(rc);
+	if (!rc->norphans)
+		return 0;
+	/* Edits of this pass's inode fixes must be read back as written. */
+	err = xk_buf_flush(mp);
+	if (err)
+		return err;
+	if (!dir_in_use(rc, root))
+		return 0;	/* no usable root: the orphans stay */
+	lf = dir_lookup(rc, root, LOST_FOUND);
+	if (lf && !dir_in_use(rc, lf))
+		return 0;	/* the name is taken by a file */
+	if (!lf) {
+		lf = pick_free_inode(rc);
+		if (!lf)
+			return 0;
+		if (all_fit_new(rc, lf) && !create_lost_found(rc, lf)) {
+			add_in_place(rc, lf, applied);
+			(*applied)++;
+			return 0;
+		}
+		return plan_rewrite(rc, lf, 1);
+	}
+	if (xk_inode_read(mp, lf, 0, &bp, &dip))
+		return 0;
+	fits = all_fit_sf(rc, dip, lf);
+	xk_buf_release(bp);
+	if (fits) {
+		add_in_place(rc, lf, applied);
+		return 0;
+	}
+	return plan_rewrite(rc, lf, 0);
 }

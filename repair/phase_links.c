@@ -259,7 +259,12 @@ phase_links(struct repair_ctx *rc)
 			 */
 			if (ii->refs == 0 && ii->nlink == 0)
 				plan_inode(rc, ii->ino, IFIX_CLEAR, 0);
-			else if (ii->refs == 0)
+			else if (ii->refs == 0 || is_dir(ii))
+				/*
+				 * A directory's own "." and its children's
+				 * ".." count too: lostfound.c keeps those
+				 * no entry names.
+				 */
 				plan_orphan(rc, ii);
 			else
 				plan_none(rc);

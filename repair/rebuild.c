@@ -132,8 +132,15 @@ feed_ag(struct repair_ctx *rc, struct xk_bld *b, uint32_t agno)
 		const struct claim *c = &as->used.v[i];
 		unsigned int flags = 0;
 
-		/* A directory being rewritten gets new blocks. */
-		if (!fed_owner(c->owner) || dir_being_rebuilt(rc, c->owner))
+		/*
+		 * A directory being rewritten gets new data blocks and an
+		 * attr bmbt if it needs one; its attr blocks stay its own.
+		 */
+		if (!fed_owner(c->owner) ||
+		    (dir_being_rebuilt(rc, c->owner) &&
+		     (c->offset & (XK_RMAP_OFF_ATTR_FORK |
+				   XK_RMAP_OFF_BMBT_BLOCK)) !=
+		     XK_RMAP_OFF_ATTR_FORK))
 			continue;
 		if (c->offset & XK_RMAP_OFF_ATTR_FORK)
 			flags |= XK_BLD_ATTR_FORK;

@@ -175,6 +175,8 @@ struct repair_ctx {
 	/* Block/leaf/node directories to rewrite from salvaged entries. */
 	uint64_t	*dirfix;
 	size_t		ndirfix, capdirfix;
+	/* Orphans for /lost+found that the rewrite adds (lostfound.c). */
+	struct lf_plan	*lfplan;
 	uint64_t	cache_bytes;	/* buffer cache budget per handle */
 	uint64_t	mem_cap_mb;	/* -m, 0: no cap */
 	int		direct;		/* --direct: O_DIRECT I/O */
@@ -284,18 +286,27 @@ struct sf_add {
 int sf_rewrite(struct repair_ctx *rc, struct xk_dinode *dip, uint64_t drop,
 	       uint64_t parent, const struct sf_add *add);
 /* lostfound.c */
+struct xk_bld;
+struct xk_bld_dirent;
 void plan_orphan(struct repair_ctx *rc, const struct inode_info *ii);
 int reconnect_orphans(struct repair_ctx *rc, unsigned long *applied);
+/* Entries the directory rewrite adds to dir (the orphans, lost+found). */
+void lf_extra(const struct repair_ctx *rc, uint64_t dir,
+	      const struct xk_bld_dirent **ents, size_t *n);
+/* In the rebuild session: a new /lost+found, moved directories' "..". */
+int lf_build(struct repair_ctx *rc, struct xk_bld *b);
+void lf_plan_free(struct repair_ctx *rc);
 /* Point a block-form directory's ".." at parent, in place. */
 int set_block_dotdot(struct repair_ctx *rc, uint64_t ino, uint64_t parent);
 /* Apply superblock and inode plans; *applied counts what was written. */
 int apply_fixes(struct repair_ctx *rc, unsigned long *applied);
-/* dirfix.c: block, leaf and node directories rewritten by the builder. */
-struct xk_bld;
+/* dirfix.c: directories rewritten by the builder. */
 void plan_dir_rebuild(struct repair_ctx *rc, uint64_t ino);
 int dir_being_rebuilt(const struct repair_ctx *rc, uint64_t owner);
 int dirs_prepare(struct repair_ctx *rc);
 int rebuild_dirs(struct repair_ctx *rc, struct xk_bld *b);
+/* The inode an entry of directory dir names, or 0. */
+uint64_t dir_lookup(struct repair_ctx *rc, uint64_t dir, const char *name);
 /* rebuild_fork.c: data forks from the reverse mappings. */
 void plan_rmap_forks(struct repair_ctx *rc);
 int rmap_fork_rebuild(struct repair_ctx *rc, uint64_t ino,
