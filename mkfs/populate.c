@@ -21,6 +21,7 @@
 #define _GNU_SOURCE	/* SEEK_DATA, SEEK_HOLE, O_NOATIME */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -520,6 +521,96 @@ pop_special(struct pop_ctx *c, struct xk_bld_inode *ip,
 }
 
 /*
+ * Early write-back of the image.  Everything written stays dirty in the
+ * page cache until the final fsync, which then waits for all of it
+ * (a quarter of a second for 300,000 entries here).  After each
+ * write-back of the buffer cache a helper thread asks the kernel to
+ * start writing what is dirty (sync_file_range, which returns without
+ * waiting for the I/O but may wait for the queue), so the disk works
+ * while the build goes on and the final fsync finds little left.  It
+ * never changes what is written, only when.
+ */
+struct pop_wb {
+	pthread_t	tid;
+	pthread_mutex_t	lock;
+	pthread_cond_t	cv;
+	int		fd;
+	int		kicks, stop;
+};
+
+static void *
+wb_main(void *arg)
+{
+	struct pop_wb *w = arg;
+
+	pthread_mutex_lock(&w->lock);
+	for (;;) {
+		while (!w->kicks && !w->stop)
+			pthread_cond_wait(&w->cv, &w->lock);
+		if (w->stop)
+			break;
+		w->kicks = 0;
+		pthread_mutex_unlock(&w->lock);
+		(void)sync_file_range(w->fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+		pthread_mutex_lock(&w->lock);
+	}
+	pthread_mutex_unlock(&w->lock);
+	return NULL;
+}
+
+/* Start the helper; without it (no memory, no thread) nothing changes. */
+static void
+wb_start(struct pop_ctx *c)
+{
+	struct pop_wb *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return;
+	w->fd = c->mp->dev->fd;
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_cond_init(&w->cv, NULL);
+	if (pthread_create(&w->tid, NULL, wb_main, w)) {
+		pthread_mutex_destroy(&w->lock);
+		pthread_cond_destroy(&w->cv);
+		free(w);
+		return;
+	}
+	pthread_setname_np(w->tid, "xk-writeback");
+	c->wb = w;
+}
+
+static void
+wb_kick(struct pop_ctx *c)
+{
+	struct pop_wb *w = c->wb;
+
+	if (!w)
+		return;
+	pthread_mutex_lock(&w->lock);
+	w->kicks = 1;
+	pthread_cond_signal(&w->cv);
+	pthread_mutex_unlock(&w->lock);
+}
+
+static void
+wb_stop(struct pop_ctx *c)
+{
+	struct pop_wb *w = c->wb;
+
+	if (!w)
+		return;
+	pthread_mutex_lock(&w->lock);
+	w->stop = 1;
+	pthread_cond_signal(&w->cv);
+	pthread_mutex_unlock(&w->lock);
+	pthread_join(w->tid, NULL);
+	pthread_mutex_destroy(&w->lock);
+	pthread_cond_destroy(&w->cv);
+	free(w);
+	c->wb = NULL;
+}
+
+/*
  * Inodes written between two write-backs of the buffer cache.  Written
  * inode clusters, directory and xattr blocks stay dirty in the cache
  * until written back, and the cache can only reclaim clean buffers (it
@@ -540,6 +631,8 @@ pop_inode_write(struct pop_ctx *c, struct xk_bld_inode *ip, const char *path)
 		err = xk_buf_flush(c->mp);
 		if (err)
 			pop_error(path, err, "writing metadata back");
+		else
+			wb_kick(c);
 	}
 	return err;
 }
@@ -718,6 +811,7 @@ mkfs_populate(const struct mkfs_cfg *cfg, struct mkfs_populate *p, int quiet)
 		goto out;
 	}
 	xk_bld_set_time(c->b, c->now_sec, c->now_nsec);
+	wb_start(c);
 	{
 		struct stat ist;
 
@@ -747,6 +841,7 @@ mkfs_populate(const struct mkfs_cfg *cfg, struct mkfs_populate *p, int quiet)
 			pop_error(cfg->dev, err, "committing the indexes");
 	}
 out:
+	wb_stop(c);
 	if (c->progress_shown)
 		fputc('\n', stderr);
 	xk_bld_free(c->b);

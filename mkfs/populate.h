@@ -49,6 +49,7 @@ struct pop_link {
 };
 
 struct pnode;
+struct pop_wb;
 
 struct pop_ctx {
 	struct xk_mount	*mp;
@@ -72,6 +73,8 @@ struct pop_ctx {
 	/* Protofile tree, parsed before formatting. */
 	struct pnode	*proto_root;
 	struct pop_tree	*proto_tree;
+	/* Early write-back of the image (populate.c). */
+	struct pop_wb	*wb;
 };
 
 /* populate.c */

@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * -p DIR: copy a directory tree.  Each directory is handled in one go:
- * its entries are read and sorted by name (so the image does not depend
- * on the order the source filesystem returns them), an inode is
- * allocated for every child, then the directory itself is written
- * (xattrs, entries, inode), then each child in turn; subdirectories
- * recurse.  Memory is the entries of the directories on the current
- * path, never file contents.
+ * its entries, read and sorted by name (so the image does not depend on
+ * the order the source filesystem returns them), get an inode each,
+ * then the directory itself is written (xattrs, entries, inode), then
+ * each child in turn; subdirectories recurse.  The reading of the source
+ * (entries, status, xattrs, symlinks, small files' contents) is done
+ * ahead by the read-ahead pool (populate_pf.c) on worker threads; this
+ * file is the builder's side and runs on one thread, in an order that
+ * depends on the tree alone, so the image is the same for any number of
+ * threads.  Memory is the entries of the directories on the current path
+ * and the pool's bounded read-ahead, never whole large files: those are
+ * streamed here.
  *
  * Everything is opened relative to its directory's descriptor (openat,
  * fstatat), so paths longer than PATH_MAX work and a rename in the source
@@ -14,28 +19,19 @@
  * the source's atimes where the kernel allows it.  Hard links are found
  * through (st_dev, st_ino) in a hash table.
  */
-#define _GNU_SOURCE	/* SEEK_DATA, SEEK_HOLE, O_NOATIME */
-#include <dirent.h>
+#define _GNU_SOURCE	/* O_NOATIME */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "populate.h"
-
-struct child {
-	char		*name;
-	size_t		namelen;
-	struct stat	st;
-	uint64_t	ino;
-	int		owner;		/* first name of its inode: write it */
-	int		skip;		/* the image itself: left out */
-};
+#include "populate_pf.h"
 
 /* The path being walked, for messages only. */
 struct pathbuf {
@@ -88,81 +84,32 @@ meta_from_stat(struct pop_meta *m, const struct stat *st)
 	m->rdev_minor = minor(st->st_rdev);
 }
 
-/*
- * All xattrs of one file: through fd when it is open, else by lpath
- * without following a final symlink.  Sorted by name so the attr fork
- * does not depend on the order the source lists them.
- */
-static int
-cmp_str(const void *a, const void *b)
+/* A failure the read-ahead found, reported where the walk meets it. */
+static void
+report(const char *path, const struct pf_err *e)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	if (e->xname)
+		fprintf(stderr, "xfskit-mkfs: %s: cannot read xattr %s: %s\n",
+			path, e->xname, strerror(-e->err));
+	else
+		pop_error(path, e->err, e->what);
 }
 
+/* The xattrs read ahead, in the builder's form (ACLs converted). */
 static int
-read_xattrs(struct pop_ctx *c, struct pop_xattrs *xl, int fd,
-	    const char *lpath, const char *path)
+convert_xattrs(struct pop_ctx *c, struct pop_xattrs *xl,
+	       const struct pf_xattr *xa, size_t n, const char *path)
 {
-	char *names = NULL, **v = NULL;
-	uint8_t *val = NULL;
-	ssize_t len;
-	size_t n = 0;
 	int err = 0;
 
-	len = fd >= 0 ? flistxattr(fd, NULL, 0) : llistxattr(lpath, NULL, 0);
-	if (len <= 0) {
-		if (len < 0 && errno != ENOTSUP && errno != EPERM) {
-			err = -errno;
-			pop_error(path, err, "listing its xattrs");
-		}
-		return err;
-	}
-	names = malloc((size_t)len + 1);
-	val = malloc(65536);
-	if (!names || !val) {
-		err = -ENOMEM;
-		goto out;
-	}
-	len = fd >= 0 ? flistxattr(fd, names, (size_t)len) :
-			llistxattr(lpath, names, (size_t)len);
-	if (len < 0) {
-		err = -errno;
-		pop_error(path, err, "listing its xattrs");
-		goto out;
-	}
-	for (ssize_t i = 0; i < len; i += (ssize_t)strlen(names + i) + 1)
-		n++;
-	v = calloc(n ? n : 1, sizeof(*v));
-	if (!v) {
-		err = -ENOMEM;
-		goto out;
-	}
-	n = 0;
-	for (ssize_t i = 0; i < len; i += (ssize_t)strlen(names + i) + 1)
-		v[n++] = names + i;
-	qsort(v, n, sizeof(*v), cmp_str);
 	for (size_t i = 0; i < n && !err; i++) {
-		ssize_t vl = fd >= 0 ? fgetxattr(fd, v[i], val, 65536) :
-				       lgetxattr(lpath, v[i], val, 65536);
-
-		if (vl < 0) {
-			if (errno == ENODATA)
-				continue;	/* removed meanwhile */
-			err = -errno;
-			fprintf(stderr, "xfskit-mkfs: %s: cannot read xattr "
-				"%s: %s\n", path, v[i], strerror(errno));
-			break;
-		}
-		err = pop_xattr_add(c, xl, path, v[i], val, (size_t)vl);
+		err = pop_xattr_add(c, xl, path, xa[i].name, xa[i].value,
+				    xa[i].len);
 		if (err > 0)
 			err = 0;
 	}
-out:
 	if (err == -ENOMEM)
 		pop_error(path, err, "reading its xattrs");
-	free(v);
-	free(val);
-	free(names);
 	return err;
 }
 
@@ -177,141 +124,96 @@ open_at(int dfd, const char *name, int flags)
 	return fd;
 }
 
-static int
-cmp_child(const void *a, const void *b)
-{
-	const struct child *x = a, *y = b;
+/* Contents read ahead, handed to the builder as a stream. */
+struct memsrc {
+	const uint8_t	*p;
+	uint64_t	left;
+};
 
-	return strcmp(x->name, y->name);
+static ssize_t
+mem_read(void *ctx, void *buf, size_t n)
+{
+	struct memsrc *m = ctx;
+
+	if (n > m->left)
+		n = (size_t)m->left;
+	memcpy(buf, m->p, n);
+	m->p += n;
+	m->left -= n;
+	return (ssize_t)n;
 }
 
-/* Read and sort the entries of the open directory dfd. */
+/* A regular file's data: from the read-ahead, else streamed from it. */
 static int
-read_entries(int dfd, const char *path, struct child **kidsp, size_t *np)
+write_file(struct pop_ctx *c, struct pf_pool *pool, int dfd,
+	   struct pf_ent *k, struct xk_bld_inode *ip, const char *path)
 {
-	struct child *kids = NULL;
-	size_t n = 0, cap = 0;
-	struct dirent *de;
-	int fd = dup(dfd), err = 0;
-	DIR *d;
+	uint64_t size = (uint64_t)k->st.st_size;
+	int fd, err = 0;
 
-	if (fd < 0)
-		return -errno;
-	d = fdopendir(fd);
-	if (!d) {
-		err = -errno;
-		close(fd);
-		pop_error(path, err, "reading the directory");
+	if (k->have_data) {
+		struct memsrc m = { .p = k->data, .left = k->datalen };
+
+		for (size_t i = 0; i < k->nseg && !err; i++) {
+			uint64_t len = k->seg[i].end - k->seg[i].start;
+
+			err = xk_bld_file_write_reader(c->b, ip,
+						       k->seg[i].start,
+						       mem_read, &m, len);
+			if (err)
+				pop_error(path, err, "copying its data");
+			else
+				pop_progress(c, len);
+		}
+		ip->size = size;
+		pf_data_done(pool, k);
 		return err;
 	}
-	errno = 0;
-	while ((de = readdir(d)) != NULL) {
-		size_t len = strlen(de->d_name);
-
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (n == cap) {
-			struct child *nk;
-
-			cap = cap ? cap * 2 : 16;
-			nk = realloc(kids, cap * sizeof(*nk));
-			if (!nk) {
-				err = -ENOMEM;
-				break;
-			}
-			kids = nk;
-		}
-		memset(&kids[n], 0, sizeof(kids[n]));
-		kids[n].name = strdup(de->d_name);
-		kids[n].namelen = len;
-		if (!kids[n].name) {
-			err = -ENOMEM;
-			break;
-		}
-		n++;
-		errno = 0;
+	if (!size) {
+		ip->size = 0;
+		return 0;
 	}
-	if (!err && errno)
+	fd = open_at(dfd, k->name, O_RDONLY);
+	if (fd < 0) {
 		err = -errno;
-	closedir(d);
-	if (err) {
-		pop_error(path, err, "reading the directory");
-		for (size_t i = 0; i < n; i++)
-			free(kids[i].name);
-		free(kids);
+		pop_error(path, err, "opening it");
 		return err;
 	}
-	if (n)
-		qsort(kids, n, sizeof(*kids), cmp_child);
-	*kidsp = kids;
-	*np = n;
-	return 0;
+	err = pop_file_fd(c, ip, fd, size, path);
+	close(fd);
+	return err;
 }
 
-static int walk_dir(struct pop_ctx *c, int dfd, struct pathbuf *pb,
-		    uint64_t ino, uint64_t parent, const struct stat *st);
-
-/* Write one non-directory child of dfd whose inode this name owns. */
+/* Write one non-directory child of d whose inode this name owns. */
 static int
-write_leaf(struct pop_ctx *c, int dfd, const struct child *k,
-	   const char *path)
+write_leaf(struct pop_ctx *c, struct pf_pool *pool, struct pf_dir *d,
+	   struct pf_ent *k, const char *path)
 {
 	struct xk_bld_inode ino;
 	struct pop_xattrs xl = { 0 };
 	struct pop_meta m;
-	char lpath[64 + 256];
-	char *target = NULL;
-	int fd = -1, err;
+	int err;
 
 	meta_from_stat(&m, &k->st);
-	if (S_ISREG(k->st.st_mode)) {
-		fd = open_at(dfd, k->name, O_RDONLY);
-		if (fd < 0) {
-			err = -errno;
-			pop_error(path, err, "opening it");
-			return err;
-		}
-		err = read_xattrs(c, &xl, fd, NULL, path);
-	} else {
-		snprintf(lpath, sizeof(lpath), "/proc/self/fd/%d/%s", dfd,
-			 k->name);
-		err = read_xattrs(c, &xl, -1, lpath, path);
-	}
-	if (!err && S_ISLNK(k->st.st_mode)) {
-		size_t cap = (size_t)k->st.st_size + 2;
-		ssize_t l;
-
-		target = malloc(cap);
-		if (!target) {
-			err = -ENOMEM;
-			goto out;
-		}
-		l = readlinkat(dfd, k->name, target, cap);
-		if (l < 0 || (size_t)l >= cap) {
-			err = l < 0 ? -errno : -EIO;
-			pop_error(path, err, "reading the symlink");
-			goto out;
-		}
-		target[l] = '\0';
+	err = convert_xattrs(c, &xl, k->xa, k->nxa, path);
+	if (!err && k->err.err) {
+		report(path, &k->err);
+		err = k->err.err;
 	}
 	if (err)
 		goto out;
 	pop_inode_begin(c, &ino, k->ino, &m);
 	err = pop_attrs_write(c, &ino, &xl, path);
 	if (!err) {
-		if (fd >= 0)
-			err = pop_file_fd(c, &ino, fd, (uint64_t)k->st.st_size,
-					  path);
+		if (S_ISREG(k->st.st_mode))
+			err = write_file(c, pool, d->fd, k, &ino, path);
 		else
-			err = pop_special(c, &ino, &m, target, path);
+			err = pop_special(c, &ino, &m, k->target, path);
 	}
 	if (!err)
 		err = pop_inode_write(c, &ino, path);
 out:
 	pop_xattrs_reset(&xl);
-	free(target);
-	if (fd >= 0)
-		close(fd);
 	return err;
 }
 
@@ -321,24 +223,23 @@ out:
  * the first one's inode.
  */
 static int
-alloc_children(struct pop_ctx *c, int dfd, struct pathbuf *pb,
-	       struct child *kids, size_t n, uint64_t ino, uint32_t *nsubdirs)
+alloc_children(struct pop_ctx *c, struct pathbuf *pb, struct pf_ent *kids,
+	       size_t n, uint64_t ino, uint32_t *nsubdirs)
 {
 	int err;
 
 	*nsubdirs = 0;
 	for (size_t i = 0; i < n; i++) {
-		struct child *k = &kids[i];
+		struct pf_ent *k = &kids[i];
 		int isdir;
 		size_t saved;
 
 		if (path_push(pb, k->name, &saved))
 			return -ENOMEM;
 		err = pop_check_name(pb->s, k->name, k->namelen);
-		if (!err && fstatat(dfd, k->name, &k->st,
-				    AT_SYMLINK_NOFOLLOW)) {
-			err = -errno;
-			pop_error(pb->s, err, "reading its status");
+		if (!err && k->st_err.err) {
+			err = k->st_err.err;
+			report(pb->s, &k->st_err);
 		}
 		if (!err && !pop_ftype(k->st.st_mode)) {
 			fprintf(stderr, "xfskit-mkfs: %s: unknown file "
@@ -380,9 +281,9 @@ alloc_children(struct pop_ctx *c, int dfd, struct pathbuf *pb,
 }
 
 static int
-write_dir(struct pop_ctx *c, int dfd, const char *path,
-	  const struct child *kids, size_t n, uint32_t nsubdirs,
-	  uint64_t ino, uint64_t parent, const struct stat *st)
+write_dir(struct pop_ctx *c, struct pf_dir *d, const char *path,
+	  uint32_t nsubdirs, uint64_t ino, uint64_t parent,
+	  const struct stat *st)
 {
 	struct xk_bld_dirent *ents = NULL;
 	struct pop_xattrs xl = { 0 };
@@ -391,22 +292,28 @@ write_dir(struct pop_ctx *c, int dfd, const char *path,
 	size_t nents = 0;
 	int err;
 
-	if (n) {
-		ents = calloc(n, sizeof(*ents));
+	if (d->n) {
+		ents = calloc(d->n, sizeof(*ents));
 		if (!ents)
 			return -ENOMEM;
 	}
-	for (size_t i = 0; i < n; i++) {
-		if (kids[i].skip)
+	for (size_t i = 0; i < d->n; i++) {
+		const struct pf_ent *k = &d->kids[i];
+
+		if (k->skip)
 			continue;
-		ents[nents].name = (const uint8_t *)kids[i].name;
-		ents[nents].namelen = (uint8_t)kids[i].namelen;
-		ents[nents].ftype = pop_ftype(kids[i].st.st_mode);
-		ents[nents].ino = kids[i].ino;
+		ents[nents].name = (const uint8_t *)k->name;
+		ents[nents].namelen = (uint8_t)k->namelen;
+		ents[nents].ftype = pop_ftype(k->st.st_mode);
+		ents[nents].ino = k->ino;
 		nents++;
 	}
 	meta_from_stat(&m, st);
-	err = read_xattrs(c, &xl, dfd, NULL, path);
+	err = convert_xattrs(c, &xl, d->xa, d->nxa, path);
+	if (!err && d->xerr.err) {
+		report(path, &d->xerr);
+		err = d->xerr.err;
+	}
 	if (!err) {
 		pop_inode_begin(c, &di, ino, &m);
 		err = pop_attrs_write(c, &di, &xl, path);
@@ -425,51 +332,44 @@ write_dir(struct pop_ctx *c, int dfd, const char *path,
 	return err;
 }
 
+/*
+ * Build directory d and everything under it.  On success d is released;
+ * on failure everything is left to pf_stop(), since workers may still
+ * be reading under it.
+ */
 static int
-walk_dir(struct pop_ctx *c, int dfd, struct pathbuf *pb, uint64_t ino,
-	 uint64_t parent, const struct stat *st)
+walk_dir(struct pop_ctx *c, struct pf_pool *pool, struct pf_dir *d,
+	 struct pathbuf *pb, uint64_t ino, uint64_t parent,
+	 const struct stat *st)
 {
-	struct child *kids = NULL;
-	size_t n = 0;
 	uint32_t nsub;
 	int err;
 
-	err = read_entries(dfd, pb->s, &kids, &n);
-	if (err)
-		return err;
-	err = alloc_children(c, dfd, pb, kids, n, ino, &nsub);
+	pf_wait(pool, d);
+	if (d->err.err) {
+		report(pb->s, &d->err);
+		return d->err.err;
+	}
+	err = alloc_children(c, pb, d->kids, d->n, ino, &nsub);
 	if (!err)
-		err = write_dir(c, dfd, pb->s, kids, n, nsub, ino, parent, st);
-	for (size_t i = 0; i < n && !err; i++) {
-		struct child *k = &kids[i];
+		err = write_dir(c, d, pb->s, nsub, ino, parent, st);
+	for (size_t i = 0; i < d->n && !err; i++) {
+		struct pf_ent *k = &d->kids[i];
 		size_t saved;
 
 		if (!k->owner || k->skip)
 			continue;
-		if (path_push(pb, k->name, &saved)) {
-			err = -ENOMEM;
-			break;
-		}
-		if (S_ISDIR(k->st.st_mode)) {
-			int cfd = open_at(dfd, k->name,
-					  O_RDONLY | O_DIRECTORY);
-
-			if (cfd < 0) {
-				err = -errno;
-				pop_error(pb->s, err, "opening the directory");
-			} else {
-				err = walk_dir(c, cfd, pb, k->ino, ino,
-					       &k->st);
-				close(cfd);
-			}
-		} else {
-			err = write_leaf(c, dfd, k, pb->s);
-		}
+		if (path_push(pb, k->name, &saved))
+			return -ENOMEM;
+		if (S_ISDIR(k->st.st_mode))
+			err = walk_dir(c, pool, k->job, pb, k->ino, ino,
+				       &k->st);
+		else
+			err = write_leaf(c, pool, d, k, pb->s);
 		path_pop(pb, saved);
 	}
-	for (size_t i = 0; i < n; i++)
-		free(kids[i].name);
-	free(kids);
+	if (!err)
+		pf_release(pool, d);
 	return err;
 }
 
@@ -477,6 +377,8 @@ int
 pop_from_dir(struct pop_ctx *c, const char *src)
 {
 	struct pathbuf pb = { 0 };
+	struct pf_pool *pool;
+	struct pf_dir *root;
 	struct rlimit rl;
 	struct stat st;
 	size_t saved;
@@ -501,9 +403,17 @@ pop_from_dir(struct pop_ctx *c, const char *src)
 		close(fd);
 		return -ENOMEM;
 	}
-	err = walk_dir(c, fd, &pb, xk_bld_rootino(c->b),
+	err = pf_start(pf_default_threads(), fd, c->mp->g.blocksize,
+		       c->img_dev, c->img_ino, &pool, &root);
+	if (err) {
+		pop_error(src, err, "starting to read it");
+		close(fd);
+		free(pb.s);
+		return err;
+	}
+	err = walk_dir(c, pool, root, &pb, xk_bld_rootino(c->b),
 		       xk_bld_rootino(c->b), &st);
-	close(fd);
+	pf_stop(pool);
 	free(pb.s);
 	return err;
 }
