@@ -11,6 +11,7 @@
 
 #include "repair.h"
 #include "da.h"
+#include "readahead.h"
 
 #include <xfskit/format/da.h>
 #include <xfskit/format/dir.h>
@@ -272,14 +273,75 @@ dir_leaf_fn(void *ctx, struct xk_buf *bp, uint64_t lblk)
 		       0;
 }
 
+/*
+ * Sort by (address, hash) in linear time: the data entries arrive in
+ * address order already (blocks in file order, entries in block order),
+ * and the index in hash order, which a stable counting sort on the
+ * address keeps within equal addresses.  Only a damaged index repeats an
+ * address, so the hash order of such runs is then made sure of with a
+ * comparison sort.  This replaced two qsort calls that took a seventh of
+ * the check's time on a tree of large directories.
+ */
+static void
+sort_refs(struct dirent_ref *v, size_t n)
+{
+	size_t count[4][256], pos[256];
+	struct dirent_ref *tmp, *from = v, *to;
+	size_t i;
+
+	for (i = 1; i < n; i++)
+		if (cmp_ref(&v[i - 1], &v[i]) > 0)
+			break;
+	if (i >= n)
+		return;
+	tmp = malloc(n * sizeof(*tmp));
+	if (!tmp) {
+		sort_v(v, n, sizeof(*v), cmp_ref);
+		return;
+	}
+	to = tmp;
+	memset(count, 0, sizeof(count));
+	for (i = 0; i < n; i++)
+		for (int d = 0; d < 4; d++)
+			count[d][(v[i].addr >> (8 * d)) & 0xff]++;
+	for (int d = 0; d < 4; d++) {
+		size_t sum = 0;
+		unsigned int shift = 8 * (unsigned int)d;
+
+		/* A byte all addresses share orders nothing. */
+		if (count[d][(v[0].addr >> shift) & 0xff] == n)
+			continue;
+		for (int b = 0; b < 256; b++) {
+			pos[b] = sum;
+			sum += count[d][b];
+		}
+		for (i = 0; i < n; i++)
+			to[pos[(from[i].addr >> shift) & 0xff]++] = from[i];
+		from = to;
+		to = from == v ? tmp : v;
+	}
+	if (from != v)
+		memcpy(v, from, n * sizeof(*v));
+	free(tmp);
+	for (i = 0; i + 1 < n; i++) {
+		size_t j = i + 1;
+
+		while (j < n && v[j].addr == v[i].addr)
+			j++;
+		if (j - i > 1)
+			sort_v(&v[i], j - i, sizeof(*v), cmp_ref);
+		i = j - 1;
+	}
+}
+
 /* Every entry indexed exactly once, under its own hash, and no more. */
 static void
 match_index(struct dir_state *ds)
 {
 	size_t i = 0, j = 0, reported = 0;
 
-	sort_v(ds->data, ds->ndata, sizeof(*ds->data), cmp_ref);
-	sort_v(ds->leaf, ds->nleaf, sizeof(*ds->leaf), cmp_ref);
+	sort_refs(ds->data, ds->ndata);
+	sort_refs(ds->leaf, ds->nleaf);
 	while ((i < ds->ndata || j < ds->nleaf) && reported < 10) {
 		int c = i >= ds->ndata ? 1 : j >= ds->nleaf ? -1 :
 			cmp_ref(&ds->data[i], &ds->leaf[j]);
@@ -303,6 +365,39 @@ match_index(struct dir_state *ds)
 		}
 		reported++;
 	}
+}
+
+/*
+ * Hint every block of a directory before its walk: its blocks lie
+ * between the inode chunks, where the inode scan's readahead does not
+ * reach, and reading them one by one waited for the disk once per
+ * block on a cold cache.  Neighbouring extents go as one request.
+ */
+static void
+readahead_map(struct repair_ctx *rc, const struct fork_map *map)
+{
+	struct xk_mount *mp = rc->mp;
+	uint64_t total = 0;
+	struct ra_plan ra;
+
+	ra_init(&ra, mp->dev);
+	/* A huge directory is hinted only at its start. */
+	for (size_t i = 0; i < map->n && total < (16ULL << 20); i++) {
+		const struct xk_bmbt_irec *r = &map->v[i];
+		uint64_t len = r->blockcount << mp->g.blocklog;
+
+		if (!xk_fsbext_valid(mp, r->startblock, r->blockcount))
+			continue;
+		if (len > (16ULL << 20))
+			len = 16ULL << 20;
+		ra_add(&ra, xk_fsb_to_daddr(mp, r->startblock) << XK_BBSHIFT,
+		       len);
+		total += len;
+	}
+	/* Hint everything: the walk reads all of it next. */
+	if (ra.n)
+		ra_step(&ra, ra.n - 1);
+	ra_free(&ra);
 }
 
 static struct xk_buf *
@@ -358,6 +453,7 @@ check_blocks(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
 	uint64_t last_off = map->n ? map->v[map->n - 1].startoff +
 				     map->v[map->n - 1].blockcount : 0;
 
+	readahead_map(rc, map);
 	for (size_t i = 0; i < map->n; i++) {
 		const struct xk_bmbt_irec *r = &map->v[i];
 		uint64_t first = (r->startoff + (1ULL << dblog) - 1) &

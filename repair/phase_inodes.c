@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "repair.h"
+#include "readahead.h"
 
 #include <xfskit/format/symlink.h>
 
@@ -374,6 +375,7 @@ scan_ag(struct repair_ctx *rc, struct ag_scan *src, uint32_t agno)
 {
 	uint32_t last = XK_NULLAGBLOCK;
 	uint64_t dummy;
+	struct ra_plan ra;
 
 	free(src->seen_free);
 	src->seen_free = calloc(src->nchunks ? src->nchunks : 1,
@@ -382,26 +384,17 @@ scan_ag(struct repair_ctx *rc, struct ag_scan *src, uint32_t agno)
 	if (rc->verbose)
 		fprintf(rc->out, "        - agno = %u: %zu inode chunks\n",
 			agno, src->nchunks);
-	/* Read ahead every chunk of the AG, in address order. */
+	/* Read ahead the chunks a window ahead of the scan (readahead.c). */
+	ra_chunks(&ra, rc->mp, agno, src->chunks, src->nchunks);
 	for (size_t i = 0; i < src->nchunks; i++) {
-		uint32_t agino = xk_be32_get(src->chunks[i].ir_startino);
-		uint32_t agbno = xk_agino_to_agbno(rc->mp, agino);
-
-		if (xk_agbext_valid(rc->mp, agno, agbno,
-				    rc->mp->g.ialloc_blks))
-			xk_dev_readahead(rc->mp->dev,
-				xk_agb_to_daddr(rc->mp, agno, agbno)
-					<< XK_BBSHIFT,
-				(uint64_t)rc->mp->g.ialloc_blks <<
-					rc->mp->g.blocklog);
-	}
-	for (size_t i = 0; i < src->nchunks; i++) {
+		ra_step(&ra, i);
 		if ((i & 63) == 0)
 			progress(rc, "Phase 3 - inode chunks, AG", agno,
 				 rc->mp->g.agcount);
 		scan_chunk(rc, agno, &src->chunks[i], src->chunks_synth, &last,
 			   src->seen_free ? &src->seen_free[i] : &dummy);
 	}
+	ra_free(&ra);
 }
 
 int

@@ -11,20 +11,13 @@
  * ".." and link counts set to what the entries say, unreferenced
  * unlinked inodes cleared.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "repair.h"
 
 #include <xfskit/format/dir.h>
-
-static int
-cmp_ino(const void *a, const void *b)
-{
-	const struct inode_info *x = a, *y = b;
-
-	return (x->ino > y->ino) - (x->ino < y->ino);
-}
 
 /* Edges only need grouping by parent for the walk from the root. */
 static int
@@ -35,16 +28,142 @@ cmp_parent(const void *a, const void *b)
 	return (x->parent > y->parent) - (x->parent < y->parent);
 }
 
-static int
-sorted(const void *base, size_t n, size_t size,
-       int (*cmp)(const void *, const void *))
-{
-	const char *p = base;
+/*
+ * Ordering the lists in place.  The scan hands over each worker's list
+ * whole, and each is in inode order, so a list is a few ordered runs:
+ * worker 0's AGs, then worker 1's.  Merging the runs in place (by
+ * rotations, as a stable merge without a buffer does) costs a few passes
+ * over the list and no memory, where a qsort took a tenth of the check's
+ * time and a second copy of the list.  Both lists are ordered by their
+ * leading 64-bit field (an inode's number, an entry's parent); elements
+ * are moved as 64-bit words.
+ */
+_Static_assert(offsetof(struct inode_info, ino) == 0 &&
+	       offsetof(struct edge, parent) == 0 &&
+	       sizeof(struct inode_info) % 8 == 0 &&
+	       sizeof(struct edge) % 8 == 0,
+	       "the lists are ordered by a leading 64-bit key");
 
-	for (size_t i = 1; i < n; i++)
-		if (cmp(p + (i - 1) * size, p + i * size) > 0)
-			return 0;
-	return 1;
+struct seq {
+	uint64_t	*w;		/* the list as words */
+	size_t		words;		/* words per element */
+};
+
+static uint64_t
+key(const struct seq *s, size_t i)
+{
+	return s->w[i * s->words];
+}
+
+static void
+reverse(const struct seq *s, size_t lo, size_t hi)
+{
+	size_t k = s->words;
+
+	while (hi > lo + 1) {
+		uint64_t *a = &s->w[lo++ * k], *b = &s->w[--hi * k];
+
+		for (size_t j = 0; j < k; j++) {
+			uint64_t t = a[j];
+
+			a[j] = b[j];
+			b[j] = t;
+		}
+	}
+}
+
+/* [lo, mid) [mid, hi) -> [mid, hi) [lo, mid); returns the new middle. */
+static size_t
+rotate(const struct seq *s, size_t lo, size_t mid, size_t hi)
+{
+	if (lo == mid || mid == hi)
+		return lo == mid ? hi : lo;
+	reverse(s, lo, mid);
+	reverse(s, mid, hi);
+	reverse(s, lo, hi);
+	return lo + (hi - mid);
+}
+
+/* First index in [lo, hi) whose key is >= k (> k if upper). */
+static size_t
+bound(const struct seq *s, size_t lo, size_t hi, uint64_t k, int upper)
+{
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint64_t m = key(s, mid);
+
+		if (m < k || (upper && m == k))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Stable merge of the ordered [lo, mid) and [mid, hi), in place. */
+static void
+merge_in_place(const struct seq *s, size_t lo, size_t mid, size_t hi)
+{
+	size_t cut1, cut2, nmid;
+
+	/* Already in order: the usual case at a run's end. */
+	if (lo == mid || mid == hi || key(s, mid - 1) <= key(s, mid))
+		return;
+	if (hi - lo == 2) {
+		reverse(s, lo, hi);
+		return;
+	}
+	if (mid - lo > hi - mid) {
+		cut1 = lo + (mid - lo) / 2;
+		cut2 = bound(s, mid, hi, key(s, cut1), 0);
+	} else {
+		cut2 = mid + (hi - mid) / 2;
+		cut1 = bound(s, lo, mid, key(s, cut2), 1);
+	}
+	nmid = rotate(s, cut1, mid, cut2);
+	merge_in_place(s, lo, cut1, nmid);
+	merge_in_place(s, nmid, cut2, hi);
+}
+
+/* End of the ordered run that starts at lo. */
+static size_t
+run_end(const struct seq *s, size_t lo, size_t n)
+{
+	size_t i = lo + 1;
+
+	while (i < n && key(s, i - 1) <= key(s, i))
+		i++;
+	return i;
+}
+
+/*
+ * Sort a list made of ordered runs by its leading key: merge pairs of
+ * neighbouring runs until one is left.  Stable, so the entries of one
+ * directory keep their order whatever the thread count.
+ */
+static void
+order_runs(void *base, size_t n, size_t size)
+{
+	struct seq s = { base, size / 8 };
+
+	if (n < 2 || run_end(&s, 0, n) == n)
+		return;
+	for (;;) {
+		size_t lo = 0, runs = 0;
+
+		while (lo < n) {
+			size_t mid = run_end(&s, lo, n), hi;
+
+			runs++;
+			if (mid == n)
+				break;
+			hi = run_end(&s, mid, n);
+			merge_in_place(&s, lo, mid, hi);
+			lo = hi;
+		}
+		if (runs == 1)
+			break;
+	}
 }
 
 /*
@@ -171,11 +290,9 @@ phase_links(struct repair_ctx *rc)
 	struct inode_info *root;
 	size_t reported = 0;
 
-	/* The inode scan goes in inode order: usually nothing to sort. */
-	if (!sorted(rc->inodes, rc->ninodes, sizeof(*rc->inodes), cmp_ino))
-		sort_v(rc->inodes, rc->ninodes, sizeof(*rc->inodes), cmp_ino);
-	if (!sorted(rc->edges, rc->nedges, sizeof(*rc->edges), cmp_parent))
-		sort_v(rc->edges, rc->nedges, sizeof(*rc->edges), cmp_parent);
+	/* The inode scan goes in inode order: one run per worker. */
+	order_runs(rc->inodes, rc->ninodes, sizeof(*rc->inodes));
+	order_runs(rc->edges, rc->nedges, sizeof(*rc->edges));
 
 	for (size_t i = 0; i < rc->ninodes; i++) {
 		struct inode_info *ii = &rc->inodes[i];

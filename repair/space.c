@@ -12,6 +12,7 @@
  * compares the rmapbt with the claims, and the refcountbt with the
  * sharing the claims show.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,6 +83,75 @@ cmp_claim(const void *a, const void *b)
 		return (x->offset & ~XK_RMAP_OFF_UNWRITTEN) <
 		       (y->offset & ~XK_RMAP_OFF_UNWRITTEN) ? -1 : 1;
 	return (x->len > y->len) - (x->len < y->len);
+}
+
+static int
+cmp_extent(const void *a, const void *b)
+{
+	const struct claim *x = a, *y = b;
+
+	if (x->agbno != y->agbno)
+		return x->agbno < y->agbno ? -1 : 1;
+	return (x->len > y->len) - (x->len < y->len);
+}
+
+/*
+ * Sort claims by agbno, ties by cmp (which orders by agbno first).  The
+ * lists arrive nearly or wholly in order (btree records, a copy of a
+ * sorted list), so order is checked first; otherwise a stable counting
+ * sort on the agbno bytes that differ, then the rare runs of one agbno
+ * by cmp.  A qsort here cost a few percent of the check, mostly on lists
+ * that were sorted already.  Falls back to qsort when the copy the
+ * counting sort needs cannot be had.
+ */
+static void
+sort_claims(struct claim *v, size_t n, int (*cmp)(const void *, const void *))
+{
+	size_t count[4][256], pos[256], i;
+	struct claim *tmp, *from = v, *to;
+
+	for (i = 1; i < n; i++)
+		if (cmp(&v[i - 1], &v[i]) > 0)
+			break;
+	if (i >= n)
+		return;
+	tmp = n <= (256U << 20) / sizeof(*v) ? malloc(n * sizeof(*v)) : NULL;
+	if (!tmp) {
+		sort_v(v, n, sizeof(*v), cmp);
+		return;
+	}
+	to = tmp;
+	memset(count, 0, sizeof(count));
+	for (i = 0; i < n; i++)
+		for (int d = 0; d < 4; d++)
+			count[d][(v[i].agbno >> (8 * d)) & 0xff]++;
+	for (int d = 0; d < 4; d++) {
+		unsigned int shift = 8 * (unsigned int)d;
+		size_t sum = 0;
+
+		if (count[d][(v[0].agbno >> shift) & 0xff] == n)
+			continue;
+		for (int b = 0; b < 256; b++) {
+			pos[b] = sum;
+			sum += count[d][b];
+		}
+		for (i = 0; i < n; i++)
+			to[pos[(from[i].agbno >> shift) & 0xff]++] = from[i];
+		from = to;
+		to = from == v ? tmp : v;
+	}
+	if (from != v)
+		memcpy(v, from, n * sizeof(*v));
+	free(tmp);
+	for (i = 0; i + 1 < n; i++) {
+		size_t j = i + 1;
+
+		while (j < n && v[j].agbno == v[i].agbno)
+			j++;
+		if (j - i > 1)
+			sort_v(&v[i], j - i, sizeof(*v), cmp);
+		i = j - 1;
+	}
 }
 
 static const char *
@@ -198,6 +268,40 @@ check_overlaps(struct repair_ctx *rc, uint32_t agno, struct claims *used,
 }
 
 /*
+ * The claims (owner 1) and the free extents (owner 0) in one list in
+ * cmp_claim order.  Both come sorted (used by cmp_claim, freesp by
+ * cmp_extent), so they are merged, free first at one agbno; only runs
+ * of claims at one agbno (sharing, or damage) still need ordering by
+ * length.
+ */
+static void
+merge_used_free(const struct ag_scan *as, struct claims *all)
+{
+	size_t i = 0, j = 0;
+
+	while (i < as->used.n || j < as->freesp.n) {
+		if (j < as->freesp.n && (i == as->used.n ||
+		    as->freesp.v[j].agbno <= as->used.v[i].agbno)) {
+			claims_add(all, as->freesp.v[j].agbno,
+				   as->freesp.v[j].len, 0, 0);
+			j++;
+		} else {
+			claims_add(all, as->used.v[i].agbno,
+				   as->used.v[i].len, 1, 0);
+			i++;
+		}
+	}
+	for (i = 0; i + 1 < all->n; i++) {
+		j = i + 1;
+		while (j < all->n && all->v[j].agbno == all->v[i].agbno)
+			j++;
+		if (j - i > 1)
+			sort_v(&all->v[i], j - i, sizeof(*all->v), cmp_claim);
+		i = j - 1;
+	}
+}
+
+/*
  * Free space against use: the union of claims and the bnobt extents must
  * tile the AG exactly once.
  */
@@ -210,12 +314,7 @@ check_free_vs_used(struct repair_ctx *rc, uint32_t agno, struct ag_scan *as)
 	uint64_t covered = 0, cov_owner = 1;
 	size_t reported = 0;
 
-	for (size_t i = 0; i < as->used.n; i++)
-		claims_add(&all, as->used.v[i].agbno, as->used.v[i].len, 1, 0);
-	for (size_t i = 0; i < as->freesp.n; i++)
-		claims_add(&all, as->freesp.v[i].agbno, as->freesp.v[i].len,
-			   0, 0);
-	sort_v(all.v, all.n, sizeof(*all.v), cmp_claim);
+	merge_used_free(as, &all);
 	for (size_t i = 0; i < all.n; i++) {
 		const struct claim *c = &all.v[i];
 		uint64_t end = (uint64_t)c->agbno + c->len;
@@ -248,16 +347,6 @@ check_free_vs_used(struct repair_ctx *rc, uint32_t agno, struct ag_scan *as)
 	claims_free(&all);
 }
 
-static int
-cmp_extent(const void *a, const void *b)
-{
-	const struct claim *x = a, *y = b;
-
-	if (x->agbno != y->agbno)
-		return x->agbno < y->agbno ? -1 : 1;
-	return (x->len > y->len) - (x->len < y->len);
-}
-
 /* bnobt and cntbt hold the same extents; the AGF sums them right. */
 static void
 check_free_trees(struct repair_ctx *rc, uint32_t agno, struct ag_scan *as)
@@ -268,8 +357,7 @@ check_free_trees(struct repair_ctx *rc, uint32_t agno, struct ag_scan *as)
 	if (as->trees_ok[XK_BT_BNO] && as->trees_ok[XK_BT_CNT]) {
 		int same = as->freesp.n == as->cntsp.n;
 
-		sort_v(as->cntsp.v, as->cntsp.n, sizeof(*as->cntsp.v),
-		      cmp_extent);
+		sort_claims(as->cntsp.v, as->cntsp.n, cmp_extent);
 		for (size_t i = 0; same && i < as->freesp.n; i++)
 			same = as->freesp.v[i].agbno == as->cntsp.v[i].agbno &&
 			       as->freesp.v[i].len == as->cntsp.v[i].len;
@@ -319,7 +407,7 @@ merge_claims(struct claims *c)
 {
 	size_t out = 0;
 
-	sort_v(c->v, c->n, sizeof(*c->v), cmp_claim);
+	sort_claims(c->v, c->n, cmp_claim);
 	for (size_t i = 0; i < c->n; i++) {
 		if (out && mergeable(&c->v[out - 1], &c->v[i]))
 			c->v[out - 1].len += c->v[i].len;
@@ -425,25 +513,125 @@ check_refcounts(struct repair_ctx *rc, uint32_t agno, struct ag_scan *as,
 	claims_free(&have);
 }
 
+/* One AG's cross-checks; findings go to rc->out. */
+static void
+space_ag(struct repair_ctx *rc, uint32_t agno)
+{
+	struct ag_scan *as = &rc->ags[agno];
+	struct claims shared = { 0 };
+
+	sort_claims(as->used.v, as->used.n, cmp_claim);
+	sort_claims(as->freesp.v, as->freesp.n, cmp_extent);
+	check_overlaps(rc, agno, &as->used, &shared);
+	if (as->trees_ok[XK_BT_BNO])
+		check_free_vs_used(rc, agno, as);
+	check_free_trees(rc, agno, as);
+	if (rc->mp->g.has_rmapbt && as->trees_ok[XK_BT_RMAP])
+		check_rmaps(rc, agno, as);
+	if (rc->mp->g.has_reflink && as->trees_ok[XK_BT_REFC])
+		check_refcounts(rc, agno, as, &shared);
+	claims_free(&shared);
+}
+
+/*
+ * The AGs' cross-checks in parallel.  Each worker takes the next AG not
+ * yet taken and reports into that AG's own buffer, through a copy of the
+ * context with its own counts; the buffers are printed in AG order
+ * afterwards, so the output is the same for any number of threads.  The
+ * checks of one AG touch only that AG's lists.
+ */
+struct space_pool {
+	struct repair_ctx	*rc;
+	uint32_t		next;	/* next AG to take (atomic) */
+	char			**bufs;	/* per AG */
+	size_t			*lens;
+	uint8_t			*done;	/* per AG: bufs[] holds it */
+	unsigned long		(*counts)[PR_NR];	/* by AG */
+};
+
+static void *
+space_worker(void *arg)
+{
+	struct space_pool *pool = arg;
+	uint32_t agcount = pool->rc->mp->g.agcount;
+	uint32_t agno;
+
+	while ((agno = __atomic_fetch_add(&pool->next, 1,
+					  __ATOMIC_RELAXED)) < agcount) {
+		struct repair_ctx ctx = *pool->rc;
+
+		/* Without a buffer, the AG is left to the serial pass. */
+		ctx.out = open_memstream(&pool->bufs[agno], &pool->lens[agno]);
+		if (!ctx.out)
+			continue;
+		memset(ctx.counts, 0, sizeof(ctx.counts));
+		ctx.nproblems = 0;
+		space_ag(&ctx, agno);
+		fclose(ctx.out);
+		memcpy(pool->counts[agno], ctx.counts, sizeof(ctx.counts));
+		pool->done[agno] = 1;
+	}
+	return NULL;
+}
+
+static int
+space_parallel(struct repair_ctx *rc, unsigned int n)
+{
+	uint32_t agcount = rc->mp->g.agcount;
+	struct space_pool pool = { .rc = rc };
+	pthread_t *tids = calloc(n, sizeof(*tids));
+	unsigned int started = 0;
+	int err = 0;
+
+	pool.bufs = calloc(agcount, sizeof(*pool.bufs));
+	pool.lens = calloc(agcount, sizeof(*pool.lens));
+	pool.counts = calloc(agcount, sizeof(*pool.counts));
+	pool.done = calloc(agcount, 1);
+	if (!tids || !pool.bufs || !pool.lens || !pool.counts || !pool.done) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (unsigned int i = 0; i < n; i++)
+		if (!pthread_create(&tids[i], NULL, space_worker, &pool))
+			started++;
+	/* Threads that could not start leave their AGs to the others. */
+	if (!started)
+		space_worker(&pool);
+	for (unsigned int i = 0; i < started; i++)
+		pthread_join(tids[i], NULL);
+	for (uint32_t agno = 0; agno < agcount; agno++) {
+		if (!pool.done[agno]) {
+			space_ag(rc, agno);
+			continue;
+		}
+		fwrite(pool.bufs[agno], 1, pool.lens[agno], rc->out);
+		for (int k = 0; k < PR_NR; k++) {
+			rc->counts[k] += pool.counts[agno][k];
+			rc->nproblems += pool.counts[agno][k];
+		}
+	}
+out:
+	for (uint32_t agno = 0; pool.bufs && agno < agcount; agno++)
+		free(pool.bufs[agno]);
+	free(pool.bufs);
+	free(pool.lens);
+	free(pool.counts);
+	free(pool.done);
+	free(tids);
+	return err;
+}
+
 int
 phase_space(struct repair_ctx *rc)
 {
-	for (uint32_t agno = 0; agno < rc->mp->g.agcount; agno++) {
-		struct ag_scan *as = &rc->ags[agno];
-		struct claims shared = { 0 };
+	unsigned int n = rc->threads;
 
-		sort_v(as->used.v, as->used.n, sizeof(*as->used.v), cmp_claim);
-		sort_v(as->freesp.v, as->freesp.n, sizeof(*as->freesp.v),
-		      cmp_extent);
-		check_overlaps(rc, agno, &as->used, &shared);
-		if (as->trees_ok[XK_BT_BNO])
-			check_free_vs_used(rc, agno, as);
-		check_free_trees(rc, agno, as);
-		if (rc->mp->g.has_rmapbt && as->trees_ok[XK_BT_RMAP])
-			check_rmaps(rc, agno, as);
-		if (rc->mp->g.has_reflink && as->trees_ok[XK_BT_REFC])
-			check_refcounts(rc, agno, as, &shared);
-		claims_free(&shared);
-	}
+	if (n > rc->mp->g.agcount)
+		n = rc->mp->g.agcount;
+	/* JSON keeps one stream of objects: one thread writes it. */
+	if (n > 1 && !rc->json && !space_parallel(rc, n))
+		return 0;
+	for (uint32_t agno = 0; agno < rc->mp->g.agcount; agno++)
+		space_ag(rc, agno);
 	return 0;
 }
