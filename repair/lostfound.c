@@ -495,17 +495,52 @@ lf_build(struct repair_ctx *rc, struct xk_bld *b)
 	return 0;
 }
 
+/* Union-find over the directory orphans (by index), for the cycles. */
+static size_t
+uf_find(size_t *up, size_t i)
+{
+	while (up[i] != i) {
+		up[i] = up[up[i]];
+		i = up[i];
+	}
+	return i;
+}
+
+static int
+cmp_orphan(const void *a, const void *b)
+{
+	const struct orphan *x = a, *y = b;
+
+	return (x->ino > y->ino) - (x->ino < y->ino);
+}
+
+static ssize_t
+orphan_index(const struct repair_ctx *rc, uint64_t ino)
+{
+	struct orphan key = { .ino = ino };
+	const struct orphan *o = rc->norphans ?
+		bsearch(&key, rc->orphans, rc->norphans, sizeof(key),
+			cmp_orphan) : NULL;
+
+	return o ? o - rc->orphans : -1;
+}
+
 /*
  * A directory is planned whenever it is not reachable, since its "."
  * and its children's ".." count as references; only those no entry
  * names are orphans.  The others hang below an orphan and come back
- * with it.
+ * with it — unless they hang in a cycle of directories that only name
+ * each other: then nothing of that group is an orphan, so its lowest
+ * directory is taken as one (as xfs_repair does; the entry inside the
+ * cycle that still names it is dropped by the next pass, its ".."
+ * being /lost+found by then).
  */
 static void
 drop_named_dirs(struct repair_ctx *rc)
 {
 	uint64_t *named;
-	size_t out = 0;
+	size_t *up = NULL, out = 0;
+	uint8_t *keep = NULL, *group_kept = NULL;
 	int dirs = 0;
 
 	for (size_t i = 0; i < rc->norphans; i++)
@@ -513,27 +548,57 @@ drop_named_dirs(struct repair_ctx *rc)
 			dirs = 1;
 	if (!dirs || !rc->nedges)
 		return;
+	sort_v(rc->orphans, rc->norphans, sizeof(*rc->orphans), cmp_orphan);
 	named = malloc(rc->nedges * sizeof(*named));
-	if (!named) {
+	up = malloc(rc->norphans * sizeof(*up));
+	keep = calloc(rc->norphans, 1);
+	group_kept = calloc(rc->norphans, 1);
+	if (!named || !up || !keep || !group_kept) {
 		rc->norphans = 0;
-		return;
+		goto out;
 	}
 	for (size_t i = 0; i < rc->nedges; i++)
 		named[i] = rc->edges[i].child;
 	sort_v(named, rc->nedges, sizeof(*named), cmp_u64);
+	for (size_t i = 0; i < rc->norphans; i++)
+		up[i] = i;
+	/* Group the orphan directories the entries join. */
+	for (size_t i = 0; i < rc->nedges; i++) {
+		ssize_t p = orphan_index(rc, rc->edges[i].parent);
+		ssize_t c = p < 0 ? -1 : orphan_index(rc, rc->edges[i].child);
+
+		if (c >= 0 && (rc->orphans[c].mode & XK_S_IFMT) == XK_S_IFDIR)
+			up[uf_find(up, (size_t)p)] = uf_find(up, (size_t)c);
+	}
 	for (size_t i = 0; i < rc->norphans; i++) {
 		const struct orphan *o = &rc->orphans[i];
 
-		if ((o->mode & XK_S_IFMT) == XK_S_IFDIR &&
-		    bsearch(&o->ino, named, rc->nedges, sizeof(*named),
-			    cmp_u64)) {
+		keep[i] = (o->mode & XK_S_IFMT) != XK_S_IFDIR ||
+			  !bsearch(&o->ino, named, rc->nedges, sizeof(*named),
+				   cmp_u64);
+		if (keep[i])
+			group_kept[uf_find(up, i)] = 1;
+	}
+	/* A group nothing brings back: its lowest directory (inode order). */
+	for (size_t i = 0; i < rc->norphans; i++) {
+		size_t g = uf_find(up, i);
+
+		if (!keep[i] && !group_kept[g])
+			keep[i] = group_kept[g] = 1;
+	}
+	for (size_t i = 0; i < rc->norphans; i++) {
+		if (!keep[i]) {
 			plan_none(rc);
 			continue;
 		}
-		rc->orphans[out++] = *o;
+		rc->orphans[out++] = rc->orphans[i];
 	}
 	rc->norphans = out;
+out:
 	free(named);
+	free(up);
+	free(keep);
+	free(group_kept);
 }
 
 int

@@ -244,6 +244,35 @@ plan_entry_drop(struct repair_ctx *rc, uint64_t dir, uint64_t child)
 		plan_none(rc);
 }
 
+/* The first entry of directory dir, in the list ordered by parent. */
+static size_t
+first_edge(const struct repair_ctx *rc, uint64_t dir)
+{
+	struct edge key = { .parent = dir };
+	size_t lo = 0, hi = rc->nedges;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (cmp_parent(&rc->edges[mid], &key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Whether directory dir has an entry naming child. */
+static int
+names(const struct repair_ctx *rc, uint64_t dir, uint64_t child)
+{
+	for (size_t i = first_edge(rc, dir);
+	     i < rc->nedges && rc->edges[i].parent == dir; i++)
+		if (rc->edges[i].child == child)
+			return 1;
+	return 0;
+}
+
 static void
 reach_from_root(struct repair_ctx *rc, struct inode_info *root)
 {
@@ -256,18 +285,8 @@ reach_from_root(struct repair_ctx *rc, struct inode_info *root)
 	stack[top++] = root->ino;
 	while (top) {
 		uint64_t dir = stack[--top];
-		struct edge key = { .parent = dir };
-		size_t lo = 0, hi = rc->nedges;
+		size_t lo = first_edge(rc, dir);
 
-		/* First edge of this parent. */
-		while (lo < hi) {
-			size_t mid = (lo + hi) / 2;
-
-			if (cmp_parent(&rc->edges[mid], &key) < 0)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
 		for (size_t hint = 0;
 		     lo < rc->nedges && rc->edges[lo].parent == dir; lo++) {
 			struct inode_info *c = find_from(rc,
@@ -340,8 +359,17 @@ phase_links(struct repair_ctx *rc)
 			   "%llu, but \"..\" says %llu",
 			   (unsigned long long)e->parent,
 			   (unsigned long long)c->parent)) {
-			plan_inode(rc, c->ino, c->sfdir ? IFIX_SF_PARENT :
-				   IFIX_DOTDOT, e->parent);
+			/*
+			 * A directory has one name: when ".." names a
+			 * directory that names it, this entry is the extra
+			 * one; else ".." follows the entry.
+			 */
+			if (names(rc, c->parent, c->ino))
+				plan_entry_drop(rc, e->parent, e->child);
+			else
+				plan_inode(rc, c->ino, c->sfdir ?
+					   IFIX_SF_PARENT : IFIX_DOTDOT,
+					   e->parent);
 		}
 	}
 

@@ -121,6 +121,11 @@ RMAP_CASES=(
 	"rmap-bmbt-leaf|@zero $leaf_daddr $((bsize / 512))"
 	"rmap-dir-map|inode ${INO[leaf]};write -d core.nextents 0"
 )
+# Random damage over all metadata (xfs_db blocktrash after blockget picks
+# 16 metadata blocks of any type and randomizes up to 64 bits in each).
+for seed in 300 304 314 320; do
+	CASES+=("blocktrash-$seed|blockget;blocktrash -s $seed -n 16 -x 1 -y 64 -3")
+done
 # Attr fork maps lost with the rmapbt intact: ours restores every xattr.
 ATTR_RMAP_CASES=(
 	"rmap-attr-extent|inode ${INO[attrs/leaf]};write -d a.bmx[0].startblock 9999999"
