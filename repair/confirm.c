@@ -221,14 +221,16 @@ phase_inodes_kept(struct repair_ctx *rc)
 	struct scan_keep *k = rc->keep;
 	int err = 0;
 
+	/* The lists move to the pass (kept state is used once). */
 	free(rc->inodes);
 	free(rc->edges);
-	rc->inodes = dup_array(k->inodes, k->ninodes, sizeof(*k->inodes));
-	rc->edges = dup_array(k->edges, k->nedges, sizeof(*k->edges));
-	if (!rc->inodes || !rc->edges)
-		return -ENOMEM;
+	rc->inodes = k->inodes;
+	rc->edges = k->edges;
 	rc->ninodes = rc->capinodes = k->ninodes;
 	rc->nedges = rc->capedges = k->nedges;
+	k->inodes = NULL;
+	k->edges = NULL;
+	k->ninodes = k->nedges = 0;
 	/* What phase 5 derives is derived again. */
 	for (size_t i = 0; i < rc->ninodes; i++) {
 		rc->inodes[i].refs = 0;

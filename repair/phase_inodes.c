@@ -336,6 +336,9 @@ scan_chunk(struct repair_ctx *rc, uint32_t agno, const struct xk_inobt_rec *r,
 	uint32_t start = xk_be32_get(r->ir_startino);
 	uint64_t freemask = xk_be64_get(r->ir_free);
 
+	/* The chunk's blocks are claimed as runs, not one by one. */
+	uint32_t run = 0, nrun = 0;
+
 	*seen = ~0ULL;
 
 	for (int i = 0; i < XK_INODES_PER_CHUNK; i++) {
@@ -349,7 +352,15 @@ scan_chunk(struct repair_ctx *rc, uint32_t agno, const struct xk_inobt_rec *r,
 		if (ino_in_hole(mp, r, i))
 			continue;
 		if (agbno != *last_claimed) {
-			claim_agb(rc, agno, agbno, 1, XK_RMAP_OWN_INODES);
+			if (nrun && agbno == run + nrun) {
+				nrun++;
+			} else {
+				if (nrun)
+					claim_agb(rc, agno, run, nrun,
+						  XK_RMAP_OWN_INODES);
+				run = agbno;
+				nrun = 1;
+			}
 			*last_claimed = agbno;
 		}
 		err = xk_inode_read(mp, ino, XK_READ_SALVAGE, &bp, &dip);
@@ -364,6 +375,8 @@ scan_chunk(struct repair_ctx *rc, uint32_t agno, const struct xk_inobt_rec *r,
 			*seen &= ~(1ULL << i);
 		xk_buf_release(bp);
 	}
+	if (nrun)
+		claim_agb(rc, agno, run, nrun, XK_RMAP_OWN_INODES);
 }
 
 /*
