@@ -440,25 +440,19 @@ pop_attrs_write(struct pop_ctx *c, struct xk_bld_inode *ip,
  * mid-block; reading the hole part gives zeros, as it should).
  */
 int
-pop_file_fd(struct pop_ctx *c, struct xk_bld_inode *ip, int fd,
-	    uint64_t size, const char *path)
+pop_next_segment(int fd, uint64_t *pos, uint64_t size, uint64_t bs,
+		 uint64_t *startp, uint64_t *endp)
 {
-	uint64_t bs = c->mp->g.blocksize, pos = 0;
-	int err;
-
-	while (pos < size) {
-		off_t d = lseek(fd, (off_t)pos, SEEK_DATA), h;
+	while (*pos < size) {
+		off_t d = lseek(fd, (off_t)*pos, SEEK_DATA), h;
 		uint64_t start, end;
 
 		if (d < 0) {
 			if (errno == ENXIO)
-				break;		/* only a hole remains */
-			if (errno != EINVAL) {
-				err = -errno;
-				pop_error(path, err, "reading it");
-				return err;
-			}
-			d = (off_t)pos;		/* no SEEK_DATA: all data */
+				return 1;	/* only a hole remains */
+			if (errno != EINVAL)
+				return -errno;
+			d = (off_t)*pos;	/* no SEEK_DATA: all data */
 			h = (off_t)size;
 		} else {
 			h = lseek(fd, d, SEEK_HOLE);
@@ -468,15 +462,39 @@ pop_file_fd(struct pop_ctx *c, struct xk_bld_inode *ip, int fd,
 		if ((uint64_t)h > size)
 			h = (off_t)size;
 		start = (uint64_t)d & ~(bs - 1);
-		if (start < pos)
-			start = pos;
+		if (start < *pos)
+			start = *pos;
 		end = ((uint64_t)h + bs - 1) & ~(bs - 1);
 		if (end > size)
 			end = size;
 		if (end <= start) {
-			pos = (uint64_t)h > pos ? (uint64_t)h : pos + 1;
+			*pos = (uint64_t)h > *pos ? (uint64_t)h : *pos + 1;
 			continue;
 		}
+		*startp = start;
+		*endp = end;
+		return 0;
+	}
+	return 1;
+}
+
+int
+pop_file_fd(struct pop_ctx *c, struct xk_bld_inode *ip, int fd,
+	    uint64_t size, const char *path)
+{
+	uint64_t bs = c->mp->g.blocksize, pos = 0;
+	int err;
+
+	while (pos < size) {
+		uint64_t start, end;
+
+		err = pop_next_segment(fd, &pos, size, bs, &start, &end);
+		if (err < 0) {
+			pop_error(path, err, "reading it");
+			return err;
+		}
+		if (err)
+			break;		/* only a hole remains */
 		err = xk_bld_file_write_fd(c->b, ip, start, fd, start,
 					   end - start);
 		if (err) {

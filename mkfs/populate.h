@@ -93,6 +93,12 @@ void pop_xattrs_reset(struct pop_xattrs *xl);
 int pop_attrs_write(struct pop_ctx *c, struct xk_bld_inode *ip,
 		    struct pop_xattrs *xl, const char *path);
 /* Stream a regular file's data segments from fd. */
+/*
+ * The next data segment of fd at or after *pos, widened to blocks of bs
+ * bytes: 0 and [*start, *end), 1 when only a hole remains, or -errno.
+ */
+int pop_next_segment(int fd, uint64_t *pos, uint64_t size, uint64_t bs,
+		     uint64_t *start, uint64_t *end);
 int pop_file_fd(struct pop_ctx *c, struct xk_bld_inode *ip, int fd,
 		uint64_t size, const char *path);
 /* Write the type-specific part of a symlink, device, FIFO or socket. */

@@ -29,6 +29,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "populate.h"
 #include "populate_pf.h"
 
 #define PF_PENDING	0
@@ -356,35 +357,15 @@ read_segments(struct pf_pool *p, int fd, struct pf_ent *e)
 	size_t cap = 0;
 
 	while (pos < size) {
-		off_t d = lseek(fd, (off_t)pos, SEEK_DATA), h;
 		uint64_t start, end;
+		int rc = pop_next_segment(fd, &pos, size, bs, &start, &end);
 
-		if (d < 0) {
-			if (errno == ENXIO)
-				break;		/* only a hole remains */
-			if (errno != EINVAL) {
-				set_err(&e->err, -errno, "reading it");
-				return -1;
-			}
-			d = (off_t)pos;	/* no SEEK_DATA: all data */
-			h = (off_t)size;
-		} else {
-			h = lseek(fd, d, SEEK_HOLE);
-			if (h < 0)
-				h = (off_t)size;
+		if (rc < 0) {
+			set_err(&e->err, rc, "reading it");
+			return -1;
 		}
-		if ((uint64_t)h > size)
-			h = (off_t)size;
-		start = (uint64_t)d & ~(bs - 1);
-		if (start < pos)
-			start = pos;
-		end = ((uint64_t)h + bs - 1) & ~(bs - 1);
-		if (end > size)
-			end = size;
-		if (end <= start) {
-			pos = (uint64_t)h > pos ? (uint64_t)h : pos + 1;
-			continue;
-		}
+		if (rc)
+			break;		/* only a hole remains */
 		if (e->nseg == cap) {
 			size_t nc = cap ? cap * 2 : 2;
 			struct pf_seg *ns = realloc(e->seg, nc * sizeof(*ns));

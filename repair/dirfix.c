@@ -59,24 +59,6 @@ cmp_u64(const void *a, const void *b)
 	return (*x > *y) - (*x < *y);
 }
 
-static int
-cmp_info(const void *a, const void *b)
-{
-	const struct inode_info *x = a, *y = b;
-
-	return (x->ino > y->ino) - (x->ino < y->ino);
-}
-
-static const struct inode_info *
-find_info(const struct repair_ctx *rc, uint64_t ino)
-{
-	struct inode_info key = { .ino = ino };
-
-	if (!rc->ninodes)
-		return NULL;
-	return bsearch(&key, rc->inodes, rc->ninodes, sizeof(key), cmp_info);
-}
-
 /* Few directories are ever planned: a linear look is enough. */
 int
 dir_being_rebuilt(const struct repair_ctx *rc, uint64_t owner)
@@ -228,7 +210,7 @@ salvage_block(struct repair_ctx *rc, const uint8_t *blk, uint32_t size,
 			s->dotdot = ino;
 			continue;
 		}
-		ii = find_info(rc, ino);
+		ii = inode_info_find(rc, ino);
 		if (!name_ok(at + 9, namelen) || !ii)
 			continue;
 		if (salvage_push(s, at + 9, namelen,
@@ -265,7 +247,7 @@ salvage_sf(struct repair_ctx *rc, const struct xk_dinode *dip,
 							    ftype) > end)
 			break;
 		ino = xk_dir2_sf_get_ino(h, e, ftype);
-		ii = find_info(rc, ino);
+		ii = inode_info_find(rc, ino);
 		if (name_ok(e->name, e->namelen) && ii &&
 		    salvage_push(s, e->name, e->namelen,
 				 xk_mode_to_ftype(ii->mode), ino))
@@ -579,7 +561,7 @@ keep_attr_fork(struct repair_ctx *rc, uint64_t ino,
 static uint64_t
 parent_of(const struct repair_ctx *rc, uint64_t dir, uint64_t dotdot)
 {
-	const struct inode_info *p = find_info(rc, dotdot);
+	const struct inode_info *p = inode_info_find(rc, dotdot);
 
 	if (p && (p->mode & XK_S_IFMT) == XK_S_IFDIR)
 		return dotdot;
@@ -615,7 +597,7 @@ dirs_prepare(struct repair_ctx *rc)
 		    !bp)
 			continue;
 		lf_extra(rc, ino, &add, &nadd);
-		ok = find_info(rc, ino) &&
+		ok = inode_info_find(rc, ino) &&
 		     (dip->di_format == XK_DINODE_FMT_EXTENTS ||
 		      dip->di_format == XK_DINODE_FMT_BTREE ||
 		      (dip->di_format == XK_DINODE_FMT_LOCAL && nadd)) &&

@@ -286,27 +286,10 @@ move_dotdot(struct repair_ctx *rc, const struct orphan *o, uint64_t lf)
 	xk_buf_release(bp);
 }
 
-static const struct inode_info *
-info_of(const struct repair_ctx *rc, uint64_t ino)
-{
-	size_t lo = 0, hi = rc->ninodes;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (rc->inodes[mid].ino < ino)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < rc->ninodes && rc->inodes[lo].ino == ino ?
-	       &rc->inodes[lo] : NULL;
-}
-
 static int
 dir_in_use(const struct repair_ctx *rc, uint64_t ino)
 {
-	const struct inode_info *ii = info_of(rc, ino);
+	const struct inode_info *ii = inode_info_find(rc, ino);
 
 	return ii && (ii->mode & XK_S_IFMT) == XK_S_IFDIR;
 }

@@ -198,6 +198,14 @@ find_from(struct repair_ctx *rc, uint64_t ino, size_t *hint)
 	return NULL;
 }
 
+struct inode_info *
+inode_info_find(const struct repair_ctx *rc, uint64_t ino)
+{
+	size_t hint = 0;
+
+	return find_from((struct repair_ctx *)rc, ino, &hint);
+}
+
 static struct inode_info *
 find(struct repair_ctx *rc, uint64_t ino)
 {

@@ -336,18 +336,9 @@ check_blocks(struct repair_ctx *rc, struct qtype *qt)
 static int
 named(const struct repair_ctx *rc, uint64_t ino)
 {
-	size_t lo = 0, hi = rc->ninodes;
+	const struct inode_info *ii = inode_info_find(rc, ino);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (rc->inodes[mid].ino < ino)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < rc->ninodes && rc->inodes[lo].ino == ino &&
-	       rc->inodes[lo].refs != 0;
+	return ii && ii->refs != 0;
 }
 
 /*

@@ -246,6 +246,8 @@ void claim_agb(struct repair_ctx *rc, uint32_t agno, uint32_t agbno,
 int ag_push_chunk(struct ag_scan *as, const struct xk_inobt_rec *rec);
 /* phase_inodes.c: scan the AG's chunks from index from on (serially). */
 int scan_chunks_from(struct repair_ctx *rc, uint32_t agno, size_t from);
+/* phase_links.c: the facts on ino once rc->inodes is sorted, or NULL. */
+struct inode_info *inode_info_find(const struct repair_ctx *rc, uint64_t ino);
 /* inode_policy.c: xfs_repair's own inode core rules (flags, padding). */
 void check_core_policy(struct repair_ctx *rc, uint64_t ino,
 		       const struct xk_dinode *dip, uint64_t daddr);
