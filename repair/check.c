@@ -88,6 +88,7 @@ repair_scan(struct repair_ctx *rc)
 		repair_scan_free(rc);
 		return -ENOMEM;
 	}
+	ags_attach_spill(rc);
 	/*
 	 * The scan reads each block once or twice in quick succession, so
 	 * a small cache keeps nearly every hit and bounds memory.

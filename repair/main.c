@@ -16,7 +16,7 @@ usage(FILE *to)
 {
 	fprintf(to,
 "Usage: xfskit-repair [-n] [-L] [-e] [-z UNDO_FILE] [-v] [-P] [-t N] [-m MB]\n"
-"                     [--direct] [--json] DEVICE\n"
+"                     [--spill-dir DIR] [--direct] [--json] DEVICE\n"
 "       xfskit-repair -V\n"
 "  -n      no modify: check only, open the device read-only, write nothing\n"
 "  -L      zero the log (its changes are lost) instead of replaying it\n"
@@ -25,8 +25,11 @@ usage(FILE *to)
 "  -v      verbose: report each phase and each btree walked\n"
 "  -P      no progress display on a terminal\n"
 "  -t N    scan inodes with N threads (default: one per CPU)\n"
-"  -m MB   use at most MB MiB of memory; refuse at once, naming the\n"
-"          figure needed, when the filesystem cannot be checked in it\n"
+"  -m MB   use at most MB MiB of memory, moving the extent records to\n"
+"          temporary files if need be; refuse at once, naming the figure\n"
+"          needed, when the filesystem cannot be checked in it\n"
+"  --spill-dir DIR  where -m keeps those files (default $TMPDIR, else\n"
+"          /var/tmp; it should be on a disk, not tmpfs)\n"
 "  --direct  read and write the device with O_DIRECT (no page cache)\n"
 "  --json  print one JSON document (problems with their fields)\n"
 "  -V      print the version and exit\n"
@@ -186,6 +189,7 @@ main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'J' },
 		{ "direct", no_argument, NULL, 'D' },
+		{ "spill-dir", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -205,6 +209,9 @@ main(int argc, char **argv)
 			break;
 		case 'D':
 			rc.direct = 1;
+			break;
+		case 'S':
+			rc.spill_dir = optarg;
 			break;
 		case 'm': {
 			char *end;
@@ -334,6 +341,7 @@ main(int argc, char **argv)
 		status = repair_run(&rc, &found);
 		err = status < 0 ? status : 0;
 	}
+	repair_memory_done(&rc);
 	if (err) {
 		xk_undo_finish(undo);
 		xk_mount_close(rc.mp);

@@ -2,12 +2,20 @@
 /*
  * -m MB: the memory the check will need, estimated before it starts
  * from the model in doc/memory.md and the counters the superblock and
- * AG headers hold, so a run that cannot fit stops at once and says how
- * much it needs (as xfs_repair -m does) instead of failing half way.
- * When it fits, the buffer cache takes what the cap leaves, never more
- * than its usual budget.
+ * AG headers hold, and the layout that fits the cap:
+ *
+ * 1. Everything in memory fits: as without -m, the buffer cache taking
+ *    what the cap leaves (never more than its usual budget).
+ * 2. Only the part that cannot spill fits (inode and directory entry
+ *    lists, one AG's working copies in the space phase, the cache): the
+ *    per-AG claim vectors (vec.h) move to unlinked files in the spill
+ *    directory once they pass SPILL_THRESHOLD, and a trimmer thread
+ *    unmaps their pages whenever the resident set passes the cap.
+ * 3. Not even that: refuse at once, saying how much is needed (as
+ *    xfs_repair -m does), instead of failing half way.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "repair.h"
 
@@ -17,69 +25,241 @@
 #define PER_FREE_EXT	48		/* bnobt + cntbt claims */
 #define FIXED_BYTES	(8ULL << 20)	/* program, tables, stacks */
 #define MIN_CACHE	(4ULL << 20)	/* per scan thread */
+#define FULL_CACHE	(32ULL << 20)	/* the usual cache per thread */
+/*
+ * Spilling: a vector stays on the heap up to this size, so the many
+ * small ones cost no file.
+ */
+#define SPILL_THRESHOLD	(32U << 10)
+#define SPILL_DIR	"/var/tmp"
+
+struct mem_model {
+	uint64_t	inodes, extents, freeext, refcs;
+	uint64_t	ag_max;		/* largest AG's claim bytes */
+};
+
+/* Claim bytes of extents, free extents and refcount records. */
+static uint64_t
+claim_bytes(const struct xk_mount *mp, uint64_t x, uint64_t f, uint64_t c)
+{
+	return PER_EXTENT * x * (mp->g.has_rmapbt ? 2 : 1) +
+	       PER_FREE_EXT * f + PER_EXTENT * c;
+}
+
+/*
+ * Count what the model charges for: inodes in use from the superblock;
+ * per AG, extents from the rmapbt's blocks (or one per inode in use by
+ * the AGI without the rmapbt), free extents from the free space trees'
+ * blocks, refcount records from the refcountbt's.  Trees are at least
+ * half full, so a full leaf per block is up to twice the truth.
+ */
+static void
+model_count(struct repair_ctx *rc, struct mem_model *mm)
+{
+	struct xk_mount *mp = rc->mp;
+	uint32_t rmap_leaf = mp->g.maxrecs[XK_BT_RMAP][0];
+	uint32_t bno_leaf = mp->g.maxrecs[XK_BT_BNO][0];
+	uint32_t refc_leaf = mp->g.maxrecs[XK_BT_REFC][0];
+
+	memset(mm, 0, sizeof(*mm));
+	mm->inodes = mp->sb.icount > mp->sb.ifree ?
+		     mp->sb.icount - mp->sb.ifree : 0;
+	for (uint32_t agno = 0; agno < mp->g.agcount; agno++) {
+		uint64_t x = 0, f = 0, c = 0, btree, rmapb = 0;
+		struct xk_buf *bp;
+
+		if (!mp->g.has_rmapbt &&
+		    !(xk_agi_read(mp, agno, XK_READ_SALVAGE, &bp) && !bp)) {
+			const struct xk_agi *agi = xk_buf_agi(bp);
+			uint32_t cnt = xk_be32_get(agi->agi_count);
+			uint32_t fr = xk_be32_get(agi->agi_freecount);
+
+			x = cnt > fr ? cnt - fr : 0;
+			xk_buf_release(bp);
+		}
+		if (!(xk_agf_read(mp, agno, XK_READ_SALVAGE, &bp) && !bp)) {
+			const struct xk_agf *agf = xk_buf_agf(bp);
+
+			btree = xk_be32_get(agf->agf_btreeblks);
+			if (mp->g.has_rmapbt) {
+				rmapb = xk_be32_get(agf->agf_rmap_blocks);
+				x = rmapb * rmap_leaf;
+			}
+			/* btreeblks counts the rmapbt's blocks too. */
+			btree = btree > rmapb ? btree - rmapb : 0;
+			f = (btree + 2) * bno_leaf / 2;
+			if (mp->g.has_reflink)
+				c = (uint64_t)xk_be32_get(
+					agf->agf_refcount_blocks) * refc_leaf;
+			xk_buf_release(bp);
+		}
+		mm->extents += x;
+		mm->freeext += f;
+		mm->refcs += c;
+		if (claim_bytes(mp, x, f, c) > mm->ag_max)
+			mm->ag_max = claim_bytes(mp, x, f, c);
+	}
+	if (!mp->g.has_rmapbt && mm->extents < mm->inodes)
+		mm->extents = mm->inodes;
+}
+
+/*
+ * The estimate with everything in memory, and without the cache; and
+ * in *stays (if not NULL) the part that cannot spill, without cache.
+ */
+static uint64_t
+estimate(struct repair_ctx *rc, uint64_t *without_cache, uint64_t *stays)
+{
+	struct xk_mount *mp = rc->mp;
+	struct mem_model mm;
+	uint64_t claims, lists, bytes, heap;
+
+	model_count(rc, &mm);
+	claims = claim_bytes(mp, mm.extents, mm.freeext, mm.refcs);
+	lists = PER_INODE * mm.inodes;
+	/* Vectors grow by doubling: half as much again at the peak. */
+	bytes = (lists + claims) * 3 / 2 + FIXED_BYTES;
+	*without_cache = bytes;
+	if (stays) {
+		/* Vectors under the threshold: five per AG, one per worker. */
+		heap = (uint64_t)SPILL_THRESHOLD * mp->g.agcount *
+		       (5 + rc->threads);
+		/*
+		 * The space phase's heap copies of one AG's claims, and
+		 * qsort's buffer, come to about that AG's claim bytes.
+		 */
+		*stays = (lists + mm.ag_max) * 3 / 2 + FIXED_BYTES +
+			   (heap < claims ? heap : claims);
+	}
+	return bytes + (uint64_t)rc->threads * (rc->cache_bytes ?
+						rc->cache_bytes : FULL_CACHE);
+}
 
 uint64_t
 repair_memory_estimate(struct repair_ctx *rc, uint64_t *without_cache)
 {
-	struct xk_mount *mp = rc->mp;
-	uint64_t inodes = mp->sb.icount > mp->sb.ifree ?
-			  mp->sb.icount - mp->sb.ifree : 0;
-	uint64_t extents = inodes, freeext = 0, bytes;
-	uint32_t rmap_leaf = mp->g.maxrecs[XK_BT_RMAP][0];
-	uint32_t bno_leaf = mp->g.maxrecs[XK_BT_BNO][0];
+	return estimate(rc, without_cache, NULL);
+}
 
-	if (mp->g.has_rmapbt)
-		extents = 0;
-	for (uint32_t agno = 0; agno < mp->g.agcount; agno++) {
-		struct xk_buf *bp;
-		const struct xk_agf *agf;
+static unsigned long long
+mib_up(uint64_t bytes)
+{
+	return (unsigned long long)((bytes + (1ULL << 20) - 1) >> 20);
+}
 
-		if (xk_agf_read(mp, agno, XK_READ_SALVAGE, &bp) && !bp)
-			continue;
-		agf = xk_buf_agf(bp);
-		/* Trees are at least half full: twice the blocks' worth. */
-		if (mp->g.has_rmapbt)
-			extents += (uint64_t)xk_be32_get(agf->agf_rmap_blocks) *
-				   rmap_leaf;
-		freeext += ((uint64_t)xk_be32_get(agf->agf_btreeblks) + 2) *
-			   bno_leaf / 2;
-		xk_buf_release(bp);
+/* Set up spilling under the cap; -1 if the spill directory is unusable. */
+static int
+spill_start(struct repair_ctx *rc, const char *dir, uint64_t cap)
+{
+	int in_memory, err;
+
+	rc->spill = calloc(1, sizeof(*rc->spill));
+	if (!rc->spill) {
+		fprintf(stderr, "xfskit-repair: out of memory\n");
+		return -1;
 	}
-	bytes = PER_INODE * inodes +
-		PER_EXTENT * extents * (mp->g.has_rmapbt ? 2 : 1) +
-		PER_FREE_EXT * freeext;
-	/* Vectors grow by doubling: half as much again at the peak. */
-	bytes += bytes / 2 + FIXED_BYTES;
-	*without_cache = bytes;
-	return bytes + (uint64_t)rc->threads * (rc->cache_bytes ?
-						rc->cache_bytes : 32ULL << 20);
+	err = vec_spill_start(rc->spill, dir, SPILL_THRESHOLD, cap,
+			      &in_memory);
+	if (err) {
+		fprintf(stderr, "xfskit-repair: cannot keep temporary files "
+			"in %s (%s), which -m %llu needs; choose another "
+			"directory with --spill-dir\n", dir, strerror(-err),
+			(unsigned long long)rc->mem_cap_mb);
+		free(rc->spill);
+		rc->spill = NULL;
+		return -1;
+	}
+	if (in_memory)
+		fprintf(stderr, "xfskit-repair: warning: %s is in memory "
+			"(tmpfs): spilling there saves nothing; choose a "
+			"disk with --spill-dir\n", dir);
+	return 0;
 }
 
 int
 repair_memory_check(struct repair_ctx *rc)
 {
-	uint64_t base, need, cap = rc->mem_cap_mb << 20, per;
+	uint64_t base, need, cap = rc->mem_cap_mb << 20, per, stay, room;
+	const char *dir = rc->spill_dir;
 
 	if (!rc->mem_cap_mb)
 		return 0;
-	need = repair_memory_estimate(rc, &base);
-	if (base + rc->threads * MIN_CACHE > cap) {
+	if (!dir)
+		dir = getenv("TMPDIR");
+	if (!dir || !*dir)
+		dir = SPILL_DIR;
+	need = estimate(rc, &base, &stay);
+	if (base + rc->threads * MIN_CACHE <= cap) {
+		room = cap - base;
+	} else if (stay + rc->threads * MIN_CACHE <= cap) {
+		if (spill_start(rc, dir, cap))
+			return -1;
+		/* Half the room to the cache, half to mapped claim pages. */
+		room = (cap - stay) / 2;
+		if (room < rc->threads * MIN_CACHE)
+			room = rc->threads * MIN_CACHE;
+	} else {
 		fprintf(stderr, "xfskit-repair: checking %s needs at least "
-			"%llu MiB (about %llu MiB with the usual cache; see "
-			"doc/memory.md): -m %llu is not enough\n", rc->device,
-			(unsigned long long)((base + rc->threads * MIN_CACHE +
-					      (1ULL << 20) - 1) >> 20),
-			(unsigned long long)(need >> 20),
+			"%llu MiB with its extent records spilled to %s "
+			"(%llu MiB all in memory, about %llu MiB with the "
+			"usual cache; see doc/memory.md): -m %llu is not "
+			"enough\n", rc->device,
+			mib_up(stay + rc->threads * MIN_CACHE), dir,
+			mib_up(base + rc->threads * MIN_CACHE), mib_up(need),
 			(unsigned long long)rc->mem_cap_mb);
 		return -1;
 	}
-	per = (cap - base) / rc->threads;
+	per = room / rc->threads;
 	if (!rc->cache_bytes || per < rc->cache_bytes)
-		rc->cache_bytes = per > (32ULL << 20) ? 32ULL << 20 : per;
-	info(rc, "Memory: about %llu MiB of the %llu allowed (cache %llu MiB "
-	     "per thread).\n", (unsigned long long)((base +
-	     rc->threads * rc->cache_bytes) >> 20),
-	     (unsigned long long)rc->mem_cap_mb,
-	     (unsigned long long)(rc->cache_bytes >> 20));
+		rc->cache_bytes = per > FULL_CACHE ? FULL_CACHE : per;
+	if (rc->spill)
+		info(rc, "Memory: about %llu MiB of the %llu allowed, the "
+		     "extent records (about %llu MiB) spilled to %s (cache "
+		     "%llu MiB per thread).\n", mib_up(stay +
+		     rc->threads * rc->cache_bytes),
+		     (unsigned long long)rc->mem_cap_mb, mib_up(base - stay),
+		     dir, (unsigned long long)(rc->cache_bytes >> 20));
+	else
+		info(rc, "Memory: about %llu MiB of the %llu allowed (cache "
+		     "%llu MiB per thread).\n", mib_up(base +
+		     rc->threads * rc->cache_bytes),
+		     (unsigned long long)rc->mem_cap_mb,
+		     (unsigned long long)(rc->cache_bytes >> 20));
 	return 0;
+}
+
+void
+ags_attach_spill(struct repair_ctx *rc)
+{
+	if (!rc->spill || !rc->ags)
+		return;
+	for (uint32_t agno = 0; agno < rc->mp->g.agcount; agno++) {
+		struct ag_scan *as = &rc->ags[agno];
+
+		as->used.vec.spill = rc->spill;
+		as->freesp.vec.spill = rc->spill;
+		as->cntsp.vec.spill = rc->spill;
+		as->rmaps.vec.spill = rc->spill;
+		as->refcs.vec.spill = rc->spill;
+	}
+}
+
+void
+repair_memory_done(struct repair_ctx *rc)
+{
+	struct vec_spill *sp = rc->spill;
+
+	if (!sp)
+		return;
+	if (sp->failed)
+		fprintf(stderr, "xfskit-repair: warning: %lu moves of "
+			"records to files in %s failed; those stayed in "
+			"memory\n", sp->failed, sp->dir);
+	vec_spill_stop(sp);
+	if (rc->verbose)
+		info(rc, "Spilled: %lu vectors to files, at most %llu MiB "
+		     "mapped; pages unmapped %lu times to stay under the "
+		     "cap.\n", sp->files, mib_up(sp->peak_mapped), sp->trims);
+	free(sp);
+	rc->spill = NULL;
 }

@@ -492,7 +492,11 @@ worker_open(struct worker *w, struct repair_ctx *parent)
 	/* The workers share the check's cache budget. */
 	xk_mount_set_cache_limit(rc->mp, parent->cache_bytes / w->count);
 	rc->ags = calloc(parent->mp->g.agcount, sizeof(*rc->ags));
-	return rc->ags ? 0 : -ENOMEM;
+	if (!rc->ags)
+		return -ENOMEM;
+	rc->spill = parent->spill;
+	ags_attach_spill(rc);
+	return 0;
 }
 
 static int
@@ -553,8 +557,8 @@ worker_merge(struct repair_ctx *parent, struct worker *w)
 		struct claims *to = &parent->ags[agno].used;
 		struct claims *from = &rc->ags[agno].used;
 
-		err = append((void **)&to->v, &to->n, &to->cap, from->v,
-			     from->n, sizeof(*from->v));
+		err = vec_append(&to->vec, from->v, from->n,
+				 sizeof(*from->v));
 	}
 	if (!err)
 		err = adopt((void **)&parent->inodes, &parent->ninodes,

@@ -8,6 +8,8 @@
 
 #include <xfskit/libfs.h>
 
+#include "vec.h"
+
 /* Exit codes (documented in xfskit-repair(8)). */
 #define REPAIR_EXIT_CLEAN	0
 #define REPAIR_EXIT_CORRUPT	1
@@ -67,10 +69,23 @@ struct claim {
 	uint64_t	offset;
 };
 
+/*
+ * A vector of claims (vec.h): v[0..n-1] are the claims, read and sorted
+ * in place as an array; claims_add appends.  The big per-AG vectors are
+ * tied to the run's spill context and may live in a temporary file.
+ */
 struct claims {
-	struct claim	*v;
-	size_t		n, cap;
+	union {
+		struct vec	vec;
+		struct {
+			struct claim	*v;
+			size_t		n;
+		};
+	};
 };
+_Static_assert(offsetof(struct claims, v) == offsetof(struct vec, v) &&
+	       offsetof(struct claims, n) == offsetof(struct vec, n),
+	       "struct claims views a struct vec");
 
 /* What the scan learned about one AG. */
 struct ag_scan {
@@ -179,6 +194,8 @@ struct repair_ctx {
 	struct lf_plan	*lfplan;
 	uint64_t	cache_bytes;	/* buffer cache budget per handle */
 	uint64_t	mem_cap_mb;	/* -m, 0: no cap */
+	const char	*spill_dir;	/* --spill-dir, else $TMPDIR, /var/tmp */
+	struct vec_spill *spill;	/* set when -m calls for spilling */
 	int		direct;		/* --direct: O_DIRECT I/O */
 	FILE		*out;
 	unsigned long	counts[PR_NR];
@@ -222,6 +239,10 @@ int report(struct repair_ctx *rc, enum problem pr, const char *structure,
 uint64_t repair_memory_estimate(struct repair_ctx *rc,
 				uint64_t *without_cache);
 int repair_memory_check(struct repair_ctx *rc);
+/* Tie rc->ags' claim vectors to rc->spill (if any); after allocating them. */
+void ags_attach_spill(struct repair_ctx *rc);
+/* Stop spilling (after the run; its vectors freed); -v prints the figures. */
+void repair_memory_done(struct repair_ctx *rc);
 
 /* qsort that accepts an empty (NULL) array. */
 static inline void

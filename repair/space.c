@@ -22,24 +22,16 @@ int
 claims_add(struct claims *c, uint32_t agbno, uint32_t len, uint64_t owner,
 	   uint64_t offset)
 {
-	if (c->n == c->cap) {
-		size_t ncap = c->cap ? c->cap * 2 : 256;
-		struct claim *nv = realloc(c->v, ncap * sizeof(*nv));
+	struct claim one = { agbno, len, owner, offset };
 
-		if (!nv)
-			return -ENOMEM;
-		c->v = nv;
-		c->cap = ncap;
-	}
-	c->v[c->n++] = (struct claim){ agbno, len, owner, offset };
-	return 0;
+	return vec_push(&c->vec, &one, sizeof(one));
 }
 
+/* Frees the claims; the vector stays tied to its spill context. */
 void
 claims_free(struct claims *c)
 {
-	free(c->v);
-	memset(c, 0, sizeof(*c));
+	vec_free(&c->vec);
 }
 
 void

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * A growable array of fixed-size elements that can leave the heap.
+ *
+ * Small vectors live in malloc'd memory.  A vector tied to a spill
+ * context moves, once it outgrows the context's threshold, into an
+ * unlinked temporary file mapped MAP_SHARED: its pages are then page
+ * cache, which the kernel can write back and drop when memory is short,
+ * where heap pages could only go to swap (and many hosts have none).
+ * The elements stay addressable as a plain array (v[i]), so sorting and
+ * scanning code does not know where they live.
+ *
+ * The spill context can also hold the resident set under a cap: a
+ * thread watches the process's RSS and, when it is over, unmaps the
+ * file-backed pages (MADV_DONTNEED on a shared file mapping keeps their
+ * contents in the page cache and the file; the next touch maps them
+ * again).  See doc/memory.md.
+ */
+#ifndef XFSKIT_REPAIR_VEC_H
+#define XFSKIT_REPAIR_VEC_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * A file-backed vector's mapping, on its spill context's list.  Kept
+ * apart from the vector so that a vector may be copied or moved (the
+ * list does not point into callers' structures).
+ */
+struct vec_map {
+	void		*addr;
+	size_t		bytes;		/* mapping and file length */
+	int		fd;		/* the unlinked temporary file */
+	struct vec_map	*prev, *next;
+};
+
+/* Where and when vectors spill; shared by the vectors of one run. */
+struct vec_spill {
+	char		*dir;		/* directory of the temporary files */
+	size_t		threshold;	/* bytes a vector may hold on the heap */
+	uint64_t	rss_cap;	/* trim mapped pages above it; 0 never */
+	pthread_mutex_t	lock;		/* guards what follows, and mappings */
+	pthread_cond_t	wake;		/* stops the trimmer */
+	pthread_t	trimmer;
+	int		trimming, stop;
+	int		statm;		/* /proc/self/statm, or -1 */
+	uint64_t	file0;		/* file-backed RSS before spilling */
+	struct vec_map	*head;		/* every file-backed vector's map */
+	uint64_t	mapped;		/* bytes mapped now */
+	uint64_t	peak_mapped;
+	unsigned long	files;		/* vectors that moved to a file */
+	unsigned long	failed;		/* moves that failed: left on heap */
+	unsigned long	trims;		/* times the mapped pages were dropped */
+};
+
+/*
+ * The vector.  An all-zero vec is empty, heap-backed and never spills;
+ * set spill before the first append to let it.  v and n are the
+ * elements and their count; callers may read v[0..n-1], write them in
+ * place and lower n, never move v.  Only one copy of a vector may be
+ * used and freed.
+ */
+struct vec {
+	void		*v;
+	size_t		n;
+	size_t		cap;		/* elements room is allocated for */
+	struct vec_spill *spill;	/* NULL: stays on the heap */
+	struct vec_map	*map;		/* set when v is a file mapping */
+};
+
+/* Room for at least want elements of size bytes. */
+int vec_reserve(struct vec *vec, size_t want, size_t size);
+/* Append one element, or m elements from src. */
+int vec_push(struct vec *vec, const void *elem, size_t size);
+int vec_append(struct vec *vec, const void *src, size_t m, size_t size);
+/* Move the elements to a file now, whatever their size (tests). */
+int vec_spill_now(struct vec *vec, size_t size);
+/* Sort in place (qsort: works the same on a mapping). */
+void vec_sort(struct vec *vec, size_t size,
+	      int (*cmp)(const void *, const void *));
+/* Release the elements; the vector is empty (and keeps its spill). */
+void vec_free(struct vec *vec);
+
+static inline void *
+vec_at(const struct vec *vec, size_t i, size_t size)
+{
+	return (char *)vec->v + i * size;
+}
+
+/*
+ * Set up a spill context: dir must take temporary files (checked now);
+ * rss_cap 0 starts no trimmer.  *in_memory is set when dir is a memory
+ * filesystem (tmpfs, ramfs), where spilling saves nothing.  Raises the
+ * soft open-file limit to the hard one, as every spilled vector holds
+ * a descriptor.
+ */
+int vec_spill_start(struct vec_spill *sp, const char *dir, size_t threshold,
+		    uint64_t rss_cap, int *in_memory);
+/* Stop the trimmer and free the context; its vectors must be freed. */
+void vec_spill_stop(struct vec_spill *sp);
+/* Unmap every file-backed vector's pages now (their data stays). */
+void vec_spill_trim(struct vec_spill *sp);
+
+#endif /* XFSKIT_REPAIR_VEC_H */
