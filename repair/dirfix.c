@@ -446,6 +446,46 @@ dir_lookup(struct repair_ctx *rc, uint64_t dir, const char *name)
 }
 
 static int
+cmp_name(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+int
+dir_short_names(struct repair_ctx *rc, uint64_t dir, size_t cap,
+		char **bufp, size_t *np)
+{
+	struct salvage s = { 0 };
+	char *buf;
+	size_t n = 0;
+	int err = read_entries(rc, dir, &s);
+
+	*bufp = NULL;
+	*np = 0;
+	if (err) {
+		salvage_free(&s);
+		return err;
+	}
+	buf = malloc((s.n ? s.n : 1) * cap);
+	if (!buf) {
+		salvage_free(&s);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < s.n; i++) {
+		if (s.v[i].namelen >= cap)
+			continue;
+		memcpy(buf + n * cap, s.v[i].name, s.v[i].namelen);
+		buf[n * cap + s.v[i].namelen] = 0;
+		n++;
+	}
+	salvage_free(&s);
+	sort_v(buf, n, cap, cmp_name);
+	*bufp = buf;
+	*np = n;
+	return 0;
+}
+
+static int
 cmp_ext(const void *a, const void *b)
 {
 	const struct xk_bld_ext *x = a, *y = b;

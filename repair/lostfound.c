@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Reconnecting orphans: inodes in use that no directory entry names are
- * given an entry in /lost+found named by their inode number, as
- * xfs_repair does; a reconnected directory's ".." is pointed at
+ * given an entry in /lost+found named by their inode number ("N.1",
+ * "N.2"... when the name is taken), as xfs_repair does; a reconnected
+ * directory's ".." is pointed at
  * /lost+found.  /lost+found is found by name in the root directory (any
  * format) or created in a free inode slot the scan saw (not one any
  * entry still names, so no stale entry can come to name it).
@@ -34,7 +35,7 @@
 #include "repair.h"
 
 #define LOST_FOUND	"lost+found"
-#define ORPHAN_NAME_MAX	24	/* a decimal inode number, NUL */
+#define ORPHAN_NAME_MAX	32	/* a decimal inode number, ".N", NUL */
 
 /* /lost+found written by the directory rewrite (way 2). */
 struct lf_plan {
@@ -294,6 +295,51 @@ dir_in_use(const struct repair_ctx *rc, uint64_t ino)
 	return ii && (ii->mode & XK_S_IFMT) == XK_S_IFDIR;
 }
 
+/* An orphan's name in /lost+found: its inode number, ".N" if taken. */
+static int
+orphan_name(const struct orphan *o, char name[ORPHAN_NAME_MAX])
+{
+	if (o->suffix)
+		return snprintf(name, ORPHAN_NAME_MAX, "%llu.%u",
+				(unsigned long long)o->ino, o->suffix);
+	return snprintf(name, ORPHAN_NAME_MAX, "%llu",
+			(unsigned long long)o->ino);
+}
+
+static int
+cmp_name(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+/*
+ * Names already in /lost+found (a stale entry, a file someone put
+ * there) are not reused: the orphan gets the first free "ino.N", as
+ * xfs_repair names it.
+ */
+static int
+name_orphans(struct repair_ctx *rc, uint64_t lf)
+{
+	char *taken = NULL, name[ORPHAN_NAME_MAX];
+	size_t ntaken = 0;
+	int err = lf ? dir_short_names(rc, lf, ORPHAN_NAME_MAX, &taken,
+				       &ntaken) : 0;
+
+	if (err)
+		return err;
+	for (size_t i = 0; i < rc->norphans; i++) {
+		struct orphan *o = &rc->orphans[i];
+
+		o->suffix = 0;
+		while (orphan_name(o, name) < ORPHAN_NAME_MAX && ntaken &&
+		       bsearch(name, taken, ntaken, ORPHAN_NAME_MAX,
+			       cmp_name) && o->suffix < 1000000)
+			o->suffix++;
+	}
+	free(taken);
+	return 0;
+}
+
 /*
  * Whether every orphan's entry fits in the short-form directory dip
  * (a copy is edited, not dip): way 1 is taken only when all do.
@@ -319,8 +365,7 @@ all_fit_sf(struct repair_ctx *rc, const struct xk_dinode *dip, uint64_t lf)
 
 		if (o->ino == lf)
 			continue;
-		add.namelen = (uint8_t)snprintf(name, sizeof(name), "%llu",
-						(unsigned long long)o->ino);
+		add.namelen = (uint8_t)orphan_name(o, name);
 		ok = !sf_rewrite(rc, copy, 0, 0, &add);
 	}
 	free(copy);
@@ -355,8 +400,7 @@ add_in_place(struct repair_ctx *rc, uint64_t lf, unsigned long *applied)
 
 		if (o->ino == lf)
 			continue;
-		snprintf(name, sizeof(name), "%llu",
-			 (unsigned long long)o->ino);
+		orphan_name(o, name);
 		if (sf_add_entry(rc, lf, name, o->ino,
 				 xk_mode_to_ftype(o->mode)))
 			break;	/* the trial said it fits: a read error */
@@ -412,8 +456,7 @@ plan_rewrite(struct repair_ctx *rc, uint64_t lf, int create)
 
 		if (o->ino == lf)
 			continue;
-		len = snprintf(p->names[p->n], ORPHAN_NAME_MAX, "%llu",
-			       (unsigned long long)o->ino);
+		len = orphan_name(o, p->names[p->n]);
 		p->ents[p->n] = (struct xk_bld_dirent){
 			.name = (const uint8_t *)p->names[p->n],
 			.namelen = (uint8_t)len,
@@ -610,6 +653,7 @@ reconnect_orphans(struct repair_ctx *rc, unsigned long *applied)
 		lf = pick_free_inode(rc);
 		if (!lf)
 			return 0;
+		name_orphans(rc, 0);
 		if (all_fit_new(rc, lf) && !create_lost_found(rc, lf)) {
 			add_in_place(rc, lf, applied);
 			(*applied)++;
@@ -617,6 +661,8 @@ reconnect_orphans(struct repair_ctx *rc, unsigned long *applied)
 		}
 		return plan_rewrite(rc, lf, 1);
 	}
+	if (name_orphans(rc, lf))
+		return 0;
 	if (xk_inode_read(mp, lf, 0, &bp, &dip))
 		return 0;
 	fits = all_fit_sf(rc, dip, lf);

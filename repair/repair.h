@@ -185,6 +185,7 @@ struct repair_ctx {
 		uint64_t	ino;
 		uint16_t	mode;
 		uint8_t		sfdir;
+		uint32_t	suffix;	/* name "ino.suffix" when not 0 */
 	}		*orphans;
 	size_t		norphans, caporphans;
 	/* Block/leaf/node directories to rewrite from salvaged entries. */
@@ -330,6 +331,12 @@ int dirs_prepare(struct repair_ctx *rc);
 int rebuild_dirs(struct repair_ctx *rc, struct xk_bld *b);
 /* The inode an entry of directory dir names, or 0. */
 uint64_t dir_lookup(struct repair_ctx *rc, uint64_t dir, const char *name);
+/*
+ * The names of dir's entries shorter than cap bytes, each in a cap-byte
+ * NUL-terminated slot of *buf (malloc'd), sorted by strcmp.
+ */
+int dir_short_names(struct repair_ctx *rc, uint64_t dir, size_t cap,
+		    char **buf, size_t *n);
 /* rebuild_fork.c: data forks from the reverse mappings. */
 void plan_rmap_forks(struct repair_ctx *rc);
 int rmap_fork_rebuild(struct repair_ctx *rc, uint64_t ino,

@@ -8,7 +8,9 @@
 # exit 0, leave an image xfs_repair -n and a second run of ours find
 # clean, and give the same tree and contents as xfs_repair's.  A second
 # case makes the cycle from two directories of one more level, so that
-# the lowest inode of the cycle is not the one its old parent named.
+# the lowest inode of the cycle is not the one its old parent named.  A
+# third case orphans a file whose name in /lost+found (its inode number)
+# is already taken by another file there: both tools name it "INO.1".
 . "$XK_SRCDIR/tests/scripts/lib.sh"
 . "$XK_SRCDIR/tests/scripts/repair_lib.sh"
 need_xfsprogs
@@ -37,7 +39,7 @@ run() { # name
 	walk "$T/theirs.img" "$T/tree.theirs" >/dev/null
 	[ -z "$kern" ] || fail "$name: kernel walk: $kern"
 	if cmp -s "$T/tree.ours" "$T/tree.theirs"; then
-		pass "$name: the same tree as xfs_repair's ($(wc -l <"$T/tree.ours") entries, the cycle under /lost+found)"
+		pass "$name: the same tree as xfs_repair's ($(wc -l <"$T/tree.ours") entries)"
 	else
 		fail "$name: trees differ: $(diff "$T/tree.theirs" "$T/tree.ours" | head -4)"
 	fi
@@ -46,12 +48,15 @@ run() { # name
 img="$T/c.img"
 mkfs_xfs_image "$img" 300m || finish
 loop_mount "$img" || finish
-mkdir -p "$MNT/x/y" "$MNT/keep" "$MNT/p/q/r"
+mkdir -p "$MNT/x/y" "$MNT/keep" "$MNT/p/q/r" "$MNT/lost+found" "$MNT/s"
 echo hello >"$MNT/x/y/f"
 echo data >"$MNT/x/g"
 echo deep >"$MNT/p/q/r/h"
+echo lone >"$MNT/s/o"
 X=$(stat -c %i "$MNT/x") Y=$(stat -c %i "$MNT/x/y")
 P=$(stat -c %i "$MNT/p") Q=$(stat -c %i "$MNT/p/q") R=$(stat -c %i "$MNT/p/q/r")
+S=$(stat -c %i "$MNT/s") O=$(stat -c %i "$MNT/s/o")
+echo squatter >"$MNT/lost+found/$O"
 loop_umount
 
 # Case 1: y's entry f names x; the root's entry for x names nothing.
@@ -72,4 +77,13 @@ xfs_db -x -c "inode $R" -c "write u3.sfdir3.list[$hr].inumber.i4 $Q" \
 	-c "inode $P" -c "write u3.sfdir3.list[$qp].inumber.i4 4000000" \
 	"$T/cy.img" >/dev/null
 run nested-cycle
+
+# Case 3: s's entry for o names nothing; /lost+found already has "$O".
+cp --sparse=always "$img" "$T/cy.img"
+os=$(sf_slot "$img" "$S" o)
+xfs_db -x -c "inode $S" -c "write u3.sfdir3.list[$os].inumber.i4 4000000" \
+	"$T/cy.img" >/dev/null
+run name-taken
+grep -q "lost+found/$O\.1	f" "$T/tree.ours" ||
+	fail "name-taken: no /lost+found/$O.1 in our tree"
 finish
