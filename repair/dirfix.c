@@ -153,7 +153,8 @@ entry_at(const uint8_t *blk, uint32_t p, uint32_t end, int ftype,
 		if (*len < 8 || (*len & 7) || p + *len > end)
 			return 0;
 	} else {
-		if (!at[8])
+		/* The name length is the entry's ninth byte. */
+		if (p + 9 > end || !at[8])
 			return 0;
 		*len = xk_dir3_data_entsize(at[8], ftype);
 		if (p + *len > end)

@@ -52,8 +52,9 @@ plan_none(struct repair_ctx *rc)
  * stops at the first), until the core verifies or a rule fails whose
  * field cannot be derived:
  *  1. magic and version (only when the rest then verifies);
- *  2. di_onlink (always 0 in v3 inodes), di_ino, di_uuid, di_lsn, and
- *     a di_next_unlinked outside the AG (set to null);
+ *  2. di_onlink (always 0 in v3 inodes), di_ino, di_uuid, di_lsn, a
+ *     di_next_unlinked outside the AG (set to null), and the realtime
+ *     flag without a realtime device (dropped);
  *  3. the CRC, recomputed;
  *  4. unknown or unsupported di_flags2 bits cleared;
  *  5. extent size hints that break their rules dropped (flag and value);
@@ -92,6 +93,11 @@ salvage_core(struct repair_ctx *rc, uint64_t ino, struct xk_dinode *dip)
 			xk_be64_set(&dip->di_lsn, 0);
 		} else if (!strcmp(f.check, "next_unlinked")) {
 			xk_be32_set(&dip->di_next_unlinked, XK_NULLAGINO);
+		} else if (!strcmp(f.check, "flags") &&
+			   (fl & XK_DIFLAG_REALTIME) && !mp->sb.rblocks) {
+			/* As xfs_repair: the flag goes, not the file. */
+			xk_be16_set(&dip->di_flags,
+				    fl & (uint16_t)~XK_DIFLAG_REALTIME);
 		} else if (!strcmp(f.check, "flags2")) {
 			fl2 &= XK_DIFLAG2_ANY;
 			if (!mp->g.has_reflink ||

@@ -4,7 +4,8 @@
  * kernel reads these inodes, xfs_repair -n reports them, so a repair
  * must leave none of them.  Checked on every inode, free or in use:
  *  1. di_flags: no unknown bit; the new-bitmap flag only on the
- *     realtime bitmap inode; directory-only flags (realtime, project and
+ *     realtime bitmap inode; no realtime flag without a realtime
+ *     device, free inodes included; directory-only flags (realtime, project and
  *     extent size inheritance, no symlinks) only on directories and
  *     file-only flags (realtime, extent size hint) only on regular
  *     files, for an inode in use;
@@ -27,6 +28,8 @@ flags_wanted(const struct repair_ctx *rc, uint64_t ino, uint16_t mode,
 
 	if (ino != rc->mp->sb.rbmino)
 		want &= (uint16_t)~XK_DIFLAG_NEWRTBM;
+	if (!rc->mp->sb.rblocks)
+		want &= (uint16_t)~XK_DIFLAG_REALTIME;
 	if (mode && type != XK_S_IFDIR)
 		want &= (uint16_t)~DIR_ONLY_FLAGS;
 	if (mode && type != XK_S_IFREG)

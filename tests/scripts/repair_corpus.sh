@@ -238,7 +238,8 @@ for c in "agf-bnoroot|agf 1;write -d bnoroot 0" \
 	 "refcbt-magic|agf 0;addr refcntroot;write -d magic 0" \
 	 "inode-magic|inode ${INO[small]};write -d core.magic 0" \
 	 "blockdir-inumber|inode ${INO[block]};dblock 0;write -d bu[5].inumber 4000000" \
-	 "ag0-headers-zeroed|@zero $s $((3 * s))"; do
+	 "ag0-headers-zeroed|@zero $s $((3 * s))" \
+	 "blocktrash-511|blockget;blocktrash -s 511 -n 16 -x 1 -y 64 -3"; do
 	run_case "$c"
 done
 for c in "${PENDING[@]}"; do
