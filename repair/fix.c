@@ -399,6 +399,19 @@ fix_one_inode(struct repair_ctx *rc, const struct ifix *v, size_t n,
 		case IFIX_FLAGS:
 			xk_be16_set(&dip->di_flags, (uint16_t)v[i].val);
 			break;
+		case IFIX_NSEC: {
+			xk_timestamp *ts[4] = { &dip->di_atime, &dip->di_mtime,
+						&dip->di_ctime,
+						&dip->di_crtime };
+			unsigned int bad = bad_nsec_mask(dip);
+
+			/* As xfs_repair: the nanoseconds reset to zero. */
+			for (int t = 0; t < 4; t++)
+				if (bad & (1u << t))
+					xk_be64_set(ts[t], xk_be64_get(*ts[t]) &
+						    ~0xffffffffULL);
+			break;
+		}
 		case IFIX_PAD:
 			/* Rewrites both counters, zeroing the padding. */
 			xk_dinode_set_nextents(dip, xk_dinode_nextents(dip),

@@ -10,7 +10,8 @@
  *     file-only flags (realtime, extent size hint) only on regular
  *     files, for an inode in use;
  *  2. the padding beside the extent counters is zero (di_v3_pad, or
- *     di_nrext64_pad with large extent counters).
+ *     di_nrext64_pad with large extent counters);
+ *  3. without bigtime, every timestamp's nanoseconds below 10^9.
  * Each fix is planned as the field with the offending bits cleared.
  */
 #include "repair.h"
@@ -37,6 +38,22 @@ flags_wanted(const struct repair_ctx *rc, uint64_t ino, uint16_t mode,
 	return want;
 }
 
+/* The legacy (seconds, nanoseconds) timestamps with nanoseconds >= 10^9. */
+unsigned int
+bad_nsec_mask(const struct xk_dinode *dip)
+{
+	const xk_timestamp *ts[4] = { &dip->di_atime, &dip->di_mtime,
+				      &dip->di_ctime, &dip->di_crtime };
+	unsigned int mask = 0;
+
+	if (xk_be64_get(dip->di_flags2) & XK_DIFLAG2_BIGTIME)
+		return 0;
+	for (int i = 0; i < 4; i++)
+		if ((xk_be64_get(*ts[i]) & 0xffffffffu) >= 1000000000u)
+			mask |= 1u << i;
+	return mask;
+}
+
 void
 check_core_policy(struct repair_ctx *rc, uint64_t ino,
 		  const struct xk_dinode *dip, uint64_t daddr)
@@ -56,4 +73,8 @@ check_core_policy(struct repair_ctx *rc, uint64_t ino,
 	    report(rc, PR_INODE_BAD, "inode", -1, ino, daddr, "pad",
 		   "the padding beside the extent counters is not zero"))
 		plan_inode(rc, ino, IFIX_PAD, 0);
+	if (bad_nsec_mask(dip) &&
+	    report(rc, PR_INODE_BAD, "inode", -1, ino, daddr, "nsec",
+		   "a timestamp has 10^9 nanoseconds or more"))
+		plan_inode(rc, ino, IFIX_NSEC, 0);
 }

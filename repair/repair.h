@@ -132,6 +132,7 @@ struct ag_scan {
 #define IFIX_RMAP_AFORK	(1u << 10)	/* rebuild the attr fork from rmap */
 #define IFIX_FLAGS	(1u << 11)	/* set di_flags to val */
 #define IFIX_PAD	(1u << 12)	/* zero the extent counters' padding */
+#define IFIX_NSEC	(1u << 13)	/* zero out-of-range nanoseconds */
 
 struct ifix {
 	uint64_t	ino;
@@ -273,6 +274,8 @@ struct inode_info *inode_info_find(const struct repair_ctx *rc, uint64_t ino);
 /* inode_policy.c: xfs_repair's own inode core rules (flags, padding). */
 void check_core_policy(struct repair_ctx *rc, uint64_t ino,
 		       const struct xk_dinode *dip, uint64_t daddr);
+/* Bit i set: timestamp i (a, m, c, crtime) has nanoseconds >= 10^9. */
+unsigned int bad_nsec_mask(const struct xk_dinode *dip);
 /* chunkfind.c: chunks of AGs whose inode btree and rmapbt are lost. */
 int phase_find_chunks(struct repair_ctx *rc);
 /*
