@@ -435,6 +435,21 @@ pop_attrs_write(struct pop_ctx *c, struct xk_bld_inode *ip,
 }
 
 /*
+ * Open an entry without following links, and without moving its atime
+ * where we may (O_NOATIME needs ownership).
+ */
+int
+pop_open_at(int dfd, const char *name, int flags)
+{
+	int fd = openat(dfd, name, flags | O_NOATIME | O_CLOEXEC |
+			O_NOFOLLOW);
+
+	if (fd < 0 && errno == EPERM)
+		fd = openat(dfd, name, flags | O_CLOEXEC | O_NOFOLLOW);
+	return fd;
+}
+
+/*
  * Data segments from SEEK_DATA/SEEK_HOLE, widened to whole blocks of the
  * new filesystem (a source block smaller than ours may start a segment
  * mid-block; reading the hole part gives zeros, as it should).

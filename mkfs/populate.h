@@ -93,6 +93,8 @@ void pop_xattrs_reset(struct pop_xattrs *xl);
 int pop_attrs_write(struct pop_ctx *c, struct xk_bld_inode *ip,
 		    struct pop_xattrs *xl, const char *path);
 /* Stream a regular file's data segments from fd. */
+/* openat() of a source entry: no link followed, atime kept if we may. */
+int pop_open_at(int dfd, const char *name, int flags);
 /*
  * The next data segment of fd at or after *pos, widened to blocks of bs
  * bytes: 0 and [*start, *end), 1 when only a hole remains, or -errno.

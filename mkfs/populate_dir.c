@@ -113,17 +113,6 @@ convert_xattrs(struct pop_ctx *c, struct pop_xattrs *xl,
 	return err;
 }
 
-static int
-open_at(int dfd, const char *name, int flags)
-{
-	int fd = openat(dfd, name, flags | O_NOATIME | O_CLOEXEC |
-			O_NOFOLLOW);
-
-	if (fd < 0 && errno == EPERM)
-		fd = openat(dfd, name, flags | O_CLOEXEC | O_NOFOLLOW);
-	return fd;
-}
-
 /* Contents read ahead, handed to the builder as a stream. */
 struct memsrc {
 	const uint8_t	*p;
@@ -173,7 +162,7 @@ write_file(struct pop_ctx *c, struct pf_pool *pool, int dfd,
 		ip->size = 0;
 		return 0;
 	}
-	fd = open_at(dfd, k->name, O_RDONLY);
+	fd = pop_open_at(dfd, k->name, O_RDONLY);
 	if (fd < 0) {
 		err = -errno;
 		pop_error(path, err, "opening it");

@@ -178,17 +178,6 @@ set_err(struct pf_err *e, int err, const char *what)
 	e->what = what;
 }
 
-static int
-open_at(int dfd, const char *name, int flags)
-{
-	int fd = openat(dfd, name, flags | O_NOATIME | O_CLOEXEC |
-			O_NOFOLLOW);
-
-	if (fd < 0 && errno == EPERM)
-		fd = openat(dfd, name, flags | O_CLOEXEC | O_NOFOLLOW);
-	return fd;
-}
-
 /*
  * The ways to reach an entry's xattrs: through an open descriptor, by
  * name under its directory (listxattrat), or through /proc/self/fd for
@@ -404,7 +393,7 @@ read_file(struct pf_pool *p, int dfd, struct pf_ent *e)
 	struct xsrc xs = { .fd = -1 };
 	uint64_t cost;
 
-	xs.fd = open_at(dfd, e->name, O_RDONLY);
+	xs.fd = pop_open_at(dfd, e->name, O_RDONLY);
 	if (xs.fd < 0) {
 		set_err(&e->err, -errno, "opening it");
 		return 0;
@@ -436,7 +425,7 @@ read_entry(struct pf_pool *p, int dfd, struct pf_ent *e)
 		}
 		if (!p->at_ok) {
 			/* Open it as before, to list its xattrs. */
-			xs.fd = open_at(dfd, e->name, O_RDONLY);
+			xs.fd = pop_open_at(dfd, e->name, O_RDONLY);
 			if (xs.fd < 0) {
 				set_err(&e->err, -errno, "opening it");
 				return 0;
@@ -605,7 +594,7 @@ job_run(struct pf_pool *p, struct pf_dir *d)
 	int err;
 
 	if (d->parent) {
-		d->fd = open_at(d->parent->fd, d->name,
+		d->fd = pop_open_at(d->parent->fd, d->name,
 				O_RDONLY | O_DIRECTORY);
 		if (d->fd < 0) {
 			set_err(&d->err, -errno, "opening the directory");
