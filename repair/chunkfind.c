@@ -48,15 +48,6 @@ cmp_cand(const void *a, const void *b)
 	return (x->start > y->start) - (x->start < y->start);
 }
 
-static int
-cmp_chunk(const void *a, const void *b)
-{
-	uint32_t x = xk_be32_get(((const struct xk_inobt_rec *)a)->ir_startino);
-	uint32_t y = xk_be32_get(((const struct xk_inobt_rec *)b)->ir_startino);
-
-	return (x > y) - (x < y);
-}
-
 /* Is ino's chunk in an AG being searched and not yet known? */
 static int
 wanted(const struct repair_ctx *rc, const uint8_t *lost, uint64_t ino,
@@ -78,7 +69,7 @@ wanted(const struct repair_ctx *rc, const uint8_t *lost, uint64_t ino,
 	xk_be32_set(&key.ir_startino, out->start);
 	/* The AG's list is kept sorted between rounds. */
 	return !(as->nchunks && bsearch(&key, as->chunks, as->nchunks,
-					sizeof(key), cmp_chunk));
+					sizeof(key), cmp_chunk_start));
 }
 
 static int
@@ -209,8 +200,8 @@ sort_chunks(struct ag_scan *as)
 		p[i].rec = as->chunks[i];
 		p[i].seen = as->seen_free ? as->seen_free[i] : ~0ULL;
 	}
-	/* rec is the first member: cmp_chunk reads ir_startino there. */
-	qsort(p, as->nchunks, sizeof(*p), cmp_chunk);
+	/* rec is the first member: cmp_chunk_start reads ir_startino there. */
+	qsort(p, as->nchunks, sizeof(*p), cmp_chunk_start);
 	for (size_t i = 0; i < as->nchunks; i++) {
 		as->chunks[i] = p[i].rec;
 		if (as->seen_free)

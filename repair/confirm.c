@@ -168,15 +168,6 @@ hole_bits(const struct xk_mount *mp, const struct xk_inobt_rec *r)
 	return m;
 }
 
-static int
-cmp_rec(const void *a, const void *b)
-{
-	uint32_t x = xk_be32_get(((const struct xk_inobt_rec *)a)->ir_startino);
-	uint32_t y = xk_be32_get(((const struct xk_inobt_rec *)b)->ir_startino);
-
-	return (x > y) - (x < y);
-}
-
 /* The rebuilt inobt against the free masks the scan saw. */
 static void
 compare_chunks(struct repair_ctx *rc, uint32_t agno,
@@ -193,7 +184,7 @@ compare_chunks(struct repair_ctx *rc, uint32_t agno,
 		const struct xk_inobt_rec *r = bsearch(&ch->recs[i], as->chunks,
 						       as->nchunks,
 						       sizeof(*as->chunks),
-						       cmp_rec);
+						       cmp_chunk_start);
 		uint32_t start = xk_be32_get(ch->recs[i].ir_startino);
 		uint64_t holes, want, have;
 

@@ -421,6 +421,15 @@ check_ag_counters(struct repair_ctx *rc, uint32_t agno)
 }
 
 int
+cmp_chunk_start(const void *a, const void *b)
+{
+	uint32_t x = xk_be32_get(((const struct xk_inobt_rec *)a)->ir_startino);
+	uint32_t y = xk_be32_get(((const struct xk_inobt_rec *)b)->ir_startino);
+
+	return (x > y) - (x < y);
+}
+
+int
 ag_push_chunk(struct ag_scan *as, const struct xk_inobt_rec *rec)
 {
 	return push_chunk(&as->chunks, &as->nchunks, &as->capchunks, rec);

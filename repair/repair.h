@@ -265,6 +265,8 @@ void claim_fsb(struct repair_ctx *rc, uint64_t fsb, uint64_t len,
 void claim_agb(struct repair_ctx *rc, uint32_t agno, uint32_t agbno,
 	       uint32_t len, uint64_t owner);
 
+/* phase_ag.c: inobt records by first inode (qsort/bsearch order). */
+int cmp_chunk_start(const void *a, const void *b);
 /* phase_ag.c: append an inode chunk record to the AG's list. */
 int ag_push_chunk(struct ag_scan *as, const struct xk_inobt_rec *rec);
 /* phase_inodes.c: scan the AG's chunks from index from on (serially). */
