@@ -121,6 +121,15 @@ RMAP_CASES=(
 	"rmap-bmbt-leaf|@zero $leaf_daddr $((bsize / 512))"
 	"rmap-dir-map|inode ${INO[leaf]};write -d core.nextents 0"
 )
+# Inode rules xfs_repair has beyond the kernel's verifier (found by the
+# blocktrash seeds; here on fixed fields).
+CASES+=(
+	"inode-realtime|inode ${INO[bmbt]};write core.realtime 1"
+	"inode-unlinked|inode ${INO[small]};write -d next_unlinked 4294967280"
+	"inode-dirflag|inode ${INO[small]};write core.nosymlinks 1"
+	"inode-flagbit|inode ${INO[small]};write -d core.flags 32768"
+	"inode-nsec|inode ${INO[small]};write -d v3.bigtime 0;write -d core.mtime.nsec 2000000000"
+)
 # Random damage over all metadata (xfs_db blocktrash after blockget picks
 # 16 metadata blocks of any type and randomizes up to 64 bits in each).
 for seed in 300 304 314 320; do
