@@ -11,8 +11,9 @@
 # For each log: copy A is mounted (the
 # kernel replays and finishes the exchange), copy B is repaired by
 # xfskit-repair (which replays, finishes, then checks); xfs_repair -n
-# must accept B and the trees (tests/scripts/treerec.py) and AG space
-# counters of A and B must be identical.  Then damaged XMIs: replay
+# must accept B, and the trees (tests/scripts/treerec.py), every file's
+# data mapping (fiemap: the same blocks at the same offsets) and the AG
+# space counters of A and B must be identical.  Then damaged XMIs: replay
 # must stop with a message naming the rule and leave the image as it
 # was.
 #
@@ -130,18 +131,57 @@ xmi_open() {
 		END { for (k in x) print k }'
 }
 
-# record IMG OUT: mount, record the tree, unmount; AG space counters.
+# bmbt_fsbs IMG INO: the blocks of the inode's data fork bmbt, one a line.
+bmbt_fsbs() {
+	local img=$1 ino=$2 lvl todo next p
+	lvl=$(xfs_db -r -c "inode $ino" -c 'p core.format' "$img" 2>/dev/null)
+	case $lvl in *btree*) ;; *) return 0 ;; esac
+	todo=$(xfs_db -r -c "inode $ino" -c 'p u3.bmbt.ptrs' "$img" 2>/dev/null |
+	       sed 's/.*= //' | tr ' ' '\n' | sed -n 's/^[0-9]*://p')
+	while [ -n "$todo" ]; do
+		next=""
+		for p in $todo; do
+			echo "$p"
+			lvl=$(xfs_db -r -c "fsblock $p" -c 'type bmapbtd' \
+			      -c 'p level' "$img" 2>/dev/null | awk '{print $3}')
+			[ "${lvl:-0}" -gt 0 ] || continue
+			next="$next $(xfs_db -r -c "fsblock $p" -c 'type bmapbtd' \
+				-c 'p ptrs' "$img" 2>/dev/null | sed 's/.*= //' |
+				tr ' ' '\n' | sed -n 's/^[0-9]*://p')"
+		done
+		todo=$next
+	done
+}
+
+# record IMG OUT: mount, record the tree and where each file's data
+# lies; unmount; the AG space counters.
 record() {
+	local n i ino rel agblklog
 	loop_mount "$1" || return 1
 	$TREC record "$MNT" --no-times >"$2.tree"
+	(cd "$MNT" && find . -type f | sort | while read -r rel; do
+		echo "$rel $(stat -c %i "$rel")"
+		xfs_io -r -c fiemap "$rel" | tail -n +2
+	done) >"$2.map"
 	loop_umount
-	local n i
+	agblklog=$(xfs_db -r -c 'sb 0' -c 'p agblklog' "$1" 2>/dev/null |
+		   awk '{print $3}')
+	# A file's bmbt is index, not data: the kernel edits it in place
+	# (half-full leaves after splits), finishing writes it packed, so
+	# its block count may differ by a leaf.  Its blocks are counted
+	# with the AG space they come from; the data mappings above are
+	# compared exactly.
+	awk 'NF == 2 { print $2 }' "$2.map" | while read -r ino; do
+		bmbt_fsbs "$1" "$ino" | awk -v i="$ino" '{ print i, $1 }'
+	done >"$2.bmbt"
 	n=$(xfs_db -r -c 'sb 0' -c 'p agcount' "$1" 2>/dev/null | awk '{print $3}')
 	for ((i = 0; i < n; i++)); do
 		# Finishing rebuilds the AG indexes: their shapes may
 		# differ from the kernel's, the space they count not.
-		xfs_db -r -c "agf $i" -c 'p freeblks flcount btreeblks' "$1" 2>/dev/null |
-			awk -v a="$i" '{ s += $3 } END { print "agf", a, "space", s }'
+		{ xfs_db -r -c "agf $i" -c 'p freeblks flcount btreeblks' "$1" 2>/dev/null
+		  awk -v a="$i" -v l="$agblklog" \
+			'int($2 / 2 ^ l) == a { print "bmbt = 1" }' "$2.bmbt"
+		} | awk -v a="$i" '{ s += $3 } END { print "agf", a, "space", s }'
 		xfs_db -r -c "agi $i" -c 'p count freecount' "$1" 2>/dev/null
 	done >"$2.hdr"
 }
@@ -172,6 +212,10 @@ compare() {
 	record "$T/B.img" "$T/B" || return
 	cmp -s "$T/A.tree" "$T/B.tree" ||
 		{ fail "$name: tree differs from the kernel's replay: $(diff "$T/A.tree" "$T/B.tree" | head -4)"; ok=0; }
+	cmp -s "$T/A.map" "$T/B.map" ||
+		{ fail "$name: file data lies elsewhere than after the kernel's replay: $(diff "$T/A.map" "$T/B.map" | head -4)"; ok=0; }
+	[ "$(wc -l <"$T/A.bmbt")" = "$(wc -l <"$T/B.bmbt")" ] ||
+		echo "note: $name: bmbt blocks: kernel $(wc -l <"$T/A.bmbt"), ours $(wc -l <"$T/B.bmbt")" >&2
 	if ! cmp -s "$T/A.hdr" "$T/B.hdr"; then
 		# The kernel's replay is the reference only where xfs_repair
 		# finds it consistent itself (its exchange recovery has lost
@@ -185,7 +229,7 @@ compare() {
 			echo "note: $name: the kernel's own replay differs in AG space and xfs_repair -n rejects it ($(grep -v '^ *-\|^Phase\|host filesystem\|image and the host' "$T/$name.xra" | head -2 | tr '\n' ' ')); ours is clean" >&2
 		fi
 	fi
-	[ "$ok" = 1 ] && pass "$name: same tree ($(wc -l <"$T/A.tree") paths) and AG counters as the kernel's replay, xfs_repair -n clean"
+	[ "$ok" = 1 ] && pass "$name: same tree ($(wc -l <"$T/A.tree") paths), data mappings and AG counters as the kernel's replay, xfs_repair -n clean"
 }
 
 runs=0 cut=0 keep="" kept="" xmd_img=""
