@@ -23,6 +23,36 @@ blocks_for(uint64_t n, uint32_t fill)
 	return n == 0 ? 1 : (n + fill - 1) / fill;
 }
 
+/*
+ * A caller's shape: every level's counts add up to the blocks (or
+ * records) below, each block holds 1 to max entries, one root.
+ */
+static int
+plan_counts(struct xk_mount *mp, struct xk_btree_bulk *bb, uint64_t nrecs,
+	    uint32_t lmax, uint32_t nmax)
+{
+	if (bb->levels == 0 || bb->levels > XK_BTREE_MAXLEVELS ||
+	    bb->levels > mp->g.maxlevels[bb->ops->btnum] ||
+	    bb->level_blocks[bb->levels - 1] != 1)
+		return -EINVAL;
+	bb->blocks = 0;
+	for (unsigned int l = 0; l < bb->levels; l++) {
+		uint64_t sum = 0;
+
+		for (uint64_t i = 0; i < bb->level_blocks[l]; i++) {
+			uint32_t c = bb->counts[l][i];
+
+			if (c == 0 || c > (l ? nmax : lmax))
+				return -EINVAL;
+			sum += c;
+		}
+		if (sum != (l ? bb->level_blocks[l - 1] : nrecs))
+			return -EINVAL;
+		bb->blocks += bb->level_blocks[l];
+	}
+	return 0;
+}
+
 int
 xk_btree_bulk_plan(struct xk_mount *mp, struct xk_btree_bulk *bb,
 		   uint64_t nrecs)
@@ -33,6 +63,8 @@ xk_btree_bulk_plan(struct xk_mount *mp, struct xk_btree_bulk *bb,
 	uint32_t nfill = fill_of(bb->node_fill, nmax);
 	uint64_t n = blocks_for(nrecs, lfill);
 
+	if (bb->counts)
+		return plan_counts(mp, bb, nrecs, lmax, nmax);
 	bb->levels = 0;
 	bb->blocks = 0;
 	for (;;) {
@@ -219,7 +251,8 @@ xk_btree_bulk_load(struct xk_mount *mp, struct xk_btree_bulk *bb,
 
 	/* Leaves. */
 	for (uint64_t i = 0; i < bb->level_blocks[0]; i++) {
-		uint64_t n = share(nrecs, bb->level_blocks[0], lfill, i);
+		uint64_t n = bb->counts ? bb->counts[0][i] :
+			     share(nrecs, bb->level_blocks[0], lfill, i);
 		uint64_t b = blocks[base + i];
 		struct xk_buf *bp;
 
@@ -261,7 +294,8 @@ xk_btree_bulk_load(struct xk_mount *mp, struct xk_btree_bulk *bb,
 			goto out;
 		}
 		for (uint64_t i = 0; i < nb; i++) {
-			uint64_t n = share(below, nb, nfill, i);
+			uint64_t n = bb->counts ? bb->counts[l][i] :
+				     share(below, nb, nfill, i);
 			uint64_t b = blocks[base + i];
 			struct xk_buf *bp;
 

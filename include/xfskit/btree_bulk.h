@@ -22,6 +22,12 @@ struct xk_btree_bulk {
 	uint64_t	owner;		/* owner inode (bmbt) */
 	uint32_t	leaf_fill;	/* records per leaf; 0 = maximum */
 	uint32_t	node_fill;	/* pointers per node; 0 = maximum */
+	/*
+	 * Optional: counts[l][i] entries go into block i of level l, with
+	 * levels and level_blocks[] set by the caller (the plan checks
+	 * them instead of computing them).  Keeps the shape a tree had.
+	 */
+	uint32_t	*const *counts;
 	/* Filled by xk_btree_bulk_plan. */
 	unsigned int	levels;
 	uint64_t	blocks;		/* total blocks needed */

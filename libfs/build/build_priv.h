@@ -124,10 +124,50 @@ int bld_settle_pending(struct xk_bld *b);
 void bld_bmbt_stamp(struct xk_bld *b, uint64_t ino,
 		    const struct xk_dinode *dip, int whichfork);
 
+/*
+ * bmbt_shape.c: how many entries each block of a fork's bmbt holds, as
+ * the kernel's in-place edits would leave them (see the file).  levels
+ * is 0 while the fork is in extents format; cnt[levels - 1][0] is the
+ * inode root's.  A shape that cannot be followed is marked lost, and the
+ * tree is then written packed.
+ */
+struct bld_bshape {
+	unsigned int	levels;
+	uint32_t	lmax, nmax;	/* entries per leaf, per node block */
+	uint32_t	imax;		/* entries the inode root holds */
+	uint64_t	maxext;		/* records the fork holds as extents */
+	int		lost;
+	uint64_t	n[XK_BTREE_MAXLEVELS];	/* blocks per level */
+	uint64_t	cap[XK_BTREE_MAXLEVELS];
+	uint32_t	*cnt[XK_BTREE_MAXLEVELS];
+};
+
+void bld_bshape_init(struct bld_bshape *s, uint32_t lmax, uint32_t nmax,
+		     uint32_t fork_bytes);
+void bld_bshape_free(struct bld_bshape *s);
+/* Loading: blocks of each level in key order, the inode root last. */
+int bld_bshape_add_block(struct bld_bshape *s, unsigned int level,
+			 uint32_t cnt);
+void bld_bshape_check(struct bld_bshape *s, uint64_t nrecs);
+/*
+ * Record g (0-based, in the new list) was inserted: found by a lookup,
+ * or (after) by stepping on from record g - 1 as a split extent's right
+ * part is; or record g was deleted.  settle: the format conversions
+ * after a mapping call left nrecs records.
+ */
+void bld_bshape_insert(struct bld_bshape *s, uint64_t g, int after);
+void bld_bshape_delete(struct bld_bshape *s, uint64_t g);
+void bld_bshape_settle(struct bld_bshape *s, uint64_t nrecs);
+
 /* inode.c */
 int bld_write_fork(struct xk_bld *b, struct xk_bld_inode *ip, int whichfork,
 		   uint8_t *dst, uint32_t space, uint8_t *format,
 		   uint64_t *nblocks);
+/* The same, a btree laid out as shape says when it can be (else packed). */
+int bld_write_fork_shaped(struct xk_bld *b, struct xk_bld_inode *ip,
+			  int whichfork, uint8_t *dst, uint32_t space,
+			  uint8_t *format, uint64_t *nblocks,
+			  const struct bld_bshape *shape);
 int bld_chunk_add(struct bld_ag *ag, const struct bld_chunk *c);
 
 /* commit.c */

@@ -465,6 +465,7 @@ struct fork_read {
 	uint64_t	next, alloc;
 	uint64_t	*bmbt;		/* bmbt blocks (fsb) */
 	uint64_t	nbmbt, bmbt_alloc;
+	struct bld_bshape shape;	/* the bmbt as the kernel keeps it */
 	int		err;
 };
 
@@ -495,11 +496,13 @@ fr_block(void *ctx, unsigned int level, uint64_t bno, struct xk_buf *bp)
 	struct fork_read *fr = ctx;
 	int err;
 
-	(void)level;
 	if (bp->error && !fr->err)
 		fr->err = bp->error;
 	err = bld_grow((void **)&fr->bmbt, &fr->bmbt_alloc, fr->nbmbt + 1,
 		       sizeof(*fr->bmbt));
+	if (!err)
+		err = bld_bshape_add_block(&fr->shape, level,
+					   xk_btree_block_numrecs(bp->data));
 	if (err)
 		fr->err = err;
 	else
@@ -528,6 +531,10 @@ fork_read(struct xk_bld *b, uint64_t ino, const struct xk_dinode *dip,
 	uint32_t size = xk_dfork_size(dip, mp->g.inodesize, whichfork);
 
 	memset(fr, 0, sizeof(*fr));
+	bld_bshape_init(&fr->shape,
+			xk_btree_maxrecs(&xk_bmbt_ops, mp->g.blocksize, 1),
+			xk_btree_maxrecs(&xk_bmbt_ops, mp->g.blocksize, 0),
+			size);
 	if (whichfork == XK_ATTR_FORK && !dip->di_forkoff)
 		return 0;
 	if (fmt == XK_DINODE_FMT_EXTENTS) {
@@ -556,6 +563,10 @@ fork_read(struct xk_bld *b, uint64_t ino, const struct xk_dinode *dip,
 		};
 		int err = xk_btree_walk(mp, &w);
 
+		if (!err && !fr->err)
+			err = bld_bshape_add_block(&fr->shape, xk_get_be16(p),
+						   xk_get_be16(p + 2));
+		bld_bshape_check(&fr->shape, fr->next);
 		return err ? err : fr->err;
 	}
 	return 0;		/* local or device: no blocks */
@@ -566,6 +577,7 @@ fork_read_free(struct fork_read *fr)
 {
 	free(fr->ext);
 	free(fr->bmbt);
+	bld_bshape_free(&fr->shape);
 }
 
 /* Give up blocks a file no longer maps (shared ones wait for settling). */
@@ -754,7 +766,8 @@ fork_contig(const struct xk_bld_ext *a, const struct xk_bld_ext *b)
 }
 
 static int
-fork_insert(struct xk_bld_fork *fk, const struct xk_bld_ext *e)
+fork_insert(struct xk_bld_fork *fk, const struct xk_bld_ext *e,
+	    struct bld_bshape *shape)
 {
 	uint64_t i = fk->next;
 	int err = bld_grow((void **)&fk->ext, &fk->ext_alloc, fk->next + 1,
@@ -772,10 +785,13 @@ fork_insert(struct xk_bld_fork *fk, const struct xk_bld_ext *e)
 	if (i > 0 && fork_contig(&fk->ext[i - 1], e)) {
 		fk->ext[i - 1].len += e->len;
 		if (i < fk->next && fork_contig(&fk->ext[i - 1], &fk->ext[i])) {
+			/* The right one is looked up and deleted. */
+			bld_bshape_delete(shape, i);
 			fk->ext[i - 1].len += fk->ext[i].len;
 			memmove(&fk->ext[i], &fk->ext[i + 1],
 				(fk->next - i - 1) * sizeof(*fk->ext));
 			fk->next--;
+			bld_bshape_settle(shape, fk->next);
 		}
 		return 0;
 	}
@@ -785,21 +801,28 @@ fork_insert(struct xk_bld_fork *fk, const struct xk_bld_ext *e)
 		fk->ext[i].len += e->len;
 		return 0;
 	}
+	bld_bshape_insert(shape, i, 0);
 	memmove(&fk->ext[i + 1], &fk->ext[i],
 		(fk->next - i) * sizeof(*fk->ext));
 	fk->ext[i] = *e;
 	fk->next++;
+	bld_bshape_settle(shape, fk->next);
 	return 0;
 }
 
-/* Remove [loff, loff+len) from the fork's mappings (splitting). */
+/*
+ * Remove [loff, loff+len) from the fork's mappings as the kernel's unmap
+ * does: one mapping a call, from the last down; a mapping cut in the
+ * middle leaves its right part as a new one after it.
+ */
 static int
-fork_remove(struct xk_bld_fork *fk, uint64_t loff, uint32_t len)
+fork_remove(struct xk_bld_fork *fk, uint64_t loff, uint32_t len,
+	    struct bld_bshape *shape)
 {
-	uint64_t end = loff + len, n = fk->next;
+	uint64_t end = loff + len;
 
-	for (uint64_t i = 0; i < n; i++) {
-		struct xk_bld_ext x = fk->ext[i];
+	for (uint64_t k = fk->next; k-- > 0;) {
+		struct xk_bld_ext x = fk->ext[k];
 		uint64_t xe = x.loff + x.len;
 		uint64_t ms = x.loff > loff ? x.loff : loff;
 		uint64_t me = xe < end ? xe : end;
@@ -807,36 +830,33 @@ fork_remove(struct xk_bld_fork *fk, uint64_t loff, uint32_t len)
 		if (ms >= me)
 			continue;
 		fk->nblocks -= me - ms;
-		fk->ext[i].len = (uint32_t)(ms - x.loff);
-		if (xe > me) {
-			struct xk_bld_ext r = {
-				me, x.fsbno + (me - x.loff),
-				(uint32_t)(xe - me),
-			};
+		if (ms == x.loff && me == xe) {
+			bld_bshape_delete(shape, k);
+			memmove(&fk->ext[k], &fk->ext[k + 1],
+				(fk->next - k - 1) * sizeof(*fk->ext));
+			fk->next--;
+		} else if (ms == x.loff) {
+			fk->ext[k].loff = me;
+			fk->ext[k].fsbno += me - x.loff;
+			fk->ext[k].len = (uint32_t)(xe - me);
+		} else if (me == xe) {
+			fk->ext[k].len = (uint32_t)(ms - x.loff);
+		} else {
 			int err = bld_grow((void **)&fk->ext, &fk->ext_alloc,
 					   fk->next + 1, sizeof(*fk->ext));
 
 			if (err)
 				return err;
-			fk->ext[fk->next++] = r;
+			memmove(&fk->ext[k + 2], &fk->ext[k + 1],
+				(fk->next - k - 1) * sizeof(*fk->ext));
+			fk->ext[k].len = (uint32_t)(ms - x.loff);
+			fk->ext[k + 1] = (struct xk_bld_ext){
+				me, x.fsbno + (me - x.loff),
+				(uint32_t)(xe - me) };
+			fk->next++;
+			bld_bshape_insert(shape, k + 1, 1);
 		}
-	}
-	/* Drop emptied mappings and restore order. */
-	{
-		uint64_t out = 0;
-
-		for (uint64_t i = 0; i < fk->next; i++)
-			if (fk->ext[i].len)
-				fk->ext[out++] = fk->ext[i];
-		fk->next = out;
-		for (uint64_t i = 1; i < fk->next; i++)
-			for (uint64_t j = i; j > 0 &&
-			     fk->ext[j - 1].loff > fk->ext[j].loff; j--) {
-				struct xk_bld_ext t = fk->ext[j];
-
-				fk->ext[j] = fk->ext[j - 1];
-				fk->ext[j - 1] = t;
-			}
+		bld_bshape_settle(shape, fk->next);
 	}
 	return 0;
 }
@@ -899,7 +919,7 @@ xk_bld_bmap_update(struct xk_bld *b, unsigned int type, uint64_t ino,
 
 		if (unwritten)
 			e.fsbno |= BLD_EXT_UNWRITTEN;
-		err = fork_insert(fk, &e);
+		err = fork_insert(fk, &e, &fr.shape);
 		nblocks_old += len;
 		/* The kernel's map queues the reverse mapping: do it. */
 		if (!err && mp->g.has_rmapbt)
@@ -940,16 +960,16 @@ xk_bld_bmap_update(struct xk_bld *b, unsigned int type, uint64_t ino,
 					XK_BLD_ATTR_FORK : 0);
 		}
 		if (!err)
-			err = fork_remove(fk, loff, len);
+			err = fork_remove(fk, loff, len, &fr.shape);
 		nblocks_old -= before - fk->nblocks;
 	}
 	if (!err) {
 		uint32_t space = xk_dfork_size(dip, mp->g.inodesize,
 					       whichfork);
 
-		err = bld_write_fork(b, &tmp, whichfork,
-				     xk_dfork_ptr(dip, whichfork), space,
-				     &fmt, &nblocks);
+		err = bld_write_fork_shaped(b, &tmp, whichfork,
+					    xk_dfork_ptr(dip, whichfork),
+					    space, &fmt, &nblocks, &fr.shape);
 	}
 	if (!err) {
 		/* nblocks counted the fork's data blocks plus new bmbt. */

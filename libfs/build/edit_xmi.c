@@ -55,6 +55,7 @@ struct xf_inode {
 	uint64_t	*bmbt;		/* its bmbt blocks (fsb) */
 	uint64_t	nbmbt, bmbt_alloc;
 	int		upgrade;	/* give it large extent counters */
+	struct bld_bshape shape;	/* its bmbt as the kernel keeps it */
 	int		err;
 	const char	*why;
 	/* CRC failures of blocks this session wrote (not yet stamped). */
@@ -69,6 +70,7 @@ xf_free(struct xf_inode *xi)
 	free(xi->bmbt);
 	xi->ext = NULL;
 	xi->bmbt = NULL;
+	bld_bshape_free(&xi->shape);
 }
 
 static void
@@ -128,7 +130,6 @@ xf_block(void *ctx, unsigned int level, uint64_t bno, struct xk_buf *bp)
 	struct xf_inode *xi = ctx;
 	int err;
 
-	(void)level;
 	/*
 	 * A block an earlier edit of this session built is dirty in the
 	 * cache and gets its checksum when written: only its CRC may
@@ -142,6 +143,9 @@ xf_block(void *ctx, unsigned int level, uint64_t bno, struct xk_buf *bp)
 	}
 	err = bld_grow((void **)&xi->bmbt, &xi->bmbt_alloc, xi->nbmbt + 1,
 		       sizeof(*xi->bmbt));
+	if (!err)
+		err = bld_bshape_add_block(&xi->shape, level,
+					   xk_btree_block_numrecs(bp->data));
 	if (err)
 		xf_bad(xi, err, "no memory for its bmbt blocks");
 	else
@@ -230,6 +234,10 @@ xf_load(struct xk_bld *b, uint64_t ino, const uint32_t *gen,
 	else if (fmt != XK_DINODE_FMT_EXTENTS && fmt != XK_DINODE_FMT_BTREE)
 		xf_bad(xi, XK_ECORRUPT, "its data fork is neither in extents "
 		       "nor in btree format");
+	bld_bshape_init(&xi->shape,
+			xk_btree_maxrecs(&xk_bmbt_ops, mp->g.blocksize, 1),
+			xk_btree_maxrecs(&xk_bmbt_ops, mp->g.blocksize, 0),
+			xk_dfork_dsize(dip, mp->g.inodesize));
 	if (!xi->err && fmt == XK_DINODE_FMT_EXTENTS) {
 		const uint8_t *p = xk_dfork_dptr(dip);
 		uint64_t n = xk_dinode_nextents(dip);
@@ -256,6 +264,10 @@ xf_load(struct xk_bld *b, uint64_t ino, const uint32_t *gen,
 			err = 0;
 		if (err)
 			xf_bad(xi, err, "its bmbt cannot be walked");
+		else if (bld_bshape_add_block(&xi->shape, xk_get_be16(p),
+					      xk_get_be16(p + 2)))
+			xf_bad(xi, -ENOMEM, "no memory for its bmbt shape");
+		bld_bshape_check(&xi->shape, xi->next);
 	}
 	xk_buf_release(bp);
 	return xi->err;
@@ -327,6 +339,8 @@ xf_unmap(struct xf_inode *xi, uint64_t off, uint64_t len)
 		xi->ext[i + 1] = (struct xk_bld_ext){
 			off + len, e.fsbno + (off + len - e.loff),
 			(uint32_t)(e.loff + e.len - off - len) };
+		/* Inserted where the cursor steps on from the left part. */
+		bld_bshape_insert(&xi->shape, i + 1, 1);
 	} else if (off > e.loff) {
 		xi->ext[i].len = (uint32_t)(off - e.loff);
 	} else if (off + len < e.loff + e.len) {
@@ -334,10 +348,12 @@ xf_unmap(struct xf_inode *xi, uint64_t off, uint64_t len)
 		xi->ext[i].fsbno += len;
 		xi->ext[i].len -= (uint32_t)len;
 	} else {
+		bld_bshape_delete(&xi->shape, i);
 		memmove(&xi->ext[i], &xi->ext[i + 1],
 			(xi->next - i - 1) * sizeof(*xi->ext));
 		xi->next--;
 	}
+	bld_bshape_settle(&xi->shape, xi->next);
 	return 0;
 }
 
@@ -379,10 +395,13 @@ xf_map(struct xf_inode *xi, const struct xf_irec *r)
 			     xi->ext[i].len > XK_MAX_BMBT_EXTLEN)
 		right = 0;
 	if (left && right) {
+		/* The right one is looked up and deleted, the left grows. */
+		bld_bshape_delete(&xi->shape, i);
 		xi->ext[i - 1].len += e.len + xi->ext[i].len;
 		memmove(&xi->ext[i], &xi->ext[i + 1],
 			(xi->next - i - 1) * sizeof(*xi->ext));
 		xi->next--;
+		bld_bshape_settle(&xi->shape, xi->next);
 		return 0;
 	}
 	if (left) {
@@ -399,10 +418,12 @@ xf_map(struct xf_inode *xi, const struct xf_irec *r)
 		       sizeof(*xi->ext));
 	if (err)
 		return err;
+	bld_bshape_insert(&xi->shape, i, 0);
 	memmove(&xi->ext[i + 1], &xi->ext[i],
 		(xi->next - i) * sizeof(*xi->ext));
 	xi->ext[i] = e;
 	xi->next++;
+	bld_bshape_settle(&xi->shape, xi->next);
 	return 0;
 }
 
@@ -485,7 +506,7 @@ xf_trim_eof(struct xk_bld *b, struct xf_inode *xi, int *cut_any)
 {
 	uint64_t end = (xi->vfs_size + b->mp->g.blocksize - 1) >>
 		       b->mp->g.blocklog;
-	uint64_t keep = 0;
+	uint64_t keep = 0, first = UINT64_MAX, left, done = 0;
 	int err;
 
 	*cut_any = 0;
@@ -500,6 +521,8 @@ xf_trim_eof(struct xk_bld *b, struct xf_inode *xi, int *cut_any)
 			keep = i + 1;
 			continue;
 		}
+		if (first == UINT64_MAX)
+			first = i;
 		if (e->loff < end) {
 			/* The part from the old end of file on goes. */
 			cut.loff = end;
@@ -513,6 +536,19 @@ xf_trim_eof(struct xk_bld *b, struct xf_inode *xi, int *cut_any)
 			return err;
 		xi->data_delta -= cut.len;
 		*cut_any = 1;
+	}
+	/*
+	 * The kernel's truncate works from the last mapping down, two
+	 * mappings a call, each call ending with the format conversions.
+	 */
+	left = xi->next;
+	for (uint64_t k = xi->next; first != UINT64_MAX && k-- > first;) {
+		if (k >= keep) {
+			bld_bshape_delete(&xi->shape, k);
+			left--;
+		}
+		if (++done % 2 == 0 || k == first)
+			bld_bshape_settle(&xi->shape, left);
 	}
 	xi->next = keep;
 	return 0;
@@ -578,9 +614,9 @@ xf_store(struct xk_bld *b, struct xf_inode *xi)
 	tmp.data.ext_alloc = xi->ext_alloc;
 	for (uint64_t i = 0; i < xi->next; i++)
 		tmp.data.nblocks += xi->ext[i].len;
-	err = bld_write_fork(b, &tmp, XK_DATA_FORK, xk_dfork_dptr(dip),
-			     xk_dfork_dsize(dip, mp->g.inodesize), &fmt,
-			     &nblocks);
+	err = bld_write_fork_shaped(b, &tmp, XK_DATA_FORK, xk_dfork_dptr(dip),
+				    xk_dfork_dsize(dip, mp->g.inodesize),
+				    &fmt, &nblocks, &xi->shape);
 	if (!err) {
 		nb = xk_be64_get(dip->di_nblocks) - old_nbmbt +
 		     (uint64_t)xi->data_delta +
@@ -626,12 +662,62 @@ bld_bmbt_stamp(struct xk_bld *b, uint64_t ino, const struct xk_dinode *dip,
 }
 
 /*
+ * One step: each file's mapping (or hole) of the pair leaves it and is
+ * mapped into the other file at the same offsets.
+ */
+static int
+xf_step(struct xk_bld *b, struct xf_inode *i1, struct xf_inode *i2,
+	struct xf_irec r1, struct xf_irec r2, uint64_t s1, uint64_t s2,
+	int64_t isize1, int64_t isize2, struct xk_bld_exchange_result *res)
+{
+	int err;
+
+	err = xf_unmap(i1, s1, r1.len);
+	if (!err)
+		err = xf_unmap(i2, s2, r1.len);
+	if (!err)
+		err = xf_rmap_move(b, &r1, i1->ino, i2->ino, s2);
+	if (!err)
+		err = xf_rmap_move(b, &r2, i2->ino, i1->ino, s1);
+	if (err) {
+		res->why = "a reverse mapping or fork edit failed";
+		return err;
+	}
+	/* Each takes the other's mapping at its own offset. */
+	r1.loff = s2;
+	r2.loff = s1;
+	if (r2.fsbno != XF_HOLE) {
+		err = xf_map(i1, &r2);
+		i1->data_delta += (int64_t)r1.len;
+		i2->data_delta -= (int64_t)r1.len;
+	}
+	if (!err && r1.fsbno != XF_HOLE) {
+		err = xf_map(i2, &r1);
+		i2->data_delta += (int64_t)r1.len;
+		i1->data_delta -= (int64_t)r1.len;
+	}
+	if (err) {
+		res->why = "a mapping would land on another one";
+		return err;
+	}
+	xf_grow_size(b->mp, i1, s1 + r1.len, isize1);
+	xf_grow_size(b->mp, i2, s2 + r1.len, isize2);
+	res->steps++;
+	return 0;
+}
+
+/*
  * The exchange loop (the kernel's find-mappings and one-step): from the
  * two start offsets on, take file1's mapping or hole, skip it when only
  * written blocks of file1 are exchanged and it is not written, clip it
  * to file2's mapping or hole there, skip the pair when both name the
  * same blocks (both holes, or the same extent: a state mismatch there is
  * corruption), else exchange the pair; then move on past it.
+ *
+ * In the order the kernel's recovery does it: the first step's mapping
+ * updates are queued behind the rest of the exchange, so they land last
+ * (after every later step).  The ranges do not overlap, so only the
+ * bmbt edits' order (and so the trees' shapes) depends on it.
  */
 static int
 xf_exchange(struct xk_bld *b, const struct xk_bld_exchange *x,
@@ -639,7 +725,9 @@ xf_exchange(struct xk_bld *b, const struct xk_bld_exchange *x,
 	    int64_t isize2, struct xk_bld_exchange_result *res)
 {
 	uint64_t s1 = x->startoff1, s2 = x->startoff2, left = x->blockcount;
-	int err;
+	uint64_t f1 = 0, f2 = 0;
+	struct xf_irec q1, q2;
+	int err, queued = 0;
 
 	while (left > 0) {
 		struct xf_irec r1, r2;
@@ -658,42 +746,25 @@ xf_exchange(struct xk_bld *b, const struct xk_bld_exchange *x,
 			}
 			goto next;
 		}
-		err = xf_unmap(i1, s1, r1.len);
-		if (!err)
-			err = xf_unmap(i2, s2, r1.len);
-		if (!err)
-			err = xf_rmap_move(b, &r1, i1->ino, i2->ino, s2);
-		if (!err)
-			err = xf_rmap_move(b, &r2, i2->ino, i1->ino, s1);
-		if (err) {
-			res->why = "a reverse mapping or fork edit failed";
-			return err;
+		if (queued++ == 0) {
+			q1 = r1;
+			q2 = r2;
+			f1 = s1;
+			f2 = s2;
+		} else {
+			err = xf_step(b, i1, i2, r1, r2, s1, s2, isize1,
+				      isize2, res);
+			if (err)
+				return err;
 		}
-		/* Each takes the other's mapping at its own offset. */
-		r1.loff = s2;
-		r2.loff = s1;
-		if (r2.fsbno != XF_HOLE) {
-			err = xf_map(i1, &r2);
-			i1->data_delta += (int64_t)r1.len;
-			i2->data_delta -= (int64_t)r1.len;
-		}
-		if (!err && r1.fsbno != XF_HOLE) {
-			err = xf_map(i2, &r1);
-			i2->data_delta += (int64_t)r1.len;
-			i1->data_delta -= (int64_t)r1.len;
-		}
-		if (err) {
-			res->why = "a mapping would land on another one";
-			return err;
-		}
-		xf_grow_size(b->mp, i1, s1 + r1.len, isize1);
-		xf_grow_size(b->mp, i2, s2 + r1.len, isize2);
-		res->steps++;
 next:
 		s1 += r1.len;
 		s2 += r1.len;
 		left -= r1.len;
 	}
+	if (queued)
+		return xf_step(b, i1, i2, q1, q2, f1, f2, isize1, isize2,
+			       res);
 	return 0;
 }
 

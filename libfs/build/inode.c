@@ -339,7 +339,8 @@ pack_ext(const struct xk_bld_ext *e, struct xk_bmbt_rec *rec)
  */
 static int
 fork_to_btree(struct xk_bld *b, struct xk_bld_inode *ip, int whichfork,
-	      uint8_t *root, uint32_t space, uint64_t *nblocks)
+	      uint8_t *root, uint32_t space, uint64_t *nblocks,
+	      const struct bld_bshape *shape)
 {
 	struct xk_mount *mp = b->mp;
 	struct xk_bld_fork *fk = whichfork == XK_DATA_FORK ? &ip->data :
@@ -357,6 +358,17 @@ fork_to_btree(struct xk_bld *b, struct xk_bld_inode *ip, int whichfork,
 
 	if (maxptrs < 1)
 		return -EFBIG;
+	/* A kept shape whose root fits the inode (see bmbt_shape.c). */
+	if (shape && !shape->lost && shape->levels >= 2 &&
+	    shape->cnt[shape->levels - 1][0] <= maxptrs) {
+		bb.counts = shape->cnt;
+		bb.levels = shape->levels;
+		memcpy(bb.level_blocks, shape->n, sizeof(bb.level_blocks));
+		if (xk_btree_bulk_plan(mp, &bb, fk->next)) {
+			bb.counts = NULL;	/* it does not hold: packed */
+			bb.levels = 0;
+		}
+	}
 	err = xk_btree_bulk_plan(mp, &bb, fk->next);
 	if (err)
 		return err;
@@ -468,6 +480,16 @@ int
 bld_write_fork(struct xk_bld *b, struct xk_bld_inode *ip, int whichfork,
 	   uint8_t *dst, uint32_t space, uint8_t *format, uint64_t *nblocks)
 {
+	return bld_write_fork_shaped(b, ip, whichfork, dst, space, format,
+				     nblocks, NULL);
+}
+
+int
+bld_write_fork_shaped(struct xk_bld *b, struct xk_bld_inode *ip,
+		      int whichfork, uint8_t *dst, uint32_t space,
+		      uint8_t *format, uint64_t *nblocks,
+		      const struct bld_bshape *shape)
+{
 	struct xk_bld_fork *fk = whichfork == XK_DATA_FORK ? &ip->data :
 							     &ip->attr;
 
@@ -491,7 +513,8 @@ bld_write_fork(struct xk_bld *b, struct xk_bld_inode *ip, int whichfork,
 			return 0;
 		}
 		*format = XK_DINODE_FMT_BTREE;
-		return fork_to_btree(b, ip, whichfork, dst, space, nblocks);
+		return fork_to_btree(b, ip, whichfork, dst, space, nblocks,
+				     shape);
 	default:
 		return -EINVAL;
 	}

@@ -168,7 +168,19 @@ log_finish(struct xk_log *log, const struct log_intent *in, size_t n,
 		return xk_log_fail(log, err, "loading the filesystem to finish "
 				   "what replay left failed: %s",
 				   xk_strerror(err));
-	for (size_t i = 0; i < n; i++) {
+	/*
+	 * The kernel's recovery takes one unit of work from each intent in
+	 * log order and finishes the rest (an exchange's later steps) after
+	 * all of them: a mapping update logged after an XMI lands before
+	 * the exchange goes on.  Each file's bmbt is edited in that order
+	 * (see libfs/build/bmbt_shape.c), so exchanges come last here; the
+	 * others never touch the range an XMI has left.
+	 */
+	for (size_t k = 0; k < 2 * n; k++) {
+		size_t i = k % n;
+
+		if ((in[i].type == XK_LI_XMI) != (k >= n))
+			continue;
 		switch (in[i].type) {
 		case XK_LI_EFI:
 			err = finish_efi(b, &in[i]);
