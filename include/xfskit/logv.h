@@ -163,6 +163,8 @@ struct xk_log_report {
 	uint64_t	inodes_skipped_lsn;
 	uint64_t	inodes_cancelled;
 	uint64_t	icreates_replayed;
+	uint64_t	dquots_replayed;
+	uint64_t	dquots_skipped;	/* quotas off, or dquot LSN newer */
 	uint64_t	intents_unfinished;	/* without their done item */
 	uint64_t	intents_finished;	/* of those, finished */
 	uint16_t	first_intent_type;	/* XK_LI_* of the first one */
@@ -186,7 +188,9 @@ struct xk_log_report {
  * and the AG indexes rebuilt from the result (libfs/build); the log is
  * rewritten clean (unmount record at the head, in the head's cycle),
  * log_incompat bits are cleared and the superblock counters set.
- * Refuses (XK_EUNSUPP, nothing written) dquot items, bmbt owner changes
+ * Dquot items are applied after pass 2 when the (replayed) superblock
+ * accounts quotas, as a mount with quotas on does.
+ * Refuses (XK_EUNSUPP, nothing written) bmbt owner changes
  * and intents it cannot finish (attr, realtime, exchanges of attr
  * forks, directories or symlinks).  A clean log
  * returns 0 with rep->replayed == 0.  XK_LOG_DRYRUN replays into the

@@ -90,6 +90,13 @@ int log_finish_xmi(struct xk_log *log, struct xk_bld *b,
 int log_xmi_release(struct xk_log *log, struct xk_bld *b,
 		    struct log_xmi_taken *tk);
 
+/*
+ * recover_dquot.c: after pass 2, apply the dquot items in log order
+ * (counted in rep; with XK_LOG_DRYRUN and no _KEEP, only counted).
+ */
+int log_replay_dquots(struct xk_log *log, unsigned int flags,
+		      struct xk_log_report *rep);
+
 /* Fill log->err and return err. */
 int xk_log_fail(struct xk_log *log, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -1367,17 +1367,19 @@ xk_log_recover(struct xk_mount *mp, unsigned int flags,
 	}
 	if (rc.nin)
 		rep->first_intent_type = rc.in[0].type;
-	if (rc.dquots) {
-		err = xk_log_fail(log, XK_EUNSUPP,
-			"the log holds quota items xfskit cannot replay yet; "
-			"nothing was written: mount the filesystem to let the "
-			"kernel recover it");
-		goto out;
-	}
 	err = xk_log_walk(log, &p2, &rc);
 	if (err) {
 		discard_touched(&rc);
 		goto out;
+	}
+	/* Dquot items, after the buffers (recover_dquot.c). */
+	if (rc.dquots) {
+		err = log_replay_dquots(log, flags, rep);
+		if (err) {
+			discard_touched(&rc);
+			xk_buf_discard_dirty(mp);
+			goto out;
+		}
 	}
 	/* The AGIs as replayed (in the cache) tell what the kernel would
 	 * do next: free the inodes on the unlinked lists. */
