@@ -58,8 +58,8 @@ repair_scan_free(struct repair_ctx *rc)
 		free(as->seen_free);
 	}
 	free(rc->ags);
-	free(rc->inodes);
-	free(rc->edges);
+	vec_free(&rc->inode_vec);
+	vec_free(&rc->edge_vec);
 	free(rc->ifix.v);
 	free(rc->sb_bad);
 	free(rc->orphans);
@@ -71,12 +71,8 @@ repair_scan_free(struct repair_ctx *rc)
 	rc->orphans = NULL;
 	rc->norphans = rc->caporphans = 0;
 	rc->ags = NULL;
-	rc->inodes = NULL;
-	rc->edges = NULL;
 	memset(&rc->ifix, 0, sizeof(rc->ifix));
 	rc->sb_bad = NULL;
-	rc->ninodes = rc->capinodes = 0;
-	rc->nedges = rc->capedges = 0;
 }
 
 int
@@ -110,6 +106,7 @@ repair_scan(struct repair_ctx *rc)
 		phase_inodes(rc);
 		phase_find_chunks(rc);
 	}
+	lists_report(rc);
 	phase(rc, "Phase 4 - check space ownership, free space, rmap and "
 	      "refcount...");
 	phase_space(rc);

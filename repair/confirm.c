@@ -32,10 +32,8 @@ struct scan_keep {
 		uint64_t		*seen;
 		size_t			n;
 	}		*chunks;	/* per AG */
-	struct inode_info *inodes;
-	size_t		ninodes;
-	struct edge	*edges;
-	size_t		nedges;
+	struct vec	inodes;		/* struct inode_info */
+	struct vec	edges;		/* struct edge */
 };
 
 /* Findings the rebuild fixes without touching an inode. */
@@ -101,8 +99,8 @@ keep_free(struct repair_ctx *rc)
 	}
 	free(k->used);
 	free(k->chunks);
-	free(k->inodes);
-	free(k->edges);
+	vec_free(&k->inodes);
+	vec_free(&k->edges);
 	free(k);
 	rc->keep = NULL;
 }
@@ -121,12 +119,19 @@ keep_take(struct repair_ctx *rc)
 	rc->keep = k;
 	k->used = calloc(agcount, sizeof(*k->used));
 	k->chunks = calloc(agcount, sizeof(*k->chunks));
-	k->inodes = dup_array(rc->inodes, rc->ninodes, sizeof(*rc->inodes));
-	k->edges = dup_array(rc->edges, rc->nedges, sizeof(*rc->edges));
-	if (!k->used || !k->chunks || !k->inodes || !k->edges)
+	if (!k->used || !k->chunks)
 		err = -ENOMEM;
-	k->ninodes = rc->ninodes;
-	k->nedges = rc->nedges;
+	/* Under -m the copies go to files as the lists themselves did. */
+	k->inodes.spill = rc->spill;
+	k->edges.spill = rc->spill;
+	if (!err)
+		err = vec_append(&k->inodes, rc->inodes, rc->ninodes,
+				 sizeof(*rc->inodes));
+	if (!err)
+		err = vec_append(&k->edges, rc->edges, rc->nedges,
+				 sizeof(*rc->edges));
+	for (uint32_t agno = 0; agno < agcount && !err; agno++)
+		k->used[agno].vec.spill = rc->spill;
 	for (uint32_t agno = 0; agno < agcount && !err; agno++) {
 		const struct ag_scan *as = &rc->ags[agno];
 		struct ag_chunks *ch = &k->chunks[agno];
@@ -213,15 +218,8 @@ phase_inodes_kept(struct repair_ctx *rc)
 	int err = 0;
 
 	/* The lists move to the pass (kept state is used once). */
-	free(rc->inodes);
-	free(rc->edges);
-	rc->inodes = k->inodes;
-	rc->edges = k->edges;
-	rc->ninodes = rc->capinodes = k->ninodes;
-	rc->nedges = rc->capedges = k->nedges;
-	k->inodes = NULL;
-	k->edges = NULL;
-	k->ninodes = k->nedges = 0;
+	vec_move(&rc->inode_vec, &k->inodes);
+	vec_move(&rc->edge_vec, &k->edges);
 	/* What phase 5 derives is derived again. */
 	for (size_t i = 0; i < rc->ninodes; i++) {
 		rc->inodes[i].refs = 0;

@@ -35,16 +35,9 @@ void
 note_edge(struct repair_ctx *rc, uint64_t parent, uint64_t child,
 	  uint8_t ftype)
 {
-	if (rc->nedges == rc->capedges) {
-		size_t ncap = rc->capedges ? rc->capedges * 2 : 1024;
-		struct edge *nv = realloc(rc->edges, ncap * sizeof(*nv));
+	const struct edge e = { parent, child, ftype };
 
-		if (!nv)
-			return;
-		rc->edges = nv;
-		rc->capedges = ncap;
-	}
-	rc->edges[rc->nedges++] = (struct edge){ parent, child, ftype };
+	(void)vec_push(&rc->edge_vec, &e, sizeof(e));
 }
 
 void

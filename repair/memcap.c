@@ -6,11 +6,12 @@
  *
  * 1. Everything in memory fits: as without -m, the buffer cache taking
  *    what the cap leaves (never more than its usual budget).
- * 2. Only the part that cannot spill fits (inode and directory entry
- *    lists, one AG's working copies in the space phase, the cache): the
- *    per-AG claim vectors (vec.h) move to unlinked files in the spill
- *    directory once they pass SPILL_THRESHOLD, and a trimmer thread
- *    unmaps their pages whenever the resident set passes the cap.
+ * 2. Only the part that cannot spill fits (one AG's working copies in
+ *    the space phase, the inode chunk lists, the cache): the per-AG
+ *    claim vectors and the inode and directory entry lists (vec.h)
+ *    move to unlinked files in the spill directory once they pass
+ *    SPILL_THRESHOLD, and a trimmer thread unmaps their pages whenever
+ *    the resident set passes the cap.
  * 3. Not even that: refuse at once, saying how much is needed (as
  *    xfs_repair -m does), instead of failing half way.
  */
@@ -19,8 +20,13 @@
 
 #include "repair.h"
 
-/* Bytes the model charges, by doc/memory.md. */
-#define PER_INODE	(32 + 24)	/* inode_info + one directory edge */
+/*
+ * Bytes the model charges, by doc/memory.md.  Each inode in use is
+ * counted with one directory entry naming it (hard links make more).
+ */
+#define PER_INODE	(sizeof(struct inode_info) + sizeof(struct edge))
+/* Per chunk of 64 inodes: inobt and finobt records, the scan's mask. */
+#define PER_CHUNK	(2 * sizeof(struct xk_inobt_rec) + sizeof(uint64_t))
 #define PER_EXTENT	24		/* one claim */
 #define PER_FREE_EXT	48		/* bnobt + cntbt claims */
 #define FIXED_BYTES	(8ULL << 20)	/* program, tables, stacks */
@@ -34,7 +40,7 @@
 #define SPILL_DIR	"/var/tmp"
 
 struct mem_model {
-	uint64_t	inodes, extents, freeext, refcs;
+	uint64_t	inodes, chunks, extents, freeext, refcs;
 	uint64_t	ag_max;		/* largest AG's claim bytes */
 };
 
@@ -64,6 +70,7 @@ model_count(struct repair_ctx *rc, struct mem_model *mm)
 	memset(mm, 0, sizeof(*mm));
 	mm->inodes = mp->sb.icount > mp->sb.ifree ?
 		     mp->sb.icount - mp->sb.ifree : 0;
+	mm->chunks = mp->sb.icount / XK_INODES_PER_CHUNK + 1;
 	for (uint32_t agno = 0; agno < mp->g.agcount; agno++) {
 		uint64_t x = 0, f = 0, c = 0, btree, rmapb = 0;
 		struct xk_buf *bp;
@@ -112,24 +119,32 @@ estimate(struct repair_ctx *rc, uint64_t *without_cache, uint64_t *stays)
 {
 	struct xk_mount *mp = rc->mp;
 	struct mem_model mm;
-	uint64_t claims, lists, bytes, heap;
+	uint64_t claims, lists, chunks, bytes, heap, spillable;
 
 	model_count(rc, &mm);
 	claims = claim_bytes(mp, mm.extents, mm.freeext, mm.refcs);
 	lists = PER_INODE * mm.inodes;
+	chunks = PER_CHUNK * mm.chunks;
 	/* Vectors grow by doubling: half as much again at the peak. */
-	bytes = (lists + claims) * 3 / 2 + FIXED_BYTES;
+	bytes = (lists + claims + chunks) * 3 / 2 + FIXED_BYTES;
 	*without_cache = bytes;
 	if (stays) {
-		/* Vectors under the threshold: five per AG, one per worker. */
-		heap = (uint64_t)SPILL_THRESHOLD * mp->g.agcount *
-		       (5 + rc->threads);
+		/*
+		 * Vectors under the threshold: five per AG, one per AG and
+		 * worker; two lists per worker and two for the run, and the
+		 * connectivity walk's stack.
+		 */
+		heap = (uint64_t)SPILL_THRESHOLD *
+		       ((uint64_t)mp->g.agcount * (5 + rc->threads) +
+			2 * ((uint64_t)rc->threads + 1) + 1);
+		spillable = claims + lists;
 		/*
 		 * The space phase's heap copies of one AG's claims, and
-		 * qsort's buffer, come to about that AG's claim bytes.
+		 * qsort's buffer, come to about that AG's claim bytes; the
+		 * chunk lists stay on the heap.
 		 */
-		*stays = (lists + mm.ag_max) * 3 / 2 + FIXED_BYTES +
-			   (heap < claims ? heap : claims);
+		*stays = (mm.ag_max + chunks) * 3 / 2 + FIXED_BYTES +
+			 (heap < spillable ? heap : spillable);
 	}
 	return bytes + (uint64_t)rc->threads * (rc->cache_bytes ?
 						rc->cache_bytes : FULL_CACHE);
@@ -201,6 +216,7 @@ repair_memory_check(struct repair_ctx *rc)
 	} else {
 		fprintf(stderr, "xfskit-repair: checking %s needs at least "
 			"%llu MiB with its extent records spilled to %s "
+			"along with its inode and directory entry lists "
 			"(%llu MiB all in memory, about %llu MiB with the "
 			"usual cache; see doc/memory.md): -m %llu is not "
 			"enough\n", rc->device,
@@ -214,8 +230,9 @@ repair_memory_check(struct repair_ctx *rc)
 		rc->cache_bytes = per > FULL_CACHE ? FULL_CACHE : per;
 	if (rc->spill)
 		info(rc, "Memory: about %llu MiB of the %llu allowed, the "
-		     "extent records (about %llu MiB) spilled to %s (cache "
-		     "%llu MiB per thread).\n", mib_up(stay +
+		     "extent records and the inode and entry lists (about "
+		     "%llu MiB) spilled to %s (cache %llu MiB per "
+		     "thread).\n", mib_up(stay +
 		     rc->threads * rc->cache_bytes),
 		     (unsigned long long)rc->mem_cap_mb, mib_up(base - stay),
 		     dir, (unsigned long long)(rc->cache_bytes >> 20));
@@ -242,6 +259,26 @@ ags_attach_spill(struct repair_ctx *rc)
 		as->rmaps.vec.spill = rc->spill;
 		as->refcs.vec.spill = rc->spill;
 	}
+	rc->inode_vec.spill = rc->spill;
+	rc->edge_vec.spill = rc->spill;
+}
+
+static void
+list_line(struct repair_ctx *rc, const char *what, const struct vec *v,
+	  size_t size)
+{
+	info(rc, "Spilled: the %s list, %zu entries (%llu MiB), is %s.\n",
+	     what, v->n, mib_up((uint64_t)v->n * size),
+	     v->map ? "in a file" : "in memory");
+}
+
+void
+lists_report(struct repair_ctx *rc)
+{
+	if (!rc->spill || !rc->verbose)
+		return;
+	list_line(rc, "inode", &rc->inode_vec, sizeof(*rc->inodes));
+	list_line(rc, "directory entry", &rc->edge_vec, sizeof(*rc->edges));
 }
 
 void

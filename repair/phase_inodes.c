@@ -19,21 +19,18 @@
 
 #include <xfskit/format/symlink.h>
 
+/*
+ * A new, zeroed entry at the end of the inode list.  The pointer is good
+ * until the next append to the list (which may move it).
+ */
 static struct inode_info *
 add_inode(struct repair_ctx *rc)
 {
-	if (rc->ninodes == rc->capinodes) {
-		size_t ncap = rc->capinodes ? rc->capinodes * 2 : 1024;
-		struct inode_info *nv = realloc(rc->inodes,
-						ncap * sizeof(*nv));
+	static const struct inode_info zero;
 
-		if (!nv)
-			return NULL;
-		rc->inodes = nv;
-		rc->capinodes = ncap;
-	}
-	memset(&rc->inodes[rc->ninodes], 0, sizeof(*rc->inodes));
-	return &rc->inodes[rc->ninodes++];
+	if (vec_push(&rc->inode_vec, &zero, sizeof(zero)))
+		return NULL;
+	return &rc->inodes[rc->ninodes - 1];
 }
 
 struct extent_sum {
@@ -521,25 +518,21 @@ append(void **dst, size_t *n, size_t *cap, const void *src, size_t m,
 /*
  * Move a worker's list into the parent's: taken over whole when the
  * parent's is empty, else appended and freed at once, so at most one
- * worker's list exists twice at any time.
+ * worker's list exists twice at any time.  Spilled lists are appended
+ * through their mappings (the parent's file grows, nothing is held on
+ * the heap).
  */
 static int
-adopt(void **dst, size_t *n, size_t *cap, void **src, size_t *m,
-      size_t *mcap, size_t size)
+adopt(struct vec *dst, struct vec *src, size_t size)
 {
 	int err = 0;
 
-	if (*n == 0) {
-		free(*dst);
-		*dst = *src;
-		*n = *m;
-		*cap = *mcap;
+	if (dst->n == 0) {
+		vec_move(dst, src);
 	} else {
-		err = append(dst, n, cap, *src, *m, size);
-		free(*src);
+		err = vec_append(dst, src->v, src->n, size);
+		vec_free(src);
 	}
-	*src = NULL;
-	*m = *mcap = 0;
 	return err;
 }
 
@@ -561,13 +554,11 @@ worker_merge(struct repair_ctx *parent, struct worker *w)
 				 sizeof(*from->v));
 	}
 	if (!err)
-		err = adopt((void **)&parent->inodes, &parent->ninodes,
-			    &parent->capinodes, (void **)&rc->inodes,
-			    &rc->ninodes, &rc->capinodes, sizeof(*rc->inodes));
+		err = adopt(&parent->inode_vec, &rc->inode_vec,
+			    sizeof(*rc->inodes));
 	if (!err)
-		err = adopt((void **)&parent->edges, &parent->nedges,
-			    &parent->capedges, (void **)&rc->edges,
-			    &rc->nedges, &rc->capedges, sizeof(*rc->edges));
+		err = adopt(&parent->edge_vec, &rc->edge_vec,
+			    sizeof(*rc->edges));
 	return err;
 }
 
@@ -639,8 +630,8 @@ worker_close(struct worker *w, uint32_t agcount)
 		for (uint32_t agno = 0; agno < agcount; agno++)
 			claims_free(&rc->ags[agno].used);
 	free(rc->ags);
-	free(rc->inodes);
-	free(rc->edges);
+	vec_free(&rc->inode_vec);
+	vec_free(&rc->edge_vec);
 	free(rc->ifix.v);
 	free(rc->dirfix);
 	xk_mount_close(rc->mp);

@@ -47,7 +47,16 @@ _Static_assert(offsetof(struct inode_info, ino) == 0 &&
 struct seq {
 	uint64_t	*w;		/* the list as words */
 	size_t		words;		/* words per element */
+	struct vec_spill *sp;		/* the list's, to poll (or NULL) */
 };
+
+/* Every so many elements moved or read: see lists_poll. */
+static void
+seq_poll(const struct seq *s, size_t count)
+{
+	if (s->sp && !(count & LISTS_POLL_MASK))
+		vec_spill_poll(s->sp);
+}
 
 static uint64_t
 key(const struct seq *s, size_t i)
@@ -58,11 +67,12 @@ key(const struct seq *s, size_t i)
 static void
 reverse(const struct seq *s, size_t lo, size_t hi)
 {
-	size_t k = s->words;
+	size_t k = s->words, count = 0;
 
 	while (hi > lo + 1) {
 		uint64_t *a = &s->w[lo++ * k], *b = &s->w[--hi * k];
 
+		seq_poll(s, ++count);
 		for (size_t j = 0; j < k; j++) {
 			uint64_t t = a[j];
 
@@ -132,7 +142,7 @@ run_end(const struct seq *s, size_t lo, size_t n)
 	size_t i = lo + 1;
 
 	while (i < n && key(s, i - 1) <= key(s, i))
-		i++;
+		seq_poll(s, ++i);
 	return i;
 }
 
@@ -142,9 +152,9 @@ run_end(const struct seq *s, size_t lo, size_t n)
  * directory keep their order whatever the thread count.
  */
 static void
-order_runs(void *base, size_t n, size_t size)
+order_runs(void *base, size_t n, size_t size, struct vec_spill *sp)
 {
-	struct seq s = { base, size / 8 };
+	struct seq s = { base, size / 8, sp };
 
 	if (n < 2 || run_end(&s, 0, n) == n)
 		return;
@@ -166,6 +176,13 @@ order_runs(void *base, size_t n, size_t size)
 	}
 }
 
+void
+inodes_order(struct repair_ctx *rc)
+{
+	order_runs(rc->inodes, rc->ninodes, sizeof(*rc->inodes),
+		   rc->inode_vec.map ? rc->spill : NULL);
+}
+
 /*
  * The inode of a number, starting from where the last lookup ended: a
  * directory's entries mostly name consecutive inodes, so the next one is
@@ -183,6 +200,7 @@ find_from(struct repair_ctx *rc, uint64_t ino, size_t *hint)
 	}
 	if (h < rc->ninodes && rc->inodes[h].ino == ino)
 		return &rc->inodes[h];
+	search_poll(rc);
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
@@ -254,11 +272,12 @@ plan_entry_drop(struct repair_ctx *rc, uint64_t dir, uint64_t child)
 
 /* The first entry of directory dir, in the list ordered by parent. */
 static size_t
-first_edge(const struct repair_ctx *rc, uint64_t dir)
+first_edge(struct repair_ctx *rc, uint64_t dir)
 {
 	struct edge key = { .parent = dir };
 	size_t lo = 0, hi = rc->nedges;
 
+	search_poll(rc);
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
 
@@ -272,7 +291,7 @@ first_edge(const struct repair_ctx *rc, uint64_t dir)
 
 /* Whether directory dir has an entry naming child. */
 static int
-names(const struct repair_ctx *rc, uint64_t dir, uint64_t child)
+names(struct repair_ctx *rc, uint64_t dir, uint64_t child)
 {
 	for (size_t i = first_edge(rc, dir);
 	     i < rc->nedges && rc->edges[i].parent == dir; i++)
@@ -281,18 +300,24 @@ names(const struct repair_ctx *rc, uint64_t dir, uint64_t child)
 	return 0;
 }
 
-static void
+/*
+ * Depth first from the root.  The stack holds directories still to walk,
+ * at most every directory: a vector on the run's spill context, like
+ * the lists it walks.  Out of memory, the walk cannot say what is
+ * unreachable: every inode is marked reached (no false orphans) and
+ * the caller reports that the check is incomplete.
+ */
+static int
 reach_from_root(struct repair_ctx *rc, struct inode_info *root)
 {
-	uint64_t *stack = malloc(sizeof(*stack) * (rc->ninodes + 1));
-	size_t top = 0;
+	struct vec stack = { .spill = rc->spill };
+	size_t visited = 0;
+	int err;
 
-	if (!stack)
-		return;
 	root->reached = 1;
-	stack[top++] = root->ino;
-	while (top) {
-		uint64_t dir = stack[--top];
+	err = vec_push(&stack, &root->ino, sizeof(root->ino));
+	while (!err && stack.n) {
+		uint64_t dir = ((const uint64_t *)stack.v)[--stack.n];
 		size_t lo = first_edge(rc, dir);
 
 		for (size_t hint = 0;
@@ -300,14 +325,21 @@ reach_from_root(struct repair_ctx *rc, struct inode_info *root)
 			struct inode_info *c = find_from(rc,
 						rc->edges[lo].child, &hint);
 
+			lists_poll(rc, ++visited);
 			if (!c || c->reached)
 				continue;
 			c->reached = 1;
 			if (is_dir(c))
-				stack[top++] = c->ino;
+				err = vec_push(&stack, &c->ino, sizeof(c->ino));
+			if (err)
+				break;
 		}
 	}
-	free(stack);
+	vec_free(&stack);
+	if (err)
+		for (size_t i = 0; i < rc->ninodes; i++)
+			rc->inodes[i].reached = 1;
+	return err;
 }
 
 int
@@ -317,13 +349,18 @@ phase_links(struct repair_ctx *rc)
 	struct inode_info *root;
 	size_t reported = 0;
 
+	/* Filled: from here on searched by binary search. */
+	vec_probe_random(&rc->inode_vec);
+	vec_probe_random(&rc->edge_vec);
 	/* The inode scan goes in inode order: one run per worker. */
-	order_runs(rc->inodes, rc->ninodes, sizeof(*rc->inodes));
-	order_runs(rc->edges, rc->nedges, sizeof(*rc->edges));
+	inodes_order(rc);
+	order_runs(rc->edges, rc->nedges, sizeof(*rc->edges),
+		   rc->edge_vec.map ? rc->spill : NULL);
 
 	for (size_t i = 0; i < rc->ninodes; i++) {
 		struct inode_info *ii = &rc->inodes[i];
 
+		lists_poll(rc, i);
 		if (!is_dir(ii))
 			continue;
 		ii->refs++;			/* its "." */
@@ -343,6 +380,7 @@ phase_links(struct repair_ctx *rc)
 		const struct edge *e = &rc->edges[i];
 		struct inode_info *c = find_from(rc, e->child, &hint);
 
+		lists_poll(rc, i);
 		if (!c) {
 			if ((reported++ < 100 || !rc->no_modify) &&
 			    report(rc, PR_DIR_BAD, "directory", -1,
@@ -391,13 +429,20 @@ phase_links(struct repair_ctx *rc)
 			report(rc, PR_DIR_BAD, "root directory", -1, root->ino,
 			       XK_NO_DADDR, "dotdot", "\"..\" of the root names "
 			       "%llu", (unsigned long long)root->parent);
-		reach_from_root(rc, root);
+		if (reach_from_root(rc, root)) {
+			report(rc, PR_DISCONNECTED, "root directory", -1,
+			       root->ino, XK_NO_DADDR, "memory", "out of "
+			       "memory: which inodes are reachable was not "
+			       "checked");
+			plan_none(rc);
+		}
 	}
 
 	reported = 0;
 	for (size_t i = 0; i < rc->ninodes; i++) {
 		struct inode_info *ii = &rc->inodes[i];
 
+		lists_poll(rc, i);
 		if (is_metadata_ino(sb, ii->ino))
 			continue;
 		if (root && !ii->reached &&

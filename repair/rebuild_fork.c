@@ -172,7 +172,7 @@ plan_rmap_forks(struct repair_ctx *rc)
 		return;
 	mapped = sum_owners(rc, 0, &nm);
 	known = sum_owners(rc, 1, &nk);
-	sort_v(rc->inodes, rc->ninodes, sizeof(*rc->inodes), cmp_ino);
+	inodes_order(rc);
 	for (size_t i = 0; known && i < nk; i++) {
 		uint64_t have = 0;
 		struct inode_info key = { .ino = known[i].owner };

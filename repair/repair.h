@@ -203,16 +203,46 @@ struct repair_ctx {
 	unsigned long	counts[PR_NR];
 	unsigned long	nproblems;
 	struct ag_scan	*ags;
-	struct inode_info *inodes;	/* sorted by ino once collected */
-	size_t		ninodes, capinodes;
-	/* directory entries, for link counts and connectivity */
-	struct edge	*edges;
-	size_t		nedges, capedges;
+	/*
+	 * The inode list (sorted by ino once collected) and the directory
+	 * entry list, for link counts and connectivity: one element per
+	 * inode in use and per entry, so at a billion inodes most of the
+	 * check's memory.  Vectors (vec.h) read as arrays through inodes,
+	 * ninodes, edges and nedges; appended to only by vec_push and
+	 * friends, which may move them (realloc, mremap), so no pointer
+	 * into them is kept across an append.  Under -m they are tied to
+	 * the spill context and live in temporary files.
+	 */
+	union {
+		struct vec	inode_vec;
+		struct {
+			struct inode_info *inodes;
+			size_t		ninodes;
+		};
+	};
+	union {
+		struct vec	edge_vec;
+		struct {
+			struct edge	*edges;
+			size_t		nedges;
+		};
+	};
+	unsigned long	list_searches;	/* binary searches (lists_poll) */
 	/* An inode scan kept across an AG rebuild (confirm.c), or NULL. */
 	struct scan_keep *keep;
 	/* The quota check's state and plans (phase_quota.h), repair only. */
 	struct quota_state *quota;
 };
+
+#define REPAIR_VIEWS(vf, field, member) \
+	(offsetof(struct repair_ctx, field) == \
+	 offsetof(struct repair_ctx, vf) + offsetof(struct vec, member))
+_Static_assert(REPAIR_VIEWS(inode_vec, inodes, v) &&
+	       REPAIR_VIEWS(inode_vec, ninodes, n) &&
+	       REPAIR_VIEWS(edge_vec, edges, v) &&
+	       REPAIR_VIEWS(edge_vec, nedges, n),
+	       "the inode and entry lists view struct vecs");
+#undef REPAIR_VIEWS
 
 /*
  * The one gate every finding passes: prints it, counts it, and says
@@ -241,8 +271,39 @@ int report(struct repair_ctx *rc, enum problem pr, const char *structure,
 uint64_t repair_memory_estimate(struct repair_ctx *rc,
 				uint64_t *without_cache);
 int repair_memory_check(struct repair_ctx *rc);
-/* Tie rc->ags' claim vectors to rc->spill (if any); after allocating them. */
+/*
+ * Tie rc->ags' claim vectors and rc's inode and entry lists to rc->spill
+ * (if any); after allocating rc->ags.
+ */
 void ags_attach_spill(struct repair_ctx *rc);
+/* -v under -m: where the inode and entry lists are (memory or files). */
+void lists_report(struct repair_ctx *rc);
+
+/*
+ * In a pass over the inode or entry list, call with the index: every
+ * 32 Ki elements (at most 1 MiB) the cap is checked, when the lists may
+ * be spilled (vec_spill_poll says why the trimmer alone is too slow).
+ */
+#define LISTS_POLL_MASK	0xfffU
+static inline void
+lists_poll(const struct repair_ctx *rc, size_t i)
+{
+	if (rc->spill && !(i & LISTS_POLL_MASK))
+		vec_spill_poll(rc->spill);
+}
+
+/*
+ * The same for a binary search of a list: after a trim its probes fault
+ * in a few hundred KiB each (a fault maps 64 KiB or more around the
+ * page), so the cap is checked every 8 searches.
+ */
+#define SEARCH_POLL_MASK	0x7U
+static inline void
+search_poll(struct repair_ctx *rc)
+{
+	if (rc->spill && !(++rc->list_searches & SEARCH_POLL_MASK))
+		vec_spill_poll(rc->spill);
+}
 /* Stop spilling (after the run; its vectors freed); -v prints the figures. */
 void repair_memory_done(struct repair_ctx *rc);
 
@@ -271,6 +332,11 @@ int cmp_chunk_start(const void *a, const void *b);
 int ag_push_chunk(struct ag_scan *as, const struct xk_inobt_rec *rec);
 /* phase_inodes.c: scan the AG's chunks from index from on (serially). */
 int scan_chunks_from(struct repair_ctx *rc, uint32_t agno, size_t from);
+/*
+ * phase_links.c: order rc->inodes by inode number, in place (it is made
+ * of ordered runs: no copy, unlike qsort's, is needed).
+ */
+void inodes_order(struct repair_ctx *rc);
 /* phase_links.c: the facts on ino once rc->inodes is sorted, or NULL. */
 struct inode_info *inode_info_find(const struct repair_ctx *rc, uint64_t ino);
 /* inode_policy.c: xfs_repair's own inode core rules (flags, padding). */

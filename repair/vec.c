@@ -274,6 +274,7 @@ vec_push(struct vec *vec, const void *elem, size_t size)
 int
 vec_append(struct vec *vec, const void *src, size_t m, size_t size)
 {
+	size_t step = VEC_POLL_BYTES / size + 1;
 	int err;
 
 	if (!m)
@@ -283,9 +284,48 @@ vec_append(struct vec *vec, const void *src, size_t m, size_t size)
 	err = vec_reserve(vec, vec->n + m, size);
 	if (err)
 		return err;
-	memcpy((char *)vec->v + vec->n * size, src, m * size);
-	vec->n += m;
+	if (!vec->map) {
+		memcpy((char *)vec->v + vec->n * size, src, m * size);
+		vec->n += m;
+		return 0;
+	}
+	/* Into a mapping: a piece at a time, the cap checked between. */
+	while (m) {
+		size_t k = m < step ? m : step;
+
+		memcpy((char *)vec->v + vec->n * size, src, k * size);
+		vec->n += k;
+		src = (const char *)src + k * size;
+		m -= k;
+		check_cap(vec->spill);
+	}
 	return 0;
+}
+
+void
+vec_probe_random(struct vec *vec)
+{
+	struct vec_spill *sp = vec->spill;
+
+	if (!vec->map || !sp->rss_cap)
+		return;
+	pthread_mutex_lock(&sp->lock);
+	madvise(vec->map->addr, vec->map->bytes, MADV_RANDOM);
+	pthread_mutex_unlock(&sp->lock);
+}
+
+void
+vec_move(struct vec *dst, struct vec *src)
+{
+	struct vec_spill *dsp = dst->spill, *ssp = src->spill;
+
+	vec_free(dst);
+	*dst = *src;
+	/* A mapping is on its own context's list: it keeps that one. */
+	if (!dst->map)
+		dst->spill = dsp;
+	memset(src, 0, sizeof(*src));
+	src->spill = ssp;
 }
 
 int
@@ -389,6 +429,13 @@ check_cap(struct vec_spill *sp)
 	if (over_cap(sp))
 		trim_locked(sp);
 	pthread_mutex_unlock(&sp->lock);
+}
+
+void
+vec_spill_poll(struct vec_spill *sp)
+{
+	if (sp)
+		check_cap(sp);
 }
 
 static void *

@@ -74,6 +74,23 @@ int vec_reserve(struct vec *vec, size_t want, size_t size);
 /* Append one element, or m elements from src. */
 int vec_push(struct vec *vec, const void *elem, size_t size);
 int vec_append(struct vec *vec, const void *src, size_t m, size_t size);
+/*
+ * The vector is filled and about to be probed at random (binary
+ * searches): under a cap, let a fault map only the page touched and its
+ * near neighbours.  The page cache holds a file in large folios and a
+ * fault otherwise maps the whole folio around the page (a MiB or more),
+ * so after a trim the twenty probes of one search would map twenty MiB
+ * and the resident set would pass the cap between two checks.  Not
+ * while filling: random advice also stops readahead, and every page of
+ * a growing file would then be a separate synchronous fault.
+ */
+void vec_probe_random(struct vec *vec);
+/*
+ * Hand src's elements over to dst, which is emptied first: nothing is
+ * copied, a mapping stays where it is.  src is left empty and keeps its
+ * spill; dst keeps its own (the two should share one context).
+ */
+void vec_move(struct vec *dst, struct vec *src);
 /* Move the elements to a file now, whatever their size (tests). */
 int vec_spill_now(struct vec *vec, size_t size);
 /* Sort in place (qsort: works the same on a mapping). */
@@ -101,5 +118,14 @@ int vec_spill_start(struct vec_spill *sp, const char *dir, size_t threshold,
 void vec_spill_stop(struct vec_spill *sp);
 /* Unmap every file-backed vector's pages now (their data stays). */
 void vec_spill_trim(struct vec_spill *sp);
+/*
+ * Check the cap now, trimming if over it (sp may be NULL: nothing).  A
+ * pass over spilled vectors touches them faster than the trimmer's
+ * period (a sequential pass maps several MiB per millisecond): such a
+ * pass calls this every VEC_POLL_BYTES it touches.  A statm read under
+ * the cap; nothing without a trimmer.
+ */
+#define VEC_POLL_BYTES	(1U << 20)
+void vec_spill_poll(struct vec_spill *sp);
 
 #endif /* XFSKIT_REPAIR_VEC_H */
