@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <string.h>
 
+#include <xfskit/format/attr.h>
+#include <xfskit/log_attri.h>
 #include <xfskit/logv.h>
 
 #include "db.h"
@@ -67,6 +69,74 @@ lp_xmi(FILE *o, const struct xk_log_item *it)
 #undef XMI_FIELD
 }
 
+/* Attribute names and small values: printable bytes, others escaped. */
+static void
+lp_bytes(FILE *o, const uint8_t *p, uint32_t len)
+{
+	fputc('"', o);
+	for (uint32_t i = 0; i < len; i++) {
+		if (p[i] >= 0x20 && p[i] < 0x7f && p[i] != '"' &&
+		    p[i] != '\\')
+			fputc(p[i], o);
+		else
+			fprintf(o, "\\x%02x", p[i]);
+	}
+	fputc('"', o);
+}
+
+/* One name and value of an ATTRI; a parent record names a directory. */
+static void
+lp_attri_pair(FILE *o, const char *tag, const struct xk_log_attri *a,
+	      const uint8_t *name, uint32_t namelen, const uint8_t *value,
+	      uint32_t valuelen)
+{
+	fprintf(o, "    %s: ", tag);
+	lp_bytes(o, name, namelen);
+	if (a->filter & XK_ATTR_PARENT && value) {
+		const struct xk_parent_rec *r = (const void *)value;
+
+		fprintf(o, " parent ino:0x%" PRIx64 " gen:0x%x",
+			xk_be64_get(r->p_ino), xk_be32_get(r->p_gen));
+	} else if (value) {
+		fprintf(o, " value len:%u ", valuelen);
+		lp_bytes(o, value, valuelen < 32 ? valuelen : 32);
+		if (valuelen > 32)
+			fputs("...", o);
+	}
+	fputc('\n', o);
+}
+
+/*
+ * A logged attribute operation: the inode (and its generation for
+ * parent pointers), the operation, the namespace, then the name and
+ * value and, for a parent pointer replace, the new ones.  The walk
+ * checked the item, so it decodes.
+ */
+static void
+lp_attri(FILE *o, const struct xk_log_item *it)
+{
+	struct xk_log_attri a;
+	const char *why, *op;
+
+	if (xk_log_attri_decode(NULL, it, &a, &why)) {
+		fprintf(o, "  ATTRI: #regs:%u bad item: %s\n", it->nregions,
+			why);
+		return;
+	}
+	op = xk_log_attri_op_name(a.op);
+	fprintf(o, "  ATTRI: #regs:%u id:0x%" PRIx64 " ino:0x%" PRIx64
+		" igen:0x%x op:%s filter:0x%x%s%s%s\n", it->nregions, a.id,
+		a.ino, a.igen, op ? op : "?", a.filter,
+		(a.filter & XK_ATTR_ROOT) ? " ROOT" : "",
+		(a.filter & XK_ATTR_SECURE) ? " SECURE" : "",
+		(a.filter & XK_ATTR_PARENT) ? " PARENT" : "");
+	lp_attri_pair(o, a.new_name ? "old" : "name", &a, a.name, a.namelen,
+		      a.value, a.valuelen);
+	if (a.new_name)
+		lp_attri_pair(o, "new", &a, a.new_name, a.new_namelen,
+			      a.new_value, a.new_valuelen);
+}
+
 static void
 lp_item(FILE *o, const struct xk_log_item *it)
 {
@@ -95,6 +165,13 @@ lp_item(FILE *o, const struct xk_log_item *it)
 		break;
 	case XK_LI_XMD:
 		fprintf(o, "  XMD: #regs:%u xmi id:0x%" PRIx64 "\n",
+			it->nregions, t.id);
+		break;
+	case XK_LI_ATTRI:
+		lp_attri(o, it);
+		break;
+	case XK_LI_ATTRD:
+		fprintf(o, "  ATTRD: #regs:%u attri id:0x%" PRIx64 "\n",
 			it->nregions, t.id);
 		break;
 	default:

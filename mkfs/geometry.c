@@ -181,6 +181,7 @@ basic_sizes(const struct mkfs_cli *cli, struct mkfs_cfg *cfg,
 	cfg->bigtime = flag(&cli->bigtime, 1);
 	cfg->sparse = flag(&cli->sparse, 1);
 	cfg->nrext64 = flag(&cli->nrext64, 1);
+	cfg->parent = flag(&cli->parent, 0);
 	if (cfg->inobtcount && !cfg->finobt) {
 		if (cli->inobtcount.set) {
 			fprintf(stderr, "inode btree counters not supported "
@@ -562,6 +563,14 @@ sb_start(struct mkfs_cfg *cfg)
 	}
 	if (cfg->nrext64)
 		sb->features_incompat |= XK_SB_FEAT_INCOMPAT_NREXT64;
+	/*
+	 * Parent pointers are attributes: ATTRBIT is set up front, as
+	 * mkfs.xfs does, so the kernel need not set it on first use.
+	 */
+	if (cfg->parent) {
+		sb->features_incompat |= XK_SB_FEAT_INCOMPAT_PARENT;
+		sb->versionnum |= XK_SB_VERSION_ATTRBIT;
+	}
 	sb->logsunit = cfg->lsunit ? cfg->lsunit * cfg->blocksize : 1;
 	/* No realtime section: the extent size is the 4 KiB minimum. */
 	sb->rextsize = cfg->blocksize < 4096 ? 4096 >> cfg->blocklog : 1;

@@ -42,7 +42,7 @@ struct mkfs_cli {
 	struct mkfs_val	crc, finobt, rmapbt, reflink, bigtime;
 	struct mkfs_val	inobtcount;
 	struct mkfs_val	uuid;
-	struct mkfs_val	dirsize, ftype;
+	struct mkfs_val	dirsize, ftype, parent;
 	struct mkfs_val	sectsize;
 	const char	*label;
 	const char	*config;	/* -c options= */
@@ -70,6 +70,7 @@ struct mkfs_cfg {
 	uint32_t	imaxpct;
 	int		crc, finobt, rmapbt, reflink, bigtime, inobtcount;
 	int		sparse, nrext64, ialign;
+	int		parent;		/* parent pointers (-n parent=1) */
 	uint8_t		uuid[16];
 	char		label[12];
 	struct xk_sb	sb;		/* final primary superblock */

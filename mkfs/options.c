@@ -70,6 +70,7 @@ static const struct subopt subopts[] = {
 	{ 'm', "uuid", V(uuid), K_STR, 0, 0, 0, { NULL } },
 	{ 'n', "size", V(dirsize), K_SIZE, 4096, 65536, 1, { NULL } },
 	{ 'n', "ftype", V(ftype), K_BOOL, 0, 1, 0, { NULL } },
+	{ 'n', "parent", V(parent), K_BOOL, 0, 1, 0, { NULL } },
 	{ 's', "size", V(sectsize), K_SIZE, 512, 32768, 1, { "sectsize" } },
 	{ 's', "sectsize", V(sectsize), K_SIZE, 512, 32768, 1, { "size" } },
 };
@@ -91,8 +92,8 @@ mkfs_usage(FILE *f)
 "                              internal log\n"
 "  -m crc=1,finobt=0|1,rmapbt=0|1,reflink=0|1,bigtime=0|1,\n"
 "     inobtcount=0|1,uuid=UUID metadata features\n"
-"  -n size=num,version=2,ftype=1\n"
-"                              directory block size\n"
+"  -n size=num,version=2,ftype=1,parent=0|1\n"
+"                              directory block size, parent pointers\n"
 "  -s size=num                 sector size\n"
 "  -L label                    filesystem label (up to 12 bytes)\n"
 "  -p [file=]source[,uid=n][,gid=n]\n"

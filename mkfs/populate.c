@@ -34,6 +34,7 @@
 #include <xfskit/format/dinode.h>
 #include <xfskit/format/dir.h>
 #include <xfskit/format/symlink.h>
+#include <xfskit/pptr.h>
 
 #include "populate.h"
 
@@ -296,6 +297,14 @@ pop_inode_begin(struct pop_ctx *c, struct xk_bld_inode *ip, uint64_t ino,
 	}
 	ip->crtime_sec = c->now_sec;
 	ip->crtime_nsec = c->now_nsec;
+	/*
+	 * With parent pointers every inode gets an attr fork from the
+	 * start, as the kernel's do (empty until its pointers are added
+	 * at the end): the data fork is laid out beside it, so adding
+	 * them never has to move the data fork.
+	 */
+	if (c->mp->g.has_parent)
+		ip->attr.format = XK_BLD_FMT_EXTENTS;
 	return 0;
 }
 
@@ -428,6 +437,8 @@ pop_attrs_write(struct pop_ctx *c, struct xk_bld_inode *ip,
 
 	if (!xl->n)
 		return 0;
+	if (ip->attr.format == XK_BLD_FMT_EXTENTS && !ip->attr.next)
+		ip->attr.format = XK_BLD_FMT_NONE;	/* the empty fork */
 	err = xk_bld_attrs(c->b, ip, xl->v, xl->n);
 	if (err)
 		pop_error(path, err, "writing its extended attributes");
@@ -868,6 +879,18 @@ mkfs_populate(const struct mkfs_cfg *cfg, struct mkfs_populate *p, int quiet)
 	}
 	if (!err)
 		err = pop_links_fix(c);
+	if (!err && c->mp->g.has_parent) {
+		uint64_t bad;
+		const char *why;
+
+		/* Every inode is written: now each link is known. */
+		err = xk_bld_pptr_tree(c->b, &bad, &why);
+		if (err)
+			fprintf(stderr, "xfskit-mkfs: adding parent pointers "
+				"failed at inode %llu: %s: %s\n",
+				(unsigned long long)bad, why ? why : "",
+				xk_strerror(err));
+	}
 	if (!err) {
 		err = xk_bld_commit(c->b);
 		if (err)

@@ -18,7 +18,7 @@ mkfs_report(FILE *f, const struct mkfs_cfg *cfg)
 "         =%-22s reflink=%-4u bigtime=%u inobtcount=%u nrext64=%u\n"
 "data     =%-22s bsize=%-6u blocks=%llu, imaxpct=%u\n"
 "         =%-22s sunit=%-6u swidth=%u blks\n"
-"naming   =version %-14u bsize=%-6u ascii-ci=%d, ftype=%d\n"
+"naming   =version %-14u bsize=%-6u ascii-ci=%d, ftype=%d%s\n"
 "log      =%-22s bsize=%-6u blocks=%u, version=%d\n"
 "         =%-22s sectsz=%-5u sunit=%u blks, lazy-count=%d\n"
 "realtime =%-22s extsz=%-6u blocks=%lld, rtextents=%lld\n",
@@ -30,6 +30,8 @@ mkfs_report(FILE *f, const struct mkfs_cfg *cfg)
 		sb->imax_pct,
 		"", sb->unit, sb->width,
 		2, cfg->dirblocksize, 0, 1,
+		/* mkfs.xfs 6.1 has no parent pointers: only shown when on */
+		cfg->parent ? ", parent=1" : "",
 		"internal log", sb->blocksize, sb->logblocks, 2,
 		"", logsect, sb->logsunit / sb->blocksize, 1,
 		"none", sb->rextsize * sb->blocksize, 0LL, 0LL);

@@ -73,6 +73,7 @@
 struct resv_geo {
 	uint64_t	bsize, sectsize, inodesize, dirbsize;
 	int		finobt, rmapbt, reflink;
+	int		parent;			/* parent pointers */
 	unsigned int	alloc_levels;		/* bnobt/cntbt height */
 	unsigned int	bm_levels[2];		/* bmbt, data and attr fork */
 	unsigned int	inobt_levels;
@@ -187,6 +188,7 @@ geo_init(const struct xk_sb *sb, int old_rmap_height, struct resv_geo *g)
 	g->reflink = !!(sb->features_ro_compat &
 			XK_SB_FEAT_RO_COMPAT_REFLINK);
 	g->logsunit = sb->logsunit;
+	g->parent = !!(sb->features_incompat & XK_SB_FEAT_INCOMPAT_PARENT);
 
 	/* Free space btrees: 8-byte records, 8-byte keys, 4-byte ptrs. */
 	g->alloc_levels = tree_height(body / 8 / 2, body / 12 / 2,
@@ -415,6 +417,67 @@ icreate_res(const struct resv_geo *g)
 				  create_modify_res(g));
 }
 
+/*
+ * Log bytes of the attribute intents a namespace change logs with parent
+ * pointers: the 40-byte ATTRI format, then each name (up to 255 bytes)
+ * and parent record (12 bytes) as its own region padded to 4 bytes;
+ * a replace carries the old and the new pair.
+ */
+#define ATTRI_FMT_BYTES		40
+#define PPTR_REC_BYTES		12
+#define PPTR_NAME_BYTES		256	/* 255 rounded up to 4 */
+#define PPTR_ONE_BYTES		(ATTRI_FMT_BYTES + PPTR_REC_BYTES + \
+				 PPTR_NAME_BYTES)
+#define PPTR_REPLACE_BYTES	(PPTR_ONE_BYTES + PPTR_REC_BYTES + \
+				 PPTR_NAME_BYTES)
+
+/*
+ * With parent pointers each namespace transaction also sets or removes
+ * a parent pointer attribute: its reservation covers the attribute
+ * change as a third alternative (beside the directory change and the
+ * block freeing), carries the intents it may relog (rename: a replace,
+ * a removal and an addition, or two replaces for an exchange), and
+ * rolls as often more as the attribute change needs.  The attribute
+ * reservations are filled first, as the kernel's table does.
+ */
+static void
+pptr_resv(const struct resv_geo *g, struct mkfs_resv *r)
+{
+	uint64_t bs = g->bsize, ss = g->sectsize;
+	uint64_t set = r[R_ATTRSETM].logres, rm = r[R_ATTRRM].logres;
+	unsigned int setc = r[R_ATTRSETM].logcount;
+	unsigned int rmc = r[R_ATTRRM].logcount;
+	uint64_t t1, t2, rename_ov, exch_ov;
+
+	t1 = inode_res(g, 5) + buf_res(2 * dirop_count(g), bs);
+	t2 = buf_res(7, ss) + buf_res(allocfree_blocks(g, 3), bs);
+	rename_ov = PPTR_REPLACE_BYTES + 2 * PPTR_ONE_BYTES;
+	exch_ov = 2 * PPTR_REPLACE_BYTES;
+	r[R_RENAME].logres = dquot_res() + max2(rename_ov, exch_ov) +
+			     max2(max2(t1, t2), max2(set, rm));
+	r[R_RENAME].logcount = 2 + (setc > rmc ? setc : rmc);
+
+	t1 = inode_res(g, 2) + buf_res(dirop_count(g), bs);
+	t2 = buf_res(3, ss) + buf_res(allocfree_blocks(g, 1), bs);
+	r[R_LINK].logres = dquot_res() + iunlink_remove_res(g) +
+			   PPTR_ONE_BYTES + max2(max2(t1, t2), set);
+	r[R_LINK].logcount = 2 + setc;
+
+	t2 = buf_res(4, ss) + buf_res(allocfree_blocks(g, 2), bs);
+	r[R_REMOVE].logres = dquot_res() + iunlink_add_res(g) +
+			     PPTR_ONE_BYTES + max2(max2(t1, t2), rm);
+	r[R_REMOVE].logcount = 2 + rmc;
+
+	t1 = dquot_res() + PPTR_ONE_BYTES +
+	     max2(max2(create_alloc_res(g), create_modify_res(g)), set);
+	r[R_CREATE].logres = t1;
+	r[R_CREATE].logcount = 2 + setc;
+	r[R_MKDIR].logres = t1;
+	r[R_MKDIR].logcount = 3 + setc;
+	r[R_SYMLINK].logres = t1 + buf_res(1, SYMLINK_MAXLEN);
+	r[R_SYMLINK].logcount = 3 + setc;
+}
+
 /* Fill the table; minlog selects the sizing used for the minimum. */
 static void
 resv_calc(const struct resv_geo *g, int minlog, struct mkfs_resv *r)
@@ -483,6 +546,8 @@ resv_calc(const struct resv_geo *g, int minlog, struct mkfs_resv *r)
 	r[R_SB] = (struct mkfs_resv){ buf_res(1, ss), 1 };
 	r[R_FSYNCTS] = (struct mkfs_resv){ inode_res(g, 1), 0 };
 
+	if (g->parent)
+		pptr_resv(g, r);
 	/* Rolls for the intent items rmapbt and reflink add. */
 	if (g->reflink || g->rmapbt)
 		adj++;

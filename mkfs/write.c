@@ -200,6 +200,26 @@ make_plan(struct xk_mount *mp, struct plan *p)
 	return 0;
 }
 
+/*
+ * With parent pointers every inode the kernel creates for the tree gets
+ * an empty attr fork at once (extents format, the default fork offset),
+ * so adding its first parent pointer needs no fork change; mkfs.xfs
+ * gives the root directory one too, although the root has no parent
+ * pointer.
+ */
+static void
+root_attr_fork(const struct xk_mount *mp, struct xk_dinode *dip)
+{
+	uint32_t lit = xk_dinode_litino(mp->g.inodesize);
+	/* Room for a bmbt root of 2 pointers (256-byte inodes) or 12. */
+	uint32_t off = mp->g.inodesize == 256 ? lit - (4 + 2 * 16) :
+						4 + 12 * 16;
+
+	dip->di_forkoff = (uint8_t)(off / 8);
+	dip->di_aformat = XK_DINODE_FMT_EXTENTS;
+	xk_inode_init_crc(mp, dip);
+}
+
 static int
 write_inodes(struct xk_mount *mp, const struct plan *p)
 {
@@ -228,6 +248,8 @@ write_inodes(struct xk_mount *mp, const struct plan *p)
 		return err;
 	xk_inode_init_core(mp, dip, p->rootino, &ii);
 	xk_inode_init_sfdir(mp, dip, p->rootino);
+	if (mp->g.has_parent)
+		root_attr_fork(mp, dip);
 	xk_buf_dirty(bp);
 	xk_buf_release(bp);
 	/* The realtime bitmap and summary: empty regular files. */

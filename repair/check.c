@@ -119,6 +119,10 @@ repair_scan(struct repair_ctx *rc)
 	phase_counters(rc);
 	phase(rc, "Phase 7 - check quota inodes and usage...");
 	phase_quota(rc);
+	if (rc->mp->g.has_parent) {
+		phase(rc, "Phase 8 - check parent pointers...");
+		phase_pptr(rc);
+	}
 	return 0;
 }
 

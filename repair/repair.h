@@ -432,6 +432,8 @@ int phase_inodes(struct repair_ctx *rc);
 int phase_space(struct repair_ctx *rc);
 int phase_links(struct repair_ctx *rc);
 int phase_counters(struct repair_ctx *rc);
+/* pptr.c: parent pointers against directory entries (PARENT feature). */
+int phase_pptr(struct repair_ctx *rc);
 
 /* A fork's extents, in file offset order, as the inode scan found them. */
 struct fork_map {

@@ -28,6 +28,7 @@ struct attr_wctx {
 	struct xk_mount		*mp;
 	struct xk_bld_inode	*ip;
 	const struct attr_plan	*pl;
+	int			keep;	/* leave blocks dirty in the cache */
 };
 
 /* A zeroed buffer for attr-fork block lblk, and the identity to stamp. */
@@ -57,6 +58,18 @@ blk_put(struct attr_wctx *wc, struct xk_buf *bp)
 	int err;
 
 	bp->owner = wc->ip->ino;
+	if (wc->keep) {
+		/*
+		 * Finishing log intents writes nothing before the end (and
+		 * a dry run never does): the block stays dirty, its CRC
+		 * true for readers of this session; the flush verifies it.
+		 */
+		if (bp->ops && bp->ops->crc_off != XK_NO_CRC)
+			xk_cksum_update(bp->data, bp->len, bp->ops->crc_off);
+		xk_buf_dirty(bp);
+		xk_buf_release(bp);
+		return 0;
+	}
 	err = xk_buf_write(bp);
 	xk_buf_release(bp);
 	return err;
@@ -141,14 +154,22 @@ int
 xk_bld_attrs(struct xk_bld *b, struct xk_bld_inode *ip,
 	     const struct xk_bld_xattr *xa, size_t n)
 {
+	if (ip->attr.format)
+		return -EEXIST;		/* one call per inode */
+	return bld_attrs_space(b, ip, xa, n,
+			       xk_bld_fork_space(b, ip, XK_ATTR_FORK), 0);
+}
+
+int
+bld_attrs_space(struct xk_bld *b, struct xk_bld_inode *ip,
+		const struct xk_bld_xattr *xa, size_t n, uint32_t sf_space,
+		int keep)
+{
 	struct xk_mount *mp = xk_bld_mount(b);
 	struct attr_plan pl;
 	int err;
 
-	if (ip->attr.format)
-		return -EEXIST;		/* one call per inode */
-	err = attr_plan_make(&pl, mp->g.blocksize,
-			     xk_bld_fork_space(b, ip, XK_ATTR_FORK), xa, n);
+	err = attr_plan_make(&pl, mp->g.blocksize, sf_space, xa, n);
 	if (err)
 		return err;
 	switch (pl.form) {
@@ -168,7 +189,8 @@ xk_bld_attrs(struct xk_bld *b, struct xk_bld_inode *ip,
 	}
 	case ATTR_FORM_LEAF:
 	case ATTR_FORM_NODE: {
-		struct attr_wctx wc = { .b = b, .mp = mp, .ip = ip, .pl = &pl };
+		struct attr_wctx wc = { .b = b, .mp = mp, .ip = ip, .pl = &pl,
+					.keep = keep };
 
 		err = xk_bld_fork_alloc(b, ip, XK_ATTR_FORK, 0, pl.nblocks, 0);
 		if (!err)

@@ -51,28 +51,57 @@ item_cmp(const void *a, const void *b)
 /*
  * Input rules: 1. a name of 1..255 bytes with no NUL byte (xfs_repair
  * rejects those); 2. a value of at most 64 KiB, present when non-empty;
- * 3. at most one namespace flag (user, trusted or security).
+ * 3. at most one namespace flag (user, trusted, security or parent);
+ * 4. a parent pointer has a directory entry's name (no '/') and a
+ * 12-byte parent record as its value.
  */
 static int
 xattr_check(const struct xk_bld_xattr *x)
 {
+	unsigned int ns = x->flags;
+
 	if (!x->name || x->namelen == 0 || memchr(x->name, 0, x->namelen))
 		return -EINVAL;
 	if (x->valuelen > XK_XATTR_SIZE_MAX)
 		return -E2BIG;
 	if (x->valuelen && !x->value)
 		return -EINVAL;
-	if (x->flags & ~(XK_ATTR_ROOT | XK_ATTR_SECURE) ||
-	    x->flags == (XK_ATTR_ROOT | XK_ATTR_SECURE))
+	if (ns & ~XK_ATTR_NSP_ONDISK_MASK || (ns & (ns - 1)))
+		return -EINVAL;
+	if (ns == XK_ATTR_PARENT &&
+	    (x->valuelen != sizeof(struct xk_parent_rec) ||
+	     !xk_pptr_name_ok(x->name, x->namelen)))
 		return -EINVAL;
 	return 0;
 }
 
+/*
+ * Two attributes the fork cannot hold together: the same name in the
+ * same namespace, and for parent pointers the same value too (a file
+ * may have one name in two directories).
+ */
 static int
 same_name(const struct xk_bld_xattr *a, const struct xk_bld_xattr *b)
 {
-	return a->flags == b->flags && a->namelen == b->namelen &&
-	       !memcmp(a->name, b->name, a->namelen);
+	if (a->flags != b->flags || a->namelen != b->namelen ||
+	    memcmp(a->name, b->name, a->namelen))
+		return 0;
+	if (a->flags != XK_ATTR_PARENT)
+		return 1;
+	return a->valuelen == b->valuelen &&
+	       !memcmp(a->value, b->value, a->valuelen);
+}
+
+/* The leaf hash: the name's, with the parent mixed in for pptrs. */
+static uint32_t
+xattr_hash(const struct xk_bld_xattr *x)
+{
+	const struct xk_parent_rec *rec = (const void *)x->value;
+
+	if (x->flags == XK_ATTR_PARENT)
+		return xk_pptr_hashname(x->name, x->namelen,
+					xk_be64_get(rec->p_ino));
+	return xk_da_hashname(x->name, x->namelen);
 }
 
 /* Short-form bytes, or 0 when some attribute cannot be short form. */
@@ -273,13 +302,14 @@ attr_plan_make(struct attr_plan *pl, uint32_t blocksize, uint32_t sf_space,
 
 		it->xa = &xa[i];
 		it->idx = (uint32_t)i;
-		it->hash = xk_da_hashname(xa[i].name, xa[i].namelen);
+		it->hash = xattr_hash(&xa[i]);
 		it->local = loc < localmax;
 		it->entsize = it->local ? loc :
 			      xk_attr_leaf_entsize_remote(xa[i].namelen);
 	}
 	qsort(pl->items, n, sizeof(*pl->items), item_cmp);
-	/* Names are unique per namespace: compare within equal hashes. */
+	/* Names are unique per namespace: compare within equal hashes
+	 * (a parent pointer's hash covers its value too). */
 	for (size_t i = 0; i < n; i++)
 		for (size_t j = i + 1; j < n &&
 		     pl->items[j].hash == pl->items[i].hash; j++)

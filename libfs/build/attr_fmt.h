@@ -109,4 +109,14 @@ void attr_node_fill(const struct attr_plan *pl, uint32_t lvl, uint32_t i,
 uint32_t attr_rmt_fill(const struct attr_plan *pl, const struct attr_item *it,
 		       uint32_t k, const struct attr_blkid *id, uint8_t *out);
 
+/*
+ * attr.c: xk_bld_attrs with the room the short form may take given by
+ * the caller (an existing inode keeps its fork offset); ip->attr must
+ * be empty.  An empty list leaves it empty.  With keep the blocks stay
+ * dirty in the cache instead of being written at once.
+ */
+int bld_attrs_space(struct xk_bld *b, struct xk_bld_inode *ip,
+		    const struct xk_bld_xattr *xa, size_t n,
+		    uint32_t sf_space, int keep);
+
 #endif /* XFSKIT_BUILD_ATTR_FMT_H */

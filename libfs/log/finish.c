@@ -149,7 +149,7 @@ int
 log_intent_supported(uint16_t type)
 {
 	return type == XK_LI_EFI || type == XK_LI_RUI || type == XK_LI_CUI ||
-	       type == XK_LI_BUI || type == XK_LI_XMI;
+	       type == XK_LI_BUI || type == XK_LI_XMI || type == XK_LI_ATTRI;
 }
 
 int
@@ -206,6 +206,15 @@ log_finish(struct xk_log *log, const struct log_intent *in, size_t n,
 			}
 			break;
 		}
+		case XK_LI_ATTRI:
+			/* It says itself what went wrong. */
+			err = log_finish_attri(log, b, &in[i]);
+			if (err) {
+				free(taken.f);
+				xk_bld_free(b);
+				return err;
+			}
+			break;
 		default:
 			err = XK_EUNSUPP;
 			break;

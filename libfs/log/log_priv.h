@@ -91,6 +91,13 @@ int log_xmi_release(struct xk_log *log, struct xk_bld *b,
 		    struct log_xmi_taken *tk);
 
 /*
+ * finish_attri.c: finish one ATTRI after replay (its name and value
+ * regions are found again in the log); log->err set on failure.
+ */
+int log_finish_attri(struct xk_log *log, struct xk_bld *b,
+		     const struct log_intent *in);
+
+/*
  * recover_dquot.c: after pass 2, apply the dquot items in log order
  * (counted in rep; with XK_LOG_DRYRUN and no _KEEP, only counted).
  */

@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <xfskit/log_attri.h>
+
 #include "log_priv.h"
 
 /* The kernel's bound on regions per item: half a 64 KiB buffer's chunks. */
@@ -371,11 +373,29 @@ check_exact_region(struct walk *w, const struct wtrans *t, uint32_t i,
 	return 0;
 }
 
+/*
+ * Attribute intents: the kernel checks every one it reads (log_attri.h
+ * lists the rules), so a bad one stops recovery even when finished.
+ */
+static int
+check_attri(struct walk *w, const struct wtrans *t, uint32_t i,
+	    const struct xk_log_item *it)
+{
+	struct xk_log_attri a;
+	const char *why;
+
+	if (xk_log_attri_decode(w->log->mp, it, &a, &why))
+		return item_fail(w, t, i, it->type, why);
+	return 0;
+}
+
 static int
 check_item(struct walk *w, const struct wtrans *t, uint32_t i,
 	   const struct xk_log_item *it)
 {
 	switch (it->type) {
+	case XK_LI_ATTRI:
+		return check_attri(w, t, i, it);
 	case XK_LI_BUF:
 		return check_buf(w, t, i, it);
 	case XK_LI_INODE:

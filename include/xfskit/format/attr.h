@@ -252,4 +252,43 @@ static inline unsigned int xk_attr3_rmt_blocks(unsigned int blocksize,
 	return (valuelen + space - 1) / space;
 }
 
+/* ---- parent pointers (the PARENT incompat feature) ---- */
+
+/*
+ * On a filesystem with parent pointers every directory entry has a
+ * matching attribute on the inode it names: namespace XK_ATTR_PARENT,
+ * the attribute name is the entry's name (1..255 bytes, no '/' or NUL),
+ * the value this 12-byte record naming the directory.  One inode has as
+ * many as it has links; two may share a name (hard links of the same
+ * name in two directories), so a parent pointer is identified by name
+ * and value together.  Its hash (the leaf entries' order) mixes the
+ * directory's inode number into the entry name's hash so those do not
+ * collide.  The root directory has none.
+ */
+struct xk_parent_rec {
+	xk_be64	p_ino;			/* the directory */
+	xk_be32	p_gen;			/* its generation */
+} __attribute__((packed));
+
+_Static_assert(sizeof(struct xk_parent_rec) == 12, "xk_parent_rec: size");
+
+/* Hash of a parent pointer named name from directory parent_ino. */
+static inline uint32_t xk_pptr_hashname(const uint8_t *name, int len,
+					uint64_t parent_ino)
+{
+	return xk_da_hashname(name, len) ^ (uint32_t)(parent_ino >> 32) ^
+	       (uint32_t)parent_ino;
+}
+
+/* Whether name can be a parent pointer's (a directory entry's) name. */
+static inline int xk_pptr_name_ok(const uint8_t *name, unsigned int len)
+{
+	if (len == 0 || len > XK_ATTR_NAME_MAX)
+		return 0;
+	for (unsigned int i = 0; i < len; i++)
+		if (name[i] == 0 || name[i] == '/')
+			return 0;
+	return 1;
+}
+
 #endif /* XFSKIT_FORMAT_ATTR_H */

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * An inode's extended attributes as a list in memory, read from its attr
+ * fork in any format, edited, and written back whole by the builder
+ * (libfs/build/attr_edit.c).  This is how logged attribute operations
+ * left unfinished by a crash (ATTRI intents, parent pointers above all)
+ * are finished offline: the fork's content ends up what the kernel's
+ * recovery leaves, its layout (short form, leaf, node; block placement)
+ * may differ.  Incomplete entries (an attribute the kernel was still
+ * setting or removing) are not part of the content and are dropped.
+ */
+#ifndef XFSKIT_BUILD_ATTR_H
+#define XFSKIT_BUILD_ATTR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <xfskit/build.h>
+#include <xfskit/format/dinode.h>
+
+/* Attributes in memory; each entry owns its name and value bytes. */
+struct xk_attr_list {
+	struct xk_bld_xattr *xa;
+	size_t		n, cap;
+};
+
+void xk_attr_list_free(struct xk_attr_list *l);
+/* Append a copy of one attribute (flags: its namespace bits). */
+int xk_attr_list_add(struct xk_attr_list *l, uint8_t flags,
+		     const uint8_t *name, uint8_t namelen,
+		     const uint8_t *value, uint32_t valuelen);
+/*
+ * Remove every attribute of namespace flags named name; with value
+ * non-NULL only those holding that value too (parent pointers).
+ * Returns how many went.
+ */
+size_t xk_attr_list_remove(struct xk_attr_list *l, uint8_t flags,
+			   const uint8_t *name, uint8_t namelen,
+			   const uint8_t *value, uint32_t valuelen);
+
+/*
+ * Read every complete attribute of inode ino (dip: its verified core)
+ * into l, in fork order.  Rules checked on the way: the fork mapping is
+ * sane (in the filesystem, ordered, one AG per extent), every block
+ * passes its verifier, leaf entries and name records lie inside their
+ * block, remote values are mapped whole and their pieces add up, and
+ * the dabtree is at most XK_DA_NODE_MAXDEPTH deep with no leaf reached
+ * twice.  On failure *why says which rule broke.
+ */
+int xk_attr_list_read(struct xk_mount *mp, uint64_t ino,
+		      const struct xk_dinode *dip, struct xk_attr_list *l,
+		      const char **why);
+
+/*
+ * The mappings of one fork of inode ino (extents or btree format; any
+ * other format has none), in file offset order, checked as the attr
+ * reader checks them; *ext is malloc'd (free it).  Directories and
+ * attribute forks have no unwritten extents, so one is an error.
+ */
+int xk_fork_mappings(struct xk_mount *mp, uint64_t ino,
+		     const struct xk_dinode *dip, int whichfork,
+		     struct xk_bld_ext **ext, uint64_t *n, const char **why);
+
+/*
+ * Replace inode ino's attr fork with one holding exactly l: the old
+ * fork's blocks (and bmbt blocks) are freed, new ones allocated and
+ * left dirty in the cache, the inode's fork offset, format, extent
+ * count and block count updated.  The data fork is never moved: an
+ * inode keeps its fork offset, and one without an attr fork gets the
+ * kernel's default offset (or what its data fork needs).  On a
+ * filesystem with parent pointers an emptied fork stays, empty, as
+ * the kernel keeps it.  On failure *why says what stopped it.
+ */
+int xk_bld_attr_rewrite(struct xk_bld *b, uint64_t ino,
+			const struct xk_attr_list *l, const char **why);
+
+#endif /* XFSKIT_BUILD_ATTR_H */

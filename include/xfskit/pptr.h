@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Parent pointers across a filesystem (libfs/build/pptr.c): reading a
+ * directory's entries with their names, and giving every inode of a
+ * tree the parent pointers its directory entries call for.  The check
+ * compares both sides with the first; xfskit-mkfs -p, which builds
+ * inodes before it knows every link to them, adds them with the second.
+ * The on-disk record and hash are in format/attr.h.
+ */
+#ifndef XFSKIT_PPTR_H
+#define XFSKIT_PPTR_H
+
+#include <stdint.h>
+
+#include <xfskit/build.h>
+#include <xfskit/format/dinode.h>
+
+/* Called per entry (not "." or ".."); non-zero stops the listing. */
+typedef int (*xk_dirent_fn)(void *ctx, const uint8_t *name, uint8_t namelen,
+			    uint64_t ino, uint8_t ftype);
+
+/*
+ * The entries of directory ino (dip: its verified core): short form, or
+ * the data blocks below the leaf offset, read raw (a directory block
+ * split over extents is put back together).  Damage is skipped, not
+ * reported: the directory check reports it.  Returns 0, a callback's
+ * value, or a negative errno when the fork cannot be mapped.
+ */
+int xk_dir_entries(struct xk_mount *mp, uint64_t ino,
+		   const struct xk_dinode *dip, xk_dirent_fn fn, void *ctx);
+
+/*
+ * Give every inode reached from the root the parent pointer of each
+ * entry naming it (name, directory, directory generation), keeping its
+ * other attributes; pointers already there are kept once.  For a tree
+ * the builder has just written.  On failure *bad_ino and *why say where.
+ */
+int xk_bld_pptr_tree(struct xk_bld *b, uint64_t *bad_ino, const char **why);
+
+#endif /* XFSKIT_PPTR_H */

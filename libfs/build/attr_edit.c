@@ -1,0 +1,755 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Editing the attributes of an inode already on disk (build_attr.h):
+ * the whole attr fork is read into a list, the caller changes the list,
+ * and the fork is written anew through the same layout code that builds
+ * attributes for new files (attr.c, attr_fmt.c).  Rewriting whole forks
+ * instead of editing leaf entries in place keeps one writer of attr
+ * blocks; the price is that the layout may differ from what the
+ * kernel's in-place edit would leave, never the content.
+ *
+ * The old fork's blocks go back to the builder's free space (with their
+ * reverse mappings) before the new ones are allocated; everything stays
+ * in the builder and the buffer cache until its commit and flush, so an
+ * edit that fails leaves the device untouched.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <xfskit/build_attr.h>
+#include <xfskit/format/attr.h>
+#include <xfskit/format/log.h>
+
+#include "attr_fmt.h"
+#include "build_priv.h"
+
+/* ---- the list ---- */
+
+void
+xk_attr_list_free(struct xk_attr_list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free((void *)l->xa[i].name);	/* value shares it */
+	free(l->xa);
+	memset(l, 0, sizeof(*l));
+}
+
+int
+xk_attr_list_add(struct xk_attr_list *l, uint8_t flags, const uint8_t *name,
+		 uint8_t namelen, const uint8_t *value, uint32_t valuelen)
+{
+	uint8_t *buf;
+
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 16;
+		struct xk_bld_xattr *v = realloc(l->xa, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		l->xa = v;
+		l->cap = cap;
+	}
+	buf = malloc((size_t)namelen + valuelen + 1);
+	if (!buf)
+		return -ENOMEM;
+	memcpy(buf, name, namelen);
+	if (valuelen)
+		memcpy(buf + namelen, value, valuelen);
+	l->xa[l->n++] = (struct xk_bld_xattr){
+		.flags = flags, .name = buf, .namelen = namelen,
+		.value = valuelen ? buf + namelen : NULL,
+		.valuelen = valuelen,
+	};
+	return 0;
+}
+
+size_t
+xk_attr_list_remove(struct xk_attr_list *l, uint8_t flags, const uint8_t *name,
+		    uint8_t namelen, const uint8_t *value, uint32_t valuelen)
+{
+	size_t out = 0, gone = 0;
+
+	for (size_t i = 0; i < l->n; i++) {
+		struct xk_bld_xattr *x = &l->xa[i];
+		int match = x->flags == flags && x->namelen == namelen &&
+			    !memcmp(x->name, name, namelen) &&
+			    (!value || (x->valuelen == valuelen &&
+					(!valuelen ||
+					 !memcmp(x->value, value, valuelen))));
+
+		if (match) {
+			free((void *)x->name);
+			gone++;
+			continue;
+		}
+		l->xa[out++] = *x;
+	}
+	l->n = out;
+	return gone;
+}
+
+/* ---- the attr fork's block map ---- */
+
+struct afork {
+	struct xk_mount	*mp;
+	uint64_t	ino;
+	struct xk_bld_ext *ext;		/* loff order */
+	uint64_t	next, ext_alloc;
+	uint64_t	*bmbt;		/* bmbt blocks (fsb) */
+	uint64_t	nbmbt, bmbt_alloc;
+	uint64_t	nblocks;	/* blocks mapped */
+	int		err;
+	const char	*why;
+};
+
+static void
+af_bad(struct afork *af, int err, const char *why)
+{
+	if (!af->err) {
+		af->err = err;
+		af->why = why;
+	}
+}
+
+static void
+af_free(struct afork *af)
+{
+	free(af->ext);
+	free(af->bmbt);
+	af->ext = NULL;
+	af->bmbt = NULL;
+}
+
+/*
+ * A mapping of the fork.  Rules: 1. at least one block; 2. inside the
+ * file offset range; 3. inside one AG of the filesystem; 4. after the
+ * previous one; 5. written (attr forks have no unwritten extents).
+ */
+static int
+af_rec(void *ctx, const void *rec)
+{
+	struct afork *af = ctx;
+	struct xk_bmbt_irec ir;
+	int err;
+
+	if (af->err)
+		return 0;
+	xk_bmbt_rec_unpack(rec, &ir);
+	if (ir.blockcount == 0 || ir.unwritten ||
+	    ir.startoff + ir.blockcount > XK_MAX_FILEOFF ||
+	    !xk_fsbext_valid(af->mp, ir.startblock, ir.blockcount)) {
+		af_bad(af, XK_ECORRUPT, "a mapping of its fork is empty, "
+		       "unwritten or outside the filesystem");
+		return 0;
+	}
+	if (af->next && af->ext[af->next - 1].loff +
+			af->ext[af->next - 1].len > ir.startoff) {
+		af_bad(af, XK_ECORRUPT, "the mappings of its fork overlap "
+		       "or are out of order");
+		return 0;
+	}
+	err = bld_grow((void **)&af->ext, &af->ext_alloc, af->next + 1,
+		       sizeof(*af->ext));
+	if (err) {
+		af_bad(af, err, "no memory for its attr fork mappings");
+		return 0;
+	}
+	af->ext[af->next++] = (struct xk_bld_ext){
+		ir.startoff, ir.startblock, (uint32_t)ir.blockcount };
+	af->nblocks += ir.blockcount;
+	return 0;
+}
+
+static int
+af_block(void *ctx, unsigned int level, uint64_t bno, struct xk_buf *bp)
+{
+	struct afork *af = ctx;
+	int err;
+
+	(void)level;
+	if (bp->error) {
+		af_bad(af, bp->error, "a block of its fork's bmbt is "
+		       "damaged");
+		return 0;
+	}
+	err = bld_grow((void **)&af->bmbt, &af->bmbt_alloc, af->nbmbt + 1,
+		       sizeof(*af->bmbt));
+	if (err)
+		af_bad(af, err, "no memory for its attr fork bmbt blocks");
+	else
+		af->bmbt[af->nbmbt++] = bno;
+	return 0;
+}
+
+static void
+af_fail(void *ctx, const struct xk_fail *f)
+{
+	(void)f;
+	af_bad(ctx, XK_ECORRUPT, "the bmbt of its fork is damaged");
+}
+
+/* Load a fork's mappings (extents or btree format; others: none). */
+static int
+fork_load(struct xk_mount *mp, uint64_t ino, const struct xk_dinode *dip,
+	  int whichfork, struct afork *af)
+{
+	const uint8_t *p = xk_dfork_ptr(dip, whichfork);
+	unsigned int asize = xk_dfork_size(dip, mp->g.inodesize, whichfork);
+	int fmt = xk_dfork_format(dip, whichfork);
+
+	memset(af, 0, sizeof(*af));
+	af->mp = mp;
+	af->ino = ino;
+	if (whichfork == XK_ATTR_FORK && !dip->di_forkoff)
+		return 0;
+	if (fmt == XK_DINODE_FMT_EXTENTS) {
+		uint64_t n = xk_dinode_fork_nextents(dip, whichfork);
+
+		if (n * sizeof(struct xk_bmbt_rec) > asize)
+			af_bad(af, XK_ECORRUPT, "its extent count does not "
+			       "fit its fork");
+		for (uint64_t i = 0; i < n && !af->err; i++)
+			af_rec(af, p + i * sizeof(struct xk_bmbt_rec));
+	} else if (fmt == XK_DINODE_FMT_BTREE) {
+		struct xk_btree_walk w = {
+			.ops = &xk_bmbt_ops, .agno = -1, .owner = ino,
+			.iroot = p, .iroot_size = asize,
+			.levels = xk_get_be16(p) + 1u,
+			.ctx = af, .rec_fn = af_rec, .block_fn = af_block,
+			.fail_fn = af_fail,
+		};
+		int err = xk_btree_walk(mp, &w);
+
+		if (err)
+			af_bad(af, err, "the bmbt of its fork cannot be "
+			       "walked");
+	}
+	return af->err;
+}
+
+static int
+af_load(struct xk_mount *mp, uint64_t ino, const struct xk_dinode *dip,
+	struct afork *af)
+{
+	return fork_load(mp, ino, dip, XK_ATTR_FORK, af);
+}
+
+int
+xk_fork_mappings(struct xk_mount *mp, uint64_t ino,
+		 const struct xk_dinode *dip, int whichfork,
+		 struct xk_bld_ext **ext, uint64_t *n, const char **why)
+{
+	struct afork af;
+	int err = fork_load(mp, ino, dip, whichfork, &af);
+
+	*why = af.why;
+	free(af.bmbt);
+	if (err) {
+		free(af.ext);
+		*ext = NULL;
+		*n = 0;
+		return err;
+	}
+	*ext = af.ext;
+	*n = af.next;
+	return 0;
+}
+
+/* The filesystem block of attr block lblk, or XK_NULLFSBLOCK. */
+static uint64_t
+af_map(const struct afork *af, uint64_t lblk)
+{
+	size_t lo = 0, hi = af->next;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct xk_bld_ext *e = &af->ext[mid];
+
+		if (lblk < e->loff)
+			hi = mid;
+		else if (lblk >= e->loff + e->len)
+			lo = mid + 1;
+		else
+			return e->fsbno + (lblk - e->loff);
+	}
+	return XK_NULLFSBLOCK;
+}
+
+/* ---- reading ---- */
+
+struct aread {
+	struct xk_mount		*mp;
+	uint64_t		ino;
+	const struct afork	*af;
+	struct xk_attr_list	*l;
+	uint32_t		bs;
+	const char		*why;
+};
+
+static int
+ar_bad(struct aread *ar, int err, const char *why)
+{
+	if (!ar->why)
+		ar->why = why;
+	return err;
+}
+
+/* Read attr block lblk through ops (NULL: raw, to learn its magic). */
+static int
+ar_read(struct aread *ar, uint64_t lblk, const struct xk_buf_ops *ops,
+	struct xk_buf **bpp)
+{
+	uint64_t fsb = af_map(ar->af, lblk);
+	int err;
+
+	if (fsb == XK_NULLFSBLOCK)
+		return ar_bad(ar, XK_ECORRUPT, "a block its attributes need "
+			      "is not mapped");
+	err = xk_buf_read_ctx(ar->mp, xk_fsb_to_daddr(ar->mp, fsb), ar->bs,
+			      ops, -1, ar->ino, ops ? 0 : XK_READ_NOVERIFY,
+			      bpp);
+	if (err)
+		return ar_bad(ar, err, "an attribute block cannot be read "
+			      "or fails its verifier");
+	return 0;
+}
+
+/* The short form in the inode (rules as the short-form verifier's). */
+static int
+read_sf(struct aread *ar, const struct xk_dinode *dip)
+{
+	const uint8_t *base = xk_dfork_aptr(dip);
+	unsigned int asize = xk_dfork_asize(dip, ar->mp->g.inodesize);
+	const struct xk_attr_sf_hdr *h = (const void *)base;
+	unsigned int tot, off = sizeof(*h);
+
+	if (asize < sizeof(*h))
+		return ar_bad(ar, XK_ECORRUPT, "its short-form attr fork "
+			      "has no room for its header");
+	tot = xk_be16_get(h->totsize);
+	if (tot < sizeof(*h) || tot > asize)
+		return ar_bad(ar, XK_ECORRUPT, "its short-form attr fork "
+			      "has a bad size");
+	for (unsigned int i = 0; i < h->count; i++) {
+		const struct xk_attr_sf_entry *e = (const void *)(base + off);
+		int err;
+
+		if (off + sizeof(*e) > tot ||
+		    off + xk_attr_sf_entsize(e) > tot || e->namelen == 0)
+			return ar_bad(ar, XK_ECORRUPT, "a short-form "
+				      "attribute runs past the fork");
+		err = xk_attr_list_add(ar->l,
+				       e->flags & XK_ATTR_NSP_ONDISK_MASK,
+				       e->nameval, e->namelen,
+				       e->nameval + e->namelen, e->valuelen);
+		if (err)
+			return ar_bad(ar, err, "no memory");
+		off += xk_attr_sf_entsize(e);
+	}
+	return 0;
+}
+
+/*
+ * A remote value: rmtblks blocks from valueblk, each carrying its piece
+ * after a header.  Rules: every block mapped; the headers' offsets run
+ * in order and their byte counts add up to valuelen.
+ */
+static int
+read_rmt(struct aread *ar, uint32_t valueblk, uint32_t valuelen,
+	 uint8_t *out)
+{
+	uint32_t nblk = xk_attr3_rmt_blocks(ar->bs, valuelen), done = 0;
+	uint32_t space = xk_attr3_rmt_buf_space(ar->bs);
+
+	for (uint32_t k = 0; k < nblk; k++) {
+		const struct xk_attr3_rmt_hdr *h;
+		struct xk_buf *bp;
+		uint32_t off, bytes;
+		int err = ar_read(ar, (uint64_t)valueblk + k,
+				  &xk_attr3_rmt_buf_ops, &bp);
+
+		if (err)
+			return err;
+		h = (const void *)bp->data;
+		off = xk_be32_get(h->rm_offset);
+		bytes = xk_be32_get(h->rm_bytes);
+		if (off != done || bytes > space || bytes > valuelen - done ||
+		    (bytes == 0 && done < valuelen)) {
+			xk_buf_release(bp);
+			return ar_bad(ar, XK_ECORRUPT, "a remote attribute "
+				      "value's pieces do not add up");
+		}
+		memcpy(out + done, bp->data + sizeof(*h), bytes);
+		done += bytes;
+		xk_buf_release(bp);
+	}
+	if (done != valuelen)
+		return ar_bad(ar, XK_ECORRUPT, "a remote attribute value is "
+			      "shorter than its length");
+	return 0;
+}
+
+/* One leaf's complete entries, in entry order. */
+static int
+read_leaf(struct aread *ar, struct xk_buf *bp)
+{
+	const struct xk_attr3_leaf_hdr *h = (const void *)bp->data;
+	const struct xk_attr_leaf_entry *ents = xk_attr3_leaf_entryp(h);
+	uint32_t count = xk_be16_get(h->count);
+	uint8_t *val = NULL;
+	int err = 0;
+
+	if (sizeof(*h) + (uint64_t)count * sizeof(*ents) > ar->bs)
+		return ar_bad(ar, XK_ECORRUPT, "an attr leaf's entries run "
+			      "past its block");
+	for (uint32_t i = 0; i < count && !err; i++) {
+		uint32_t idx = xk_be16_get(ents[i].nameidx);
+		uint8_t fl = ents[i].flags;
+		const uint8_t *rec = bp->data + idx;
+
+		if (fl & XK_ATTR_INCOMPLETE)
+			continue;	/* not (or no longer) an attribute */
+		if (fl & XK_ATTR_LOCAL) {
+			const struct xk_attr_leaf_name_local *n =
+				(const void *)rec;
+			uint32_t vl;
+
+			if (idx + 3u > ar->bs) {
+				err = ar_bad(ar, XK_ECORRUPT, "an attr name "
+					     "record runs past its block");
+				break;
+			}
+			vl = xk_be16_get(n->valuelen);
+			if (n->namelen == 0 ||
+			    idx + 3u + n->namelen + vl > ar->bs) {
+				err = ar_bad(ar, XK_ECORRUPT, "an attr name "
+					     "record runs past its block");
+				break;
+			}
+			err = xk_attr_list_add(ar->l,
+					       fl & XK_ATTR_NSP_ONDISK_MASK,
+					       n->nameval, n->namelen,
+					       n->nameval + n->namelen, vl);
+			if (err)
+				ar_bad(ar, err, "no memory");
+		} else {
+			const struct xk_attr_leaf_name_remote *n =
+				(const void *)rec;
+			uint32_t vl, vb;
+
+			if (idx + 9u > ar->bs ||
+			    idx + 9u + n->namelen > ar->bs ||
+			    n->namelen == 0) {
+				err = ar_bad(ar, XK_ECORRUPT, "an attr name "
+					     "record runs past its block");
+				break;
+			}
+			vl = xk_be32_get(n->valuelen);
+			vb = xk_be32_get(n->valueblk);
+			if (vl > XK_XATTR_SIZE_MAX) {
+				err = ar_bad(ar, XK_ECORRUPT, "a remote "
+					     "attribute value is too large");
+				break;
+			}
+			val = malloc(vl ? vl : 1);
+			if (!val) {
+				err = ar_bad(ar, -ENOMEM, "no memory");
+				break;
+			}
+			err = read_rmt(ar, vb, vl, val);
+			if (!err) {
+				err = xk_attr_list_add(ar->l,
+					fl & XK_ATTR_NSP_ONDISK_MASK,
+					n->name, n->namelen, val, vl);
+				if (err)
+					ar_bad(ar, err, "no memory");
+			}
+			free(val);
+			val = NULL;
+		}
+	}
+	return err;
+}
+
+/*
+ * Leaf or node form: block 0 is the only leaf or the dabtree root.
+ * Down the leftmost path to the first leaf, then along the leaves'
+ * forward links; a loop is caught by counting leaves against the
+ * blocks the fork maps.
+ */
+static int
+read_tree(struct aread *ar)
+{
+	uint64_t lblk = 0, nleaves = 0;
+	struct xk_buf *bp;
+	int depth = 0, err;
+
+	for (;;) {
+		uint16_t magic;
+		const struct xk_da3_node_hdr *nh;
+
+		err = ar_read(ar, lblk, NULL, &bp);
+		if (err)
+			return err;
+		magic = xk_get_be16(bp->data + 8);
+		xk_buf_release(bp);
+		if (magic == XK_ATTR3_LEAF_MAGIC)
+			break;
+		if (magic != XK_DA3_NODE_MAGIC ||
+		    ++depth >= XK_DA_NODE_MAXDEPTH)
+			return ar_bad(ar, XK_ECORRUPT, "its attr fork holds "
+				      "no leaf where one belongs, or is too "
+				      "deep");
+		err = ar_read(ar, lblk, &xk_da3_node_buf_ops, &bp);
+		if (err)
+			return err;
+		nh = (const void *)bp->data;
+		if (xk_be16_get(nh->count) == 0) {
+			xk_buf_release(bp);
+			return ar_bad(ar, XK_ECORRUPT, "an attr node block "
+				      "is empty");
+		}
+		lblk = xk_be32_get(xk_da3_node_entry(nh, 0)->before);
+		xk_buf_release(bp);
+	}
+	for (;;) {
+		const struct xk_da3_blkinfo *info;
+
+		if (++nleaves > ar->af->nblocks)
+			return ar_bad(ar, XK_ECORRUPT, "the attr leaves' "
+				      "links loop");
+		err = ar_read(ar, lblk, &xk_attr3_leaf_buf_ops, &bp);
+		if (err)
+			return err;
+		err = read_leaf(ar, bp);
+		info = (const void *)bp->data;
+		lblk = xk_be32_get(info->hdr.forw);
+		xk_buf_release(bp);
+		if (err || lblk == 0)
+			return err;
+	}
+}
+
+int
+xk_attr_list_read(struct xk_mount *mp, uint64_t ino,
+		  const struct xk_dinode *dip, struct xk_attr_list *l,
+		  const char **why)
+{
+	struct afork af;
+	struct aread ar = { .mp = mp, .ino = ino, .af = &af, .l = l,
+			    .bs = mp->g.blocksize };
+	int err;
+
+	*why = NULL;
+	if (!dip->di_forkoff)
+		return 0;		/* no attr fork: no attributes */
+	switch (dip->di_aformat) {
+	case XK_DINODE_FMT_LOCAL:
+		err = read_sf(&ar, dip);
+		break;
+	case XK_DINODE_FMT_EXTENTS:
+	case XK_DINODE_FMT_BTREE:
+		err = af_load(mp, ino, dip, &af);
+		if (err) {
+			ar.why = af.why;
+		} else if (af.next) {
+			err = read_tree(&ar);
+		}
+		af_free(&af);
+		break;
+	default:
+		err = ar_bad(&ar, XK_ECORRUPT, "its attr fork has an unknown "
+			     "format");
+		break;
+	}
+	*why = ar.why;
+	return err;
+}
+
+/* ---- rewriting ---- */
+
+/* Give the old fork's blocks back, reverse mappings first. */
+static int
+release_fork(struct xk_bld *b, const struct afork *af)
+{
+	struct xk_mount *mp = b->mp;
+
+	for (uint64_t i = 0; i < af->next + af->nbmbt; i++) {
+		int bmbt = i >= af->next;
+		uint64_t fsb = bmbt ? af->bmbt[i - af->next] :
+				      af->ext[i].fsbno;
+		uint32_t len = bmbt ? 1 : af->ext[i].len;
+		uint32_t agno = xk_fsb_to_agno(mp, fsb);
+		int err;
+
+		if (agno >= b->agcount || !xk_fsbext_valid(mp, fsb, len))
+			return XK_ECORRUPT;
+		if (mp->g.has_rmapbt) {
+			err = xk_bld_rmap_update(b, XK_RMAP_EXTENT_UNMAP,
+						 af->ino, fsb,
+						 bmbt ? 0 : af->ext[i].loff,
+						 len, XK_BLD_ATTR_FORK |
+						 (bmbt ? XK_BLD_BMBT : 0));
+			if (err)
+				return err;
+		}
+		err = bld_free_add(&b->ags[agno], xk_fsb_to_agbno(mp, fsb),
+				   len);
+		if (err)
+			return err == -EEXIST ? XK_ECORRUPT : err;
+		b->ags[agno].dirty = 1;
+	}
+	return 0;
+}
+
+static uint32_t
+round8(uint32_t v)
+{
+	return (v + 7) & ~7u;
+}
+
+/*
+ * Where the attr fork starts (in 8-byte units).  An inode with an attr
+ * fork keeps its offset, so its data fork stays as it is.  Without one,
+ * the kernel's default: right after the 8-byte device number, else room
+ * for a bmbt root of 12 pointers (2 in 256-byte inodes), moved up when
+ * the data fork needs more.  A data fork in btree format filling the
+ * literal area would have to be rebuilt narrower: not done here.
+ */
+static int
+choose_forkoff(const struct xk_mount *mp, const struct xk_dinode *dip,
+	       uint32_t *fo, const char **why)
+{
+	uint32_t lit = xk_dinode_litino(mp->g.inodesize), dneed;
+
+	if (dip->di_forkoff) {
+		*fo = dip->di_forkoff;
+		return 0;
+	}
+	switch (dip->di_format) {
+	case XK_DINODE_FMT_DEV:
+		*fo = 1;
+		return 0;
+	case XK_DINODE_FMT_LOCAL:
+		dneed = round8((uint32_t)xk_be64_get(dip->di_size));
+		break;
+	case XK_DINODE_FMT_EXTENTS:
+		dneed = round8((uint32_t)(xk_dinode_nextents(dip) *
+					  sizeof(struct xk_bmbt_rec)));
+		break;
+	default:
+		*why = "its data fork is a btree root filling the inode, "
+		       "which would have to be rebuilt to make room for an "
+		       "attr fork";
+		return XK_EUNSUPP;
+	}
+	*fo = (mp->g.inodesize == 256 ? lit - (4 + 2 * 16) :
+					4 + 12 * 16) / 8;
+	if (dneed > *fo * 8)
+		*fo = dneed / 8;
+	if (*fo * 8 >= lit || dneed > lit) {
+		*why = "its data fork leaves no room for an attr fork";
+		return -ENOSPC;
+	}
+	return 0;
+}
+
+int
+xk_bld_attr_rewrite(struct xk_bld *b, uint64_t ino,
+		    const struct xk_attr_list *l, const char **why)
+{
+	struct xk_mount *mp = b->mp;
+	uint32_t lit = xk_dinode_litino(mp->g.inodesize), fo;
+	struct xk_bld_inode tmp = { .ino = ino };
+	struct afork af = { 0 };
+	struct xk_dinode *dip;
+	struct xk_buf *bp;
+	uint64_t nblocks, oldblocks, anb = 0;
+	uint32_t anext = 0;
+	uint8_t afmt = XK_DINODE_FMT_EXTENTS, *ap;
+	int keep_empty, err;
+
+	*why = NULL;
+	err = xk_inode_read(mp, ino, 0, &bp, &dip);
+	if (err) {
+		*why = "its inode cannot be read";
+		return err;
+	}
+	tmp.mode = xk_be16_get(dip->di_mode);
+	if (dip->di_forkoff && (dip->di_aformat == XK_DINODE_FMT_EXTENTS ||
+				dip->di_aformat == XK_DINODE_FMT_BTREE)) {
+		err = af_load(mp, ino, dip, &af);
+		if (err)
+			*why = af.why;
+	}
+	if (!err)
+		err = choose_forkoff(mp, dip, &fo, why);
+	oldblocks = af.nblocks + af.nbmbt;
+	if (!err && oldblocks > xk_be64_get(dip->di_nblocks)) {
+		*why = "its block count is below what its attr fork maps";
+		err = XK_ECORRUPT;
+	}
+	if (!err) {
+		err = release_fork(b, &af);
+		if (err)
+			*why = "the old attr fork's blocks cannot be freed";
+	}
+	if (!err) {
+		err = bld_attrs_space(b, &tmp, l->xa, l->n, lit - fo * 8, 1);
+		if (err)
+			*why = "the new attr fork cannot be laid out or "
+			       "allocated";
+	}
+	if (err)
+		goto out;
+	/*
+	 * An emptied fork: kept (empty short form) with parent pointers,
+	 * and where the data fork is a btree root sized to this offset;
+	 * otherwise removed, as the kernel removes an empty fork.
+	 */
+	keep_empty = mp->g.has_parent ||
+		     dip->di_format == XK_DINODE_FMT_BTREE;
+	ap = xk_dfork_dptr(dip) + fo * 8;
+	memset(ap, 0, lit - fo * 8);
+	switch (tmp.attr.format) {
+	case XK_BLD_FMT_NONE:
+		if (keep_empty) {
+			struct xk_attr_sf_hdr *h = (void *)ap;
+
+			xk_be16_set(&h->totsize, sizeof(*h));
+			afmt = XK_DINODE_FMT_LOCAL;
+		} else {
+			memset(xk_dfork_dptr(dip) + fo * 8, 0, lit - fo * 8);
+			fo = 0;
+		}
+		break;
+	case XK_BLD_FMT_LOCAL:
+		memcpy(ap, tmp.attr.local, tmp.attr.local_len);
+		afmt = XK_DINODE_FMT_LOCAL;
+		break;
+	default:
+		err = bld_write_fork(b, &tmp, XK_ATTR_FORK, ap, lit - fo * 8,
+				     &afmt, &anb);
+		anext = (uint32_t)tmp.attr.next;
+		if (err)
+			*why = "the new attr fork's mappings do not fit";
+		break;
+	}
+	if (err)
+		goto out;
+	nblocks = xk_be64_get(dip->di_nblocks) - oldblocks + anb;
+	dip->di_forkoff = (uint8_t)fo;
+	dip->di_aformat = afmt;
+	xk_be64_set(&dip->di_nblocks, nblocks);
+	xk_dinode_set_nextents(dip, xk_dinode_nextents(dip), anext);
+	xk_inode_init_crc(mp, dip);
+	xk_buf_dirty(bp);
+	bld_bmbt_stamp(b, ino, dip, XK_ATTR_FORK);
+out:
+	xk_buf_release(bp);
+	free(tmp.attr.local);
+	free(tmp.attr.ext);
+	af_free(&af);
+	return err;
+}

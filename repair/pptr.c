@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Parent pointers (filesystems with the PARENT feature): every directory
+ * entry must have its parent pointer on the inode it names (the entry's
+ * name, the directory's inode number and generation), and every parent
+ * pointer must name a real entry.  Both sides are gathered after the
+ * inode scan: the entries by reading each directory again (names are
+ * not kept by the scan), the parent pointers by reading each inode's
+ * attributes; the two lists are sorted and merged, and each side's
+ * leftovers are reported.  Structural damage of directories and attr
+ * forks is the other phases' to report: what cannot be read is left out
+ * here, and entries naming inodes that are not in use are left to the
+ * link phase.
+ *
+ * In: rc->inodes (the inodes in use).  Out: a finding per mismatch.
+ */
+#define _GNU_SOURCE		/* qsort_r */
+#include <stdlib.h>
+#include <string.h>
+
+#include <xfskit/build_attr.h>
+#include <xfskit/format/attr.h>
+#include <xfskit/pptr.h>
+
+#include "repair.h"
+
+/* One side's record: child <- (parent, gen, name). */
+struct pp_rec {
+	uint64_t	child;
+	uint64_t	parent;
+	uint32_t	gen;
+	uint32_t	name;		/* offset in the name pool */
+	uint8_t		namelen;
+};
+
+struct pp_list {
+	struct pp_rec	*v;
+	size_t		n, cap;
+};
+
+struct pp_ctx {
+	struct repair_ctx *rc;
+	struct pp_list	ents, ptrs;
+	uint8_t		*pool;
+	size_t		pool_n, pool_cap;
+	int		nomem;
+	uint64_t	dir;		/* the directory being listed */
+	uint32_t	dir_gen;
+};
+
+static int
+pp_add(struct pp_ctx *c, struct pp_list *l, uint64_t child, uint64_t parent,
+       uint32_t gen, const uint8_t *name, uint8_t namelen)
+{
+	if (c->nomem)
+		return -1;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 1024;
+		struct pp_rec *v = realloc(l->v, cap * sizeof(*v));
+
+		if (!v)
+			goto nomem;
+		l->v = v;
+		l->cap = cap;
+	}
+	if (c->pool_n + namelen > c->pool_cap) {
+		size_t cap = c->pool_cap ? c->pool_cap * 2 : 65536;
+		uint8_t *p;
+
+		while (cap < c->pool_n + namelen)
+			cap *= 2;
+		p = realloc(c->pool, cap);
+		if (!p)
+			goto nomem;
+		c->pool = p;
+		c->pool_cap = cap;
+	}
+	memcpy(c->pool + c->pool_n, name, namelen);
+	l->v[l->n++] = (struct pp_rec){ child, parent, gen,
+					(uint32_t)c->pool_n, namelen };
+	c->pool_n += namelen;
+	return 0;
+nomem:
+	c->nomem = 1;
+	return -1;
+}
+
+/* An entry of the directory being listed, unless it names no inode in
+ * use (the link phase reports those). */
+static int
+add_entry(void *ctx, const uint8_t *name, uint8_t namelen, uint64_t child,
+	  uint8_t ftype)
+{
+	struct pp_ctx *c = ctx;
+	const struct inode_info *ii = inode_info_find(c->rc, child);
+
+	(void)ftype;
+	if (ii && ii->mode)
+		pp_add(c, &c->ents, child, c->dir, c->dir_gen, name, namelen);
+	return 0;
+}
+
+/* Parent pointers of inode ino (its attributes in the PARENT namespace). */
+static void
+pointers(struct pp_ctx *c, uint64_t ino, const struct xk_dinode *dip)
+{
+	struct xk_attr_list l = { 0 };
+	const char *why;
+
+	if (xk_attr_list_read(c->rc->mp, ino, dip, &l, &why)) {
+		xk_attr_list_free(&l);
+		return;		/* the attr check reports the damage */
+	}
+	for (size_t i = 0; i < l.n; i++) {
+		const struct xk_bld_xattr *x = &l.xa[i];
+		const struct xk_parent_rec *r = (const void *)x->value;
+
+		if (x->flags != XK_ATTR_PARENT)
+			continue;
+		if (x->valuelen != sizeof(*r) ||
+		    !xk_pptr_name_ok(x->name, x->namelen)) {
+			report(c->rc, PR_ATTR_BAD, "parent pointer", -1, ino,
+			       XK_NO_DADDR, "value", "a parent pointer with "
+			       "a %u-byte value or a name that is not an "
+			       "entry name", x->valuelen);
+			continue;
+		}
+		pp_add(c, &c->ptrs, ino, xk_be64_get(r->p_ino),
+		       xk_be32_get(r->p_gen), x->name, x->namelen);
+	}
+	xk_attr_list_free(&l);
+}
+
+static int
+rec_cmp(const struct pp_ctx *c, const struct pp_rec *a,
+	const struct pp_rec *b)
+{
+	int d;
+
+	if (a->child != b->child)
+		return a->child < b->child ? -1 : 1;
+	if (a->parent != b->parent)
+		return a->parent < b->parent ? -1 : 1;
+	if (a->gen != b->gen)
+		return a->gen < b->gen ? -1 : 1;
+	d = memcmp(c->pool + a->name, c->pool + b->name,
+		   a->namelen < b->namelen ? a->namelen : b->namelen);
+	if (d)
+		return d;
+	return (a->namelen > b->namelen) - (a->namelen < b->namelen);
+}
+
+static int
+qcmp(const void *a, const void *b, void *ctx)
+{
+	return rec_cmp(ctx, a, b);
+}
+
+static void
+say(struct pp_ctx *c, const struct pp_rec *r, int missing)
+{
+	char name[XK_ATTR_NAME_MAX + 1];
+
+	memcpy(name, c->pool + r->name, r->namelen);
+	name[r->namelen] = 0;
+	for (unsigned int i = 0; i < r->namelen; i++)
+		if (name[i] < 0x20 || name[i] == 0x7f)
+			name[i] = '?';
+	if (missing)
+		report(c->rc, PR_ATTR_BAD, "parent pointer", -1, r->child,
+		       XK_NO_DADDR, "missing", "the entry \"%s\" of directory "
+		       "%llu (generation %u) has no parent pointer on the "
+		       "inode it names", name,
+		       (unsigned long long)r->parent, r->gen);
+	else
+		report(c->rc, PR_ATTR_BAD, "parent pointer", -1, r->child,
+		       XK_NO_DADDR, "dangling", "parent pointer \"%s\" to "
+		       "directory %llu (generation %u) names no entry of "
+		       "that directory", name,
+		       (unsigned long long)r->parent, r->gen);
+}
+
+int
+phase_pptr(struct repair_ctx *rc)
+{
+	struct xk_mount *mp = rc->mp;
+	struct pp_ctx c = { .rc = rc };
+	size_t i = 0, j = 0;
+
+	if (!mp->g.has_parent)
+		return 0;
+	for (size_t k = 0; k < rc->ninodes; k++) {
+		uint64_t ino = rc->inodes[k].ino;
+		struct xk_dinode *dip;
+		struct xk_buf *bp;
+		struct xk_fail f;
+
+		if (!rc->inodes[k].mode ||
+		    xk_inode_read(mp, ino, 0, &bp, &dip))
+			continue;
+		if (xk_dinode_verify(mp, ino, dip, &f) ||
+		    !xk_be16_get(dip->di_mode)) {
+			xk_buf_release(bp);
+			continue;
+		}
+		if ((xk_be16_get(dip->di_mode) & XK_S_IFMT) == XK_S_IFDIR) {
+			c.dir = ino;
+			c.dir_gen = xk_be32_get(dip->di_gen);
+			xk_dir_entries(mp, ino, dip, add_entry, &c);
+		}
+		pointers(&c, ino, dip);
+		xk_buf_release(bp);
+	}
+	if (c.nomem) {
+		info(rc, "Parent pointers not checked: out of memory.\n");
+		goto out;
+	}
+	if (c.ents.n)
+		qsort_r(c.ents.v, c.ents.n, sizeof(*c.ents.v), qcmp, &c);
+	if (c.ptrs.n)
+		qsort_r(c.ptrs.v, c.ptrs.n, sizeof(*c.ptrs.v), qcmp, &c);
+	while (i < c.ents.n || j < c.ptrs.n) {
+		int d = i == c.ents.n ? 1 : j == c.ptrs.n ? -1 :
+			rec_cmp(&c, &c.ents.v[i], &c.ptrs.v[j]);
+
+		if (d == 0) {
+			i++;
+			j++;
+		} else if (d < 0) {
+			say(&c, &c.ents.v[i++], 1);
+		} else {
+			say(&c, &c.ptrs.v[j++], 0);
+		}
+	}
+out:
+	free(c.ents.v);
+	free(c.ptrs.v);
+	free(c.pool);
+	return 0;
+}
