@@ -360,38 +360,6 @@ echo "$cut of $runs runs left an unfinished ATTRI"
 [ "$cut" -gt 0 ] ||
 	echo "note: no run left an unfinished ATTRI this time (timing); finishing not exercised" >&2
 
-# log_find IMG HEX: byte offset of the first occurrence of HEX in IMG.
-log_find() {
-	python3 -c "
-import sys
-d = open(sys.argv[1], 'rb').read()
-print(d.find(bytes.fromhex(sys.argv[2])))" "$1" "$2"
-}
-# host_hex WIDTH HEX: a number's bytes in host (little-endian) order.
-host_hex() {
-	printf "%0${1}x" "0x$2" | sed 's/\(..\)/\1 /g' |
-		awk '{for (i = NF; i > 0; i--) printf "%s", $i}'
-}
-# poke_log IMG OFF HEX: write bytes in the log and re-checksum their
-# record; fails when they would cross a block or touch a cycle stamp.
-poke_log() {
-	local img=$1 off=$2 hex=$3 logstart logdaddr rblk hblk
-	[ $((off / 512)) = $(((off + ${#hex} / 2 - 1) / 512)) ] &&
-		[ $((off % 512)) -ge 4 ] || return 1
-	logstart=$(xfs_db -r -c 'sb 0' -c 'p logstart' "$img" 2>/dev/null |
-		   awk '{print $3}')
-	logdaddr=$(xfs_db -r -c "convert fsb $logstart daddr" "$img" 2>/dev/null |
-		   sed 's/.*(\([0-9]*\)).*/\1/')
-	rblk=$((off / 512 - logdaddr))
-	hblk=$("$LOGPRINT" -r "$img" |
-	       sed -n 's/^LOG REC AT LSN cycle [0-9]* block \([0-9]*\) .*/\1/p' |
-	       awk -v b="$rblk" '$1 <= b { h = $1 } END { print h }')
-	[ -n "$hblk" ] || return 1
-	printf "$(echo "$hex" | sed 's/\(..\)/\\x\1/g')" |
-		dd of="$img" bs=1 seek="$off" conv=notrunc status=none
-	"$LOGPRINT" -C "$hblk" "$img" >/dev/null
-}
-
 # Damaged ATTRIs: an unfinished one's field is changed and its record
 # re-checksummed; replay must refuse, say why, and change nothing.
 # (These logs never go to the kernel.)

@@ -187,15 +187,8 @@ EOF
 )
 if [ "$off" -gt 0 ]; then
 	cp --sparse=always "$img" "$T/D.img"
-	# The record holding it, found before the damage hides it.
-	logstart=$(xfs_db -r -c 'sb 0' -c 'p logstart' "$T/D.img" | awk '{print $3}')
-	logdaddr=$(xfs_db -r -c "convert fsb $logstart daddr" "$T/D.img" |
-		   sed 's/.*(\([0-9]*\)).*/\1/')
-	hblk=$("$LOGPRINT" -r "$T/D.img" |
-	       sed -n 's/^LOG REC AT LSN cycle [0-9]* block \([0-9]*\) .*/\1/p' |
-	       awk -v b=$((off / 512 - logdaddr)) '$1 <= b { h = $1 } END { print h }')
-	printf 'XQ' | dd of="$T/D.img" bs=1 seek="$off" conv=notrunc status=none
-	"$LOGPRINT" -C "$hblk" "$T/D.img" >/dev/null 2>&1
+	poke_log "$T/D.img" "$off" 5851 ||	# "XQ"
+		{ fail "could not damage the logged dquot"; finish; }
 	sum0=$(md5sum <"$T/D.img")
 	if "$REPAIR" "$T/D.img" >"$T/d.out" 2>&1; then
 		fail "damaged dquot item: repair succeeded: $(head -2 "$T/d.out")"

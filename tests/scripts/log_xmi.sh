@@ -257,37 +257,6 @@ done
 echo "$cut of $runs runs left an unfinished XMI"
 [ "$runs" -gt 0 ] || fail "no dirty log could be made"
 
-# log_find IMG HEX: byte offset of the first occurrence of HEX in IMG.
-log_find() {
-	python3 -c "
-import sys
-d = open(sys.argv[1], 'rb').read()
-print(d.find(bytes.fromhex(sys.argv[2])))" "$1" "$2"
-}
-# host_hex ID: a 64-bit id as its bytes in host (little-endian) order.
-host_hex() {
-	echo "$1" | sed 's/\(..\)/\1 /g' | awk '{for (i = NF; i > 0; i--) printf "%s", $i}'
-}
-# poke_log IMG OFF HEX: write bytes in the log and re-checksum their
-# record; fails when they would cross a block or touch a cycle stamp.
-poke_log() {
-	local img=$1 off=$2 hex=$3 logstart logdaddr rblk hblk
-	[ $((off / 512)) = $(((off + ${#hex} / 2 - 1) / 512)) ] &&
-		[ $((off % 512)) -ge 4 ] || return 1
-	logstart=$(xfs_db -r -c 'sb 0' -c 'p logstart' "$img" 2>/dev/null |
-		   awk '{print $3}')
-	logdaddr=$(xfs_db -r -c "convert fsb $logstart daddr" "$img" 2>/dev/null |
-		   sed 's/.*(\([0-9]*\)).*/\1/')
-	rblk=$((off / 512 - logdaddr))
-	hblk=$("$LOGPRINT" -r "$img" |
-	       sed -n 's/^LOG REC AT LSN cycle [0-9]* block \([0-9]*\) .*/\1/p' |
-	       awk -v b="$rblk" '$1 <= b { h = $1 } END { print h }')
-	[ -n "$hblk" ] || return 1
-	printf "$(echo "$hex" | sed 's/\(..\)/\\x\1/g')" |
-		dd of="$img" bs=1 seek="$off" conv=notrunc status=none
-	"$LOGPRINT" -C "$hblk" "$img" >/dev/null
-}
-
 # Plant one when timing left none: in a log holding an XMD, give the XMD
 # another id so its XMI looks unfinished; the kernel and xfskit must
 # then finish that exchange (redoing its step) alike.
@@ -296,7 +265,7 @@ poke_log() {
 if [ -z "$keep" ] && [ -n "$xmd_img" ]; then
 	did=$("$DB" -c logprint "$xmd_img" 2>/dev/null |
 	      sed -n 's/^  XMD: .*id:0x\([0-9a-f]*\).*/\1/p' | head -1)
-	off=$(log_find "$xmd_img" "4912010000000000$(host_hex "$did")")
+	off=$(log_find "$xmd_img" "4912010000000000$(host_hex 16 "$did")")
 	if [ "$off" -ge 0 ] && poke_log "$xmd_img" $((off + 8)) \
 		"$(printf '%02x' $((0x${did: -2} ^ 0x55)))" &&
 	   [ "$(xmi_open "$xmd_img" | wc -l)" -gt 0 ]; then
@@ -318,7 +287,7 @@ fi
 xoff=-1
 for keep in $kept; do
 	id=$(xmi_open "$keep" | head -1)
-	xoff=$(log_find "$keep" "4812010000000000$(host_hex "$id")")
+	xoff=$(log_find "$keep" "4812010000000000$(host_hex 16 "$id")")
 	[ "$xoff" -ge 0 ] && break
 done
 if [ -n "$kept" ] && [ "$xoff" -lt 0 ]; then
