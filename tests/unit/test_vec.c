@@ -14,40 +14,13 @@
 #include <limits.h>
 #include <signal.h>
 
+#include "spilldir.h"
 #include "unit.h"
 
 struct rec {
 	uint32_t	a, b;
 	uint64_t	c, d;
 };
-
-static char spill_dir[PATH_MAX];
-
-static void
-make_dir(void)
-{
-	const char *t = getenv("TMPDIR");
-
-	snprintf(spill_dir, sizeof(spill_dir), "%s/xk-vec.XXXXXX",
-		 t && *t ? t : "/var/tmp");
-	ck_assert_ptr_nonnull(mkdtemp(spill_dir));
-}
-
-/* Entries in the spill directory other than . and .. */
-static int
-dir_entries(void)
-{
-	DIR *d = opendir(spill_dir);
-	struct dirent *de;
-	int n = 0;
-
-	ck_assert_ptr_nonnull(d);
-	while ((de = readdir(d)))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-			n++;
-	closedir(d);
-	return n;
-}
 
 static struct rec
 rec_of(uint64_t i)
@@ -116,7 +89,7 @@ START_TEST(spills_past_threshold)
 	char link[64], target[PATH_MAX];
 	ssize_t len;
 
-	make_dir();
+	spill_dir_make("xk-vec");
 	ck_assert_int_eq(vec_spill_start(&sp, spill_dir, 8192, 0,
 					 &in_memory), 0);
 	v.spill = &sp;
@@ -135,7 +108,7 @@ START_TEST(spills_past_threshold)
 	ck_assert_uint_ge(sp.mapped, 200000 * sizeof(struct rec));
 	check_all(&v, 200000);
 	/* The file has no name: gone from the directory, "(deleted)". */
-	ck_assert_int_eq(dir_entries(), 0);
+	ck_assert_int_eq(spill_dir_entries(), 0);
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", v.map->fd);
 	len = readlink(link, target, sizeof(target) - 1);
 	ck_assert_int_gt(len, 0);
@@ -167,7 +140,7 @@ START_TEST(sort_append_and_trim)
 	uint64_t n = 400000, before, after;
 	int in_memory;
 
-	make_dir();
+	spill_dir_make("xk-vec");
 	ck_assert_int_eq(vec_spill_start(&sp, spill_dir, 0, 0, &in_memory),
 			 0);
 	v.spill = w.spill = &sp;
@@ -235,7 +208,7 @@ START_TEST(trimmer_under_load)
 	pthread_t t[2];
 	int in_memory;
 
-	make_dir();
+	spill_dir_make("xk-vec");
 	ck_assert_int_eq(vec_spill_start(&sp, spill_dir, 4096, 1,
 					 &in_memory), 0);
 	ck_assert_int_eq(sp.trimming, 1);
@@ -260,7 +233,7 @@ START_TEST(trimmer_under_load)
 		vec_free(&w[i].v);
 	}
 	vec_spill_stop(&sp);
-	ck_assert_int_eq(dir_entries(), 0);
+	ck_assert_int_eq(spill_dir_entries(), 0);
 	rmdir(spill_dir);
 }
 END_TEST
@@ -276,7 +249,7 @@ START_TEST(file_full_back_to_heap)
 	struct vec v = { 0 };
 	int in_memory;
 
-	make_dir();
+	spill_dir_make("xk-vec");
 	ck_assert_int_eq(vec_spill_start(&sp, spill_dir, 8192, 0,
 					 &in_memory), 0);
 	v.spill = &sp;
@@ -301,7 +274,7 @@ START_TEST(file_full_back_to_heap)
 	check_all(&v, 50000);
 	vec_free(&v);
 	vec_spill_stop(&sp);
-	ck_assert_int_eq(dir_entries(), 0);
+	ck_assert_int_eq(spill_dir_entries(), 0);
 	rmdir(spill_dir);
 }
 END_TEST

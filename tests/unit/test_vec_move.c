@@ -13,34 +13,8 @@
 #include <dirent.h>
 #include <limits.h>
 
+#include "spilldir.h"
 #include "unit.h"
-
-static char spill_dir[PATH_MAX];
-
-static void
-make_dir(void)
-{
-	const char *t = getenv("TMPDIR");
-
-	snprintf(spill_dir, sizeof(spill_dir), "%s/xk-vecmove.XXXXXX",
-		 t && *t ? t : "/var/tmp");
-	ck_assert_ptr_nonnull(mkdtemp(spill_dir));
-}
-
-static int
-dir_entries(void)
-{
-	DIR *d = opendir(spill_dir);
-	struct dirent *de;
-	int n = 0;
-
-	ck_assert_ptr_nonnull(d);
-	while ((de = readdir(d)))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-			n++;
-	closedir(d);
-	return n;
-}
 
 static void
 fill(struct vec *v, uint64_t from, uint64_t n)
@@ -86,7 +60,7 @@ START_TEST(move_mapped)
 	struct vec dst = { 0 }, src = { 0 };
 	int in_memory;
 
-	make_dir();
+	spill_dir_make("xk-vecmove");
 	ck_assert_int_eq(vec_spill_start(&sp, spill_dir, 4096, 0,
 					 &in_memory), 0);
 	dst.spill = &sp;
@@ -108,7 +82,7 @@ START_TEST(move_mapped)
 	vec_free(&src);
 	ck_assert_uint_eq(sp.mapped, 0);
 	vec_spill_stop(&sp);
-	ck_assert_int_eq(dir_entries(), 0);
+	ck_assert_int_eq(spill_dir_entries(), 0);
 	rmdir(spill_dir);
 }
 END_TEST
@@ -121,7 +95,7 @@ START_TEST(append_and_poll_under_cap)
 	int in_memory;
 	unsigned long trims;
 
-	make_dir();
+	spill_dir_make("xk-vecmove");
 	/* A cap of one byte: every check that finds mapped pages trims. */
 	ck_assert_int_eq(vec_spill_start(&sp, spill_dir, 4096, 1,
 					 &in_memory), 0);
@@ -145,7 +119,7 @@ START_TEST(append_and_poll_under_cap)
 	vec_free(&dst);
 	vec_free(&big);
 	vec_spill_stop(&sp);
-	ck_assert_int_eq(dir_entries(), 0);
+	ck_assert_int_eq(spill_dir_entries(), 0);
 	rmdir(spill_dir);
 }
 END_TEST
