@@ -131,3 +131,31 @@ poke_log() {
 		dd of="$img" bs=1 seek="$off" conv=notrunc status=none
 	"$LOGPRINT" -C "$hblk" "$img" >/dev/null
 }
+
+# damage_log KIND IMG OFF PREFIX CASE...: each CASE is "field offset:
+# bytes in host order:message".  A copy of IMG gets the bytes at OFF plus
+# the field offset (poke_log); xfskit-repair must refuse it saying
+# PREFIX followed by the message, and leave it unchanged.  DAMAGE_TRIED
+# counts the cases that could be made (a field may cross a block).
+damage_log() {
+	local kind=$1 img=$2 off=$3 prefix=$4 c fo rest bytes want before
+	shift 4
+	DAMAGE_TRIED=0
+	for c in "$@"; do
+		fo=${c%%:*} rest=${c#*:}
+		bytes=${rest%%:*} want=${rest#*:}
+		cp --sparse=always "$img" "$T/bad.img"
+		poke_log "$T/bad.img" $((off + fo)) "$bytes" || continue
+		DAMAGE_TRIED=$((DAMAGE_TRIED + 1))
+		before=$(img_sum "$T/bad.img")
+		if "$REPAIR" "$T/bad.img" >"$T/bad.out" 2>&1; then
+			fail "damaged $kind ($want): xfskit-repair accepted it"
+		elif ! grep -q "$prefix$want" "$T/bad.out"; then
+			fail "damaged $kind ($want): message: $(head -2 "$T/bad.out")"
+		elif [ "$(img_sum "$T/bad.img")" != "$before" ]; then
+			fail "damaged $kind ($want): the image was changed"
+		else
+			pass "damaged $kind refused, image unchanged: $(grep -o "$kind.*" "$T/bad.out" | head -1 | cut -c1-100)"
+		fi
+	done
+}

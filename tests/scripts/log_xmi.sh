@@ -293,32 +293,15 @@ done
 if [ -n "$kept" ] && [ "$xoff" -lt 0 ]; then
 	echo "note: every unfinished XMI is split across log records; no damage test" >&2
 elif [ -n "$kept" ]; then
-	tried=0
-	# field offset : bytes (host order) : the message expected
-	for c in "16:ffffffffffffff7f:not an inode number" \
-		 "16:bf00000000000000:the inode is free" \
-		 "56:ffffffffffffff00:run outside a file" \
-		 "56:0000000000000000:run outside a file" \
-		 "64:0001000000000000:unknown flags" \
-		 "4:01000000:size 1 and padding 0x1" \
-		 "32:01000000:generation is not the logged one"; do
-		fo=${c%%:*} rest=${c#*:}
-		bytes=${rest%%:*} want=${rest#*:}
-		cp --sparse=always "$keep" "$T/bad.img"
-		poke_log "$T/bad.img" $((xoff + fo)) "$bytes" || continue
-		tried=$((tried + 1))
-		before=$(img_sum "$T/bad.img")
-		if "$REPAIR" "$T/bad.img" >"$T/bad.out" 2>&1; then
-			fail "damaged XMI ($want): xfskit-repair accepted it"
-		elif ! grep -q "XMI intent id 0x$id.*$want" "$T/bad.out"; then
-			fail "damaged XMI ($want): message: $(head -2 "$T/bad.out")"
-		elif [ "$(img_sum "$T/bad.img")" != "$before" ]; then
-			fail "damaged XMI ($want): the image was changed"
-		else
-			pass "damaged XMI refused, image unchanged: $(grep -o 'XMI intent.*' "$T/bad.out" | head -1 | cut -c1-100)"
-		fi
-	done
-	[ "$tried" -gt 0 ] ||
+	damage_log XMI "$keep" "$xoff" "XMI intent id 0x$id.*" \
+		"16:ffffffffffffff7f:not an inode number" \
+		"16:bf00000000000000:the inode is free" \
+		"56:ffffffffffffff00:run outside a file" \
+		"56:0000000000000000:run outside a file" \
+		"64:0001000000000000:unknown flags" \
+		"4:01000000:size 1 and padding 0x1" \
+		"32:01000000:generation is not the logged one"
+	[ "$DAMAGE_TRIED" -gt 0 ] ||
 		echo "note: the XMI's fields all cross a log block boundary; no damage test" >&2
 fi
 finish
