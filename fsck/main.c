@@ -336,7 +336,7 @@ replay_log(struct fsck_ctx *fc, int dry_run)
 	if (err)
 		return 0;	/* a bad superblock: the check reports it */
 	memset(&rep, 0, sizeof(rep));
-	err = xk_log_recover(mp, dry_run ? XK_LOG_DRYRUN : 0, &rep);
+	err = xk_log_recover(mp, dry_run ? XK_LOG_DRYRUN : 0, 0, &rep);
 	cerr = xk_mount_close(mp);
 	if (err == XK_EUNSUPP || (err && !rep.state.clean && rep.msg[0])) {
 		printf("%s: the log is dirty and cannot be replayed offline: "

@@ -61,8 +61,10 @@ phase_log(struct repair_ctx *rc)
 		return 0;
 	}
 
+	/* -t N: replay verifies and applies on as many threads. */
 	err = xk_log_recover(rc->mp, rc->no_modify ?
-			     (XK_LOG_DRYRUN | XK_LOG_DRYRUN_KEEP) : 0, &rep);
+			     (XK_LOG_DRYRUN | XK_LOG_DRYRUN_KEEP) : 0,
+			     rc->threads, &rep);
 	if (!err && rep.state.clean) {
 		set_max_lsn(rc);
 		return 0;

@@ -184,23 +184,26 @@ struct xk_log_report {
  * inode and icreate items in commit order (v5 rule: only where the
  * block's LSN is older than the transaction's); then, as the kernel
  * does at mount, the unfinished intents are finished (EFI, RUI, CUI,
- * BUI, XMI), CoW staging extents and inodes on the AGI unlinked lists freed,
+ * BUI, XMI, ATTRI), CoW staging extents and inodes on the AGI unlinked lists freed,
  * and the AG indexes rebuilt from the result (libfs/build); the log is
  * rewritten clean (unmount record at the head, in the head's cycle),
  * log_incompat bits are cleared and the superblock counters set.
  * Dquot items are applied after pass 2 when the (replayed) superblock
  * accounts quotas, as a mount with quotas on does.
- * Refuses (XK_EUNSUPP, nothing written) bmbt owner changes
- * and intents it cannot finish (attr, realtime, exchanges of attr
- * forks, directories or symlinks).  A clean log
+ * Bmbt owner changes (from the kernel's swapext) are carried out; intents
+ * it cannot finish are refused (XK_EUNSUPP, nothing written): realtime
+ * ones, exchanges of attr forks, directories or symlinks.  A clean log
  * returns 0 with rep->replayed == 0.  XK_LOG_DRYRUN replays into the
  * cache only, fills rep, refuses as a real replay would, and drops it
  * (a read-only handle is fine); with XK_LOG_DRYRUN_KEEP the result,
  * intents finished, stays in the cache.
  * After a real replay the handle's superblock copy is refreshed.
+ * threads: how many threads may read and verify the log records and
+ * apply the items (0: one per CPU online); the filesystem it leaves is
+ * byte for byte the same for any count.
  */
 int xk_log_recover(struct xk_mount *mp, unsigned int flags,
-		   struct xk_log_report *rep);
+		   unsigned int threads, struct xk_log_report *rep);
 
 /*
  * Discard the log (xfs_repair -L): write a clean log holding only an

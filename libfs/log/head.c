@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Finding the head and tail of the log.  The log is read into memory
- * chunk by chunk as the search touches it (log_priv.h); the head is then located like the kernel does at mount:
+ * chunk by chunk as the search touches it (log_priv.h), or on worker
+ * threads ahead of a walk (log_load_range()); the head is located like
+ * the kernel does at mount:
  * the cycle number stamped in every block drops by one where the writer
  * stopped, in-flight iclogs may have completed out of order (holes of
  * the older cycle among the last few hundred KiB), the last record may
@@ -165,13 +167,86 @@ want_cycle(const struct xk_log *log, const struct log_rhdr *rh, uint32_t i)
 	return c;
 }
 
+/*
+ * The work of xk_log_rec_load() on a caller's buffer, safe to run on
+ * several threads at once: it only reads the log (whose chunks must
+ * then be loaded already, log_load_range()) and writes dst and msg.
+ * Once a whole walk has passed (log->walked), the same bytes are walked
+ * again without computing their CRCs a second time.
+ */
+int
+log_rec_unpack(const struct xk_log *log, const struct log_rhdr *rh,
+	       uint8_t *dst, uint32_t *crcp, char *msg, size_t msglen)
+{
+	uint32_t stored, crc, xheads;
+	uint8_t *data;
+
+	for (uint32_t i = 0; i < rh->hblks + rh->dblks; i++)
+		memcpy(dst + (size_t)i * XK_BBSIZE,
+		       log_blk(log, (uint64_t)rh->blk + i), XK_BBSIZE);
+	/* Extended headers the data needs must carry the record's cycle. */
+	xheads = (rh->dblks + XK_LOG_CYCLE_DATA_SIZE - 1) /
+		 XK_LOG_CYCLE_DATA_SIZE;
+	for (uint32_t i = 1; i < xheads; i++) {
+		uint32_t c = xk_get_be32(dst + i * XK_BBSIZE);
+
+		if (c != want_cycle(log, rh, i)) {
+			snprintf(msg, msglen,
+				"log record at block %u (LSN %u/%u): extended "
+				"header %u has cycle %u, not %u", rh->blk,
+				rh->cycle, rh->blk, i, c,
+				want_cycle(log, rh, i));
+			return XK_ECORRUPT;
+		}
+	}
+	/* Every data block must carry the record's cycle (a block cut off
+	 * or never written shows an older one). */
+	data = dst + (size_t)rh->hblks * XK_BBSIZE;
+	for (uint32_t i = 0; i < rh->dblks; i++) {
+		const uint8_t *w = data + (size_t)i * XK_BBSIZE;
+		uint32_t want = want_cycle(log, rh, rh->hblks + i);
+
+		if (xk_get_be32(w) != want) {
+			snprintf(msg, msglen,
+				"log record at block %u (LSN %u/%u): data "
+				"block %u has cycle %u, not %u", rh->blk,
+				rh->cycle, rh->blk, i, xk_get_be32(w), want);
+			return XK_ECORRUPT;
+		}
+	}
+	stored = xk_get_le32(dst + offsetof(struct xk_log_rec_header, h_crc));
+	crc = log->walked ? stored : rec_crc(dst, rh);
+	if (crcp)
+		*crcp = stored;
+	/*
+	 * mkfs writes its unmount record with no CRC at all, and the kernel
+	 * accepts a zero CRC when it looks for the head: do the same for a
+	 * record that is nothing but an unmount record.
+	 */
+	if (crc != stored && stored == 0 && rh->num_logops == 1 &&
+	    rh->dblks >= 1 &&
+	    (data[offsetof(struct xk_log_op_header, oh_flags)] &
+	     XK_LOG_UNMOUNT_TRANS))
+		crc = stored;
+	if (crc != stored) {
+		snprintf(msg, msglen,
+			"log record at block %u (LSN %u/%u): CRC mismatch: "
+			"stored 0x%08x, computed 0x%08x", rh->blk, rh->cycle,
+			rh->blk, stored, crc);
+		return XK_EBADCRC;
+	}
+	/* Put back the words the cycle stamps replaced. */
+	for (uint32_t i = 0; i < rh->dblks; i++)
+		memcpy(data + (size_t)i * XK_BBSIZE,
+		       dst + xk_log_rec_cycle_slot(i), 4);
+	return 0;
+}
+
 int
 xk_log_rec_load(struct xk_log *log, const struct log_rhdr *rh,
 		uint32_t *crcp)
 {
 	size_t n = (size_t)(rh->hblks + rh->dblks) * XK_BBSIZE;
-	uint32_t stored, crc, xheads;
-	uint8_t *data;
 
 	if (n > log->recsize) {
 		uint8_t *p = realloc(log->rec, n);
@@ -181,65 +256,20 @@ xk_log_rec_load(struct xk_log *log, const struct log_rhdr *rh,
 		log->rec = p;
 		log->recsize = n;
 	}
-	for (uint32_t i = 0; i < rh->hblks + rh->dblks; i++)
-		memcpy(log->rec + (size_t)i * XK_BBSIZE,
-		       log_blk(log, (uint64_t)rh->blk + i), XK_BBSIZE);
-	/* Extended headers the data needs must carry the record's cycle. */
-	xheads = (rh->dblks + XK_LOG_CYCLE_DATA_SIZE - 1) /
-		 XK_LOG_CYCLE_DATA_SIZE;
-	for (uint32_t i = 1; i < xheads; i++) {
-		uint32_t c = xk_get_be32(log->rec + i * XK_BBSIZE);
-
-		if (c != want_cycle(log, rh, i))
-			return xk_log_fail(log, XK_ECORRUPT,
-				"log record at block %u (LSN %u/%u): extended "
-				"header %u has cycle %u, not %u", rh->blk,
-				rh->cycle, rh->blk, i, c,
-				want_cycle(log, rh, i));
-	}
-	/* Every data block must carry the record's cycle (a block cut off
-	 * or never written shows an older one). */
-	data = log->rec + (size_t)rh->hblks * XK_BBSIZE;
-	for (uint32_t i = 0; i < rh->dblks; i++) {
-		const uint8_t *w = data + (size_t)i * XK_BBSIZE;
-		uint32_t want = want_cycle(log, rh, rh->hblks + i);
-
-		if (xk_get_be32(w) != want)
-			return xk_log_fail(log, XK_ECORRUPT,
-				"log record at block %u (LSN %u/%u): data "
-				"block %u has cycle %u, not %u", rh->blk,
-				rh->cycle, rh->blk, i, xk_get_be32(w), want);
-	}
-	stored = xk_get_le32(log->rec + offsetof(struct xk_log_rec_header,
-						 h_crc));
-	crc = rec_crc(log->rec, rh);
-	if (crcp)
-		*crcp = stored;
-	/*
-	 * mkfs writes its unmount record with no CRC at all, and the kernel
-	 * accepts a zero CRC when it looks for the head: do the same for a
-	 * record that is nothing but an unmount record.
-	 */
-	if (crc != stored && stored == 0 && rh->num_logops == 1 &&
-	    rh->dblks >= 1 && (data[offsetof(struct xk_log_op_header, oh_flags)] &
-			       XK_LOG_UNMOUNT_TRANS))
-		crc = stored;
-	if (crc != stored)
-		return xk_log_fail(log, XK_EBADCRC,
-			"log record at block %u (LSN %u/%u): CRC mismatch: "
-			"stored 0x%08x, computed 0x%08x", rh->blk, rh->cycle,
-			rh->blk, stored, crc);
-	/* Put back the words the cycle stamps replaced. */
-	for (uint32_t i = 0; i < rh->dblks; i++)
-		memcpy(data + (size_t)i * XK_BBSIZE,
-		       log->rec + xk_log_rec_cycle_slot(i), 4);
-	return 0;
+	return log_rec_unpack(log, rh, log->rec, crcp, log->err,
+			      sizeof(log->err));
 }
 
 int
 xk_log_rec_is_unmount(const struct xk_log *log, const struct log_rhdr *rh)
 {
-	const uint8_t *op = log->rec + (size_t)rh->hblks * XK_BBSIZE;
+	return log_rec_is_unmount(log->rec, rh);
+}
+
+int
+log_rec_is_unmount(const uint8_t *rec, const struct log_rhdr *rh)
+{
+	const uint8_t *op = rec + (size_t)rh->hblks * XK_BBSIZE;
 	const struct xk_log_op_header *oh = (const void *)op;
 
 	return rh->num_logops == 1 && rh->len >= sizeof(*oh) &&
@@ -504,6 +534,7 @@ xk_log_open(struct xk_mount *mp, struct xk_log **logp)
 		return -ENOMEM;
 	*logp = log;
 	log->mp = mp;
+	log->threads = 1;
 	log->daddr = mp->g.log_daddr;
 	bytes = (uint64_t)mp->g.logblocks << mp->g.blocklog;
 	log->nbb = (uint32_t)(bytes >> XK_BBSHIFT);
@@ -527,6 +558,12 @@ xk_log_open(struct xk_mount *mp, struct xk_log **logp)
 		return xk_log_fail(log, -ENOMEM, "no memory for the log");
 	}
 	log->map_len = bytes;
+	/*
+	 * A walk reads the log whole: in huge pages that is a few dozen
+	 * page faults instead of one per 4 KiB (only a hint; ignored where
+	 * transparent huge pages are off).
+	 */
+	madvise(log->buf, bytes, MADV_HUGEPAGE);
 	log->loaded = calloc((log->nbb / LOG_CHUNK_BB) / 8 + 1, 1);
 	if (!log->loaded)
 		return xk_log_fail(log, -ENOMEM, "no memory for the log");
@@ -537,20 +574,89 @@ xk_log_open(struct xk_mount *mp, struct xk_log **logp)
 	return err;
 }
 
-void
-xk_log_load_chunk(struct xk_log *log, uint32_t c)
+/* Read chunk c of the log into place; returns 0 or a negative errno. */
+static int
+chunk_read(const struct xk_log *log, uint32_t c)
 {
 	uint64_t first = (uint64_t)c * LOG_CHUNK_BB;
 	uint64_t n = log->nbb - first < LOG_CHUNK_BB ? log->nbb - first :
 						       LOG_CHUNK_BB;
-	int err = xk_dev_pread(log->mp->dev, log->buf + first * XK_BBSIZE,
-			       n * XK_BBSIZE,
-			       (log->daddr + first) << XK_BBSHIFT);
 
+	return xk_dev_pread(log->mp->dev, log->buf + first * XK_BBSIZE,
+			    n * XK_BBSIZE,
+			    (log->daddr + first) << XK_BBSHIFT);
+}
+
+static void
+chunk_done(struct xk_log *log, uint32_t c, int err)
+{
 	/* Unreadable blocks stay zero: no record is found there. */
 	if (err && !log->io_err)
 		log->io_err = err;
 	log->loaded[c / 8] |= (uint8_t)(1u << (c % 8));
+}
+
+void
+xk_log_load_chunk(struct xk_log *log, uint32_t c)
+{
+	chunk_done(log, c, chunk_read(log, c));
+}
+
+struct load_job {
+	const struct xk_log *log;
+	uint32_t	*chunks;
+	int		*errs;
+};
+
+static void
+load_one(void *ctx, size_t i)
+{
+	struct load_job *j = ctx;
+
+	j->errs[i] = chunk_read(j->log, j->chunks[i]);
+}
+
+/*
+ * Make sure the n blocks from blk (around the end) are in memory, the
+ * chunks read on up to threads threads.  The loaded bitmap is only
+ * touched here, after the reads, so the readers share nothing.  Out of
+ * memory for the job list, the chunks are read one by one instead.
+ */
+void
+log_load_range(struct xk_log *log, uint32_t blk, uint32_t n,
+	       unsigned int threads)
+{
+	uint32_t nchunks = (log->nbb + LOG_CHUNK_BB - 1) / LOG_CHUNK_BB;
+	struct load_job j = { .log = log };
+	uint32_t m = 0, first, count;
+
+	if (!log->loaded || n == 0)
+		return;
+	if (n > log->nbb)
+		n = log->nbb;
+	first = (blk % log->nbb) / LOG_CHUNK_BB;
+	count = ((blk % log->nbb) % LOG_CHUNK_BB + n + LOG_CHUNK_BB - 1) /
+		LOG_CHUNK_BB + 1;
+	if (count > nchunks)
+		count = nchunks;
+	j.chunks = malloc(count * sizeof(*j.chunks));
+	j.errs = calloc(count, sizeof(*j.errs));
+	for (uint32_t k = 0; k < count; k++) {
+		uint32_t c = (first + k) % nchunks;
+
+		if (log->loaded[c / 8] & (1u << (c % 8)))
+			continue;
+		if (!j.chunks || !j.errs)
+			xk_log_load_chunk(log, c);
+		else
+			j.chunks[m++] = c;
+	}
+	if (m)
+		log_par_for(threads, m, load_one, &j);
+	for (uint32_t k = 0; k < m; k++)
+		chunk_done(log, j.chunks[k], j.errs[k]);
+	free(j.chunks);
+	free(j.errs);
 }
 
 int
@@ -565,6 +671,7 @@ xk_log_open_mem(struct xk_mount *mp, uint8_t *buf, uint32_t nbb,
 		return -ENOMEM;
 	}
 	log->mp = mp;
+	log->threads = 1;
 	log->buf = buf;
 	log->nbb = nbb;
 	log->st.size_bb = nbb;
@@ -606,6 +713,7 @@ xk_log_close(struct xk_log *log)
 		free(log->buf);
 	free(log->loaded);
 	free(log->rec);
+	log_kept_free(log);
 	free(log);
 }
 

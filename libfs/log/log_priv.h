@@ -11,6 +11,8 @@
 #include <xfskit/libfs.h>
 #include <xfskit/logv.h>
 
+struct log_kept;
+
 struct xk_log {
 	struct xk_mount	*mp;
 	/*
@@ -29,6 +31,14 @@ struct xk_log {
 	/* scratch for one record (headers + data), unpacked */
 	uint8_t		*rec;
 	size_t		recsize;
+	/* Threads the walk and replay may use (1: the caller's only). */
+	unsigned int	threads;
+	/* A walk from tail to head passed: every record's CRC is good. */
+	int		walked;
+	/* Transactions kept after their callback (trans.c). */
+	int		keep;
+	struct log_kept	*kept;
+	uint64_t	kept_bytes;
 };
 
 /* A record header read from the log and checked for sanity. */
@@ -159,6 +169,67 @@ int xk_log_rec_load(struct xk_log *log, const struct log_rhdr *rh,
 		    uint32_t *crcp);
 /* Whether the record (already loaded) is a lone unmount record. */
 int xk_log_rec_is_unmount(const struct xk_log *log, const struct log_rhdr *rh);
+/*
+ * xk_log_rec_load() into dst (room for the whole record), the failure
+ * sentence into msg: thread-safe once the record's chunks are loaded.
+ */
+int log_rec_unpack(const struct xk_log *log, const struct log_rhdr *rh,
+		   uint8_t *dst, uint32_t *crcp, char *msg, size_t msglen);
+/* xk_log_rec_is_unmount() of a record unpacked at rec. */
+int log_rec_is_unmount(const uint8_t *rec, const struct log_rhdr *rh);
+/* Load the chunks holding n blocks from blk, on up to threads threads. */
+void log_load_range(struct xk_log *log, uint32_t blk, uint32_t n,
+		    unsigned int threads);
+
+/*
+ * apply.c: an item of pass 2 applied to its buffer.  recover.c fills the
+ * first part (the buffer referenced for the op), apply.c the results.
+ */
+enum { LOG_OP_BUF, LOG_OP_INODE, LOG_OP_ICREATE };
+enum { LOG_OP_PENDING, LOG_OP_APPLIED, LOG_OP_SKIPPED_LSN, LOG_OP_FAILED };
+
+struct log_op {
+	const struct xk_log_item *it;	/* kept by the walk (log->keep) */
+	struct xk_buf	*bp;
+	uint64_t	lsn;		/* the transaction's */
+	uint32_t	tid;
+	uint32_t	item;		/* index in the transaction */
+	uint32_t	agino;		/* icreate: the cluster's first inode */
+	uint32_t	group;		/* ops on one buffer share a group */
+	uint8_t		kind;		/* LOG_OP_* */
+	uint8_t		last;		/* icreate: the item's last cluster */
+	uint8_t		zeroed;		/* icreate: the buffer came zeroed */
+	/* Results. */
+	int		status;		/* LOG_OP_PENDING ... */
+	int		err;
+	char		*msg;		/* malloc'd sentence when FAILED */
+	size_t		crc_off;	/* what the write stamps, if APPLIED */
+	size_t		lsn_off;
+};
+
+/*
+ * Apply ops[0..n) to their buffers on up to threads threads, each
+ * group's ops (groups 0..ngroups-1, one per buffer) in index (log)
+ * order.  Returns 0 or -ENOMEM (nothing applied); a failing op has
+ * status LOG_OP_FAILED and its sentence.
+ */
+int log_ops_apply(const struct xk_mount *mp, struct log_op *ops, uint32_t n,
+		  uint32_t ngroups, unsigned int threads);
+
+/*
+ * trans.c: with log->keep set, the walk keeps every committed
+ * transaction's regions and items alive after its callback (counting
+ * their bytes in log->kept_bytes) until log_kept_free().
+ */
+void log_kept_free(struct xk_log *log);
+
+/* pool.c: the most threads replay uses, whatever is asked. */
+#define LOG_MAX_THREADS	64u
+/* The thread count for a request (0: the CPUs online), capped. */
+unsigned int log_threads_default(unsigned int threads);
+/* Run fn(ctx, i) for every i < n on up to threads threads; wait. */
+void log_par_for(unsigned int threads, size_t n,
+		 void (*fn)(void *ctx, size_t i), void *ctx);
 
 /*
  * Analyse a log image already in memory (nbb basic blocks; the handle

@@ -18,6 +18,12 @@
  *    stamp the LSN, copy the forks and recompute the inode CRC;
  *  - inode create items initialise the chunk's inodes.
  *
+ * The walks check and unpack records on worker threads (trans.c); in
+ * pass 2 this thread decides cancellations and takes the buffers from
+ * the cache, in log order, and the items are applied to them by
+ * apply.c on the workers, a buffer's items in log order on one thread,
+ * so the result is the same for any thread count.
+ *
  * Then the superblock counters are summed from the AG headers (the
  * kernel does this when mounting a dirty lazy-count filesystem), the
  * log_incompat bits are cleared, and the log is rewritten clean.
@@ -34,7 +40,6 @@
 
 #include "log_priv.h"
 
-#define LOG_NULLLSN	((uint64_t)-1)
 /* log_incompat bit of mapping-exchange intents (kernels after 6.1). */
 #define LOG_INCOMPAT_EXCHMAPS	(1u << 1)
 
@@ -131,6 +136,15 @@ hmap_free(struct hmap *h)
 	memset(h, 0, sizeof(*h));
 }
 
+/* A buffer pass 2's batch holds, with the ops on it. */
+struct bgroup {
+	struct xk_buf	*bp;
+	int		given;		/* its reference went to touch() */
+	uint32_t	next;		/* another length at this address */
+};
+
+#define BGROUP_NONE	UINT32_MAX
+
 struct owner_change {
 	uint64_t	ino;
 	uint32_t	fields;		/* XK_ILOG_DOWNER / AOWNER */
@@ -148,6 +162,13 @@ struct rctx {
 	struct touched	*t;
 	size_t		nt, capt;
 	struct hmap	tmap;		/* buffer address -> index in t */
+	/* Pass 2's batch of ops, and the buffers it holds. */
+	struct log_op	*ops;
+	size_t		nops, capops;
+	struct hmap	bmap;		/* address + 1 -> newest group there */
+	struct bgroup	*grp;
+	size_t		ngroups, capgrp;
+	uint64_t	pinned;		/* bytes held by the batch alone */
 	uint64_t	dquots;
 	uint64_t	owner_changes;
 	/* Inodes whose bmbt blocks take a new owner (swapext). */
@@ -303,167 +324,6 @@ pass1_trans(void *priv, const struct xk_log_trans *tr)
 	return 0;
 }
 
-/*
- * The LSN a block carries, as the kernel reads it before deciding to
- * replay: by the magic of what is on disk now, and only when the block's
- * UUID is this filesystem's.  0 or LOG_NULLLSN means "replay".
- */
-static uint64_t
-buf_lsn(struct rctx *rc, const uint8_t *b, uint32_t len)
-{
-	const uint8_t *uuid = NULL;
-	uint64_t lsn = LOG_NULLLSN;
-
-	if (len < 64)
-		return LOG_NULLLSN;
-	switch (xk_get_be32(b)) {
-	case XK_ABTB_CRC_MAGIC: case XK_ABTC_CRC_MAGIC:
-	case XK_RMAP_CRC_MAGIC: case XK_REFC_CRC_MAGIC:
-	case XK_FIBT_CRC_MAGIC: case XK_IBT_CRC_MAGIC:
-		lsn = xk_get_be64(b + 24);
-		uuid = b + 32;
-		break;
-	case XK_BMAP_CRC_MAGIC:
-		if (len < 72)
-			return LOG_NULLLSN;
-		lsn = xk_get_be64(b + 32);
-		uuid = b + 40;
-		break;
-	case XK_AGF_MAGIC:
-		lsn = xk_get_be64(b + offsetof(struct xk_agf, agf_lsn));
-		uuid = b + offsetof(struct xk_agf, agf_uuid);
-		break;
-	case XK_AGFL_MAGIC:
-		lsn = xk_get_be64(b + offsetof(struct xk_agfl, agfl_lsn));
-		uuid = b + offsetof(struct xk_agfl, agfl_uuid);
-		break;
-	case XK_AGI_MAGIC:
-		lsn = xk_get_be64(b + offsetof(struct xk_agi, agi_lsn));
-		uuid = b + offsetof(struct xk_agi, agi_uuid);
-		break;
-	case XK_SYMLINK_MAGIC:
-		lsn = xk_get_be64(b + 48);
-		uuid = b + 16;
-		break;
-	case XK_DIR3_BLOCK_MAGIC: case XK_DIR3_DATA_MAGIC:
-	case XK_DIR3_FREE_MAGIC:
-		lsn = xk_get_be64(b + 16);
-		uuid = b + 24;
-		break;
-	case XK_ATTR3_RMT_MAGIC:
-		/* Written synchronously, never logged in place: replay. */
-		return LOG_NULLLSN;
-	case XK_SB_MAGIC:
-		lsn = xk_get_be64(b + offsetof(struct xk_dsb, sb_lsn));
-		uuid = (xk_get_be32(b + offsetof(struct xk_dsb,
-						 sb_features_incompat)) &
-			XK_SB_FEAT_INCOMPAT_META_UUID) ?
-			b + offsetof(struct xk_dsb, sb_meta_uuid) :
-			b + offsetof(struct xk_dsb, sb_uuid);
-		break;
-	default:
-		break;
-	}
-	if (!uuid) {
-		switch (xk_get_be16(b + 8)) {
-		case XK_DIR3_LEAF1_MAGIC: case XK_DIR3_LEAFN_MAGIC:
-		case XK_ATTR3_LEAF_MAGIC: case XK_DA3_NODE_MAGIC:
-			lsn = xk_get_be64(b + 24);
-			uuid = b + 32;
-			break;
-		default:
-			return LOG_NULLLSN;
-		}
-	}
-	if (memcmp(uuid, rc->mp->meta_uuid, 16) != 0)
-		return LOG_NULLLSN;
-	return lsn;
-}
-
-/*
- * Where a buffer of log type blft keeps its CRC and LSN, if the block
- * really is of that type (the kernel checks the magic before attaching
- * the verifier that stamps and checksums it).  Returns 0 when the block
- * is written as is.
- */
-static int
-buf_type_offsets(unsigned int blft, const uint8_t *b, uint32_t len,
-		 size_t *crc_off, size_t *lsn_off)
-{
-	uint32_t m32 = xk_get_be32(b);
-	uint16_t m16 = xk_get_be16(b + 8);
-	const struct xk_buf_ops *ops = NULL;
-
-	switch (blft) {
-	case XK_BLFT_BTREE_BUF:
-		if (m32 == XK_BMAP_CRC_MAGIC) {
-			*crc_off = offsetof(struct xk_btree_lblock, bb_crc);
-			*lsn_off = offsetof(struct xk_btree_lblock, bb_lsn);
-			return len >= sizeof(struct xk_btree_lblock);
-		}
-		if (m32 == XK_ABTB_CRC_MAGIC || m32 == XK_ABTC_CRC_MAGIC ||
-		    m32 == XK_IBT_CRC_MAGIC || m32 == XK_FIBT_CRC_MAGIC ||
-		    m32 == XK_RMAP_CRC_MAGIC || m32 == XK_REFC_CRC_MAGIC) {
-			*crc_off = offsetof(struct xk_btree_sblock, bb_crc);
-			*lsn_off = offsetof(struct xk_btree_sblock, bb_lsn);
-			return len >= sizeof(struct xk_btree_sblock);
-		}
-		break;
-	case XK_BLFT_AGF_BUF:
-		ops = m32 == XK_AGF_MAGIC ? &xk_agf_buf_ops : NULL;
-		break;
-	case XK_BLFT_AGFL_BUF:
-		ops = m32 == XK_AGFL_MAGIC ? &xk_agfl_buf_ops : NULL;
-		break;
-	case XK_BLFT_AGI_BUF:
-		ops = m32 == XK_AGI_MAGIC ? &xk_agi_buf_ops : NULL;
-		break;
-	case XK_BLFT_SB_BUF:
-		ops = m32 == XK_SB_MAGIC ? &xk_sb_buf_ops : NULL;
-		break;
-	case XK_BLFT_SYMLINK_BUF:
-		ops = m32 == XK_SYMLINK_MAGIC ? &xk_symlink_buf_ops : NULL;
-		break;
-	case XK_BLFT_DIR_BLOCK_BUF:
-		ops = m32 == XK_DIR3_BLOCK_MAGIC ? &xk_dir3_block_buf_ops
-						 : NULL;
-		break;
-	case XK_BLFT_DIR_DATA_BUF:
-		ops = m32 == XK_DIR3_DATA_MAGIC ? &xk_dir3_data_buf_ops : NULL;
-		break;
-	case XK_BLFT_DIR_FREE_BUF:
-		ops = m32 == XK_DIR3_FREE_MAGIC ? &xk_dir3_free_buf_ops : NULL;
-		break;
-	case XK_BLFT_DIR_LEAF1_BUF:
-		ops = m16 == XK_DIR3_LEAF1_MAGIC ? &xk_dir3_leaf1_buf_ops
-						 : NULL;
-		break;
-	case XK_BLFT_DIR_LEAFN_BUF:
-		ops = m16 == XK_DIR3_LEAFN_MAGIC ? &xk_dir3_leafn_buf_ops
-						 : NULL;
-		break;
-	case XK_BLFT_DA_NODE_BUF:
-		ops = m16 == XK_DA3_NODE_MAGIC ? &xk_da3_node_buf_ops : NULL;
-		break;
-	case XK_BLFT_ATTR_LEAF_BUF:
-		ops = m16 == XK_ATTR3_LEAF_MAGIC ? &xk_attr3_leaf_buf_ops
-						 : NULL;
-		break;
-	case XK_BLFT_ATTR_RMT_BUF:
-		ops = m32 == XK_ATTR3_RMT_MAGIC ? &xk_attr3_rmt_buf_ops : NULL;
-		break;
-	default:
-		/* Inode clusters: each inode has its own CRC, kept as is. */
-		break;
-	}
-	if (!ops || ops->crc_off == XK_NO_CRC || ops->crc_off + 4 > len ||
-	    ops->lsn_off + 8 > len)
-		return 0;
-	*crc_off = ops->crc_off;
-	*lsn_off = ops->lsn_off;
-	return 1;
-}
-
 static int
 rfail(struct rctx *rc, const struct xk_log_trans *tr, uint32_t i,
       const char *what, uint64_t v)
@@ -485,19 +345,6 @@ read_raw(struct rctx *rc, uint64_t daddr, uint32_t bytes, struct xk_buf **bpp)
 				   (unsigned long long)daddr,
 				   xk_strerror(err));
 	return 0;
-}
-
-/* Release a buffer; after a failure drop the half-edited copy too. */
-static void
-release_discard(struct xk_buf *bp, int err)
-{
-	struct xk_mount *mp = bp->mp;
-	uint64_t daddr = bp->daddr;
-	uint32_t len = bp->len;
-
-	xk_buf_release(bp);
-	if (err)
-		xk_buf_invalidate(mp, daddr, len);
 }
 
 /* Remember a replayed buffer and the LSN its verifier would stamp. */
@@ -532,67 +379,102 @@ touch(struct rctx *rc, struct xk_buf *bp, uint64_t lsn, size_t crc_off,
 }
 
 /*
- * An inode buffer item replays only the di_next_unlinked words it logged
- * (the inode cores go through inode items), then re-checksums each inode
- * it touched.  A logged zero is impossible (it is NULLAGINO or an inode).
+ * Pass 2 in batches.  This thread walks the log, decides cancellations
+ * in log order and takes each op's buffer from the cache; apply.c then
+ * applies a batch on the worker threads; finish_batch() reads the
+ * results back in log order.  A batch ends when it pins too many bytes
+ * of buffers or of kept transactions, or holds too many ops, and at the
+ * end of the log.
+ */
+#define LOG_BATCH_OPS		(256u << 10)
+#define LOG_BATCH_BYTES		(256ull << 20)
+/* Kept transactions: small enough that their memory is reused. */
+#define LOG_BATCH_KEPT		(16ull << 20)
+
+/*
+ * The batch's group of the buffer at daddr: found, or a new one that
+ * holds one reference on the buffer for the whole batch, taken from the
+ * cache (get: zeroed without a read, *zeroed set, for a chunk an inode
+ * create rewrites whole).
  */
 static int
-replay_inode_buf(struct rctx *rc, const struct xk_log_trans *tr, uint32_t ii,
-		 const struct xk_log_item *it, struct xk_buf *bp)
+batch_group(struct rctx *rc, uint64_t daddr, uint32_t bytes, int get,
+	    uint32_t *groupp, int *zeroed)
 {
-	const struct xk_buf_log_format *blf = (const void *)it->regions[0].data;
-	uint32_t map_size = xk_get_ne32(&blf->blf_map_size);
-	uint32_t isize = rc->mp->g.inodesize, n = bp->len / isize;
-	uint32_t bit = 0, nbits = 0, ri = 0, roff = 0, rbytes = 0;
+	/* By address (+1: the key 0 is free), then length along a chain. */
+	uint64_t key = daddr + 1;
+	uint32_t head = BGROUP_NONE;
+	struct bgroup *grp;
+	struct xk_buf *bp;
+	int err;
 
-	for (uint32_t i = 0; i < n; i++) {
-		uint32_t off = i * isize + offsetof(struct xk_dinode,
-						    di_next_unlinked);
-		uint32_t v;
-
-		while (off >= roff + rbytes) {
-			bit += nbits;
-			while (bit < map_size * XK_BLF_NBWORD &&
-			       !xk_blf_test_bit(blf, bit))
-				bit++;
-			if (bit >= map_size * XK_BLF_NBWORD)
+	if (hmap_get(&rc->bmap, key, &head))
+		for (uint32_t g = head; g != BGROUP_NONE; g = rc->grp[g].next)
+			if (rc->grp[g].bp->len == bytes) {
+				*groupp = g;
 				return 0;
-			nbits = 0;
-			while (bit + nbits < map_size * XK_BLF_NBWORD &&
-			       xk_blf_test_bit(blf, bit + nbits))
-				nbits++;
-			ri++;
-			if (it->regions[ri].len < nbits << XK_BLF_SHIFT)
-				nbits = it->regions[ri].len >> XK_BLF_SHIFT;
-			roff = bit << XK_BLF_SHIFT;
-			rbytes = nbits << XK_BLF_SHIFT;
-		}
-		if (off < roff)
-			continue;
-		v = xk_get_be32(it->regions[ri].data + off - roff);
-		if (v == 0)
-			return rfail(rc, tr, ii, "inode buffer logs a zero "
-				     "next-unlinked pointer at offset", off);
-		xk_put_be32(bp->data + off, v);
-		xk_cksum_update(bp->data + i * isize, isize, XK_DINODE_CRC_OFF);
+			}
+	grp = grow(rc->grp, &rc->capgrp, rc->ngroups, sizeof(*grp));
+	if (!grp)
+		return -ENOMEM;
+	rc->grp = grp;
+	if (get) {
+		err = xk_buf_get(rc->mp, daddr, bytes, NULL, &bp);
+		if (err)
+			return xk_log_fail(rc->log, err, "cannot get daddr "
+					   "%llu: %s",
+					   (unsigned long long)daddr,
+					   xk_strerror(err));
+		*zeroed = 1;
+	} else {
+		err = read_raw(rc, daddr, bytes, &bp);
+		if (err)
+			return err;
 	}
+	err = hmap_put(&rc->bmap, key, (uint32_t)rc->ngroups);
+	if (err) {
+		xk_buf_release(bp);
+		return err;
+	}
+	/* Only the batch holds it: it stays in memory until applied. */
+	if (bp->refs == 1)
+		rc->pinned += bp->len;
+	rc->grp[rc->ngroups] = (struct bgroup){ bp, 0, head };
+	*groupp = (uint32_t)rc->ngroups++;
+	return 0;
+}
+
+/* Queue an op on the buffer of group. */
+static int
+add_op(struct rctx *rc, const struct xk_log_trans *tr, uint32_t ii,
+       const struct xk_log_item *it, uint32_t group, uint8_t kind,
+       uint32_t agino, int last, int zeroed)
+{
+	struct log_op *ops = grow(rc->ops, &rc->capops, rc->nops,
+				  sizeof(*ops));
+
+	if (!ops)
+		return -ENOMEM;
+	rc->ops = ops;
+	ops[rc->nops++] = (struct log_op){
+		.it = it, .bp = rc->grp[group].bp, .lsn = tr->lsn,
+		.tid = tr->tid, .item = ii, .agino = agino, .group = group,
+		.kind = kind, .last = (uint8_t)last,
+		.zeroed = (uint8_t)zeroed };
 	return 0;
 }
 
 static int
-replay_buf(struct rctx *rc, const struct xk_log_trans *tr, uint32_t ii,
-	   const struct xk_log_item *it)
+collect_buf(struct rctx *rc, const struct xk_log_trans *tr, uint32_t ii,
+	    const struct xk_log_item *it)
 {
 	const struct xk_buf_log_format *blf = (const void *)it->regions[0].data;
 	uint16_t flags = xk_get_ne16(&blf->blf_flags);
 	uint64_t blkno = xk_get_ne64(&blf->blf_blkno);
 	uint32_t len = xk_get_ne16(&blf->blf_len);
-	uint32_t map_size = xk_get_ne32(&blf->blf_map_size);
-	size_t crc_off = 0, lsn_off = 0;
 	struct cancel *c = cancel_find(rc, blkno, len);
-	struct xk_buf *bp;
-	uint64_t lsn;
-	int err;
+	uint32_t group;
+	int err, zeroed = 0;
 
 	if (flags & XK_BLF_CANCEL) {
 		/* The cancel record itself retires one reference. */
@@ -605,279 +487,31 @@ replay_buf(struct rctx *rc, const struct xk_log_trans *tr, uint32_t ii,
 		rc->rep->bufs_cancelled++;
 		return 0;
 	}
-	err = read_raw(rc, blkno, len << XK_BBSHIFT, &bp);
+	err = batch_group(rc, blkno, len << XK_BBSHIFT, 0, &group, &zeroed);
 	if (err)
 		return err;
-	lsn = buf_lsn(rc, bp->data, bp->len);
-	if (lsn && lsn != LOG_NULLLSN && lsn >= tr->lsn) {
-		rc->rep->bufs_skipped_lsn++;
-		xk_buf_release(bp);
-		return 0;
-	}
-	if (flags & XK_BLF_INODE_BUF) {
-		err = replay_inode_buf(rc, tr, ii, it, bp);
-		if (err) {
-			release_discard(bp, err);
-			return err;
-		}
-	} else {
-		uint32_t bit = 0, nbits, ri = 1;
-
-		for (;;) {
-			while (bit < map_size * XK_BLF_NBWORD &&
-			       !xk_blf_test_bit(blf, bit))
-				bit++;
-			if (bit >= map_size * XK_BLF_NBWORD)
-				break;
-			nbits = 0;
-			while (bit + nbits < map_size * XK_BLF_NBWORD &&
-			       xk_blf_test_bit(blf, bit + nbits))
-				nbits++;
-			if (it->regions[ri].len < nbits << XK_BLF_SHIFT)
-				nbits = it->regions[ri].len >> XK_BLF_SHIFT;
-			/* Bounds were checked when the item was parsed. */
-			memcpy(bp->data + (bit << XK_BLF_SHIFT),
-			       it->regions[ri].data, nbits << XK_BLF_SHIFT);
-			ri++;
-			bit += nbits;
-		}
-	}
-	rc->rep->bufs_replayed++;
-	xk_buf_dirty(bp);
-	if (!buf_type_offsets(xk_blft_from_flags(flags), bp->data, bp->len,
-			      &crc_off, &lsn_off))
-		crc_off = XK_NO_CRC;
-	return touch(rc, bp, tr->lsn, crc_off, lsn_off);
+	return add_op(rc, tr, ii, it, group, LOG_OP_BUF, 0, 0, 0);
 }
 
-/* A logged timestamp, converted to the on-disk big-endian form. */
-static void
-put_ts(uint8_t *dst, uint64_t raw, int bigtime)
-{
-	struct xk_log_legacy_timestamp lt;
-
-	if (bigtime) {
-		xk_put_be64(dst, raw);
-		return;
-	}
-	memcpy(&lt, &raw, sizeof(lt));
-	xk_put_be32(dst, (uint32_t)lt.t_sec);
-	xk_put_be32(dst + 4, (uint32_t)lt.t_nsec);
-}
-
-/* The kernel's conversion of a logged core to the on-disk dinode. */
-static void
-log_dinode_to_disk(const struct xk_log_dinode *l, struct xk_dinode *d,
-		   uint64_t lsn)
-{
-	int bigtime = (l->di_flags2 & XK_DIFLAG2_BIGTIME) != 0;
-
-	xk_be16_set(&d->di_magic, l->di_magic);
-	xk_be16_set(&d->di_mode, l->di_mode);
-	d->di_version = (uint8_t)l->di_version;
-	d->di_format = (uint8_t)l->di_format;
-	xk_be16_set(&d->di_onlink, l->di_metatype);
-	xk_be32_set(&d->di_uid, l->di_uid);
-	xk_be32_set(&d->di_gid, l->di_gid);
-	xk_be32_set(&d->di_nlink, l->di_nlink);
-	xk_be16_set(&d->di_projid_lo, l->di_projid_lo);
-	xk_be16_set(&d->di_projid_hi, l->di_projid_hi);
-	put_ts((uint8_t *)&d->di_atime, l->di_atime, bigtime);
-	put_ts((uint8_t *)&d->di_mtime, l->di_mtime, bigtime);
-	put_ts((uint8_t *)&d->di_ctime, l->di_ctime, bigtime);
-	xk_be64_set(&d->di_size, (uint64_t)l->di_size);
-	xk_be64_set(&d->di_nblocks, l->di_nblocks);
-	xk_be32_set(&d->di_extsize, l->di_extsize);
-	d->di_forkoff = l->di_forkoff;
-	d->di_aformat = (uint8_t)l->di_aformat;
-	xk_be32_set(&d->di_dmevmask, l->di_dmevmask);
-	xk_be16_set(&d->di_dmstate, l->di_dmstate);
-	xk_be16_set(&d->di_flags, l->di_flags);
-	xk_be32_set(&d->di_gen, l->di_gen);
-	xk_be64_set(&d->di_changecount, l->di_changecount);
-	put_ts((uint8_t *)&d->di_crtime, l->di_crtime, bigtime);
-	xk_be64_set(&d->di_flags2, l->di_flags2);
-	xk_be32_set(&d->di_cowextsize, l->di_cowextsize);
-	xk_be64_set(&d->di_ino, l->di_ino);
-	xk_be64_set(&d->di_lsn, lsn);
-	memset(d->di_pad2, 0, sizeof(d->di_pad2));
-	memcpy(d->di_uuid, l->di_uuid, sizeof(d->di_uuid));
-	if (l->di_flags2 & XK_DIFLAG2_NREXT64) {
-		xk_be64_set(&d->di_big_nextents, l->di_big_nextents);
-		xk_be32_set(&d->di_big_anextents, l->di_big_anextents);
-		xk_be16_set(&d->di_nrext64_pad, 0);
-	} else {
-		xk_be64_set(&d->di_v3_pad, 0);
-		xk_be32_set(&d->di_nextents, l->di_nextents);
-		xk_be16_set(&d->di_anextents, l->di_anextents);
-	}
-}
-
-/*
- * A logged btree root (long-format block header, keys, pointers laid
- * out for a block of rlen bytes) converted to the on-disk root of dlen
- * bytes.  Returns 0 or -1 when numrecs fits neither.
- */
 static int
-bmbt_to_bmdr(const uint8_t *r, uint32_t rlen, uint8_t *d, uint32_t dlen)
+collect_inode(struct rctx *rc, const struct xk_log_trans *tr, uint32_t ii,
+	      const struct xk_log_item *it)
 {
-	uint32_t hdr = sizeof(struct xk_btree_lblock);
-	uint32_t rmax, dmax, nrec;
-
-	if (rlen < hdr || dlen < 4)
-		return -1;
-	rmax = (rlen - hdr) / 16;
-	dmax = (dlen - 4) / 16;
-	nrec = xk_get_be16(r + 6);
-	if (nrec > rmax || nrec > dmax)
-		return -1;
-	xk_put_be16(d, xk_get_be16(r + 4));
-	xk_put_be16(d + 2, (uint16_t)nrec);
-	memcpy(d + 4, r + hdr, (size_t)nrec * 8);
-	memcpy(d + 4 + (size_t)dmax * 8, r + hdr + (size_t)rmax * 8,
-	       (size_t)nrec * 8);
-	return 0;
-}
-
-/*
- * Inode item rules (beyond the parse checks): 1. skipped when its
- * cluster buffer was cancelled; 2. the on-disk slot and the logged core
- * both have the inode magic; 3. v5 rule: skipped when the on-disk inode's
- * LSN is not older than the transaction; 4. a regular file's data fork
- * is extents or btree, a directory's extents, btree or local; 5. extent
- * counts do not exceed the block count; 6. the attr fork offset lies
- * inside the literal area; 7. each fork region fits its fork.
- */
-static int
-replay_inode(struct rctx *rc, const struct xk_log_trans *tr, uint32_t ii,
-	     const struct xk_log_item *it)
-{
-	struct xk_mount *mp = rc->mp;
-	const struct xk_log_region *r = it->regions;
 	struct xk_inode_log_format f;
-	struct xk_log_dinode l;
-	struct xk_dinode *d;
-	struct xk_buf *bp;
-	uint32_t isize = mp->g.inodesize, lit, dsz, asz, fields;
-	uint64_t dlsn, nblocks, next;
-	unsigned int fmt;
-	uint8_t *fork;
-	int err;
+	uint32_t group;
+	int err, zeroed = 0;
 
-	xk_log_ilf_decode(&r[0], &f);
-	fields = f.ilf_fields;
+	xk_log_ilf_decode(&it->regions[0], &f);
 	if (cancel_find(rc, (uint64_t)f.ilf_blkno, (uint32_t)f.ilf_len)) {
 		rc->rep->inodes_cancelled++;
 		return 0;
 	}
-	err = read_raw(rc, (uint64_t)f.ilf_blkno,
-		       (uint32_t)f.ilf_len << XK_BBSHIFT, &bp);
+	err = batch_group(rc, (uint64_t)f.ilf_blkno,
+			  (uint32_t)f.ilf_len << XK_BBSHIFT, 0, &group,
+			  &zeroed);
 	if (err)
 		return err;
-	d = (struct xk_dinode *)(bp->data + f.ilf_boffset);
-	xk_log_copy_item(&l, sizeof(l), r[1].data, r[1].len);
-	err = 0;
-	if (xk_be16_get(d->di_magic) != XK_DINODE_MAGIC)
-		err = rfail(rc, tr, ii, "inode slot on disk has a bad magic",
-			    f.ilf_ino);
-	else if (l.di_magic != XK_DINODE_MAGIC)
-		err = rfail(rc, tr, ii, "logged inode core has a bad magic",
-			    f.ilf_ino);
-	else if (l.di_version != 3 || r[1].len != sizeof(l))
-		err = rfail(rc, tr, ii, "logged inode core is not a v3 core",
-			    f.ilf_ino);
-	if (err)
-		goto out;
-	dlsn = xk_be64_get(d->di_lsn);
-	if (d->di_version >= 3 && dlsn && dlsn != LOG_NULLLSN &&
-	    dlsn >= tr->lsn) {
-		rc->rep->inodes_skipped_lsn++;
-		goto out;
-	}
-	fmt = (unsigned int)(uint8_t)l.di_format;
-	if ((l.di_mode & XK_S_IFMT) == XK_S_IFREG &&
-	    fmt != XK_DINODE_FMT_EXTENTS && fmt != XK_DINODE_FMT_BTREE) {
-		err = rfail(rc, tr, ii, "regular file with a bad data fork "
-			    "format, inode", f.ilf_ino);
-		goto out;
-	}
-	if ((l.di_mode & XK_S_IFMT) == XK_S_IFDIR &&
-	    fmt != XK_DINODE_FMT_EXTENTS && fmt != XK_DINODE_FMT_BTREE &&
-	    fmt != XK_DINODE_FMT_LOCAL) {
-		err = rfail(rc, tr, ii, "directory with a bad data fork "
-			    "format, inode", f.ilf_ino);
-		goto out;
-	}
-	nblocks = (l.di_flags2 & XK_DIFLAG2_NREXT64) ?
-		l.di_big_nextents + l.di_big_anextents :
-		(uint64_t)l.di_nextents + l.di_anextents;
-	if (nblocks > l.di_nblocks) {
-		err = rfail(rc, tr, ii, "extent counts exceed the block count "
-			    "of inode", f.ilf_ino);
-		goto out;
-	}
-	lit = isize - XK_DINODE_CORE_SIZE;
-	if ((uint32_t)l.di_forkoff * 8 >= lit) {
-		err = rfail(rc, tr, ii, "attr fork offset outside the inode, "
-			    "forkoff", l.di_forkoff);
-		goto out;
-	}
-	next = xk_be32_get(d->di_next_unlinked);
-	log_dinode_to_disk(&l, d, tr->lsn);
-	xk_be32_set(&d->di_next_unlinked, (uint32_t)next);
-	dsz = l.di_forkoff ? (uint32_t)l.di_forkoff * 8 : lit;
-	asz = l.di_forkoff ? lit - dsz : 0;
-	fork = (uint8_t *)d + XK_DINODE_CORE_SIZE;
-	if (fields & XK_ILOG_DEV)
-		xk_put_be32(fork, xk_get_ne32(&f.ilf_u));
-	if (fields & XK_ILOG_DFORK) {
-		if (fields & XK_ILOG_DBROOT) {
-			if (bmbt_to_bmdr(r[2].data, r[2].len, fork, dsz))
-				err = rfail(rc, tr, ii, "data fork btree root "
-					    "does not fit, inode", f.ilf_ino);
-		} else if (r[2].len > dsz) {
-			err = rfail(rc, tr, ii, "data fork region larger than "
-				    "the fork, inode", f.ilf_ino);
-		} else {
-			memcpy(fork, r[2].data, r[2].len);
-		}
-	}
-	if (!err && (fields & XK_ILOG_AFORK)) {
-		const struct xk_log_region *ar =
-			&r[(fields & XK_ILOG_DFORK) ? 3 : 2];
-
-		if (fields & XK_ILOG_ABROOT) {
-			if (bmbt_to_bmdr(ar->data, ar->len, fork + dsz, asz))
-				err = rfail(rc, tr, ii, "attr fork btree root "
-					    "does not fit, inode", f.ilf_ino);
-		} else if (ar->len > asz) {
-			err = rfail(rc, tr, ii, "attr fork region larger than "
-				    "the fork, inode", f.ilf_ino);
-		} else {
-			memcpy(fork + dsz, ar->data, ar->len);
-		}
-	}
-	if (err)
-		goto out;
-	xk_cksum_update(d, isize, XK_DINODE_CRC_OFF);
-	xk_buf_dirty(bp);
-	rc->rep->inodes_replayed++;
-	if (fields & (XK_ILOG_DOWNER | XK_ILOG_AOWNER)) {
-		struct owner_change *oc = grow(rc->oc, &rc->capoc, rc->noc,
-					       sizeof(*oc));
-
-		if (!oc) {
-			release_discard(bp, -ENOMEM);
-			return -ENOMEM;
-		}
-		rc->oc = oc;
-		rc->oc[rc->noc++] = (struct owner_change){
-			f.ilf_ino, fields & (XK_ILOG_DOWNER | XK_ILOG_AOWNER) };
-	}
-	return touch(rc, bp, tr->lsn, XK_NO_CRC, 0);
-out:
-	release_discard(bp, err);
-	return err;
+	return add_op(rc, tr, ii, it, group, LOG_OP_INODE, 0, 0, 0);
 }
 
 /*
@@ -889,13 +523,13 @@ out:
  * There is no LSN check: the kernel re-initialises the chunk.
  */
 static int
-replay_icreate(struct rctx *rc, const struct xk_log_trans *tr, uint32_t ii,
-	       const struct xk_log_item *it)
+collect_icreate(struct rctx *rc, const struct xk_log_trans *tr, uint32_t ii,
+		const struct xk_log_item *it)
 {
 	struct xk_mount *mp = rc->mp;
 	const struct xk_geom *g = &mp->g;
 	struct xk_icreate_log ic;
-	uint32_t agno, agbno, count, length, isize, gen, nbufs, ncancel = 0;
+	uint32_t agno, agbno, count, length, isize, nbufs, ncancel = 0;
 	uint32_t cbytes = g->cluster_blks << g->blocklog;
 
 	if (it->regions[0].len != sizeof(ic))
@@ -907,7 +541,6 @@ replay_icreate(struct rctx *rc, const struct xk_log_trans *tr, uint32_t ii,
 	count = xk_be32_get(ic.icl_count);
 	length = xk_be32_get(ic.icl_length);
 	isize = xk_be32_get(ic.icl_isize);
-	gen = xk_be32_get(ic.icl_gen);
 	if (ic.icl_size != 1)
 		return rfail(rc, tr, ii, "inode create item size",
 			     ic.icl_size);
@@ -933,34 +566,142 @@ replay_icreate(struct rctx *rc, const struct xk_log_trans *tr, uint32_t ii,
 		return 0;
 	for (uint32_t b = 0; b < nbufs; b++) {
 		uint32_t cb = agbno + b * g->cluster_blks;
-		uint32_t agino = cb << g->inopblog;
-		struct xk_buf *bp;
-		int err = read_raw(rc, xk_agb_to_daddr(mp, agno, cb), cbytes,
-				   &bp);
+		uint64_t daddr = xk_agb_to_daddr(mp, agno, cb);
+		uint32_t group;
+		int err, zeroed = 0;
 
+		/*
+		 * The chunk is rewritten whole, so like the kernel take the
+		 * buffer without reading it (the read was most of the time
+		 * a log full of creates took); the bytes are the same.  A
+		 * buffer with ops still pending in this batch is taken as it
+		 * is: the op clears it when its turn comes.
+		 */
+		err = batch_group(rc, daddr, cbytes, 1, &group, &zeroed);
 		if (err)
 			return err;
-		memset(bp->data, 0, bp->len);
-		for (uint32_t i = 0; i < cbytes / isize; i++) {
-			struct xk_dinode *d =
-				(struct xk_dinode *)(bp->data + i * isize);
-
-			xk_be16_set(&d->di_magic, XK_DINODE_MAGIC);
-			d->di_version = XK_DINODE_VERSION_3;
-			xk_be32_set(&d->di_gen, gen);
-			xk_be32_set(&d->di_next_unlinked, XK_NULLAGINO);
-			xk_be64_set(&d->di_ino,
-				    xk_agino_to_ino(mp, agno, agino + i));
-			memcpy(d->di_uuid, mp->meta_uuid, 16);
-			xk_cksum_update(d, isize, XK_DINODE_CRC_OFF);
-		}
-		xk_buf_dirty(bp);
-		err = touch(rc, bp, tr->lsn, XK_NO_CRC, 0);
+		err = add_op(rc, tr, ii, it, group, LOG_OP_ICREATE,
+			     cb << g->inopblog, b + 1 == nbufs, zeroed);
 		if (err)
 			return err;
 	}
-	rc->rep->icreates_replayed++;
 	return 0;
+}
+
+/* The bmbt owner changes an applied inode item asks for. */
+static int
+note_owner_change(struct rctx *rc, const struct log_op *op)
+{
+	struct xk_inode_log_format f;
+	struct owner_change *oc;
+
+	/* ilf_fields sits at byte 4 in both layouts. */
+	if (!(xk_get_ne32(op->it->regions[0].data + 4) &
+	      (XK_ILOG_DOWNER | XK_ILOG_AOWNER)))
+		return 0;
+	xk_log_ilf_decode(&op->it->regions[0], &f);
+	oc = grow(rc->oc, &rc->capoc, rc->noc, sizeof(*oc));
+	if (!oc)
+		return -ENOMEM;
+	rc->oc = oc;
+	rc->oc[rc->noc++] = (struct owner_change){
+		f.ilf_ino, f.ilf_fields & (XK_ILOG_DOWNER | XK_ILOG_AOWNER) };
+	return 0;
+}
+
+/*
+ * Note a replayed buffer for write-back: the first op applied to it in
+ * a batch hands the batch's reference to touch(); later ones only
+ * update what the write stamps.
+ */
+static int
+touch_group(struct rctx *rc, const struct log_op *op)
+{
+	struct bgroup *grp = &rc->grp[op->group];
+	uint32_t i;
+
+	if (!grp->given) {
+		grp->given = 1;
+		return touch(rc, grp->bp, op->lsn, op->crc_off, op->lsn_off);
+	}
+	if (!hmap_get(&rc->tmap, (uint64_t)(uintptr_t)grp->bp, &i))
+		return xk_log_fail(rc->log, XK_ECORRUPT, "replayed buffer "
+				   "at daddr %llu lost its entry",
+				   (unsigned long long)grp->bp->daddr);
+	rc->t[i].lsn = op->lsn;
+	rc->t[i].crc_off = op->crc_off;
+	rc->t[i].lsn_off = op->lsn_off;
+	return 0;
+}
+
+/* The results of one applied op, in log order. */
+static int
+op_result(struct rctx *rc, const struct log_op *op)
+{
+	struct xk_log_report *rep = rc->rep;
+	int err;
+
+	if (op->status == LOG_OP_FAILED)
+		return xk_log_fail(rc->log, op->err ? op->err : XK_ECORRUPT,
+				   "%s", op->msg ? op->msg :
+				   "out of memory for a failure message");
+	if (op->status == LOG_OP_SKIPPED_LSN) {
+		if (op->kind == LOG_OP_BUF)
+			rep->bufs_skipped_lsn++;
+		else
+			rep->inodes_skipped_lsn++;
+		return 0;
+	}
+	if (op->kind == LOG_OP_BUF) {
+		rep->bufs_replayed++;
+	} else if (op->kind == LOG_OP_INODE) {
+		rep->inodes_replayed++;
+		err = note_owner_change(rc, op);
+		if (err)
+			return err;
+	} else if (op->last) {
+		rep->icreates_replayed++;
+	}
+	xk_buf_dirty(op->bp);
+	return touch_group(rc, op);
+}
+
+/*
+ * Apply the batch and take its results in log order.  On a failure the
+ * first failing op (in log order) gives the error, and every buffer the
+ * batch alone holds is dropped from the cache with its edits (those
+ * already replayed and touched are dropped by the caller).
+ */
+static int
+finish_batch(struct rctx *rc)
+{
+	uint32_t n = (uint32_t)rc->nops;
+	int err = log_ops_apply(rc->mp, rc->ops, n, (uint32_t)rc->ngroups,
+				rc->log->threads);
+
+	if (err)
+		err = xk_log_fail(rc->log, err, "no memory to replay the log");
+	for (uint32_t k = 0; k < n && !err; k++)
+		err = op_result(rc, &rc->ops[k]);
+	for (uint32_t k = 0; k < n; k++)
+		free(rc->ops[k].msg);
+	for (size_t g = 0; g < rc->ngroups; g++) {
+		struct xk_buf *bp = rc->grp[g].bp;
+		uint64_t daddr = bp->daddr;
+		uint32_t len = bp->len;
+
+		if (rc->grp[g].given)
+			continue;
+		xk_buf_release(bp);
+		if (err)
+			xk_buf_invalidate(rc->mp, daddr, len);
+	}
+	rc->nops = 0;
+	rc->ngroups = 0;
+	rc->pinned = 0;
+	hmap_free(&rc->bmap);
+	log_kept_free(rc->log);
+	return err;
 }
 
 /* The kernel's item order within a transaction (xlog_recover_reorder). */
@@ -1006,13 +747,28 @@ pass2_trans(void *priv, const struct xk_log_trans *tr)
 			if (item_class(it) != cls)
 				continue;
 			if (it->type == XK_LI_BUF)
-				err = replay_buf(rc, tr, i, it);
+				err = collect_buf(rc, tr, i, it);
 			else if (it->type == XK_LI_INODE)
-				err = replay_inode(rc, tr, i, it);
+				err = collect_inode(rc, tr, i, it);
 			else if (it->type == XK_LI_ICREATE)
-				err = replay_icreate(rc, tr, i, it);
+				err = collect_icreate(rc, tr, i, it);
 		}
 	}
+	if (err) {
+		/* The ops before this item come first, and may fail first. */
+		char msg[sizeof(rc->log->err)];
+		int e;
+
+		memcpy(msg, rc->log->err, sizeof(msg));
+		e = finish_batch(rc);
+		if (e)
+			return e;
+		memcpy(rc->log->err, msg, sizeof(msg));
+		return err;
+	}
+	if (rc->nops >= LOG_BATCH_OPS || rc->pinned >= LOG_BATCH_BYTES ||
+	    rc->log->kept_bytes >= LOG_BATCH_KEPT)
+		err = finish_batch(rc);
 	return err;
 }
 
@@ -1310,7 +1066,7 @@ report_msg(struct xk_log_report *rep, const char *m)
 }
 
 int
-xk_log_recover(struct xk_mount *mp, unsigned int flags,
+xk_log_recover(struct xk_mount *mp, unsigned int flags, unsigned int threads,
 	       struct xk_log_report *rep)
 {
 	struct xk_log_walk_ops p1 = { .rec = count_records,
@@ -1328,6 +1084,7 @@ xk_log_recover(struct xk_mount *mp, unsigned int flags,
 	if (err)
 		goto out;
 	rc.log = log;
+	log->threads = log_threads_default(threads);
 	if (log->st.clean)
 		goto out;
 	if (!(flags & XK_LOG_DRYRUN) && (mp->flags & XK_MOUNT_RDONLY)) {
@@ -1367,8 +1124,13 @@ xk_log_recover(struct xk_mount *mp, unsigned int flags,
 	}
 	if (rc.nin)
 		rep->first_intent_type = rc.in[0].type;
+	log->keep = 1;
 	err = xk_log_walk(log, &p2, &rc);
+	if (!err)
+		err = finish_batch(&rc);
+	log->keep = 0;
 	if (err) {
+		finish_batch(&rc);
 		discard_touched(&rc);
 		goto out;
 	}
@@ -1443,6 +1205,8 @@ out:
 	free(rc.in);
 	free(rc.oc);
 	free(rc.t);
+	free(rc.ops);
+	free(rc.grp);
 	xk_log_close(log);
 	return err;
 }

@@ -58,6 +58,53 @@ wtrans_free(struct wtrans *t)
 	free(t);
 }
 
+/* A committed transaction kept alive for a later batch (log->keep). */
+struct log_kept {
+	struct log_kept	*next;
+	struct wregion	*r;
+	uint32_t	nr;
+	struct xk_log_region *regs;
+	struct xk_log_item *items;
+};
+
+void
+log_kept_free(struct xk_log *log)
+{
+	while (log->kept) {
+		struct log_kept *k = log->kept;
+
+		log->kept = k->next;
+		for (uint32_t i = 0; i < k->nr; i++)
+			free(k->r[i].data);
+		free(k->r);
+		free(k->regs);
+		free(k->items);
+		free(k);
+	}
+	log->kept_bytes = 0;
+}
+
+/* Move t's regions and the item arrays to log->kept; 0 or -ENOMEM. */
+static int
+keep_trans(struct xk_log *log, struct wtrans *t, struct xk_log_region *regs,
+	   struct xk_log_item *items)
+{
+	struct log_kept *k = malloc(sizeof(*k));
+
+	if (!k)
+		return -ENOMEM;
+	*k = (struct log_kept){ log->kept, t->r, t->nr, regs, items };
+	log->kept = k;
+	for (uint32_t i = 0; i < t->nr; i++)
+		log->kept_bytes += t->r[i].len;
+	log->kept_bytes += t->nr * (sizeof(*regs) + sizeof(*items) +
+				    sizeof(*t->r));
+	t->r = NULL;
+	t->nr = 0;
+	t->cap = 0;
+	return 0;
+}
+
 static void
 unlink_trans(struct walk *w, struct wtrans *t)
 {
@@ -228,16 +275,7 @@ check_buf(struct walk *w, const struct wtrans *t, uint32_t i,
 	if (xk_get_ne16(&blf->blf_flags) & XK_BLF_CANCEL)
 		return 0;
 	bytes = (uint32_t)blen << XK_BBSHIFT;
-	for (;;) {
-		while (bit < map_size * XK_BLF_NBWORD &&
-		       !xk_blf_test_bit(blf, bit))
-			bit++;
-		if (bit >= map_size * XK_BLF_NBWORD)
-			break;
-		nbits = 0;
-		while (bit + nbits < map_size * XK_BLF_NBWORD &&
-		       xk_blf_test_bit(blf, bit + nbits))
-			nbits++;
+	while (xk_blf_next_run(blf, map_size, &bit, &nbits)) {
 		if (ri >= it->nregions) {
 			snprintf(m, sizeof(m), "dirty bitmap needs more than "
 				 "its %u regions", it->nregions);
@@ -493,6 +531,14 @@ commit_trans(struct walk *w, struct wtrans *t, uint64_t commit_lsn)
 	tr.num_items_hdr = xk_get_ne32(t->hdr + 12);
 	tr.nitems = n;
 	tr.items = items;
+	/* Kept first, so that the callback may free what was kept. */
+	if (w->log->keep) {
+		err = keep_trans(w->log, t, regs, items);
+		if (err)
+			goto out;
+		regs = NULL;
+		items = NULL;
+	}
 	if (w->ops && w->ops->trans)
 		err = w->ops->trans(w->priv, &tr);
 out:
@@ -623,12 +669,12 @@ do_op(struct walk *w, const struct xk_log_op_header *oh, const uint8_t *dp,
 	}
 }
 
-/* Cut one loaded record's data into ops. */
+/* Cut the data of one record, unpacked at rec, into ops. */
 static int
-do_record(struct walk *w, const struct log_rhdr *rh)
+do_record(struct walk *w, const struct log_rhdr *rh, const uint8_t *rec)
 {
 	struct xk_log *log = w->log;
-	const uint8_t *dp = log->rec + (size_t)rh->hblks * XK_BBSIZE;
+	const uint8_t *dp = rec + (size_t)rh->hblks * XK_BBSIZE;
 	const uint8_t *end = dp + rh->len;
 	uint32_t left = rh->num_logops;
 	int err;
@@ -663,20 +709,61 @@ do_record(struct walk *w, const struct log_rhdr *rh)
 	return 0;
 }
 
-int
-xk_log_walk(struct xk_log *log, const struct xk_log_walk_ops *ops,
-	    void *priv)
+/*
+ * The walk takes the records a window at a time: their headers are
+ * checked in order on this thread (each says where the next one starts),
+ * then the records are copied out and their cycle stamps and CRCs checked
+ * on the worker threads, each into its own slot, and finally parsed in
+ * order here.  A failure is reported at the record where the plain
+ * record-by-record walk would stop, after the records before it were
+ * handed over, so the outcome does not depend on the threads.
+ */
+#define LOG_WIN_BYTES	(4u << 20)
+#define LOG_WIN_RECS	512u
+
+struct wslot {
+	struct log_rhdr	rh;
+	size_t		off;		/* of its copy in the window */
+	uint32_t	crc;
+	int		err;
+	char		msg[200];
+};
+
+struct window {
+	const struct xk_log *log;
+	struct wslot	*s;
+	uint8_t		*buf;
+	size_t		cap;
+};
+
+static void
+unpack_one(void *ctx, size_t i)
 {
-	struct walk w = { .log = log, .ops = ops, .priv = priv };
+	struct window *win = ctx;
+	struct wslot *sl = &win->s[i];
+
+	sl->err = log_rec_unpack(win->log, &sl->rh, win->buf + sl->off,
+				 &sl->crc, sl->msg, sizeof(sl->msg));
+}
+
+/*
+ * Check the headers of the records from blk on, as many as fit the
+ * window; *np records, *nextp where the next one starts, *spanp their
+ * blocks.  A header that breaks a rule ends the window with its error
+ * (log->err set); the records before it are still good.
+ */
+static int
+scan_window(struct xk_log *log, struct window *win, uint32_t blk,
+	    uint32_t *np, uint32_t *nextp, uint32_t *spanp)
+{
 	const struct xk_log_state *st = &log->st;
-	uint32_t blk = st->tail_blk;
-	struct log_rhdr rh;
+	size_t off = 0;
+	uint32_t n = 0, span = 0;
 	int err = 0;
 
-	if (st->empty)
-		return 0;
-	while (blk != st->head_blk) {
-		struct xk_log_rec rec;
+	while (blk != st->head_blk && n < LOG_WIN_RECS) {
+		struct log_rhdr rh;
+		size_t sz;
 
 		if (!log_is_header(log, blk)) {
 			err = xk_log_fail(log, XK_ECORRUPT,
@@ -695,30 +782,118 @@ xk_log_walk(struct xk_log *log, const struct xk_log_walk_ops *ops,
 				st->head_blk);
 			break;
 		}
-		memset(&rec, 0, sizeof(rec));
-		err = xk_log_rec_load(log, &rh, &rec.crc);
-		if (err)
+		sz = (size_t)(rh.hblks + rh.dblks) * XK_BBSIZE;
+		if (n && off + sz > win->cap)
 			break;
-		rec.blk = blk;
-		rec.hblks = rh.hblks;
-		rec.cycle = rh.cycle;
-		rec.len = rh.len;
-		rec.num_logops = rh.num_logops;
-		rec.version = rh.version;
-		rec.size = rh.size;
-		rec.lsn = rh.lsn;
-		rec.tail_lsn = rh.tail_lsn;
-		rec.unmount = xk_log_rec_is_unmount(log, &rh);
-		if (ops && ops->rec) {
-			err = ops->rec(priv, &rec);
-			if (err)
+		if (sz > win->cap) {
+			uint8_t *p = realloc(win->buf, sz);
+
+			if (!p) {
+				err = -ENOMEM;
 				break;
+			}
+			win->buf = p;
+			win->cap = sz;
 		}
-		err = do_record(&w, &rh);
-		if (err)
-			break;
+		win->s[n].rh = rh;
+		win->s[n].off = off;
+		off += sz;
+		span += rh.hblks + rh.dblks;
+		n++;
 		blk = (uint32_t)(((uint64_t)blk + rh.hblks + rh.dblks) %
 				 log->nbb);
+	}
+	*np = n;
+	*nextp = blk;
+	*spanp = span;
+	return err;
+}
+
+/* Hand one unpacked record to the callback, then parse its ops. */
+static int
+walk_record(struct walk *w, const struct wslot *sl, const uint8_t *rec)
+{
+	const struct log_rhdr *rh = &sl->rh;
+	struct xk_log_rec r;
+	int err;
+
+	memset(&r, 0, sizeof(r));
+	r.crc = sl->crc;
+	r.blk = rh->blk;
+	r.hblks = rh->hblks;
+	r.cycle = rh->cycle;
+	r.len = rh->len;
+	r.num_logops = rh->num_logops;
+	r.version = rh->version;
+	r.size = rh->size;
+	r.lsn = rh->lsn;
+	r.tail_lsn = rh->tail_lsn;
+	r.unmount = log_rec_is_unmount(rec, rh);
+	if (w->ops && w->ops->rec) {
+		err = w->ops->rec(w->priv, &r);
+		if (err)
+			return err;
+	}
+	return do_record(w, rh, rec);
+}
+
+int
+xk_log_walk(struct xk_log *log, const struct xk_log_walk_ops *ops,
+	    void *priv)
+{
+	struct walk w = { .log = log, .ops = ops, .priv = priv };
+	const struct xk_log_state *st = &log->st;
+	struct window win = { .log = log };
+	unsigned int threads = log->threads ? log->threads : 1;
+	uint32_t blk = st->tail_blk;
+	char scan_msg[sizeof(log->err)];
+	int err = 0;
+
+	if (st->empty)
+		return 0;
+	/* The window lives in the handle's record scratch, kept between
+	 * walks so its pages are touched once. */
+	if (log->recsize < LOG_WIN_BYTES) {
+		uint8_t *p = realloc(log->rec, LOG_WIN_BYTES);
+
+		if (!p)
+			return -ENOMEM;
+		log->rec = p;
+		log->recsize = LOG_WIN_BYTES;
+	}
+	win.buf = log->rec;
+	win.cap = log->recsize;
+	win.s = calloc(LOG_WIN_RECS, sizeof(*win.s));
+	if (!win.s)
+		return -ENOMEM;
+	while (blk != st->head_blk && !err) {
+		uint32_t n, next, span, ahead;
+		int scan_err;
+
+		/* Read ahead what the window will hold, on the threads. */
+		ahead = log_dist(log, blk, st->head_blk);
+		if (ahead > LOG_WIN_BYTES / XK_BBSIZE)
+			ahead = LOG_WIN_BYTES / XK_BBSIZE;
+		log_load_range(log, blk, ahead, threads);
+		scan_err = scan_window(log, &win, blk, &n, &next, &span);
+		if (scan_err)
+			memcpy(scan_msg, log->err, sizeof(scan_msg));
+		log_load_range(log, blk, span, threads);
+		log_par_for(threads, n, unpack_one, &win);
+		for (uint32_t i = 0; i < n && !err; i++) {
+			const struct wslot *sl = &win.s[i];
+
+			if (sl->err) {
+				err = xk_log_fail(log, sl->err, "%s", sl->msg);
+				break;
+			}
+			err = walk_record(&w, sl, win.buf + sl->off);
+		}
+		if (!err && scan_err) {
+			memcpy(log->err, scan_msg, sizeof(log->err));
+			err = scan_err;
+		}
+		blk = next;
 	}
 	while (w.open) {
 		struct wtrans *t = w.open;
@@ -726,6 +901,12 @@ xk_log_walk(struct xk_log *log, const struct xk_log_walk_ops *ops,
 		w.open = t->next;
 		wtrans_free(t);
 	}
+	/* The log in memory does not change: its CRCs stay good. */
+	if (!err)
+		log->walked = 1;
+	free(win.s);
+	log->rec = win.buf;
+	log->recsize = win.cap;
 	return err;
 }
 

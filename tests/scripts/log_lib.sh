@@ -159,3 +159,19 @@ damage_log() {
 		fi
 	done
 }
+
+# wl_reflink MNT: reflinked copies written (copy-on-write), some removed
+# or cut: refcount and rmap btree updates, and CoW staging extents left
+# for the work after replay to free, as a mount would.
+wl_reflink() {
+	mkdir "$1/r"
+	xfs_io -f -c "pwrite -b 64k 0 8m" "$1/r/src" >/dev/null
+	sync
+	for i in 1 2 3 4 5 6; do
+		cp --reflink=always "$1/r/src" "$1/r/c$i"
+		xfs_io -c "pwrite $((i * 64))k 4k" -c fsync "$1/r/c$i" >/dev/null
+	done
+	rm -f "$1/r/c1" "$1/r/c2"
+	truncate -s 1m "$1/r/c3"
+	sync
+}

@@ -183,18 +183,6 @@ DIRTY_MOUNT_OPTS= compare_replay lsunit wl_attrs -l su=64k
 # CoW staging extents that the kernel frees at mount, and intent chains
 # may be cut; our replay must then refuse with the image unchanged,
 # otherwise match the kernel.
-wl_reflink() {
-	mkdir "$1/r"
-	xfs_io -f -c "pwrite -b 64k 0 8m" "$1/r/src" >/dev/null
-	sync
-	for i in 1 2 3 4 5 6; do
-		cp --reflink=always "$1/r/src" "$1/r/c$i"
-		xfs_io -c "pwrite $((i * 64))k 4k" -c fsync "$1/r/c$i" >/dev/null
-	done
-	rm -f "$1/r/c1" "$1/r/c2"
-	truncate -s 1m "$1/r/c3"
-	sync
-}
 LOOSE_HEADERS=1 compare_replay reflink wl_reflink -m rmapbt=1,reflink=1
 # The same without copy-on-write left pending: only shared extents.
 wl_reflink_done() {

@@ -2,15 +2,17 @@
 /*
  * Test tool: replay the log of an image with xk_log_recover(), or zero
  * it.  Usage:
- *   xk_logreplay [-n] [-u] IMAGE  replay (-n: check only, write nothing;
- *                                 -u: even if unlinked inodes or CoW
- *                                 staging extents remain)
+ *   xk_logreplay [-n] [-u] [-t N] IMAGE  replay (-n: check only, write
+ *                                 nothing; -u: even if unlinked inodes
+ *                                 or CoW staging extents remain; -t: on
+ *                                 N threads, default one per CPU)
  *   xk_logreplay -L IMAGE      discard the log (like xfs_repair -L)
  * Prints what recovery found and did.  Exits 0 when the log is clean or
  * was replayed, 1 when recovery refused or found damage (the reason on
  * stderr), 2 on usage or open errors.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -23,25 +25,28 @@ main(int argc, char **argv)
 	struct xk_log_report rep;
 	struct xk_mount *mp;
 	struct xk_fail f;
-	unsigned int flags = 0;
+	unsigned int flags = 0, threads = 0;
 	int c, err, zero = 0;
 	char msg[320];
 
-	while ((c = getopt(argc, argv, "nuL")) != -1) {
-		if (c == 'n') {
+	while ((c = getopt(argc, argv, "nuLt:")) != -1) {
+		if (c == 't') {
+			threads = (unsigned int)atoi(optarg);
+		} else if (c == 'n') {
 			flags |= XK_LOG_DRYRUN;
 		} else if (c == 'u') {
 			flags |= XK_LOG_SKIP_CLEANUP;
 		} else if (c == 'L') {
 			zero = 1;
 		} else {
-			fprintf(stderr, "usage: xk_logreplay [-n] [-u] | "
-				"-L IMAGE\n");
+			fprintf(stderr, "usage: xk_logreplay [-n] [-u] [-t N] "
+				"| -L IMAGE\n");
 			return 2;
 		}
 	}
 	if (optind + 1 != argc) {
-		fprintf(stderr, "usage: xk_logreplay [-n] [-u] | -L IMAGE\n");
+		fprintf(stderr, "usage: xk_logreplay [-n] [-u] [-t N] | -L "
+			"IMAGE\n");
 		return 2;
 	}
 	memset(&f, 0, sizeof(f));
@@ -61,7 +66,7 @@ main(int argc, char **argv)
 		xk_mount_close(mp);
 		return err ? 1 : 0;
 	}
-	err = xk_log_recover(mp, flags, &rep);
+	err = xk_log_recover(mp, flags, threads, &rep);
 	printf("log: tail %u head %u cycle %u %s%s\n", rep.state.tail_blk,
 	       rep.state.head_blk, rep.state.head_cycle,
 	       rep.state.clean ? "clean" : "dirty",

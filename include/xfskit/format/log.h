@@ -484,6 +484,27 @@ static inline int xk_blf_test_bit(const struct xk_buf_log_format *blf,
 }
 
 /*
+ * The next run of dirty chunks at or after *bit in a map of map_size
+ * words: 1 with the run at [*bit, *bit + *nbits), or 0 when none is left.
+ */
+static inline int xk_blf_next_run(const struct xk_buf_log_format *blf,
+				  unsigned int map_size, unsigned int *bit,
+				  unsigned int *nbits)
+{
+	unsigned int b = *bit, n = 0, end = map_size * XK_BLF_NBWORD;
+
+	while (b < end && !xk_blf_test_bit(blf, b))
+		b++;
+	if (b >= end)
+		return 0;
+	while (b + n < end && xk_blf_test_bit(blf, b + n))
+		n++;
+	*bit = b;
+	*nbits = n;
+	return 1;
+}
+
+/*
  * Inode items (XK_LI_INODE).  Regions: [0] the inode log format, [1] the
  * inode core as struct xk_log_dinode, [2] the data fork if ilf_fields has
  * a data-fork bit (ilf_dsize bytes), [3] the attr fork if it has an
