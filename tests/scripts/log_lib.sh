@@ -175,3 +175,20 @@ wl_reflink() {
 	truncate -s 1m "$1/r/c3"
 	sync
 }
+
+# wl_wrap MNT [ROUNDS]: ROUNDS (default 8) rounds of 2,500 creates with
+# long names, each round removing the one before: log traffic that wraps
+# a small log.
+wl_wrap() {
+	local rounds=${2:-8} r
+
+	mkdir "$1/w"
+	for ((r = 1; r <= rounds; r++)); do
+		(cd "$1/w" &&
+		 seq -f "a_long_file_name_to_fill_the_log_${r}_%g" 1 2500 |
+		 xargs touch)
+		rm -f "$1"/w/a_long_file_name_to_fill_the_log_$((r - 1))_*
+	done
+	echo last >"$1/w/last"
+	sync
+}

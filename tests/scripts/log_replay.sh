@@ -81,18 +81,6 @@ wl_trunc() {
 	sync
 }
 
-wl_wrap() {
-	mkdir "$1/w"
-	for r in 1 2 3 4 5 6 7 8; do
-		(cd "$1/w" &&
-		 seq -f "a_long_file_name_to_fill_the_log_${r}_%g" 1 2500 |
-		 xargs touch)
-		rm -f "$1"/w/a_long_file_name_to_fill_the_log_$((r - 1))_*
-	done
-	echo last >"$1/w/last"
-	sync
-}
-
 # compare_replay NAME [mkfs options]: the whole check for one workload.
 compare_replay() {
 	local name=$1 wl=$2 img="$T/$1.img" ok=1 ntk ntx
