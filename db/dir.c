@@ -71,43 +71,18 @@ list_sf(struct db_ctx *c, uint64_t dino, const struct xk_dinode *dip,
 }
 
 static int
+list_ent(void *l, const uint8_t *name, uint8_t namelen, uint64_t ino,
+	 uint8_t ftype)
+{
+	return ent_add(l, name, namelen, ino, ftype);
+}
+
+static int
 list_block(struct db_ctx *c, const uint8_t *b, size_t len,
 	   struct ent_list *l)
 {
-	int ft = c->mp->g.has_ftype;
-	uint32_t magic = xk_get_be32(b);
-	size_t end = len, at = XK_DIR3_DATA_ENTRY_OFFSET;
-
-	if (magic == XK_DIR3_BLOCK_MAGIC) {
-		uint32_t count = xk_get_be32(b + len - 8);
-
-		if (count > (len - 8 - at) / 8)
-			return XK_ECORRUPT;
-		end = len - 8 - (size_t)count * 8;
-	} else if (magic != XK_DIR3_DATA_MAGIC) {
-		return XK_ECORRUPT;
-	}
-	while (at + 8 <= end) {
-		size_t sz;
-
-		if (xk_dir2_data_is_unused(b + at)) {
-			sz = xk_get_be16(b + at + 2);
-		} else {
-			const struct xk_dir2_data_entry *d =
-				(const void *)(b + at);
-
-			sz = xk_dir3_data_entsize(d->namelen, ft);
-			if (at + sz > end)
-				return XK_ECORRUPT;
-			ent_add(l, d->name, d->namelen,
-				xk_be64_get(d->inumber),
-				xk_dir3_data_get_ftype(d, ft));
-		}
-		if (sz < 8 || sz % 8 || at + sz > end)
-			return XK_ECORRUPT;
-		at += sz;
-	}
-	return 0;
+	return xk_dir3_data_block_entries(b, len, c->mp->g.has_ftype,
+					  list_ent, l);
 }
 
 int

@@ -64,4 +64,17 @@ int xk_imap(const struct xk_mount *mp, uint64_t ino, struct xk_imap *im);
 int xk_inode_read(struct xk_mount *mp, uint64_t ino, unsigned int flags,
 		  struct xk_buf **bpp, struct xk_dinode **dipp);
 
+/* Called per directory entry; non-zero stops the walk and is returned. */
+typedef int (*xk_dirent_fn)(void *ctx, const uint8_t *name, uint8_t namelen,
+			    uint64_t ino, uint8_t ftype);
+
+/*
+ * The entries of one directory data block, or of a single-block
+ * directory's block, of len bytes ("." and ".." included), in block
+ * order.  Returns 0, a callback's value, or XK_ECORRUPT at the first
+ * entry or free space that does not fit (after the entries before it).
+ */
+int xk_dir3_data_block_entries(const uint8_t *b, size_t len, int has_ftype,
+			       xk_dirent_fn fn, void *ctx);
+
 #endif /* XFSKIT_META_H */

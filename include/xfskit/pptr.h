@@ -13,11 +13,10 @@
 #include <stdint.h>
 
 #include <xfskit/build.h>
+#include <xfskit/meta.h>
 #include <xfskit/format/dinode.h>
 
-/* Called per entry (not "." or ".."); non-zero stops the listing. */
-typedef int (*xk_dirent_fn)(void *ctx, const uint8_t *name, uint8_t namelen,
-			    uint64_t ino, uint8_t ftype);
+/* xk_dirent_fn (meta.h) is called per entry, never "." or "..". */
 
 /*
  * The entries of directory ino (dip: its verified core): short form, or

@@ -51,53 +51,34 @@ list_sf(struct xk_mount *mp, const struct xk_dinode *dip, xk_dirent_fn fn,
 	return 0;
 }
 
-/* One data (or single-block) directory block of len bytes. */
+/* The caller's callback, "." and ".." left out. */
+struct no_dots {
+	xk_dirent_fn	fn;
+	void		*ctx;
+};
+
+static int
+no_dots_fn(void *p, const uint8_t *name, uint8_t namelen, uint64_t ino,
+	   uint8_t ftype)
+{
+	const struct no_dots *nd = p;
+
+	if ((namelen == 1 && name[0] == '.') ||
+	    (namelen == 2 && name[0] == '.' && name[1] == '.'))
+		return 0;
+	return nd->fn(nd->ctx, name, namelen, ino, ftype);
+}
+
+/* One data (or single-block) directory block: damage ends it quietly. */
 static int
 list_block(struct xk_mount *mp, const uint8_t *b, size_t len,
 	   xk_dirent_fn fn, void *ctx)
 {
-	int ft = mp->g.has_ftype;
-	uint32_t magic = xk_get_be32(b);
-	size_t end = len, at = XK_DIR3_DATA_ENTRY_OFFSET;
-	int err;
+	struct no_dots nd = { fn, ctx };
+	int err = xk_dir3_data_block_entries(b, len, mp->g.has_ftype,
+					     no_dots_fn, &nd);
 
-	if (magic == XK_DIR3_BLOCK_MAGIC) {
-		uint32_t count = xk_get_be32(b + len - 8);
-
-		if (count > (len - 8 - at) / 8)
-			return 0;
-		end = len - 8 - (size_t)count * 8;
-	} else if (magic != XK_DIR3_DATA_MAGIC) {
-		return 0;
-	}
-	while (at + 8 <= end) {
-		size_t sz;
-
-		if (xk_dir2_data_is_unused(b + at)) {
-			sz = xk_get_be16(b + at + 2);
-		} else {
-			const struct xk_dir2_data_entry *d =
-				(const void *)(b + at);
-			int dot = (d->namelen == 1 && d->name[0] == '.') ||
-				  (d->namelen == 2 && d->name[0] == '.' &&
-				   d->name[1] == '.');
-
-			sz = xk_dir3_data_entsize(d->namelen, ft);
-			if (at + sz > end)
-				return 0;
-			if (!dot) {
-				err = fn(ctx, d->name, d->namelen,
-					 xk_be64_get(d->inumber),
-					 xk_dir3_data_get_ftype(d, ft));
-				if (err)
-					return err;
-			}
-		}
-		if (sz < 8 || sz % 8 || at + sz > end)
-			return 0;
-		at += sz;
-	}
-	return 0;
+	return err == XK_ECORRUPT ? 0 : err;
 }
 
 int

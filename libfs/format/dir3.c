@@ -415,3 +415,47 @@ const struct xk_buf_ops xk_da3_node_buf_ops = {
 	.lsn_off = offsetof(struct xk_da3_blkinfo, lsn),
 	.verify = da3_node_verify,
 };
+
+int
+xk_dir3_data_block_entries(const uint8_t *b, size_t len, int has_ftype,
+			   xk_dirent_fn fn, void *ctx)
+{
+	uint32_t magic = xk_get_be32(b);
+	size_t end = len, at = XK_DIR3_DATA_ENTRY_OFFSET;
+	int err;
+
+	if (len < at + 8)
+		return XK_ECORRUPT;
+	if (magic == XK_DIR3_BLOCK_MAGIC) {
+		uint32_t count = xk_get_be32(b + len - 8);
+
+		if (count > (len - 8 - at) / 8)
+			return XK_ECORRUPT;
+		end = len - 8 - (size_t)count * 8;
+	} else if (magic != XK_DIR3_DATA_MAGIC) {
+		return XK_ECORRUPT;
+	}
+	while (at + 8 <= end) {
+		size_t sz;
+
+		if (xk_dir2_data_is_unused(b + at)) {
+			sz = xk_get_be16(b + at + 2);
+		} else {
+			const struct xk_dir2_data_entry *d =
+				(const void *)(b + at);
+
+			sz = xk_dir3_data_entsize(d->namelen, has_ftype);
+			if (at + sz > end)
+				return XK_ECORRUPT;
+			err = fn(ctx, d->name, d->namelen,
+				 xk_be64_get(d->inumber),
+				 xk_dir3_data_get_ftype(d, has_ftype));
+			if (err)
+				return err;
+		}
+		if (sz < 8 || sz % 8 || at + sz > end)
+			return XK_ECORRUPT;
+		at += sz;
+	}
+	return 0;
+}
