@@ -283,11 +283,7 @@ dirty() {
 	# shellcheck disable=SC2086
 	wait $pids "$dc" 2>/dev/null
 	BG=""
-	for _ in 1 2 3 4 5 6; do
-		loop_umount 2>/dev/null && return 0
-		sleep 0.5
-	done
-	loop_umount
+	loop_umount_busy
 }
 
 # attri_open IMG: "id igen" of the ATTRIs in the log without an ATTRD.

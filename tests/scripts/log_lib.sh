@@ -49,7 +49,12 @@ dirty_image() {
 		wait "$HOLDER" 2>/dev/null
 		HOLDER=""
 	fi
-	# A killed workload's last command may still be leaving.
+	loop_umount_busy
+}
+
+# loop_umount_busy: unmount, retrying a few times while a killed
+# workload's last command may still be leaving the filesystem.
+loop_umount_busy() {
 	for _ in 1 2 3 4 5 6; do
 		loop_umount 2>/dev/null && return 0
 		sleep 0.5

@@ -116,11 +116,7 @@ dirty_xmi() {
 	xfs_io -x -c 'shutdown -f' "$MNT"
 	wait "$HOLDER" 2>/dev/null
 	HOLDER=""
-	for _ in 1 2 3 4 5 6; do
-		loop_umount 2>/dev/null && return 0
-		sleep 0.5
-	done
-	loop_umount
+	loop_umount_busy
 }
 
 # xmi_open IMG: ids of the XMIs in the log without an XMD, one a line.
