@@ -57,6 +57,19 @@ need_xfsprogs() {
 	done
 }
 
+# The second oracle: xfsprogs from Debian's unstable suite (7.2 today),
+# run through scripts/xfsprogs-sid.  Tests that need it call need_xfs72,
+# which skips with the reason where the tree could not be made.
+XFS72="${XK_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}/scripts/xfsprogs-sid"
+need_xfs72() {
+	"$XFS72" dir >/dev/null 2>&1 ||
+		skip "no xfsprogs tree from Debian unstable (scripts/xfsprogs-sid setup, as root, makes it)"
+	echo "oracle: $("$XFS72" xfs_repair -V) from Debian unstable"
+}
+xfs72() {
+	"$XFS72" "$@"
+}
+
 # Mount an image read-write at $MNT; skip the test where loop mounting
 # is not permitted.  Only images that should be valid come here.
 loop_mount() {
