@@ -115,6 +115,8 @@ edit "agi 0|addr root" "recs[1].freecount" crc \
 	"fuzz -d recs[1].freecount firstbit"
 edit "agi 0|addr free_root" level crc "fuzz -d level ones" "finobt"
 edit "inode 128" core.nlinkv2 v3.crc "fuzz -d core.nlinkv2 ones"
+# A set bit under a clear first bit: xfs_db flips it (format 1 -> 0).
+edit "inode 128" core.format v3.crc "fuzz -d core.format lastbit" "inode"
 edit "inode 128" core.mode v3.crc "write -d core.mode 0100644"
 edit "inode 128" core.gid v3.crc "fuzz -c core.gid lastbit"
 edit "inode 128" u3.sfdir3.hdr.parent.i4 v3.crc \
@@ -122,6 +124,20 @@ edit "inode 128" u3.sfdir3.hdr.parent.i4 v3.crc \
 edit "inode 129" core.format v3.crc "fuzz -d core.format ones" "inode"
 edit "inode 128" v3.inumber v3.crc "fuzz -d v3.inumber sub" "inode"
 echo "checked $checked edits"
+# Middle and last bits flip whatever the first bit is, as xfs_db's do
+# (040755 -> 040555 and 040754): not corruption, so compared alone.
+for op in "fuzz -d core.mode middlebit" "fuzz -d core.mode lastbit"; do
+	cp "$BASE" "$A" && cp "$BASE" "$B"
+	xfs_db -x -c "inode 128" -c "$op" "$B" >/dev/null 2>&1
+	"$DB" -x -c "inode 128" -c "$op" "$A" >/dev/null 2>&1
+	cmp -s "$A" "$B" || fail "inode 128|$op: image differs from xfs_db's"
+	cmp -s "$A" "$BASE" && fail "inode 128|$op: nothing changed"
+done
+# fuzz alone lists its verbs on stdout as xfs_db does (fstests reads them).
+want=$(xfs_db -x -c "sb 0" -c fuzz "$BASE" 2>/dev/null | grep '^Fuzz commands:')
+got=$("$DB" -x -c "sb 0" -c fuzz "$BASE" 2>/dev/null | grep '^Fuzz commands:')
+[ -n "$want" ] && [ "$got" = "$want" ] ||
+	fail "fuzz listing differs: xfs_db '$want', xfskit-db '$got'"
 
 # Plain write refuses what the verifier rejects and writes nothing.
 cp "$BASE" "$A"
