@@ -78,8 +78,9 @@ const struct db_cmd db_cmds[] = {
 	  "help for one or all commands", NULL, 0 },
 	{ "inode", {NULL}, "[ino]", db_cmd_inode,
 	  "set address to an inode", NULL, 0 },
-	{ "label", {NULL}, "", db_cmd_label,
-	  "print the filesystem label", NULL, 0 },
+	{ "label", {NULL}, "[NEWLABEL]", db_cmd_label,
+	  "print the filesystem label, or set it (-x) in every superblock",
+	  NULL, 0 },
 	{ "locate", {NULL}, "field...", db_cmd_locate,
 	  "print where a field's bits are on the device",
 	  "For each field print its absolute byte offset on the device, the "
@@ -122,8 +123,11 @@ const struct db_cmd db_cmds[] = {
 	  "show the location stack", NULL, 0 },
 	{ "type", {NULL}, "[type]", db_cmd_type,
 	  "show or set the type of the current object", NULL, 0 },
-	{ "uuid", {NULL}, "", db_cmd_uuid,
-	  "print the filesystem UUID", NULL, 0 },
+	{ "uuid", {NULL}, "[UUID|generate|nil|restore]", db_cmd_uuid,
+	  "print the filesystem UUID, or set it (-x) in every superblock",
+	  "A new UUID keeps the metadata's UUID in sb_meta_uuid (the "
+	  "META_UUID feature); restore goes back to it.  The log must be "
+	  "clean; it is rewritten empty under the new UUID.", 0 },
 	{ "version", {NULL}, "", db_cmd_version,
 	  "print the feature flags of the filesystem", NULL, 0 },
 	{ "write", {"w"}, "[-c | -d] field value", db_cmd_write,

@@ -8,35 +8,111 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <uuid/uuid.h>
 
+#include <xfskit/ag.h>
 #include <xfskit/format/da.h>
 
 #include "db.h"
+
+/* label and uuid write only with an argument: the -x/-r rule then. */
+static int
+may_write(struct db_ctx *c, const char *cmd)
+{
+	if (c->readonly) {
+		db_err(c, "%s: not allowed on a filesystem opened read-only "
+		       "(-r)", cmd);
+		return 0;
+	}
+	if (!c->expert) {
+		db_err(c, "%s: only allowed in expert mode (-x)", cmd);
+		return 0;
+	}
+	return 1;
+}
 
 int
 db_cmd_label(struct db_ctx *c, int argc, char **argv)
 {
 	char label[13];
+	int err;
 
-	(void)argc;
-	(void)argv;
+	if (argc > 2) {
+		db_err(c, "usage: label [NEWLABEL]");
+		return 1;
+	}
+	if (argc == 2) {
+		if (!may_write(c, "label"))
+			return 1;
+		db_out(c, "writing all SBs");
+		/* As xfs_db: a longer label is cut to the 12 bytes there are. */
+		if (strlen(argv[1]) > 12)
+			db_note(c, "xfskit-db: truncating label length from "
+				"%zu to 12", strlen(argv[1]));
+		snprintf(label, sizeof(label), "%s", argv[1]);
+		err = xk_sb_set_label(c->mp, label);
+		if (err) {
+			db_err(c, "label: %s", xk_strerror(err));
+			return 1;
+		}
+		db_reread(c);
+		db_out(c, "new label = \"%s\"", label);
+		return 0;
+	}
 	memcpy(label, c->mp->sb.fname, 12);
 	label[12] = '\0';
 	db_out(c, "label = \"%s\"", label);
 	return 0;
 }
 
+static void
+uuid_text(const uint8_t *u, char out[37])
+{
+	uuid_unparse_lower(u, out);
+}
+
 int
 db_cmd_uuid(struct db_ctx *c, int argc, char **argv)
 {
-	const uint8_t *u = c->mp->sb.uuid;
+	uint8_t want[16];
+	char text[37], msg[300];
+	int err;
 
-	(void)argc;
-	(void)argv;
-	db_out(c, "UUID = %02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
-	       "%02x%02x%02x%02x%02x%02x", u[0], u[1], u[2], u[3], u[4], u[5],
-	       u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14],
-	       u[15]);
+	if (argc > 2) {
+		db_err(c, "usage: uuid [UUID|generate|nil|restore]");
+		return 1;
+	}
+	if (argc == 2) {
+		if (!may_write(c, "uuid"))
+			return 1;
+		if (!strcmp(argv[1], "generate")) {
+			uuid_generate(want);
+		} else if (!strcmp(argv[1], "nil")) {
+			memset(want, 0, sizeof(want));
+		} else if (!strcmp(argv[1], "restore")) {
+			/* Back to the metadata's UUID; nothing without one. */
+			if (!xk_sb_has_incompat(&c->mp->sb,
+					XK_SB_FEAT_INCOMPAT_META_UUID))
+				return 0;
+			memcpy(want, c->mp->sb.meta_uuid, 16);
+		} else if (uuid_parse(argv[1], want)) {
+			db_err(c, "uuid: invalid UUID %s", argv[1]);
+			return 1;
+		}
+		err = xk_sb_set_uuid(c->mp, want, msg, sizeof(msg));
+		if (err) {
+			db_err(c, "uuid: %s", msg[0] ? msg : xk_strerror(err));
+			return 1;
+		}
+		db_out(c, "Clearing log and setting UUID");
+		db_out(c, "writing all SBs");
+		db_reread(c);
+		uuid_text(want, text);
+		db_out(c, "new UUID = %s", text);
+		return 0;
+	}
+	uuid_text(c->mp->sb.uuid, text);
+	db_out(c, "UUID = %s", text);
 	return 0;
 }
 

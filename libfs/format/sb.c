@@ -4,12 +4,15 @@
  * sanity rules for hostile values, and the buffer verifier used for the
  * primary and every secondary copy.
  */
+#include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <xfskit/errors.h>
 #include <xfskit/format/ag.h>
 #include <xfskit/format/sb.h>
 #include <xfskit/libfs.h>
+#include <xfskit/logv.h>
 
 #define DEC16(f) to->f = xk_be16_get(from->sb_##f)
 #define DEC32(f) to->f = xk_be32_get(from->sb_##f)
@@ -290,4 +293,136 @@ xk_sb_read(struct xk_mount *mp, uint32_t agno, unsigned int flags,
 	return xk_buf_read_ctx(mp, xk_ag_hdr_daddr(mp, agno, XK_SB_SECTOR),
 			       mp->g.sectsize, &xk_sb_buf_ops, agno, 0, flags,
 			       bpp);
+}
+
+/*
+ * The label and the UUID live in every superblock copy.  Each copy is
+ * read and verified before any is written, so a damaged secondary stops
+ * the change before it starts instead of half-way; each copy keeps its
+ * own other fields.  The in-core superblock follows.
+ */
+static int
+sb_rewrite_copies(struct xk_mount *mp, const struct xk_sb *want)
+{
+	struct xk_sb old = mp->sb;
+	uint32_t agcount = mp->g.agcount;
+	int err = 0;
+
+	for (uint32_t agno = 0; agno < agcount && !err; agno++) {
+		struct xk_buf *bp;
+
+		err = xk_sb_read(mp, agno, 0, &bp);
+		if (!err)
+			xk_buf_release(bp);
+	}
+	if (err)
+		return err;
+	/* The copies are verified against the handle's (new) identity. */
+	memcpy(mp->sb.fname, want->fname, 12);
+	memcpy(mp->sb.uuid, want->uuid, 16);
+	memcpy(mp->sb.meta_uuid, want->meta_uuid, 16);
+	mp->sb.features_incompat = want->features_incompat;
+	for (uint32_t agno = 0; agno < agcount && !err; agno++) {
+		struct xk_buf *bp;
+		struct xk_dsb *d;
+
+		err = xk_sb_read(mp, agno, XK_READ_NOVERIFY, &bp);
+		if (err)
+			break;
+		d = (struct xk_dsb *)bp->data;
+		memcpy(d->sb_fname, want->fname, 12);
+		memcpy(d->sb_uuid, want->uuid, 16);
+		memcpy(d->sb_meta_uuid, want->meta_uuid, 16);
+		xk_be32_set(&d->sb_features_incompat, want->features_incompat);
+		/* Unset quota inodes are written null, as the kernel does. */
+		if (!xk_be64_get(d->sb_uquotino))
+			xk_be64_set(&d->sb_uquotino, XK_NULLFSINO);
+		if (!xk_be64_get(d->sb_gquotino))
+			xk_be64_set(&d->sb_gquotino, XK_NULLFSINO);
+		if (!xk_be64_get(d->sb_pquotino))
+			xk_be64_set(&d->sb_pquotino, XK_NULLFSINO);
+		err = xk_buf_write(bp);
+		xk_buf_release(bp);
+	}
+	if (err)
+		mp->sb = old;
+	return err;
+}
+
+/* A log with transactions in it would be lost by the rewrite. */
+static int
+log_must_be_clean(struct xk_mount *mp, char *msg, size_t msglen)
+{
+	struct xk_log *log = NULL;
+	const struct xk_log_state *st;
+	int err = xk_log_open(mp, &log);
+
+	if (!log) {
+		snprintf(msg, msglen, "no memory to read the log");
+		return -ENOMEM;
+	}
+	st = xk_log_get_state(log);
+	if (err)
+		snprintf(msg, msglen, "the log cannot be read: %s",
+			 xk_log_errmsg(log));
+	else if (!st->clean && !st->empty) {
+		snprintf(msg, msglen, "the log is dirty: it holds changes "
+			 "that a mount or xfskit-repair must replay first");
+		err = -EBUSY;
+	}
+	xk_log_close(log);
+	return err;
+}
+
+int
+xk_sb_set_label(struct xk_mount *mp, const char *label)
+{
+	struct xk_sb want = mp->sb;
+	size_t len = strlen(label);
+
+	if (len > sizeof(want.fname))
+		return -ENAMETOOLONG;
+	memset(want.fname, 0, sizeof(want.fname));
+	memcpy(want.fname, label, len);
+	return sb_rewrite_copies(mp, &want);
+}
+
+/*
+ * A v5 filesystem's metadata blocks carry the UUID they were made with,
+ * so a new UUID is only the user-visible one: the old one moves to
+ * sb_meta_uuid under the META_UUID feature, which goes away again when
+ * the UUID returns to the metadata's.  Log records carry the visible
+ * UUID, so the log (which must be clean) is rewritten empty under the
+ * new one.
+ */
+int
+xk_sb_set_uuid(struct xk_mount *mp, const uint8_t uuid[16], char *msg,
+	       size_t msglen)
+{
+	struct xk_sb want = mp->sb;
+	int has_meta = xk_sb_has_incompat(&want,
+					  XK_SB_FEAT_INCOMPAT_META_UUID);
+	int err;
+
+	msg[0] = 0;
+	if (!memcmp(want.uuid, uuid, 16))
+		return 0;
+	err = log_must_be_clean(mp, msg, msglen);
+	if (err)
+		return err;
+	if (!has_meta) {
+		memcpy(want.meta_uuid, want.uuid, 16);
+		want.features_incompat |= XK_SB_FEAT_INCOMPAT_META_UUID;
+	} else if (!memcmp(want.meta_uuid, uuid, 16)) {
+		memset(want.meta_uuid, 0, 16);
+		want.features_incompat &= ~XK_SB_FEAT_INCOMPAT_META_UUID;
+	}
+	memcpy(want.uuid, uuid, 16);
+	err = sb_rewrite_copies(mp, &want);
+	if (err) {
+		snprintf(msg, msglen, "rewriting the superblocks failed: %s",
+			 xk_strerror(err));
+		return err;
+	}
+	return xk_log_zero(mp, msg, msglen);
 }
