@@ -174,17 +174,8 @@ fixup_sb(struct rst *r)
 	d->sb_inprogress = 0;
 	if ((xk_be16_get(d->sb_versionnum) & XK_SB_VERSION_NUMBITS) ==
 	    XK_SB_VERSION_5) {
-		/*
-		 * xfs_mdrestore decodes and re-encodes the superblock, and
-		 * the decoder turns a quota inode of 0 into NULLFSINO:
-		 * do the same so the images match.
-		 */
-		if (!xk_be64_get(d->sb_uquotino))
-			xk_be64_set(&d->sb_uquotino, XK_NULLFSINO);
-		if (!xk_be64_get(d->sb_gquotino))
-			xk_be64_set(&d->sb_gquotino, XK_NULLFSINO);
-		if (!xk_be64_get(d->sb_pquotino))
-			xk_be64_set(&d->sb_pquotino, XK_NULLFSINO);
+		/* xfs_mdrestore re-encodes it: the images must match. */
+		xk_dsb_null_quota_inodes(d);
 		xk_cksum_update(buf, r->sectsize,
 				offsetof(struct xk_dsb, sb_crc));
 	}

@@ -296,6 +296,21 @@ xk_sb_read(struct xk_mount *mp, uint32_t agno, unsigned int flags,
 }
 
 /*
+ * Whoever decodes and re-encodes a v5 superblock (the kernel, xfs_db,
+ * xfs_mdrestore) writes an unset quota inode as NULLFSINO, not 0.
+ */
+void
+xk_dsb_null_quota_inodes(struct xk_dsb *d)
+{
+	if (!xk_be64_get(d->sb_uquotino))
+		xk_be64_set(&d->sb_uquotino, XK_NULLFSINO);
+	if (!xk_be64_get(d->sb_gquotino))
+		xk_be64_set(&d->sb_gquotino, XK_NULLFSINO);
+	if (!xk_be64_get(d->sb_pquotino))
+		xk_be64_set(&d->sb_pquotino, XK_NULLFSINO);
+}
+
+/*
  * The label and the UUID live in every superblock copy.  Each copy is
  * read and verified before any is written, so a damaged secondary stops
  * the change before it starts instead of half-way; each copy keeps its
@@ -334,13 +349,7 @@ sb_rewrite_copies(struct xk_mount *mp, const struct xk_sb *want)
 		memcpy(d->sb_uuid, want->uuid, 16);
 		memcpy(d->sb_meta_uuid, want->meta_uuid, 16);
 		xk_be32_set(&d->sb_features_incompat, want->features_incompat);
-		/* Unset quota inodes are written null, as the kernel does. */
-		if (!xk_be64_get(d->sb_uquotino))
-			xk_be64_set(&d->sb_uquotino, XK_NULLFSINO);
-		if (!xk_be64_get(d->sb_gquotino))
-			xk_be64_set(&d->sb_gquotino, XK_NULLFSINO);
-		if (!xk_be64_get(d->sb_pquotino))
-			xk_be64_set(&d->sb_pquotino, XK_NULLFSINO);
+		xk_dsb_null_quota_inodes(d);
 		err = xk_buf_write(bp);
 		xk_buf_release(bp);
 	}

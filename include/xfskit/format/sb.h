@@ -220,6 +220,8 @@ struct xk_sb {
 
 void xk_sb_decode(struct xk_sb *to, const struct xk_dsb *from);
 void xk_sb_encode(struct xk_dsb *to, const struct xk_sb *from);
+/* Unset (0) quota inodes as NULLFSINO, as re-encoders write them. */
+void xk_dsb_null_quota_inodes(struct xk_dsb *d);
 
 static inline int xk_sb_version(const struct xk_sb *sb)
 {
