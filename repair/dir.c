@@ -37,7 +37,7 @@ note_edge(struct repair_ctx *rc, uint64_t parent, uint64_t child,
 {
 	const struct edge e = { parent, child, ftype };
 
-	(void)vec_push(&rc->edge_vec, &e, sizeof(e));
+	(void)xk_vec_push(&rc->edge_vec, &e, sizeof(e));
 }
 
 void

@@ -24,14 +24,14 @@ claims_add(struct claims *c, uint32_t agbno, uint32_t len, uint64_t owner,
 {
 	struct claim one = { agbno, len, owner, offset };
 
-	return vec_push(&c->vec, &one, sizeof(one));
+	return xk_vec_push(&c->vec, &one, sizeof(one));
 }
 
 /* Frees the claims; the vector stays tied to its spill context. */
 void
 claims_free(struct claims *c)
 {
-	vec_free(&c->vec);
+	xk_vec_free(&c->vec);
 }
 
 void
