@@ -27,6 +27,7 @@
 #include <uuid/uuid.h>
 
 #include <xfskit/init.h>
+#include <xfskit/log_resv.h>
 
 #include "mkfs.h"
 
@@ -658,7 +659,7 @@ log_geometry(const struct mkfs_cli *cli, struct mkfs_cfg *cfg)
 	uint32_t sunit;
 	long long n;
 
-	min_logblocks = mkfs_min_log_blocks(cfg);
+	min_logblocks = xk_log_min_blocks(&cfg->sb);
 	if (min_logblocks < MIN_LOG_BLOCKS)
 		min_logblocks = MIN_LOG_BLOCKS;
 	if (!cli->logsize.set && cfg->dblocks >= GiB(1, cfg->blocklog) &&

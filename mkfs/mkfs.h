@@ -93,20 +93,6 @@ int mkfs_config_load(struct mkfs_cli *cli, const char *path);
 
 /* geometry.c: validate and derive; prints the precise reason, returns 1. */
 int mkfs_geometry(const struct mkfs_cli *cli, struct mkfs_cfg *cfg);
-/* Minimum log size in blocks the kernel accepts for this geometry. */
-uint32_t mkfs_min_log_blocks(const struct mkfs_cfg *cfg);
-/* trans_resv.c: transaction log reservations. */
-#define MKFS_RESV_NR	26
-struct mkfs_resv {
-	uint64_t	logres;		/* bytes per roll */
-	unsigned int	logcount;	/* rolls; 0 or 1 for one-shot */
-};
-/* The kernel's runtime table, in its order (as xfs_db's logres). */
-void mkfs_trans_resv_table(const struct xk_sb *sb, struct mkfs_resv *r);
-/* The largest reservation, in the sizing used for the minimum log. */
-uint64_t mkfs_trans_max_logres(const struct xk_sb *sb,
-			       unsigned int *logcount);
-
 /* report.c */
 void mkfs_report(FILE *f, const struct mkfs_cfg *cfg);
 

@@ -58,8 +58,8 @@ repair_scan_free(struct repair_ctx *rc)
 		free(as->seen_free);
 	}
 	free(rc->ags);
-	vec_free(&rc->inode_vec);
-	vec_free(&rc->edge_vec);
+	xk_vec_free(&rc->inode_vec);
+	xk_vec_free(&rc->edge_vec);
 	free(rc->ifix.v);
 	free(rc->sb_bad);
 	free(rc->orphans);

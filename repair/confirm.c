@@ -32,8 +32,8 @@ struct scan_keep {
 		uint64_t		*seen;
 		size_t			n;
 	}		*chunks;	/* per AG */
-	struct vec	inodes;		/* struct inode_info */
-	struct vec	edges;		/* struct edge */
+	struct xk_vec	inodes;		/* struct inode_info */
+	struct xk_vec	edges;		/* struct edge */
 };
 
 /* Findings the rebuild fixes without touching an inode. */
@@ -99,8 +99,8 @@ keep_free(struct repair_ctx *rc)
 	}
 	free(k->used);
 	free(k->chunks);
-	vec_free(&k->inodes);
-	vec_free(&k->edges);
+	xk_vec_free(&k->inodes);
+	xk_vec_free(&k->edges);
 	free(k);
 	rc->keep = NULL;
 }
@@ -125,10 +125,10 @@ keep_take(struct repair_ctx *rc)
 	k->inodes.spill = rc->spill;
 	k->edges.spill = rc->spill;
 	if (!err)
-		err = vec_append(&k->inodes, rc->inodes, rc->ninodes,
+		err = xk_vec_append(&k->inodes, rc->inodes, rc->ninodes,
 				 sizeof(*rc->inodes));
 	if (!err)
-		err = vec_append(&k->edges, rc->edges, rc->nedges,
+		err = xk_vec_append(&k->edges, rc->edges, rc->nedges,
 				 sizeof(*rc->edges));
 	for (uint32_t agno = 0; agno < agcount && !err; agno++)
 		k->used[agno].vec.spill = rc->spill;
@@ -218,8 +218,8 @@ phase_inodes_kept(struct repair_ctx *rc)
 	int err = 0;
 
 	/* The lists move to the pass (kept state is used once). */
-	vec_move(&rc->inode_vec, &k->inodes);
-	vec_move(&rc->edge_vec, &k->edges);
+	xk_vec_move(&rc->inode_vec, &k->inodes);
+	xk_vec_move(&rc->edge_vec, &k->edges);
 	/* What phase 5 derives is derived again. */
 	for (size_t i = 0; i < rc->ninodes; i++) {
 		rc->inodes[i].refs = 0;

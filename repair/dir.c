@@ -6,6 +6,7 @@
  * space and by its magic); the entries are then recorded for the
  * link-count and connectivity phase, with "." and ".." checked here.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +16,7 @@
 
 #include <xfskit/format/da.h>
 #include <xfskit/format/dir.h>
+#include <xfskit/sort.h>
 
 uint64_t
 fork_map_lookup(const struct fork_map *map, uint64_t off, uint64_t *contig)
@@ -37,7 +39,7 @@ note_edge(struct repair_ctx *rc, uint64_t parent, uint64_t child,
 {
 	const struct edge e = { parent, child, ftype };
 
-	(void)vec_push(&rc->edge_vec, &e, sizeof(e));
+	(void)xk_vec_push(&rc->edge_vec, &e, sizeof(e));
 }
 
 void
@@ -278,53 +280,8 @@ dir_leaf_fn(void *ctx, struct xk_buf *bp, uint64_t lblk)
 static void
 sort_refs(struct dirent_ref *v, size_t n)
 {
-	size_t count[4][256], pos[256];
-	struct dirent_ref *tmp, *from = v, *to;
-	size_t i;
-
-	for (i = 1; i < n; i++)
-		if (cmp_ref(&v[i - 1], &v[i]) > 0)
-			break;
-	if (i >= n)
-		return;
-	tmp = malloc(n * sizeof(*tmp));
-	if (!tmp) {
-		sort_v(v, n, sizeof(*v), cmp_ref);
-		return;
-	}
-	to = tmp;
-	memset(count, 0, sizeof(count));
-	for (i = 0; i < n; i++)
-		for (int d = 0; d < 4; d++)
-			count[d][(v[i].addr >> (8 * d)) & 0xff]++;
-	for (int d = 0; d < 4; d++) {
-		size_t sum = 0;
-		unsigned int shift = 8 * (unsigned int)d;
-
-		/* A byte all addresses share orders nothing. */
-		if (count[d][(v[0].addr >> shift) & 0xff] == n)
-			continue;
-		for (int b = 0; b < 256; b++) {
-			pos[b] = sum;
-			sum += count[d][b];
-		}
-		for (i = 0; i < n; i++)
-			to[pos[(from[i].addr >> shift) & 0xff]++] = from[i];
-		from = to;
-		to = from == v ? tmp : v;
-	}
-	if (from != v)
-		memcpy(v, from, n * sizeof(*v));
-	free(tmp);
-	for (i = 0; i + 1 < n; i++) {
-		size_t j = i + 1;
-
-		while (j < n && v[j].addr == v[i].addr)
-			j++;
-		if (j - i > 1)
-			sort_v(&v[i], j - i, sizeof(*v), cmp_ref);
-		i = j - 1;
-	}
+	xk_sort_by_u32(v, n, sizeof(*v), offsetof(struct dirent_ref, addr), 0,
+		       cmp_ref);
 }
 
 /* Every entry indexed exactly once, under its own hash, and no more. */

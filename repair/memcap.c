@@ -173,7 +173,7 @@ spill_start(struct repair_ctx *rc, const char *dir, uint64_t cap)
 		fprintf(stderr, "xfskit-repair: out of memory\n");
 		return -1;
 	}
-	err = vec_spill_start(rc->spill, dir, SPILL_THRESHOLD, cap,
+	err = xk_vec_spill_start(rc->spill, dir, SPILL_THRESHOLD, cap,
 			      &in_memory);
 	if (err) {
 		fprintf(stderr, "xfskit-repair: cannot keep temporary files "
@@ -264,7 +264,7 @@ ags_attach_spill(struct repair_ctx *rc)
 }
 
 static void
-list_line(struct repair_ctx *rc, const char *what, const struct vec *v,
+list_line(struct repair_ctx *rc, const char *what, const struct xk_vec *v,
 	  size_t size)
 {
 	info(rc, "Spilled: the %s list, %zu entries (%llu MiB), is %s.\n",
@@ -284,7 +284,7 @@ lists_report(struct repair_ctx *rc)
 void
 repair_memory_done(struct repair_ctx *rc)
 {
-	struct vec_spill *sp = rc->spill;
+	struct xk_vec_spill *sp = rc->spill;
 
 	if (!sp)
 		return;
@@ -292,7 +292,7 @@ repair_memory_done(struct repair_ctx *rc)
 		fprintf(stderr, "xfskit-repair: warning: %lu moves of "
 			"records to files in %s failed; those stayed in "
 			"memory\n", sp->failed, sp->dir);
-	vec_spill_stop(sp);
+	xk_vec_spill_stop(sp);
 	if (rc->verbose)
 		info(rc, "Spilled: %lu vectors to files, at most %llu MiB "
 		     "mapped; pages unmapped %lu times to stay under the "

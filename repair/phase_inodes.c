@@ -28,7 +28,7 @@ add_inode(struct repair_ctx *rc)
 {
 	static const struct inode_info zero;
 
-	if (vec_push(&rc->inode_vec, &zero, sizeof(zero)))
+	if (xk_vec_push(&rc->inode_vec, &zero, sizeof(zero)))
 		return NULL;
 	return &rc->inodes[rc->ninodes - 1];
 }
@@ -523,15 +523,15 @@ append(void **dst, size_t *n, size_t *cap, const void *src, size_t m,
  * the heap).
  */
 static int
-adopt(struct vec *dst, struct vec *src, size_t size)
+adopt(struct xk_vec *dst, struct xk_vec *src, size_t size)
 {
 	int err = 0;
 
 	if (dst->n == 0) {
-		vec_move(dst, src);
+		xk_vec_move(dst, src);
 	} else {
-		err = vec_append(dst, src->v, src->n, size);
-		vec_free(src);
+		err = xk_vec_append(dst, src->v, src->n, size);
+		xk_vec_free(src);
 	}
 	return err;
 }
@@ -550,7 +550,7 @@ worker_merge(struct repair_ctx *parent, struct worker *w)
 		struct claims *to = &parent->ags[agno].used;
 		struct claims *from = &rc->ags[agno].used;
 
-		err = vec_append(&to->vec, from->v, from->n,
+		err = xk_vec_append(&to->vec, from->v, from->n,
 				 sizeof(*from->v));
 	}
 	if (!err)
@@ -630,8 +630,8 @@ worker_close(struct worker *w, uint32_t agcount)
 		for (uint32_t agno = 0; agno < agcount; agno++)
 			claims_free(&rc->ags[agno].used);
 	free(rc->ags);
-	vec_free(&rc->inode_vec);
-	vec_free(&rc->edge_vec);
+	xk_vec_free(&rc->inode_vec);
+	xk_vec_free(&rc->edge_vec);
 	free(rc->ifix.v);
 	free(rc->dirfix);
 	xk_mount_close(rc->mp);

@@ -47,7 +47,7 @@ _Static_assert(offsetof(struct inode_info, ino) == 0 &&
 struct seq {
 	uint64_t	*w;		/* the list as words */
 	size_t		words;		/* words per element */
-	struct vec_spill *sp;		/* the list's, to poll (or NULL) */
+	struct xk_vec_spill *sp;		/* the list's, to poll (or NULL) */
 };
 
 /* Every so many elements moved or read: see lists_poll. */
@@ -55,7 +55,7 @@ static void
 seq_poll(const struct seq *s, size_t count)
 {
 	if (s->sp && !(count & LISTS_POLL_MASK))
-		vec_spill_poll(s->sp);
+		xk_vec_spill_poll(s->sp);
 }
 
 static uint64_t
@@ -152,7 +152,7 @@ run_end(const struct seq *s, size_t lo, size_t n)
  * directory keep their order whatever the thread count.
  */
 static void
-order_runs(void *base, size_t n, size_t size, struct vec_spill *sp)
+order_runs(void *base, size_t n, size_t size, struct xk_vec_spill *sp)
 {
 	struct seq s = { base, size / 8, sp };
 
@@ -310,12 +310,12 @@ names(struct repair_ctx *rc, uint64_t dir, uint64_t child)
 static int
 reach_from_root(struct repair_ctx *rc, struct inode_info *root)
 {
-	struct vec stack = { .spill = rc->spill };
+	struct xk_vec stack = { .spill = rc->spill };
 	size_t visited = 0;
 	int err;
 
 	root->reached = 1;
-	err = vec_push(&stack, &root->ino, sizeof(root->ino));
+	err = xk_vec_push(&stack, &root->ino, sizeof(root->ino));
 	while (!err && stack.n) {
 		uint64_t dir = ((const uint64_t *)stack.v)[--stack.n];
 		size_t lo = first_edge(rc, dir);
@@ -330,12 +330,12 @@ reach_from_root(struct repair_ctx *rc, struct inode_info *root)
 				continue;
 			c->reached = 1;
 			if (is_dir(c))
-				err = vec_push(&stack, &c->ino, sizeof(c->ino));
+				err = xk_vec_push(&stack, &c->ino, sizeof(c->ino));
 			if (err)
 				break;
 		}
 	}
-	vec_free(&stack);
+	xk_vec_free(&stack);
 	if (err)
 		for (size_t i = 0; i < rc->ninodes; i++)
 			rc->inodes[i].reached = 1;
@@ -350,8 +350,8 @@ phase_links(struct repair_ctx *rc)
 	size_t reported = 0;
 
 	/* Filled: from here on searched by binary search. */
-	vec_probe_random(&rc->inode_vec);
-	vec_probe_random(&rc->edge_vec);
+	xk_vec_probe_random(&rc->inode_vec);
+	xk_vec_probe_random(&rc->edge_vec);
 	/* The inode scan goes in inode order: one run per worker. */
 	inodes_order(rc);
 	order_runs(rc->edges, rc->nedges, sizeof(*rc->edges),

@@ -8,7 +8,7 @@
 
 #include <xfskit/libfs.h>
 
-#include "vec.h"
+#include <xfskit/vec.h>
 
 /* Exit codes (documented in xfskit-repair(8)). */
 #define REPAIR_EXIT_CLEAN	0
@@ -76,16 +76,16 @@ struct claim {
  */
 struct claims {
 	union {
-		struct vec	vec;
+		struct xk_vec	vec;
 		struct {
 			struct claim	*v;
 			size_t		n;
 		};
 	};
 };
-_Static_assert(offsetof(struct claims, v) == offsetof(struct vec, v) &&
-	       offsetof(struct claims, n) == offsetof(struct vec, n),
-	       "struct claims views a struct vec");
+_Static_assert(offsetof(struct claims, v) == offsetof(struct xk_vec, v) &&
+	       offsetof(struct claims, n) == offsetof(struct xk_vec, n),
+	       "struct claims views a struct xk_vec");
 
 /* What the scan learned about one AG. */
 struct ag_scan {
@@ -197,7 +197,7 @@ struct repair_ctx {
 	uint64_t	cache_bytes;	/* buffer cache budget per handle */
 	uint64_t	mem_cap_mb;	/* -m, 0: no cap */
 	const char	*spill_dir;	/* --spill-dir, else $TMPDIR, /var/tmp */
-	struct vec_spill *spill;	/* set when -m calls for spilling */
+	struct xk_vec_spill *spill;	/* set when -m calls for spilling */
 	int		direct;		/* --direct: O_DIRECT I/O */
 	FILE		*out;
 	unsigned long	counts[PR_NR];
@@ -208,20 +208,20 @@ struct repair_ctx {
 	 * entry list, for link counts and connectivity: one element per
 	 * inode in use and per entry, so at a billion inodes most of the
 	 * check's memory.  Vectors (vec.h) read as arrays through inodes,
-	 * ninodes, edges and nedges; appended to only by vec_push and
+	 * ninodes, edges and nedges; appended to only by xk_vec_push and
 	 * friends, which may move them (realloc, mremap), so no pointer
 	 * into them is kept across an append.  Under -m they are tied to
 	 * the spill context and live in temporary files.
 	 */
 	union {
-		struct vec	inode_vec;
+		struct xk_vec	inode_vec;
 		struct {
 			struct inode_info *inodes;
 			size_t		ninodes;
 		};
 	};
 	union {
-		struct vec	edge_vec;
+		struct xk_vec	edge_vec;
 		struct {
 			struct edge	*edges;
 			size_t		nedges;
@@ -236,7 +236,7 @@ struct repair_ctx {
 
 #define REPAIR_VIEWS(vf, field, member) \
 	(offsetof(struct repair_ctx, field) == \
-	 offsetof(struct repair_ctx, vf) + offsetof(struct vec, member))
+	 offsetof(struct repair_ctx, vf) + offsetof(struct xk_vec, member))
 _Static_assert(REPAIR_VIEWS(inode_vec, inodes, v) &&
 	       REPAIR_VIEWS(inode_vec, ninodes, n) &&
 	       REPAIR_VIEWS(edge_vec, edges, v) &&
@@ -282,14 +282,14 @@ void lists_report(struct repair_ctx *rc);
 /*
  * In a pass over the inode or entry list, call with the index: every
  * 32 Ki elements (at most 1 MiB) the cap is checked, when the lists may
- * be spilled (vec_spill_poll says why the trimmer alone is too slow).
+ * be spilled (xk_vec_spill_poll says why the trimmer alone is too slow).
  */
 #define LISTS_POLL_MASK	0xfffU
 static inline void
 lists_poll(const struct repair_ctx *rc, size_t i)
 {
 	if (rc->spill && !(i & LISTS_POLL_MASK))
-		vec_spill_poll(rc->spill);
+		xk_vec_spill_poll(rc->spill);
 }
 
 /*
@@ -302,7 +302,7 @@ static inline void
 search_poll(struct repair_ctx *rc)
 {
 	if (rc->spill && !(++rc->list_searches & SEARCH_POLL_MASK))
-		vec_spill_poll(rc->spill);
+		xk_vec_spill_poll(rc->spill);
 }
 /* Stop spilling (after the run; its vectors freed); -v prints the figures. */
 void repair_memory_done(struct repair_ctx *rc);

@@ -13,8 +13,11 @@
  * sharing the claims show.
  */
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <xfskit/sort.h>
 
 #include "repair.h"
 
@@ -24,14 +27,14 @@ claims_add(struct claims *c, uint32_t agbno, uint32_t len, uint64_t owner,
 {
 	struct claim one = { agbno, len, owner, offset };
 
-	return vec_push(&c->vec, &one, sizeof(one));
+	return xk_vec_push(&c->vec, &one, sizeof(one));
 }
 
 /* Frees the claims; the vector stays tied to its spill context. */
 void
 claims_free(struct claims *c)
 {
-	vec_free(&c->vec);
+	xk_vec_free(&c->vec);
 }
 
 void
@@ -88,62 +91,14 @@ cmp_extent(const void *a, const void *b)
 }
 
 /*
- * Sort claims by agbno, ties by cmp (which orders by agbno first).  The
- * lists arrive nearly or wholly in order (btree records, a copy of a
- * sorted list), so order is checked first; otherwise a stable counting
- * sort on the agbno bytes that differ, then the rare runs of one agbno
- * by cmp.  A qsort here cost a few percent of the check, mostly on lists
- * that were sorted already.  Falls back to qsort when the copy the
- * counting sort needs cannot be had.
+ * Sort claims by agbno, ties by cmp (which orders by agbno first), in
+ * linear time; no copy of more than 256 MiB (qsort then).
  */
 static void
 sort_claims(struct claim *v, size_t n, int (*cmp)(const void *, const void *))
 {
-	size_t count[4][256], pos[256], i;
-	struct claim *tmp, *from = v, *to;
-
-	for (i = 1; i < n; i++)
-		if (cmp(&v[i - 1], &v[i]) > 0)
-			break;
-	if (i >= n)
-		return;
-	tmp = n <= (256U << 20) / sizeof(*v) ? malloc(n * sizeof(*v)) : NULL;
-	if (!tmp) {
-		sort_v(v, n, sizeof(*v), cmp);
-		return;
-	}
-	to = tmp;
-	memset(count, 0, sizeof(count));
-	for (i = 0; i < n; i++)
-		for (int d = 0; d < 4; d++)
-			count[d][(v[i].agbno >> (8 * d)) & 0xff]++;
-	for (int d = 0; d < 4; d++) {
-		unsigned int shift = 8 * (unsigned int)d;
-		size_t sum = 0;
-
-		if (count[d][(v[0].agbno >> shift) & 0xff] == n)
-			continue;
-		for (int b = 0; b < 256; b++) {
-			pos[b] = sum;
-			sum += count[d][b];
-		}
-		for (i = 0; i < n; i++)
-			to[pos[(from[i].agbno >> shift) & 0xff]++] = from[i];
-		from = to;
-		to = from == v ? tmp : v;
-	}
-	if (from != v)
-		memcpy(v, from, n * sizeof(*v));
-	free(tmp);
-	for (i = 0; i + 1 < n; i++) {
-		size_t j = i + 1;
-
-		while (j < n && v[j].agbno == v[i].agbno)
-			j++;
-		if (j - i > 1)
-			sort_v(&v[i], j - i, sizeof(*v), cmp);
-		i = j - 1;
-	}
+	xk_sort_by_u32(v, n, sizeof(*v), offsetof(struct claim, agbno),
+		       256U << 20, cmp);
 }
 
 static const char *

@@ -209,7 +209,7 @@ int xk_bld_dev(struct xk_bld *b, struct xk_bld_inode *ip, uint32_t major,
 int xk_bld_symlink(struct xk_bld *b, struct xk_bld_inode *ip,
 		   const char *target, size_t len);
 
-/* --- directories (libfs/build/dir.c) --- */
+/* --- directories (libfs/write/dir.c) --- */
 
 struct xk_bld_dirent {
 	const uint8_t	*name;
@@ -228,7 +228,7 @@ struct xk_bld_dirent {
 int xk_bld_dir(struct xk_bld *b, struct xk_bld_inode *ip, uint64_t parent,
 	       const struct xk_bld_dirent *ents, size_t n);
 
-/* --- extended attributes (libfs/build/attr.c) --- */
+/* --- extended attributes (libfs/write/attr.c) --- */
 
 struct xk_bld_xattr {
 	uint8_t		flags;		/* XK_ATTR_ROOT / XK_ATTR_SECURE / 0 */
@@ -247,7 +247,7 @@ struct xk_bld_xattr {
 int xk_bld_attrs(struct xk_bld *b, struct xk_bld_inode *ip,
 		 const struct xk_bld_xattr *xa, size_t n);
 
-/* --- edits, for finishing log intents (libfs/build/edit.c) --- */
+/* --- edits, for finishing log intents (libfs/write/edit.c) --- */
 
 /*
  * Free an extent as EFI recovery does: the blocks become free space and
@@ -292,7 +292,7 @@ int xk_bld_cow_cleanup(struct xk_bld *b, uint64_t *count);
 int xk_bld_free_unlinked(struct xk_bld *b, uint64_t *count);
 
 /*
- * A file mapping exchange left unfinished (XMI, libfs/build/edit_xmi.c):
+ * A file mapping exchange left unfinished (XMI, libfs/write/edit_xmi.c):
  * blockcount blocks of ino1's data fork from startoff1 exchanged with
  * ino2's from startoff2; flags are the logged XK_EXCHMAPS_* bits.
  */
@@ -327,7 +327,7 @@ int xk_bld_exchange_mappings(struct xk_bld *b,
 int xk_bld_trim_eof(struct xk_bld *b, uint64_t ino, uint64_t size,
 		    const char **why);
 
-/* --- internals shared by libfs/build/ files --- */
+/* --- internals shared by libfs/write/ files --- */
 
 /* The mount the builder writes to. */
 struct xk_mount *xk_bld_mount(const struct xk_bld *b);

@@ -2,7 +2,7 @@
 /*
  * An inode's extended attributes as a list in memory, read from its attr
  * fork in any format, edited, and written back whole by the builder
- * (libfs/build/attr_edit.c).  This is how logged attribute operations
+ * (libfs/write/attr_edit.c).  This is how logged attribute operations
  * left unfinished by a crash (ATTRI intents, parent pointers above all)
  * are finished offline: the fork's content ends up what the kernel's
  * recovery leaves, its layout (short form, leaf, node; block placement)

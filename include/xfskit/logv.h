@@ -185,7 +185,7 @@ struct xk_log_report {
  * block's LSN is older than the transaction's); then, as the kernel
  * does at mount, the unfinished intents are finished (EFI, RUI, CUI,
  * BUI, XMI, ATTRI), CoW staging extents and inodes on the AGI unlinked lists freed,
- * and the AG indexes rebuilt from the result (libfs/build); the log is
+ * and the AG indexes rebuilt from the result (libfs/write); the log is
  * rewritten clean (unmount record at the head, in the head's cycle),
  * log_incompat bits are cleared and the superblock counters set.
  * Dquot items are applied after pass 2 when the (replayed) superblock

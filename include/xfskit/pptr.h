@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Parent pointers across a filesystem (libfs/build/pptr.c): reading a
+ * Parent pointers across a filesystem (libfs/write/pptr.c): reading a
  * directory's entries with their names, and giving every inode of a
  * tree the parent pointers its directory entries call for.  The check
  * compares both sides with the first; xfskit-mkfs -p, which builds

@@ -7,7 +7,7 @@
  * CoW staging extents are freed and the inodes left on the AGI unlinked
  * lists (unlinked while open) are inactivated and freed.
  *
- * All of it goes through the builder (libfs/build/): the effects are
+ * All of it goes through the builder (libfs/write/): the effects are
  * applied to its in-memory state of each AG and commit rebuilds the AG
  * indexes, so the result is consistent by construction even though the
  * btrees' shapes differ from what the kernel's record-by-record updates
@@ -173,7 +173,7 @@ log_finish(struct xk_log *log, const struct log_intent *in, size_t n,
 	 * log order and finishes the rest (an exchange's later steps) after
 	 * all of them: a mapping update logged after an XMI lands before
 	 * the exchange goes on.  Each file's bmbt is edited in that order
-	 * (see libfs/build/bmbt_shape.c), so exchanges come last here; the
+	 * (see libfs/write/bmbt_shape.c), so exchanges come last here; the
 	 * others never touch the range an XMI has left.
 	 */
 	for (size_t k = 0; k < 2 * n; k++) {

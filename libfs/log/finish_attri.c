@@ -15,7 +15,7 @@
  * The inode is the logged one; parent pointer operations also name its
  * generation and fail when the inode was freed or reused.  The work
  * here reads the inode's whole attr fork, applies the operation to the
- * list and writes the fork anew (libfs/build/attr_edit.c): the same
+ * list and writes the fork anew (libfs/write/attr_edit.c): the same
  * attributes as the kernel's, possibly in another layout.
  *
  * Replay keeps only the format region of an unfinished intent; the

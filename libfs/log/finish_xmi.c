@@ -6,7 +6,7 @@
  * inodes by number and generation, the two start offsets and the blocks
  * left to exchange; each step logs the done item (XMD) and a new XMI for
  * what remains.  An XMI left without its XMD is finished as the kernel's
- * recovery does (libfs/build/edit_xmi.c does the work).  When every
+ * recovery does (libfs/write/edit_xmi.c does the work).  When every
  * intent is finished the mount lets go of the files it took, and that
  * frees what they map past the size they had then: log_xmi_release.
  *

@@ -217,7 +217,7 @@ compare() {
 	if ! cmp -s "$T/A.hdr" "$T/B.hdr"; then
 		# The kernel's replay is the reference only where xfs_repair
 		# finds it consistent itself (its exchange recovery has lost
-		# data before: see the trim in libfs/build/edit_xmi.c).
+		# data before: see the trim in libfs/write/edit_xmi.c).
 		cp --sparse=always "$T/A.img" "$T/Ax.img"
 		set_exchrange "$T/Ax.img" 0
 		if xfs_repair -n "$T/Ax.img" >"$T/$name.xra" 2>&1; then

@@ -30,20 +30,20 @@ for p in xfskit-mkfs xfskit-repair xfskit-db xfskit-undo fsck.xfskit; do
 	[ -x "$sbin/$p" ] || fail "$p is not installed in $sbin"
 	[ -f "$man8/$p.8" ] || fail "the man page of $p is not installed"
 done
-ls "$lib"/libfs.so.0* >/dev/null 2>&1 || fail "libfs.so.0 is not installed in $lib"
-[ -L "$lib/libfs.so" ] || fail "the libfs.so link is not installed"
+ls "$lib"/libxfskit.so.0* >/dev/null 2>&1 || fail "libxfskit.so.0 is not installed in $lib"
+[ -L "$lib/libxfskit.so" ] || fail "the libxfskit.so link is not installed"
 for h in "$XK_SRCDIR"/include/xfskit/*.h "$XK_SRCDIR"/include/xfskit/format/*.h; do
 	rel=${h#"$XK_SRCDIR"/include/}
 	[ -f "$D$prefix/include/$rel" ] || fail "header $rel is not installed"
 done
-pc=$lib/pkgconfig/xfskit-libfs.pc
-[ -f "$pc" ] || fail "xfskit-libfs.pc is not installed"
+pc=$lib/pkgconfig/xfskit.pc
+[ -f "$pc" ] || fail "xfskit.pc is not installed"
 pass "tools, man pages, library, headers and pkg-config file installed"
 
 # Build against the installed library only: the sysroot prefix points
 # pkg-config's -I and -L into DESTDIR.
 export PKG_CONFIG_PATH=$lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$D
-ver=$(pkg-config --modversion xfskit-libfs)
+ver=$(pkg-config --modversion xfskit)
 [ "$ver" = "$(sed -n 's/^PACKAGE_VERSION = //p' "$XK_BUILDDIR/Makefile")" ] ||
 	fail "pkg-config version '$ver' is not the package's"
 cat >"$T/prog.c" <<'EOF'
@@ -75,12 +75,12 @@ EOF
 san=$(mvar XK_CFLAGS | grep -o -- '-fsanitize=[^ ]*' | head -1)
 # shellcheck disable=SC2046
 if cc -std=gnu11 -Wall -Werror $san -o "$T/prog" "$T/prog.c" \
-	$(pkg-config --cflags --libs xfskit-libfs) 2>"$T/cc.err"; then
+	$(pkg-config --cflags --libs xfskit) 2>"$T/cc.err"; then
 	pass "a program compiles and links with pkg-config --cflags --libs"
 else
 	fail "building against the installed library: $(cat "$T/cc.err")"
 fi
-pkg-config --cflags xfskit-libfs | grep -q -- "-I$D" ||
+pkg-config --cflags xfskit | grep -q -- "-I$D" ||
 	fail "pkg-config --cflags does not point into the install"
 # Every installed header compiles on its own (includes what it needs).
 n=0
@@ -88,7 +88,7 @@ for h in "$D$prefix"/include/xfskit/*.h "$D$prefix"/include/xfskit/format/*.h; d
 	rel=${h#"$D$prefix"/include/}
 	# shellcheck disable=SC2046
 	echo "#include <$rel>" | cc -std=gnu11 -Wall -Werror -fsyntax-only \
-		$(pkg-config --cflags xfskit-libfs) -x c - 2>"$T/h.err" ||
+		$(pkg-config --cflags xfskit) -x c - 2>"$T/h.err" ||
 		fail "installed header $rel does not compile alone: $(head -5 "$T/h.err")"
 	n=$((n + 1))
 done
@@ -103,9 +103,9 @@ if [ "${got#* }" = "$want" ]; then
 else
 	fail "the program printed '$got', xfs_db says '$want'"
 fi
-ldd "$T/prog" 2>/dev/null | grep -q "libfs.so.0 => $lib" ||
-	LD_LIBRARY_PATH=$lib ldd "$T/prog" | grep -q "libfs.so.0 => $lib" ||
-	fail "the program does not load the installed libfs"
+ldd "$T/prog" 2>/dev/null | grep -q "libxfskit.so.0 => $lib" ||
+	LD_LIBRARY_PATH=$lib ldd "$T/prog" | grep -q "libxfskit.so.0 => $lib" ||
+	fail "the program does not load the installed libxfskit"
 
 # The installed fsck.xfskit runs the installed xfskit-repair.
 unset XK_REPAIR

@@ -7,16 +7,15 @@
  *     type N logres BYTES logcount COUNT
  *     minlogsize logres BYTES logcount COUNT
  * (xfs_db also prints each reservation's flags; the script drops them).
- * The reservation code is mkfs's own source file, compiled in here: the
- * helper tests exactly what xfskit-mkfs runs.
+ * The reservation code is libxfskit's (libfs/log/trans_resv.c), the
+ * same that xfskit-mkfs runs.
  * Usage: xk_logres FILE.  Exits 0, or 2 on a usage, I/O or superblock
  * error (only sane v5 geometries are computed).
  */
 #include <stdio.h>
 
 #include <xfskit/libfs.h>
-
-#include "trans_resv.c"
+#include <xfskit/log_resv.h>
 
 /* The fields the reservations read, within what a v5 mkfs can make. */
 static int
@@ -39,7 +38,7 @@ sb_sane(const struct xk_sb *sb)
 int
 main(int argc, char **argv)
 {
-	struct mkfs_resv r[MKFS_RESV_NR];
+	struct xk_resv r[XK_RESV_NR];
 	struct xk_dsb dsb;
 	struct xk_sb sb;
 	struct xk_dev *dev;
@@ -65,11 +64,11 @@ main(int argc, char **argv)
 		fprintf(stderr, "xk_logres: not a v5 superblock it handles\n");
 		return 2;
 	}
-	mkfs_trans_resv_table(&sb, r);
-	for (i = 0; i < MKFS_RESV_NR; i++)
+	xk_trans_resv_table(&sb, r);
+	for (i = 0; i < XK_RESV_NR; i++)
 		printf("type %u logres %llu logcount %u\n", i,
 		       (unsigned long long)r[i].logres, r[i].logcount);
-	max = mkfs_trans_max_logres(&sb, &logcount);
+	max = xk_trans_max_logres(&sb, &logcount);
 	printf("minlogsize logres %llu logcount %u\n",
 	       (unsigned long long)max, logcount);
 	return 0;

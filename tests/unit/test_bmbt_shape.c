@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The bmbt shape model (libfs/build/bmbt_shape.c): the kernel's in-place
+ * The bmbt shape model (libfs/write/bmbt_shape.c): the kernel's in-place
  * edits replayed on block entry counts.  One case is a shape the host
  * kernel (6.18) left and xfs_db printed: an 8 MiB file (one extent,
  * 4 KiB blocks, 512-byte inodes) with every other block punched from
@@ -13,7 +13,7 @@
 
 #include <stdlib.h>
 
-#include "../../libfs/build/build_priv.h"
+#include "../../libfs/write/write_priv.h"
 
 #define LMAX	251	/* bmbt entries in a 4 KiB block */
 #define FORK	336	/* data fork bytes of a 512-byte v3 inode */

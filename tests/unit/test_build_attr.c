@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Extended attribute layout (libfs/build/attr_fmt.c), in memory: the
+ * Extended attribute layout (libfs/write/attr_fmt.c), in memory: the
  * format chosen for a set of attributes (short form, leaf, node, remote
  * values, at the kernel's thresholds), and every block it makes run
  * through the libfs verifiers, then decoded independently here (entries,
@@ -16,7 +16,7 @@
 #include <xfskit/format/attr.h>
 #include <xfskit/format/da.h>
 
-#include "../../libfs/build/attr_fmt.h"
+#include "../../libfs/write/attr_fmt.h"
 
 #define INO	128
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Directory layout (libfs/build/dir_fmt.c), in memory.  The format
+ * Directory layout (libfs/write/dir_fmt.c), in memory.  The format
  * chosen for every prefix of a name list, and the address of every
  * entry, are compared with a separate, simple model of the kernel adding
  * the names one by one (short form until it outgrows the fork or a
@@ -28,7 +28,7 @@
 #include <xfskit/format/dir.h>
 
 #include "unit.h"
-#include "../../libfs/build/dir_fmt.h"
+#include "../../libfs/write/dir_fmt.h"
 
 /*
  * Check records every passing ck_assert (a write per call); the loops

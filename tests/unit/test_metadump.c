@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The metadump rewriting code of xfskit-db (db/metadump_obf.c and
- * db/metadump_log.c, compiled in): the name solver keeps length and
+ * The metadump rewriting code (db/metadump_obf.c and db/metadump_log.c,
+ * linked from db/libmetadump.la): the name solver keeps length and
  * xk_da_hashname for every length it obfuscates, gives distinct names
  * within one directory, keeps short names and lost+found; stale bytes
  * of a btree leaf are zeroed with a fresh CRC only when the CRC was
@@ -11,6 +11,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,10 +21,6 @@
 
 #include "metadump.h"
 #include "unit.h"
-
-/* The code under test, compiled in (it belongs to xfskit-db). */
-#include "metadump_obf.c"
-#include "metadump_log.c"
 
 static void
 ob_init(struct md_obf *ob, int obf, int zero)

@@ -21,7 +21,7 @@
 #include <xfskit/format/log.h>
 #include <xfskit/log_attri.h>
 
-#include "../../libfs/build/attr_fmt.h"
+#include "../../libfs/write/attr_fmt.h"
 
 static void
 rec_set(struct xk_parent_rec *r, uint64_t ino, uint32_t gen)

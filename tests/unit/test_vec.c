@@ -1,18 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The spilling vector of xfskit-repair (repair/vec.c): heap vectors stay
+ * The spilling vector (libfs/vec.c, include/xfskit/vec.h): heap vectors stay
  * on the heap; tied to a spill context they move to an unlinked file
  * past the threshold, keep every element through growth, sorting and
  * trimming (also while another thread appends and the trimmer unmaps
  * pages under it), leave no name in the spill directory, and give their
- * pages back to the kernel when trimmed.  The file is compiled in here
- * (repair has no library to link).
+ * pages back to the kernel when trimmed.
  */
-#include "../../repair/vec.c"
-
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <time.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/vfs.h>
 #include <limits.h>
 #include <signal.h>
+
+#include <xfskit/vec.h>
 
 #include "spilldir.h"
 #include "unit.h"
@@ -29,19 +38,19 @@ rec_of(uint64_t i)
 }
 
 static void
-fill(struct vec *v, uint64_t n)
+fill(struct xk_vec *v, uint64_t n)
 {
 	/* No ck_assert in loops: each one costs a message to the parent. */
 	for (uint64_t i = 0; i < n; i++) {
 		struct rec r = rec_of(i);
 
-		if (vec_push(v, &r, sizeof(r)))
+		if (xk_vec_push(v, &r, sizeof(r)))
 			ck_abort_msg("push %llu failed", (unsigned long long)i);
 	}
 }
 
 static void
-check_all(const struct vec *v, uint64_t n)
+check_all(const struct xk_vec *v, uint64_t n)
 {
 	const struct rec *r = v->v;
 
@@ -70,12 +79,12 @@ statm_field(int field)
 
 START_TEST(heap_only)
 {
-	struct vec v = { 0 };
+	struct xk_vec v = { 0 };
 
 	fill(&v, 5000);
 	ck_assert_ptr_null(v.map);
 	check_all(&v, 5000);
-	vec_free(&v);
+	xk_vec_free(&v);
 	ck_assert_ptr_null(v.v);
 	ck_assert_uint_eq(v.n, 0);
 }
@@ -83,14 +92,14 @@ END_TEST
 
 START_TEST(spills_past_threshold)
 {
-	struct vec_spill sp;
-	struct vec v = { 0 };
+	struct xk_vec_spill sp;
+	struct xk_vec v = { 0 };
 	int in_memory;
 	char link[64], target[PATH_MAX];
 	ssize_t len;
 
 	spill_dir_make("xk-vec");
-	ck_assert_int_eq(vec_spill_start(&sp, spill_dir, 8192, 0,
+	ck_assert_int_eq(xk_vec_spill_start(&sp, spill_dir, 8192, 0,
 					 &in_memory), 0);
 	v.spill = &sp;
 	fill(&v, 100);			/* 2400 bytes: on the heap */
@@ -98,7 +107,7 @@ START_TEST(spills_past_threshold)
 	for (uint64_t i = 100; i < 200000; i++) {
 		struct rec r = rec_of(i);
 
-		if (vec_push(&v, &r, sizeof(r)))
+		if (xk_vec_push(&v, &r, sizeof(r)))
 			ck_abort_msg("push %llu failed", (unsigned long long)i);
 	}
 	ck_assert_ptr_nonnull(v.map);
@@ -114,12 +123,12 @@ START_TEST(spills_past_threshold)
 	ck_assert_int_gt(len, 0);
 	target[len] = 0;
 	ck_assert_ptr_nonnull(strstr(target, "(deleted)"));
-	vec_free(&v);
+	xk_vec_free(&v);
 	ck_assert_ptr_null(sp.head);
 	ck_assert_uint_eq(sp.mapped, 0);
 	ck_assert_ptr_eq(v.spill, &sp);
 	ck_assert_int_eq(fcntl(atoi(link + 14), F_GETFD), -1);
-	vec_spill_stop(&sp);
+	xk_vec_spill_stop(&sp);
 	rmdir(spill_dir);
 }
 END_TEST
@@ -134,21 +143,21 @@ cmp_rec_desc(const void *a, const void *b)
 
 START_TEST(sort_append_and_trim)
 {
-	struct vec_spill sp;
-	struct vec v = { 0 }, w = { 0 };
+	struct xk_vec_spill sp;
+	struct xk_vec v = { 0 }, w = { 0 };
 	const struct rec *r;
 	uint64_t n = 400000, before, after;
 	int in_memory;
 
 	spill_dir_make("xk-vec");
-	ck_assert_int_eq(vec_spill_start(&sp, spill_dir, 0, 0, &in_memory),
+	ck_assert_int_eq(xk_vec_spill_start(&sp, spill_dir, 0, 0, &in_memory),
 			 0);
 	v.spill = w.spill = &sp;
 	fill(&v, n);
 	ck_assert_ptr_nonnull(v.map);
 	/* Pages mapped and touched count as shared resident memory. */
 	before = statm_field(2);
-	vec_spill_trim(&sp);
+	xk_vec_spill_trim(&sp);
 	after = statm_field(2);
 	ck_assert_uint_eq(sp.trims, 1);
 	ck_assert_msg(before - after >= n * sizeof(struct rec) / 2,
@@ -157,32 +166,32 @@ START_TEST(sort_append_and_trim)
 		      (unsigned long long)(n * sizeof(struct rec)));
 	/* Nothing was lost by dropping the pages. */
 	check_all(&v, n);
-	vec_sort(&v, sizeof(struct rec), cmp_rec_desc);
+	xk_vec_sort(&v, sizeof(struct rec), cmp_rec_desc);
 	r = v.v;
 	for (uint64_t i = 0; i < n; i++)
 		if (r[i].a != n - 1 - i)
 			ck_abort_msg("not sorted at %llu", (unsigned long long)i);
 	/* Append many; and force a small vector into a file. */
-	ck_assert_int_eq(vec_append(&w, v.v, v.n, sizeof(struct rec)), 0);
+	ck_assert_int_eq(xk_vec_append(&w, v.v, v.n, sizeof(struct rec)), 0);
 	ck_assert_uint_eq(w.n, n);
 	ck_assert_int_eq(memcmp(w.v, v.v, n * sizeof(struct rec)), 0);
-	vec_free(&w);
+	xk_vec_free(&w);
 	sp.threshold = SIZE_MAX;
 	fill(&w, 10);
 	ck_assert_ptr_null(w.map);
-	ck_assert_int_eq(vec_spill_now(&w, sizeof(struct rec)), 0);
+	ck_assert_int_eq(xk_vec_spill_now(&w, sizeof(struct rec)), 0);
 	ck_assert_ptr_nonnull(w.map);
 	check_all(&w, 10);
-	vec_free(&w);
-	vec_free(&v);
+	xk_vec_free(&w);
+	xk_vec_free(&v);
 	ck_assert_ptr_null(sp.head);
-	vec_spill_stop(&sp);
+	xk_vec_spill_stop(&sp);
 	rmdir(spill_dir);
 }
 END_TEST
 
 struct writer {
-	struct vec	v;
+	struct xk_vec	v;
 	uint64_t	n;
 	int		err;
 };
@@ -195,7 +204,7 @@ writer_main(void *arg)
 	for (uint64_t i = 0; i < w->n && !w->err; i++) {
 		struct rec r = rec_of(i);
 
-		w->err = vec_push(&w->v, &r, sizeof(r));
+		w->err = xk_vec_push(&w->v, &r, sizeof(r));
 	}
 	return NULL;
 }
@@ -203,13 +212,13 @@ writer_main(void *arg)
 /* The trimmer unmaps pages while two threads append and grow. */
 START_TEST(trimmer_under_load)
 {
-	struct vec_spill sp;
+	struct xk_vec_spill sp;
 	struct writer w[2];
 	pthread_t t[2];
 	int in_memory;
 
 	spill_dir_make("xk-vec");
-	ck_assert_int_eq(vec_spill_start(&sp, spill_dir, 4096, 1,
+	ck_assert_int_eq(xk_vec_spill_start(&sp, spill_dir, 4096, 1,
 					 &in_memory), 0);
 	ck_assert_int_eq(sp.trimming, 1);
 	for (int i = 0; i < 2; i++) {
@@ -230,9 +239,9 @@ START_TEST(trimmer_under_load)
 	for (int i = 0; i < 2; i++) {
 		ck_assert_int_eq(w[i].err, 0);
 		check_all(&w[i].v, w[i].n);
-		vec_free(&w[i].v);
+		xk_vec_free(&w[i].v);
 	}
-	vec_spill_stop(&sp);
+	xk_vec_spill_stop(&sp);
 	ck_assert_int_eq(spill_dir_entries(), 0);
 	rmdir(spill_dir);
 }
@@ -245,12 +254,12 @@ END_TEST
 START_TEST(file_full_back_to_heap)
 {
 	struct rlimit old, rl;
-	struct vec_spill sp;
-	struct vec v = { 0 };
+	struct xk_vec_spill sp;
+	struct xk_vec v = { 0 };
 	int in_memory;
 
 	spill_dir_make("xk-vec");
-	ck_assert_int_eq(vec_spill_start(&sp, spill_dir, 8192, 0,
+	ck_assert_int_eq(xk_vec_spill_start(&sp, spill_dir, 8192, 0,
 					 &in_memory), 0);
 	v.spill = &sp;
 	signal(SIGXFSZ, SIG_IGN);
@@ -264,7 +273,7 @@ START_TEST(file_full_back_to_heap)
 	for (uint64_t i = 5000; i < 50000; i++) {
 		struct rec r = rec_of(i);
 
-		if (vec_push(&v, &r, sizeof(r)))
+		if (xk_vec_push(&v, &r, sizeof(r)))
 			ck_abort_msg("push %llu failed", (unsigned long long)i);
 	}
 	setrlimit(RLIMIT_FSIZE, &old);
@@ -272,8 +281,8 @@ START_TEST(file_full_back_to_heap)
 	ck_assert_ptr_null(sp.head);
 	ck_assert_uint_ge(sp.failed, 1);
 	check_all(&v, 50000);
-	vec_free(&v);
-	vec_spill_stop(&sp);
+	xk_vec_free(&v);
+	xk_vec_spill_stop(&sp);
 	ck_assert_int_eq(spill_dir_entries(), 0);
 	rmdir(spill_dir);
 }
@@ -281,12 +290,12 @@ END_TEST
 
 START_TEST(bad_dir)
 {
-	struct vec_spill sp;
+	struct xk_vec_spill sp;
 	int in_memory;
 
-	ck_assert_int_lt(vec_spill_start(&sp, "/nonexistent/xk-spill", 0, 0,
+	ck_assert_int_lt(xk_vec_spill_start(&sp, "/nonexistent/xk-spill", 0, 0,
 					 &in_memory), 0);
-	vec_spill_stop(&sp);
+	xk_vec_spill_stop(&sp);
 }
 END_TEST
 

@@ -42,7 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "build_priv.h"
+#include "write_priv.h"
 
 void
 bld_bshape_init(struct bld_bshape *s, uint32_t lmax, uint32_t nmax,

@@ -13,7 +13,7 @@
 #include <xfskit/btree_bulk.h>
 #include <xfskit/init.h>
 
-#include "build_priv.h"
+#include "write_priv.h"
 
 /* Smallest bmbt root an inode fork can hold: the kernel's minimum. */
 #define BLD_MIN_BMDR_PTRS	3

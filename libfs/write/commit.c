@@ -18,7 +18,7 @@
 
 #include <xfskit/btree_bulk.h>
 
-#include "build_priv.h"
+#include "write_priv.h"
 
 /* Order of rmapbt keys: start, owner, offset with fork flags. */
 static int

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Builder internals shared by libfs/build/ files: the per-AG state the
+ * Builder internals shared by libfs/write/ files: the per-AG state the
  * builder allocates from and rebuilds the AG's btrees from on commit.
  */
-#ifndef XFSKIT_BUILD_PRIV_H
-#define XFSKIT_BUILD_PRIV_H
+#ifndef XFSKIT_WRITE_PRIV_H
+#define XFSKIT_WRITE_PRIV_H
 
 #include <stdint.h>
 

@@ -17,7 +17,7 @@
 
 #include <xfskit/format/log.h>
 
-#include "build_priv.h"
+#include "write_priv.h"
 
 static struct bld_ag *
 ag_of(struct xk_bld *b, uint64_t fsbno, uint32_t len, uint32_t *agbno)

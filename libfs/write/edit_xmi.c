@@ -28,7 +28,7 @@
 
 #include <xfskit/format/log.h>
 
-#include "build_priv.h"
+#include "write_priv.h"
 
 #define XF_HOLE		UINT64_MAX
 

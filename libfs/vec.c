@@ -33,7 +33,7 @@
 #include <sys/resource.h>
 #include <sys/vfs.h>
 
-#include "vec.h"
+#include <xfskit/vec.h>
 
 #define FIRST_CAP	256		/* elements, as the heap vectors had */
 #define TRIM_MS		2		/* trimmer period */
@@ -100,10 +100,10 @@ reserve_space(int fd, size_t from, size_t len)
 
 /* Move a heap vector into a new file of at least bytes. */
 static int
-to_file(struct vec *vec, size_t bytes, size_t size)
+to_file(struct xk_vec *vec, size_t bytes, size_t size)
 {
-	struct vec_spill *sp = vec->spill;
-	struct vec_map *map = malloc(sizeof(*map));
+	struct xk_vec_spill *sp = vec->spill;
+	struct xk_vec_map *map = malloc(sizeof(*map));
 	void *p;
 	int fd, err;
 
@@ -124,7 +124,7 @@ to_file(struct vec *vec, size_t bytes, size_t size)
 	if (vec->n)
 		memcpy(p, vec->v, vec->n * size);
 	free(vec->v);
-	*map = (struct vec_map){ .addr = p, .bytes = bytes, .fd = fd };
+	*map = (struct xk_vec_map){ .addr = p, .bytes = bytes, .fd = fd };
 	pthread_mutex_lock(&sp->lock);
 	map->next = sp->head;
 	if (sp->head)
@@ -151,10 +151,10 @@ failed:
 
 /* Extend a file-backed vector's file and mapping to bytes. */
 static int
-file_grow(struct vec *vec, size_t bytes, size_t size)
+file_grow(struct xk_vec *vec, size_t bytes, size_t size)
 {
-	struct vec_spill *sp = vec->spill;
-	struct vec_map *map = vec->map;
+	struct xk_vec_spill *sp = vec->spill;
+	struct xk_vec_map *map = vec->map;
 	void *p;
 	int err;
 
@@ -179,11 +179,11 @@ file_grow(struct vec *vec, size_t bytes, size_t size)
 	return err;
 }
 
-static void check_cap(struct vec_spill *sp);
+static void check_cap(struct xk_vec_spill *sp);
 
 /* Take a mapping off the list, unmap it and close its file. */
 static void
-map_drop(struct vec_spill *sp, struct vec_map *map)
+map_drop(struct xk_vec_spill *sp, struct xk_vec_map *map)
 {
 	pthread_mutex_lock(&sp->lock);
 	if (map->prev)
@@ -201,9 +201,9 @@ map_drop(struct vec_spill *sp, struct vec_map *map)
 
 /* Move a file-backed vector back to the heap, with room for ncap. */
 static int
-to_heap(struct vec *vec, size_t ncap, size_t size)
+to_heap(struct xk_vec *vec, size_t ncap, size_t size)
 {
-	struct vec_spill *sp = vec->spill;
+	struct xk_vec_spill *sp = vec->spill;
 	void *nv = malloc(ncap * size);
 
 	if (!nv)
@@ -221,7 +221,7 @@ to_heap(struct vec *vec, size_t ncap, size_t size)
 }
 
 int
-vec_reserve(struct vec *vec, size_t want, size_t size)
+xk_vec_reserve(struct xk_vec *vec, size_t want, size_t size)
 {
 	size_t ncap = vec->cap ? vec->cap : FIRST_CAP;
 	void *nv;
@@ -258,10 +258,10 @@ vec_reserve(struct vec *vec, size_t want, size_t size)
 }
 
 int
-vec_push(struct vec *vec, const void *elem, size_t size)
+xk_vec_push(struct xk_vec *vec, const void *elem, size_t size)
 {
 	if (vec->n == vec->cap) {
-		int err = vec_reserve(vec, vec->n + 1, size);
+		int err = xk_vec_reserve(vec, vec->n + 1, size);
 
 		if (err)
 			return err;
@@ -272,16 +272,16 @@ vec_push(struct vec *vec, const void *elem, size_t size)
 }
 
 int
-vec_append(struct vec *vec, const void *src, size_t m, size_t size)
+xk_vec_append(struct xk_vec *vec, const void *src, size_t m, size_t size)
 {
-	size_t step = VEC_POLL_BYTES / size + 1;
+	size_t step = XK_VEC_POLL_BYTES / size + 1;
 	int err;
 
 	if (!m)
 		return 0;
 	if (vec->n + m < vec->n)
 		return -ENOMEM;
-	err = vec_reserve(vec, vec->n + m, size);
+	err = xk_vec_reserve(vec, vec->n + m, size);
 	if (err)
 		return err;
 	if (!vec->map) {
@@ -303,9 +303,9 @@ vec_append(struct vec *vec, const void *src, size_t m, size_t size)
 }
 
 void
-vec_probe_random(struct vec *vec)
+xk_vec_probe_random(struct xk_vec *vec)
 {
-	struct vec_spill *sp = vec->spill;
+	struct xk_vec_spill *sp = vec->spill;
 
 	if (!vec->map || !sp->rss_cap)
 		return;
@@ -315,11 +315,11 @@ vec_probe_random(struct vec *vec)
 }
 
 void
-vec_move(struct vec *dst, struct vec *src)
+xk_vec_move(struct xk_vec *dst, struct xk_vec *src)
 {
-	struct vec_spill *dsp = dst->spill, *ssp = src->spill;
+	struct xk_vec_spill *dsp = dst->spill, *ssp = src->spill;
 
-	vec_free(dst);
+	xk_vec_free(dst);
 	*dst = *src;
 	/* A mapping is on its own context's list: it keeps that one. */
 	if (!dst->map)
@@ -329,7 +329,7 @@ vec_move(struct vec *dst, struct vec *src)
 }
 
 int
-vec_spill_now(struct vec *vec, size_t size)
+xk_vec_spill_now(struct xk_vec *vec, size_t size)
 {
 	size_t cap = vec->cap > FIRST_CAP ? vec->cap : FIRST_CAP;
 
@@ -341,17 +341,17 @@ vec_spill_now(struct vec *vec, size_t size)
 }
 
 void
-vec_sort(struct vec *vec, size_t size, int (*cmp)(const void *, const void *))
+xk_vec_sort(struct xk_vec *vec, size_t size, int (*cmp)(const void *, const void *))
 {
 	if (vec->n > 1)
 		qsort(vec->v, vec->n, size, cmp);
 }
 
 void
-vec_free(struct vec *vec)
+xk_vec_free(struct xk_vec *vec)
 {
-	struct vec_spill *sp = vec->spill;
-	struct vec_map *map = vec->map;
+	struct xk_vec_spill *sp = vec->spill;
+	struct xk_vec_map *map = vec->map;
 
 	if (map)
 		map_drop(sp, map);
@@ -385,15 +385,15 @@ resident_bytes(int fd, uint64_t *file)
 }
 
 static void
-trim_locked(struct vec_spill *sp)
+trim_locked(struct xk_vec_spill *sp)
 {
-	for (struct vec_map *m = sp->head; m; m = m->next)
+	for (struct xk_vec_map *m = sp->head; m; m = m->next)
 		madvise(m->addr, m->bytes, MADV_DONTNEED);
 	sp->trims++;
 }
 
 void
-vec_spill_trim(struct vec_spill *sp)
+xk_vec_spill_trim(struct xk_vec_spill *sp)
 {
 	pthread_mutex_lock(&sp->lock);
 	trim_locked(sp);
@@ -405,7 +405,7 @@ vec_spill_trim(struct vec_spill *sp)
  * over, trimming a few pages again and again would only cost faults.
  */
 static int
-over_cap(struct vec_spill *sp)
+over_cap(struct xk_vec_spill *sp)
 {
 	uint64_t file, rss;
 
@@ -421,7 +421,7 @@ over_cap(struct vec_spill *sp)
  * trimmer next wakes.
  */
 static void
-check_cap(struct vec_spill *sp)
+check_cap(struct xk_vec_spill *sp)
 {
 	if (!sp->rss_cap)
 		return;
@@ -432,7 +432,7 @@ check_cap(struct vec_spill *sp)
 }
 
 void
-vec_spill_poll(struct vec_spill *sp)
+xk_vec_spill_poll(struct xk_vec_spill *sp)
 {
 	if (sp)
 		check_cap(sp);
@@ -441,7 +441,7 @@ vec_spill_poll(struct vec_spill *sp)
 static void *
 trimmer_main(void *arg)
 {
-	struct vec_spill *sp = arg;
+	struct xk_vec_spill *sp = arg;
 
 	pthread_mutex_lock(&sp->lock);
 	while (!sp->stop) {
@@ -462,7 +462,7 @@ trimmer_main(void *arg)
 }
 
 int
-vec_spill_start(struct vec_spill *sp, const char *dir, size_t threshold,
+xk_vec_spill_start(struct xk_vec_spill *sp, const char *dir, size_t threshold,
 		uint64_t rss_cap, int *in_memory)
 {
 	pthread_condattr_t ca;
@@ -505,7 +505,7 @@ vec_spill_start(struct vec_spill *sp, const char *dir, size_t threshold,
 }
 
 void
-vec_spill_stop(struct vec_spill *sp)
+xk_vec_spill_stop(struct xk_vec_spill *sp)
 {
 	if (!sp->dir)
 		return;

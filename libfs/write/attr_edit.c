@@ -22,7 +22,7 @@
 #include <xfskit/format/log.h>
 
 #include "attr_fmt.h"
-#include "build_priv.h"
+#include "write_priv.h"
 
 /* ---- the list ---- */
 

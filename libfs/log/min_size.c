@@ -19,8 +19,7 @@
  * 1 when there is none).
  */
 #include <xfskit/libfs.h>
-
-#include "mkfs.h"
+#include <xfskit/log_resv.h>
 
 #define OP_HDR_BYTES		12	/* log operation header */
 #define TRANS_HDR_BYTES		16	/* transaction header */
@@ -68,14 +67,13 @@ unit_res(uint64_t unit, uint32_t logsunit)
 }
 
 uint32_t
-mkfs_min_log_blocks(const struct mkfs_cfg *cfg)
+xk_log_min_blocks(const struct xk_sb *sb)
 {
-	const struct xk_sb *sb = &cfg->sb;
 	unsigned int logcount;
 	uint64_t res, bbs, lsunit_bb = 0;
 	uint64_t bb_per_fsb = 1ULL << (sb->blocklog - XK_BBSHIFT);
 
-	res = unit_res(mkfs_trans_max_logres(sb, &logcount), sb->logsunit);
+	res = unit_res(xk_trans_max_logres(sb, &logcount), sb->logsunit);
 	if (logcount > 1)
 		res *= logcount;
 	if (sb->logsunit > 1)

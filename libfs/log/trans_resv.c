@@ -37,8 +37,7 @@
 #include <string.h>
 
 #include <xfskit/libfs.h>
-
-#include "mkfs.h"
+#include <xfskit/log_resv.h>
 
 /*
  * Sizes of the log items and headers the reservations count, as the
@@ -99,7 +98,7 @@ enum {
 	R_GROWRTFREE, R_QM_SETQLIM, R_QM_DQALLOC, R_SB, R_FSYNCTS,
 	R_NR
 };
-_Static_assert(R_NR == MKFS_RESV_NR, "reservation table size");
+_Static_assert(R_NR == XK_RESV_NR, "reservation table size");
 
 static uint64_t
 div_up(uint64_t a, uint64_t b)
@@ -441,7 +440,7 @@ icreate_res(const struct resv_geo *g)
  * reservations are filled first, as the kernel's table does.
  */
 static void
-pptr_resv(const struct resv_geo *g, struct mkfs_resv *r)
+pptr_resv(const struct resv_geo *g, struct xk_resv *r)
 {
 	uint64_t bs = g->bsize, ss = g->sectsize;
 	uint64_t set = r[R_ATTRSETM].logres, rm = r[R_ATTRRM].logres;
@@ -480,71 +479,71 @@ pptr_resv(const struct resv_geo *g, struct mkfs_resv *r)
 
 /* Fill the table; minlog selects the sizing used for the minimum. */
 static void
-resv_calc(const struct resv_geo *g, int minlog, struct mkfs_resv *r)
+resv_calc(const struct resv_geo *g, int minlog, struct xk_resv *r)
 {
 	uint64_t bs = g->bsize, ss = g->sectsize;
 	unsigned int adj = 0;
 
 	memset(r, 0, sizeof(*r) * R_NR);
-	r[R_WRITE] = (struct mkfs_resv){ write_res(g, minlog), LOGCOUNT_WRITE };
-	r[R_ITRUNCATE] = (struct mkfs_resv){ itruncate_res(g, minlog),
+	r[R_WRITE] = (struct xk_resv){ write_res(g, minlog), LOGCOUNT_WRITE };
+	r[R_ITRUNCATE] = (struct xk_resv){ itruncate_res(g, minlog),
 					LOGCOUNT_ITRUNCATE };
-	r[R_RENAME] = (struct mkfs_resv){ dquot_res() +
+	r[R_RENAME] = (struct xk_resv){ dquot_res() +
 		max2(inode_res(g, 5) + buf_res(2 * dirop_count(g), bs),
 		     buf_res(7, ss) + buf_res(allocfree_blocks(g, 3), bs)),
 		2 };
-	r[R_LINK] = (struct mkfs_resv){ dquot_res() + iunlink_remove_res(g) +
+	r[R_LINK] = (struct xk_resv){ dquot_res() + iunlink_remove_res(g) +
 		max2(inode_res(g, 2) + buf_res(dirop_count(g), bs),
 		     buf_res(3, ss) + buf_res(allocfree_blocks(g, 1), bs)),
 		2 };
-	r[R_REMOVE] = (struct mkfs_resv){ dquot_res() + iunlink_add_res(g) +
+	r[R_REMOVE] = (struct xk_resv){ dquot_res() + iunlink_add_res(g) +
 		max2(inode_res(g, 2) + buf_res(dirop_count(g), bs),
 		     buf_res(4, ss) + buf_res(allocfree_blocks(g, 2), bs)),
 		2 };
-	r[R_SYMLINK] = (struct mkfs_resv){ icreate_res(g) +
+	r[R_SYMLINK] = (struct xk_resv){ icreate_res(g) +
 				      buf_res(1, SYMLINK_MAXLEN), 3 };
-	r[R_CREATE] = (struct mkfs_resv){ icreate_res(g), 2 };
-	r[R_CREATE_TMPFILE] = (struct mkfs_resv){ dquot_res() +
+	r[R_CREATE] = (struct xk_resv){ icreate_res(g), 2 };
+	r[R_CREATE_TMPFILE] = (struct xk_resv){ dquot_res() +
 		create_alloc_res(g) + iunlink_add_res(g), 2 };
-	r[R_MKDIR] = (struct mkfs_resv){ icreate_res(g), 3 };
-	r[R_IFREE] = (struct mkfs_resv){ dquot_res() + inode_res(g, 1) +
+	r[R_MKDIR] = (struct xk_resv){ icreate_res(g), 3 };
+	r[R_IFREE] = (struct xk_resv){ dquot_res() + inode_res(g, 1) +
 		buf_res(3, ss) + iunlink_remove_res(g) + ichunk_res(g, 0) +
 		inobt_res(g) + finobt_res(g), 2 };
-	r[R_ICHANGE] = (struct mkfs_resv){ dquot_res() + inode_res(g, 1) +
+	r[R_ICHANGE] = (struct xk_resv){ dquot_res() + inode_res(g, 1) +
 				      buf_res(1, ss), 0 };
-	r[R_GROWDATA] = (struct mkfs_resv){ buf_res(3, ss) +
+	r[R_GROWDATA] = (struct xk_resv){ buf_res(3, ss) +
 		buf_res(allocfree_blocks(g, 1), bs), 2 };
-	r[R_ADDAFORK] = (struct mkfs_resv){ dquot_res() + inode_res(g, 1) +
+	r[R_ADDAFORK] = (struct xk_resv){ dquot_res() + inode_res(g, 1) +
 		buf_res(2, ss) + buf_res(1, g->dirbsize) +
 		buf_res(nextentadd(g, g->dir_fsbcount, 0) + 1, bs) +
 		buf_res(allocfree_blocks(g, 1), bs), 2 };
-	r[R_WRITEID] = (struct mkfs_resv){ inode_res(g, 1), 0 };
-	r[R_ATTRINVAL] = (struct mkfs_resv){
+	r[R_WRITEID] = (struct xk_resv){ inode_res(g, 1), 0 };
+	r[R_ATTRINVAL] = (struct xk_resv){
 		max2(inode_res(g, 1) + buf_res(g->bm_levels[1], bs),
 		     buf_res(9, ss) + buf_res(allocfree_blocks(g, 4), bs)),
 		1 };
-	r[R_ATTRSETM] = (struct mkfs_resv){ dquot_res() + inode_res(g, 1) +
+	r[R_ATTRSETM] = (struct xk_resv){ dquot_res() + inode_res(g, 1) +
 		buf_res(1, ss) + buf_res(DA_NODE_MAXDEPTH, bs), 3 };
-	r[R_ATTRSETRT] = (struct mkfs_resv){ buf_res(1, ss) +
+	r[R_ATTRSETRT] = (struct xk_resv){ buf_res(1, ss) +
 		buf_res(g->bm_levels[1], bs), 0 };
-	r[R_ATTRRM] = (struct mkfs_resv){ dquot_res() +
+	r[R_ATTRRM] = (struct xk_resv){ dquot_res() +
 		max2(inode_res(g, 1) + buf_res(DA_NODE_MAXDEPTH, bs) +
 		     bs * g->bm_levels[1] + buf_res(g->bm_levels[0], 0),
 		     buf_res(5, ss) + buf_res(allocfree_blocks(g, 2), bs)),
 		3 };
-	r[R_CLEARAGI] = (struct mkfs_resv){ buf_res(1, ss), 0 };
-	r[R_GROWRTALLOC] = (struct mkfs_resv){ buf_res(2, ss) +
+	r[R_CLEARAGI] = (struct xk_resv){ buf_res(1, ss), 0 };
+	r[R_GROWRTALLOC] = (struct xk_resv){ buf_res(2, ss) +
 		buf_res(g->bm_levels[0], bs) + inode_res(g, 1) +
 		buf_res(allocfree_blocks(g, 1), bs), 2 };
-	r[R_GROWRTZERO] = (struct mkfs_resv){ buf_res(1, bs), 0 };
+	r[R_GROWRTZERO] = (struct xk_resv){ buf_res(1, bs), 0 };
 	/* No realtime section: the summary file is empty. */
-	r[R_GROWRTFREE] = (struct mkfs_resv){ buf_res(1, ss) + inode_res(g, 2) +
+	r[R_GROWRTFREE] = (struct xk_resv){ buf_res(1, ss) + inode_res(g, 2) +
 		buf_res(1, bs) + buf_res(1, 0), 0 };
-	r[R_QM_SETQLIM] = (struct mkfs_resv){ buf_res(1, DQ_DISK_BYTES), 1 };
-	r[R_QM_DQALLOC] = (struct mkfs_resv){ write_res(g, minlog) +
+	r[R_QM_SETQLIM] = (struct xk_resv){ buf_res(1, DQ_DISK_BYTES), 1 };
+	r[R_QM_DQALLOC] = (struct xk_resv){ write_res(g, minlog) +
 		buf_res(1, bs - 1), LOGCOUNT_WRITE };
-	r[R_SB] = (struct mkfs_resv){ buf_res(1, ss), 1 };
-	r[R_FSYNCTS] = (struct mkfs_resv){ inode_res(g, 1), 0 };
+	r[R_SB] = (struct xk_resv){ buf_res(1, ss), 1 };
+	r[R_FSYNCTS] = (struct xk_resv){ inode_res(g, 1), 0 };
 
 	if (g->parent)
 		pptr_resv(g, r);
@@ -573,7 +572,7 @@ resv_calc(const struct resv_geo *g, int minlog, struct mkfs_resv *r)
 }
 
 void
-mkfs_trans_resv_table(const struct xk_sb *sb, struct mkfs_resv *r)
+xk_trans_resv_table(const struct xk_sb *sb, struct xk_resv *r)
 {
 	struct resv_geo g;
 
@@ -587,10 +586,10 @@ mkfs_trans_resv_table(const struct xk_sb *sb, struct mkfs_resv *r)
  * at the top; *logcount gets its roll count.
  */
 uint64_t
-mkfs_trans_max_logres(const struct xk_sb *sb, unsigned int *logcount)
+xk_trans_max_logres(const struct xk_sb *sb, unsigned int *logcount)
 {
 	struct resv_geo g;
-	struct mkfs_resv r[R_NR], best = { 0, 0 };
+	struct xk_resv r[R_NR], best = { 0, 0 };
 	uint64_t space = 0, attr, nblks, size;
 	int i;
 

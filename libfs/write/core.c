@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "build_priv.h"
+#include "write_priv.h"
 
 struct xk_mount *
 xk_bld_mount(const struct xk_bld *b)

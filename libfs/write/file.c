@@ -10,7 +10,7 @@
 
 #include <xfskit/format/symlink.h>
 
-#include "build_priv.h"
+#include "write_priv.h"
 
 /* Pull up to n bytes from the source into buf; fewer only at its end. */
 struct src {

@@ -16,8 +16,8 @@
  * contents in the page cache and the file; the next touch maps them
  * again).  See doc/memory.md.
  */
-#ifndef XFSKIT_REPAIR_VEC_H
-#define XFSKIT_REPAIR_VEC_H
+#ifndef XFSKIT_VEC_H
+#define XFSKIT_VEC_H
 
 #include <pthread.h>
 #include <stddef.h>
@@ -28,15 +28,15 @@
  * apart from the vector so that a vector may be copied or moved (the
  * list does not point into callers' structures).
  */
-struct vec_map {
+struct xk_vec_map {
 	void		*addr;
 	size_t		bytes;		/* mapping and file length */
 	int		fd;		/* the unlinked temporary file */
-	struct vec_map	*prev, *next;
+	struct xk_vec_map	*prev, *next;
 };
 
 /* Where and when vectors spill; shared by the vectors of one run. */
-struct vec_spill {
+struct xk_vec_spill {
 	char		*dir;		/* directory of the temporary files */
 	size_t		threshold;	/* bytes a vector may hold on the heap */
 	uint64_t	rss_cap;	/* trim mapped pages above it; 0 never */
@@ -46,7 +46,7 @@ struct vec_spill {
 	int		trimming, stop;
 	int		statm;		/* /proc/self/statm, or -1 */
 	uint64_t	file0;		/* file-backed RSS before spilling */
-	struct vec_map	*head;		/* every file-backed vector's map */
+	struct xk_vec_map	*head;		/* every file-backed vector's map */
 	uint64_t	mapped;		/* bytes mapped now */
 	uint64_t	peak_mapped;
 	unsigned long	files;		/* vectors that moved to a file */
@@ -61,19 +61,19 @@ struct vec_spill {
  * place and lower n, never move v.  Only one copy of a vector may be
  * used and freed.
  */
-struct vec {
+struct xk_vec {
 	void		*v;
 	size_t		n;
 	size_t		cap;		/* elements room is allocated for */
-	struct vec_spill *spill;	/* NULL: stays on the heap */
-	struct vec_map	*map;		/* set when v is a file mapping */
+	struct xk_vec_spill *spill;	/* NULL: stays on the heap */
+	struct xk_vec_map	*map;		/* set when v is a file mapping */
 };
 
 /* Room for at least want elements of size bytes. */
-int vec_reserve(struct vec *vec, size_t want, size_t size);
+int xk_vec_reserve(struct xk_vec *vec, size_t want, size_t size);
 /* Append one element, or m elements from src. */
-int vec_push(struct vec *vec, const void *elem, size_t size);
-int vec_append(struct vec *vec, const void *src, size_t m, size_t size);
+int xk_vec_push(struct xk_vec *vec, const void *elem, size_t size);
+int xk_vec_append(struct xk_vec *vec, const void *src, size_t m, size_t size);
 /*
  * The vector is filled and about to be probed at random (binary
  * searches): under a cap, let a fault map only the page touched and its
@@ -84,23 +84,23 @@ int vec_append(struct vec *vec, const void *src, size_t m, size_t size);
  * while filling: random advice also stops readahead, and every page of
  * a growing file would then be a separate synchronous fault.
  */
-void vec_probe_random(struct vec *vec);
+void xk_vec_probe_random(struct xk_vec *vec);
 /*
  * Hand src's elements over to dst, which is emptied first: nothing is
  * copied, a mapping stays where it is.  src is left empty and keeps its
  * spill; dst keeps its own (the two should share one context).
  */
-void vec_move(struct vec *dst, struct vec *src);
+void xk_vec_move(struct xk_vec *dst, struct xk_vec *src);
 /* Move the elements to a file now, whatever their size (tests). */
-int vec_spill_now(struct vec *vec, size_t size);
+int xk_vec_spill_now(struct xk_vec *vec, size_t size);
 /* Sort in place (qsort: works the same on a mapping). */
-void vec_sort(struct vec *vec, size_t size,
+void xk_vec_sort(struct xk_vec *vec, size_t size,
 	      int (*cmp)(const void *, const void *));
 /* Release the elements; the vector is empty (and keeps its spill). */
-void vec_free(struct vec *vec);
+void xk_vec_free(struct xk_vec *vec);
 
 static inline void *
-vec_at(const struct vec *vec, size_t i, size_t size)
+xk_vec_at(const struct xk_vec *vec, size_t i, size_t size)
 {
 	return (char *)vec->v + i * size;
 }
@@ -112,20 +112,20 @@ vec_at(const struct vec *vec, size_t i, size_t size)
  * soft open-file limit to the hard one, as every spilled vector holds
  * a descriptor.
  */
-int vec_spill_start(struct vec_spill *sp, const char *dir, size_t threshold,
+int xk_vec_spill_start(struct xk_vec_spill *sp, const char *dir, size_t threshold,
 		    uint64_t rss_cap, int *in_memory);
 /* Stop the trimmer and free the context; its vectors must be freed. */
-void vec_spill_stop(struct vec_spill *sp);
+void xk_vec_spill_stop(struct xk_vec_spill *sp);
 /* Unmap every file-backed vector's pages now (their data stays). */
-void vec_spill_trim(struct vec_spill *sp);
+void xk_vec_spill_trim(struct xk_vec_spill *sp);
 /*
  * Check the cap now, trimming if over it (sp may be NULL: nothing).  A
  * pass over spilled vectors touches them faster than the trimmer's
  * period (a sequential pass maps several MiB per millisecond): such a
- * pass calls this every VEC_POLL_BYTES it touches.  A statm read under
+ * pass calls this every XK_VEC_POLL_BYTES it touches.  A statm read under
  * the cap; nothing without a trimmer.
  */
-#define VEC_POLL_BYTES	(1U << 20)
-void vec_spill_poll(struct vec_spill *sp);
+#define XK_VEC_POLL_BYTES	(1U << 20)
+void xk_vec_spill_poll(struct xk_vec_spill *sp);
 
-#endif /* XFSKIT_REPAIR_VEC_H */
+#endif /* XFSKIT_VEC_H */

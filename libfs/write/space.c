@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "build_priv.h"
+#include "write_priv.h"
 
 int
 bld_grow(void **arr, uint64_t *alloc, uint64_t need, size_t elem)

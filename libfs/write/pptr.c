@@ -18,7 +18,7 @@
 #include <xfskit/meta.h>
 #include <xfskit/pptr.h>
 
-#include "build_priv.h"
+#include "write_priv.h"
 
 /* ---- listing a directory ---- */
 
