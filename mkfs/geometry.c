@@ -174,6 +174,22 @@ basic_sizes(const struct mkfs_cli *cli, struct mkfs_cfg *cfg,
 			"filesystems.\n");
 		return 1;
 	}
+	/* What mkfs.xfs says when a v5-forced legacy switch is turned off. */
+	if (cli->iattr.set && cli->iattr.num != 2) {
+		fprintf(stderr, "V2 attribute format always enabled on CRC "
+			"enabled filesystems\n");
+		return 1;
+	}
+	if (cli->projid32bit.set && !cli->projid32bit.num) {
+		fprintf(stderr, "32 bit Project IDs always enabled on CRC "
+			"enabled filesystems\n");
+		return 1;
+	}
+	if (cli->lazycount.set && !cli->lazycount.num) {
+		fprintf(stderr, "Lazy superblock counters always enabled for "
+			"CRC enabled filesystems\n");
+		return 1;
+	}
 	cfg->ialign = 1;
 	cfg->finobt = flag(&cli->finobt, 1);
 	cfg->rmapbt = flag(&cli->rmapbt, 1);
@@ -214,6 +230,15 @@ basic_sizes(const struct mkfs_cli *cli, struct mkfs_cfg *cfg,
 			     cfg->sectsize, 256, 2048, 1, &n))
 			return 1;
 		cfg->inodesize = (uint32_t)n;
+	} else if (cli->iperblock.set) {
+		if (!is_pow2((uint64_t)cli->iperblock.num)) {
+			fprintf(stderr, "Invalid value %lld for -i perblock "
+				"option. Value must be a power of 2.\n",
+				cli->iperblock.num);
+			return 1;
+		}
+		cfg->inodesize = cfg->blocksize /
+				 (uint32_t)cli->iperblock.num;
 	}
 	cfg->inodelog = log2_of(cfg->inodesize);
 	if (cfg->inodesize < 512) {
@@ -287,7 +312,9 @@ stripes(const struct mkfs_cli *cli, struct mkfs_cfg *cfg,
 			"the stripe unit (%lld)\n", dswidth << 9, dsunit << 9);
 		return 1;
 	}
-	if (!cli->su.set && !cli->sunit.set && topo->minimum_io &&
+	/* -d noalign: no stripe alignment, whatever the device says. */
+	if (!cli->su.set && !cli->sunit.set && !flag(&cli->noalign, 0) &&
+	    topo->minimum_io &&
 	    topo->optimal_io && topo->optimal_io > topo->minimum_io) {
 		long long su = (long long)topo->minimum_io >> 9;
 		long long sw = (long long)topo->optimal_io >> 9;

@@ -35,10 +35,11 @@ struct mkfs_cli {
 	const char	*dev;		/* -d name= or the argument */
 	int		dfile;		/* -d file: a regular file */
 	struct mkfs_val	bsize;
-	struct mkfs_val	agcount, agsize, dsize, su, sw, sunit, swidth;
-	struct mkfs_val	isize, imaxpct, ialign, sparse, nrext64;
+	struct mkfs_val	agcount, agsize, dsize, su, sw, sunit, swidth, noalign;
+	struct mkfs_val	isize, iperblock, imaxpct, ialign, sparse, nrext64;
+	struct mkfs_val	iattr, projid32bit;	/* forced on by v5 */
 	struct mkfs_val	logsize, loginternal, lsunit, lsu, logversion;
-	struct mkfs_val	logagno;
+	struct mkfs_val	logagno, lazycount;
 	struct mkfs_val	crc, finobt, rmapbt, reflink, bigtime;
 	struct mkfs_val	inobtcount;
 	struct mkfs_val	uuid;

@@ -44,12 +44,22 @@ static const struct subopt subopts[] = {
 	{ 'd', "agsize", V(agsize), K_SIZE, 16LL << 20, 1LL << 40, 0,
 	  { "agcount" } },
 	{ 'd', "size", V(dsize), K_SIZE, 16LL << 20, LLONG_MAX, 0, { NULL } },
-	{ 'd', "su", V(su), K_SIZE, 0, UINT_MAX, 0, { "sunit", "swidth" } },
-	{ 'd', "sw", V(sw), K_NUM, 0, UINT_MAX, 0, { "sunit", "swidth" } },
-	{ 'd', "sunit", V(sunit), K_NUM, 0, UINT_MAX, 0, { "su", "sw" } },
-	{ 'd', "swidth", V(swidth), K_NUM, 0, UINT_MAX, 0, { "su", "sw" } },
+	{ 'd', "su", V(su), K_SIZE, 0, UINT_MAX, 0,
+	  { "sunit", "swidth", "noalign" } },
+	{ 'd', "sw", V(sw), K_NUM, 0, UINT_MAX, 0,
+	  { "sunit", "swidth", "noalign" } },
+	{ 'd', "sunit", V(sunit), K_NUM, 0, UINT_MAX, 0,
+	  { "su", "sw", "noalign" } },
+	{ 'd', "swidth", V(swidth), K_NUM, 0, UINT_MAX, 0,
+	  { "su", "sw", "noalign" } },
+	{ 'd', "noalign", V(noalign), K_BOOL, 0, 1, 0,
+	  { "su", "sw", "sunit", "swidth" } },
 	{ 'd', "sectsize", V(sectsize), K_SIZE, 512, 32768, 1, { NULL } },
-	{ 'i', "size", V(isize), K_SIZE, 256, 2048, 1, { NULL } },
+	{ 'i', "size", V(isize), K_SIZE, 256, 2048, 1, { "perblock" } },
+	{ 'i', "perblock", V(iperblock), K_NUM, 1, 256, 1, { "size" } },
+	/* Legacy switches v5 forces on: accepted with that value only. */
+	{ 'i', "attr", V(iattr), K_NUM, 0, 2, 0, { NULL } },
+	{ 'i', "projid32bit", V(projid32bit), K_BOOL, 0, 1, 0, { NULL } },
 	{ 'i', "maxpct", V(imaxpct), K_NUM, 0, 100, 0, { NULL } },
 	{ 'i', "align", V(ialign), K_BOOL, 0, 1, 0, { NULL } },
 	{ 'i', "sparse", V(sparse), K_BOOL, 0, 1, 0, { NULL } },
@@ -61,6 +71,7 @@ static const struct subopt subopts[] = {
 	{ 'l', "su", V(lsu), K_SIZE, 512, 256 << 10, 0, { "sunit" } },
 	{ 'l', "version", V(logversion), K_NUM, 1, 2, 0, { NULL } },
 	{ 'l', "agnum", V(logagno), K_NUM, 0, UINT_MAX, 0, { NULL } },
+	{ 'l', "lazy-count", V(lazycount), K_BOOL, 0, 1, 0, { NULL } },
 	{ 'm', "crc", V(crc), K_BOOL, 0, 1, 0, { NULL } },
 	{ 'm', "finobt", V(finobt), K_BOOL, 0, 1, 0, { NULL } },
 	{ 'm', "rmapbt", V(rmapbt), K_BOOL, 0, 1, 0, { NULL } },
@@ -83,13 +94,13 @@ mkfs_usage(FILE *f)
 	fprintf(f,
 "Usage: xfskit-mkfs [options] device\n"
 "Options:\n"
-"  -b size=num                 filesystem block size (512..65536)\n"
+"  -b size=num                 filesystem block size (1024..65536)\n"
 "  -d agcount=n,agsize=n,size=num,su=num,sw=n,sunit=n,swidth=n,\n"
-"     file,name=path           data section and the target\n"
-"  -i size=num,maxpct=n,align=0|1,sparse=0|1,nrext64=0|1\n"
-"                              inode size and allocation\n"
-"  -l size=num,internal,sunit=n,su=num,version=2,agnum=n\n"
-"                              internal log\n"
+"     noalign,file,name=path   data section and the target\n"
+"  -i size=num|perblock=n,maxpct=n,align=1,sparse=0|1,nrext64=0|1,\n"
+"     attr=2,projid32bit=1     inode size and allocation\n"
+"  -l size=num,internal,sunit=n,su=num,version=2,agnum=n,\n"
+"     lazy-count=1             internal log\n"
 "  -m crc=1,finobt=0|1,rmapbt=0|1,reflink=0|1,bigtime=0|1,\n"
 "     inobtcount=0|1,uuid=UUID metadata features\n"
 "  -n size=num,version=2,ftype=1,parent=0|1\n"
