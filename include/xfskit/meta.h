@@ -42,6 +42,9 @@ extern const struct xk_buf_ops xk_dquot_buf_ops;	/* DQ */
  */
 int xk_dinode_verify(struct xk_mount *mp, uint64_t ino,
 		     const struct xk_dinode *dip, struct xk_fail *f);
+/* Only what the kernel checks before writing an inode buffer back. */
+int xk_dinode_write_check(struct xk_mount *mp, uint64_t ino,
+			  const struct xk_dinode *dip, struct xk_fail *f);
 
 /* Where an inode lives: its cluster buffer and the byte offset in it. */
 struct xk_imap {

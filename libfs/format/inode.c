@@ -366,6 +366,31 @@ xk_dinode_verify(struct xk_mount *mp, uint64_t ino,
 }
 
 /*
+ * What the kernel's inode buffer write verifier checks, and so what
+ * xfs_db's plain write refuses: the magic, the version and an unlinked
+ * pointer that is null or inside the AG.  Everything else in an inode is
+ * the inode verifier's, which runs when the inode is read.
+ */
+int
+xk_dinode_write_check(struct xk_mount *mp, uint64_t ino,
+		      const struct xk_dinode *dip, struct xk_fail *f)
+{
+	uint32_t next = xk_be32_get(dip->di_next_unlinked);
+
+	if (xk_be16_get(dip->di_magic) != XK_DINODE_MAGIC)
+		return xk_fail_val(f, "magic", XK_DINODE_MAGIC,
+				   xk_be16_get(dip->di_magic));
+	if (dip->di_version != XK_DINODE_VERSION_3)
+		return xk_fail_val(f, "version", XK_DINODE_VERSION_3,
+				   dip->di_version);
+	if (next != XK_NULLAGINO &&
+	    !xk_agino_in_range(mp, xk_ino_to_agno(mp, ino), next))
+		return xk_fail_set(f, "next_unlinked", "0x%x is neither null "
+				   "nor an inode of the AG", next);
+	return 0;
+}
+
+/*
  * Buffer ops for a single inode (db's "inode" type).  The buffer layer
  * checks the CRC on read and restamps it on write, so the structure
  * check here leaves it alone.

@@ -118,6 +118,10 @@ edit "inode 128" core.nlinkv2 v3.crc "fuzz -d core.nlinkv2 ones"
 # A set bit under a clear first bit: xfs_db flips it (format 1 -> 0).
 edit "inode 128" core.format v3.crc "fuzz -d core.format lastbit" "inode"
 edit "inode 128" core.mode v3.crc "write -d core.mode 0100644"
+# Plain inode writes go through as xfs_db's do (fstests xfs/348 writes
+# bad modes): only the kernel's inode buffer write checks refuse them.
+edit "inode 128" core.nextents v3.crc "write core.nextents 99"
+edit "inode 128" core.mode v3.crc "write core.mode 0"
 edit "inode 128" core.gid v3.crc "fuzz -c core.gid lastbit"
 edit "inode 128" u3.sfdir3.hdr.parent.i4 v3.crc \
 	"fuzz -d u3.sfdir3.hdr.parent.i4 add"
@@ -147,6 +151,14 @@ if "$DB" -x -c "agf 1" -c "write freeblks 5" "$A" >/dev/null 2>"$T/err"; then
 fi
 grep -q "verifier rejects" "$T/err" || fail "no refusal message: $(cat "$T/err")"
 [ "$(cksum <"$A")" = "$sum" ] || fail "a refused write changed the image"
+# What the kernel's inode buffer write verifier rejects stays refused.
+for w in "core.magic 0" "core.version 1" "next_unlinked 12345678"; do
+	cp "$BASE" "$A"
+	sum=$(cksum <"$A")
+	"$DB" -x -c "inode 128" -c "write $w" "$A" >/dev/null 2>"$T/err" &&
+		fail "plain inode write $w succeeded"
+	[ "$(cksum <"$A")" = "$sum" ] || fail "a refused inode write ($w) changed the image"
+done
 # A valid plain write goes through, CRC fixed, repair clean.
 "$DB" -x -c "sb 0" -c "write fname xktest" "$A" >"$T/out" 2>&1 ||
 	fail "plain write of the label failed: $(cat "$T/out")"
