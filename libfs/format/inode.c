@@ -174,6 +174,19 @@ check_fork_fit(struct xk_mount *mp, const struct xk_dinode *dip, int fork,
 	return 0;
 }
 
+/* The first two rules of every inode check. */
+static int
+dinode_magic_version(const struct xk_dinode *dip, struct xk_fail *f)
+{
+	if (xk_be16_get(dip->di_magic) != XK_DINODE_MAGIC)
+		return xk_fail_val(f, "magic", XK_DINODE_MAGIC,
+				   xk_be16_get(dip->di_magic));
+	if (dip->di_version != XK_DINODE_VERSION_3)
+		return xk_fail_val(f, "version", XK_DINODE_VERSION_3,
+				   dip->di_version);
+	return 0;
+}
+
 /*
  * Rules, after the kernel's inode verifier: 1. magic "IN"; 2. version 3;
  * 3. CRC; 4. no v1 link count, and the inode number it records;
@@ -203,12 +216,9 @@ dinode_check(struct xk_mount *mp, uint64_t ino, const struct xk_dinode *dip,
 	uint16_t type = mode & XK_S_IFMT;
 	int err;
 
-	if (xk_be16_get(dip->di_magic) != XK_DINODE_MAGIC)
-		return xk_fail_val(f, "magic", XK_DINODE_MAGIC,
-				   xk_be16_get(dip->di_magic));
-	if (dip->di_version != XK_DINODE_VERSION_3)
-		return xk_fail_val(f, "version", XK_DINODE_VERSION_3,
-				   dip->di_version);
+	err = dinode_magic_version(dip, f);
+	if (err)
+		return err;
 	if (check_crc && !xk_cksum_ok(dip, mp->g.inodesize, XK_DINODE_CRC_OFF)) {
 		xk_fail_val(f, "crc", xk_cksum_calc(dip, mp->g.inodesize,
 						    XK_DINODE_CRC_OFF),
@@ -376,13 +386,10 @@ xk_dinode_write_check(struct xk_mount *mp, uint64_t ino,
 		      const struct xk_dinode *dip, struct xk_fail *f)
 {
 	uint32_t next = xk_be32_get(dip->di_next_unlinked);
+	int err = dinode_magic_version(dip, f);
 
-	if (xk_be16_get(dip->di_magic) != XK_DINODE_MAGIC)
-		return xk_fail_val(f, "magic", XK_DINODE_MAGIC,
-				   xk_be16_get(dip->di_magic));
-	if (dip->di_version != XK_DINODE_VERSION_3)
-		return xk_fail_val(f, "version", XK_DINODE_VERSION_3,
-				   dip->di_version);
+	if (err)
+		return err;
 	if (next != XK_NULLAGINO &&
 	    !xk_agino_in_range(mp, xk_ino_to_agno(mp, ino), next))
 		return xk_fail_set(f, "next_unlinked", "0x%x is neither null "
