@@ -4,9 +4,10 @@
  * the whole check that xfskit-repair -n runs.
  *
  * Whole images are far too large to mutate, so the input is the metadata
- * of a small base image (XK_FUZZ_BASE): the first 64 KiB of every AG,
+ * of a small base image (XK_FUZZ_BASE): the first 128 KiB of every AG,
  * concatenated, which holds the AG headers, the btree roots and, in
- * AG 0, the root inode chunk.  Each run lays the input over those
+ * AG 0, the root inode chunk (at AG block 16 with 4 KiB blocks: 64 KiB
+ * would stop just short of it).  Each run lays the input over those
  * regions of a sparse in-memory copy of the base and checks it; where
  * the input is shorter the base's own bytes stay.
  *
@@ -25,7 +26,7 @@
 
 #include "../../repair/repair.h"
 
-#define SEG_BYTES	(64u << 10)
+#define SEG_BYTES	(128u << 10)
 #define MAX_SEGS	64
 
 struct base {

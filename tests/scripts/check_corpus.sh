@@ -4,15 +4,17 @@
 # fields of every metadata type (deterministic verbs, so every run makes
 # the same cases), one case at a time, restoring the block in between.
 # Then blocktrash flips random bits (fixed seeds) in blocks of each type.
-# For each case xfs_repair -n and xfskit-repair -n each say whether they
-# found damage.  The test prints the table and fails on any case that
-# xfs_repair -n detects and we do not, and on any crash.  Cases only we
+# For each case xfs_repair -n (6.1, and 7.2 where scripts/xfsprogs-sid
+# has its tree) and xfskit-repair -n each say whether they found damage.
+# The test prints the table and fails on any case that either xfs_repair
+# -n detects and we do not, and on any crash.  Cases only we
 # detect are listed for review.
 #
 # XK_CORPUS_FULL=1 tries every verb on every field (slow: minutes).
 . "$XK_SRCDIR/tests/scripts/lib.sh"
 . "$XK_SRCDIR/tests/scripts/populate.sh"
 need_xfsprogs
+have_xfs72 || true
 
 img="$T/img"
 mkfs_xfs_image "$img" 400m -m rmapbt=1,reflink=1 || exit 99
@@ -22,7 +24,9 @@ if [ "$(id -u)" -eq 0 ] && loop_mount "$img" 2>/dev/null; then
 else
 	echo "note: no loop mount here; the corpus covers mkfs.xfs metadata only"
 fi
-xfs_repair -n "$img" >/dev/null 2>&1 || { fail "base image not clean for xfs_repair"; finish; }
+xfs_repair -n "$img" >/dev/null 2>&1 || { fail "base image not clean for xfs_repair 6.1"; finish; }
+xfs_repair_n72 "$img" "$T/xr72.out" ||
+	{ fail "base image not clean for xfs_repair 7.2: $(grep -v '^Phase\|^  *-' "$T/xr72.out" | head -5)"; finish; }
 "$REPAIR" -n "$img" >"$T/base.out" 2>&1 || { fail "base image not clean for us: $(head -5 "$T/base.out")"; finish; }
 
 # label | xfs_db commands (;-separated) that reach the object
@@ -86,10 +90,22 @@ fields_of() {
 }
 
 total=0; both=0; theirs_only=0; ours_only=0; neither=0; crashes=0
+only61=0; only72=0
 
-# record LABEL CASE VERB XFS_REPAIR_EXIT OUR_EXIT: one row of the table.
+# theirs IMG: "6.1-exit 7.2-exit" of xfs_repair -n on IMG ("-" for a
+# version that is missing).
+theirs() {
+	local a b=-
+	xfs_repair -n "$1" >/dev/null 2>&1; a=$?
+	if have_xfs72 >/dev/null 2>&1; then
+		xfs72 xfs_repair -n "$1" >/dev/null 2>&1; b=$?
+	fi
+	echo "$a $b"
+}
+
+# record LABEL CASE VERB "XFS_REPAIR_EXITS" OUR_EXIT: one row of the table.
 record() {
-	local label=$1 what=$2 verb=$3 xr=$4 us=$5 od xd
+	local label=$1 what=$2 verb=$3 xr=${4% *} xr72=${4#* } us=$5 od xd xd72 who
 	total=$((total + 1))
 	case $us in
 	0) od=no ;; 1|4) od=yes ;;
@@ -97,15 +113,21 @@ record() {
 	   fail "$label $what $verb: exit $us: $(head -c 600 "$T/ours.out")" ;;
 	esac
 	[ "$xr" -ne 0 ] && xd=yes || xd=no
-	printf '%-16s %-28s %-10s %-8s %-8s\n' "$label" "$what" "$verb" "$xd" "$od" >>"$T/table"
-	if [ $xd = yes ] && [ $od = yes ]; then both=$((both + 1))
-	elif [ $xd = yes ]; then theirs_only=$((theirs_only + 1))
-		fail "missed: $label $what $verb (xfs_repair -n detects it)"
+	case $xr72 in -) xd72=- ;; 0) xd72=no ;; *) xd72=yes ;; esac
+	printf '%-16s %-28s %-10s %-8s %-8s %-8s\n' "$label" "$what" "$verb" "$xd" "$xd72" "$od" >>"$T/table"
+	[ "$xd" = yes ] && [ "$xd72" = no ] && only61=$((only61 + 1))
+	[ "$xd" = no ] && [ "$xd72" = yes ] && only72=$((only72 + 1))
+	who=""
+	[ "$xd" = yes ] && who="6.1"
+	[ "$xd72" = yes ] && who="${who:+$who and }7.2"
+	if [ -n "$who" ] && [ $od = yes ]; then both=$((both + 1))
+	elif [ -n "$who" ]; then theirs_only=$((theirs_only + 1))
+		fail "missed: $label $what $verb (xfs_repair -n $who detects it)"
 	elif [ $od = yes ]; then ours_only=$((ours_only + 1))
 		echo "only ours: $label $what $verb: $(head -1 "$T/ours.out")"
 	else neither=$((neither + 1)); fi
 }
-printf '%-16s %-28s %-10s %-8s %-8s\n' TYPE FIELD VERB XFS_REPR OURS >"$T/table"
+printf '%-16s %-28s %-10s %-8s %-8s %-8s\n' TYPE FIELD VERB XR_6.1 XR_7.2 OURS >"$T/table"
 for t in "${TYPES[@]}"; do
 	label=${t%%|*}
 	nav_args "${t#*|}"
@@ -131,10 +153,10 @@ for t in "${TYPES[@]}"; do
 			xfs_db -x "${NAV[@]}" -c "fuzz -d $field $verb" "$img" >/dev/null 2>&1
 			dd if="$img" of="$T/now" bs=1 skip="$off" count="$len" 2>/dev/null
 			cmp -s "$T/orig" "$T/now" && continue	# a no-op fuzz
-			xfs_repair -n "$img" >/dev/null 2>&1; xr=$?
+			xr=$(theirs "$img")
 			"$REPAIR" -n "$img" >"$T/ours.out" 2>&1; us=$?
 			dd if="$T/orig" of="$img" bs=1 seek="$off" conv=notrunc 2>/dev/null
-			record "$label" "$field" "$verb" $xr $us
+			record "$label" "$field" "$verb" "$xr" $us
 		done
 	done
 done
@@ -145,15 +167,17 @@ for type in sb btbno btcnt btino btfino btrmap inode dir attr symlink; do
 		cp --sparse=always "$img" "$T/bt"
 		msg=$(xfs_db -x -c blockget -c "blocktrash -s $seed -n 2 -2 -x 1 -y 64 -t $type" "$T/bt" 2>&1 | tail -1)
 		case $msg in *flipped*) ;; *) continue ;; esac
-		xfs_repair -n "$T/bt" >/dev/null 2>&1; xr=$?
+		xr=$(theirs "$T/bt")
 		"$REPAIR" -n "$T/bt" >"$T/ours.out" 2>&1; us=$?
-		record "trash-$type" "seed $seed" "-" $xr $us
+		record "trash-$type" "seed $seed" "-" "$xr" $us
 	done
 done
 rm -f "$T/bt"
 
 [ "${XK_CORPUS_TABLE:-0}" = 1 ] && cat "$T/table"
 echo "corpus: $total cases; both detect $both; only xfs_repair $theirs_only; only ours $ours_only; neither $neither; crashes $crashes"
+have_xfs72 >/dev/null 2>&1 &&
+	echo "xfs_repair versions: $only61 cases only 6.1 detects, $only72 only 7.2 detects"
 [ $total -ge 100 ] || fail "only $total corpus cases ran"
 # The image must be back to clean after all the restores.
 "$REPAIR" -n "$img" >/dev/null 2>&1 || fail "image not restored cleanly"

@@ -65,9 +65,10 @@ command -v tmux >/dev/null || { echo "tmux missing: interactive part skipped"; f
 SOCK="xkdb$$"
 tm() { tmux -L "$SOCK" "$@"; }
 trap 'tm kill-server 2>/dev/null; cleanup' EXIT
-# Wait until the pane shows a pattern (up to ~10 s).
+# Wait until the pane shows a pattern (up to ~2 min: a sanitizer
+# build on a loaded machine can take seconds to print a prompt).
 wait_for() {
-	for _ in $(seq 1 100); do
+	for _ in $(seq 1 1200); do
 		tm capture-pane -p -t xk >"$T/pane" 2>/dev/null
 		grep -q -- "$1" "$T/pane" && return 0
 		sleep 0.1
@@ -83,7 +84,7 @@ tm send-keys -t xk "print magicnum" Enter
 wait_for "magicnum = $magic" || fail "interactive print: $(cat "$T/pane")"
 # History: Up recalls "print magicnum".
 tm send-keys -t xk Up Enter
-for _ in $(seq 1 50); do
+for _ in $(seq 1 1200); do
 	tm capture-pane -p -t xk >"$T/pane"
 	[ "$(grep -c "^magicnum = " "$T/pane")" -ge 2 ] && break
 	sleep 0.1

@@ -39,9 +39,10 @@ mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
 for m in $(cat /modules); do insmod /lib/$m.ko || echo "XK-ERR insmod $m"; done
-for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15; do
-	[ -b /dev/vda ] && break
+i=0
+while [ ! -b /dev/vda ] && [ $i -lt 600 ]; do
 	sleep 0.2
+	i=$((i + 1))
 done
 arg() { sed -n "s/.*xk\.$1=\([a-z0-9.]*\).*/\1/p" /proc/cmdline; }
 task=$(arg task)
@@ -85,7 +86,7 @@ chmod +x "$ir/init"
 vm() {
 	local accel=tcg
 	[ -w /dev/kvm ] && grep -qw 'vmx\|svm' /proc/cpuinfo && accel=kvm
-	timeout 600 qemu-system-x86_64 -accel "$accel" -m 512 -nographic \
+	timeout 1800 qemu-system-x86_64 -accel "$accel" -m 512 -nographic \
 		-no-reboot -kernel "$VM/vmlinuz" -initrd "$T/initrd.gz" \
 		-append "console=ttyS0 quiet panic=-1 xk.task=$1 xk.delay=${3:-0}" \
 		-drive "file=$2,format=raw,if=virtio" >"$T/vm.out" 2>&1

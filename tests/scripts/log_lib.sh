@@ -52,14 +52,15 @@ dirty_image() {
 	loop_umount_busy
 }
 
-# loop_umount_busy: unmount, retrying a few times while a killed
-# workload's last command may still be leaving the filesystem.
+# loop_umount_busy: unmount, retrying while a killed workload's last
+# command may still be leaving the filesystem (up to a minute: on a
+# loaded machine that can take far longer than on an idle one).
 loop_umount_busy() {
-	for _ in 1 2 3 4 5 6; do
+	for _ in $(seq 1 120); do
 		loop_umount 2>/dev/null && return 0
 		sleep 0.5
 	done
-	loop_umount
+	loop_umount || { fail "cannot unmount $MNT: $(fuser -vm "$MNT" 2>&1 | head -5)"; return 1; }
 }
 
 # record_tree MNT: paths, types, modes, sizes, link counts, content

@@ -7,6 +7,7 @@
 # where loop mounting is not permitted.
 . "$XK_SRCDIR/tests/scripts/lib.sh"
 need_xfsprogs
+have_xfs72 || true
 
 workload() {
 	local m=$1
@@ -59,8 +60,8 @@ for opts in "" "-b size=1024 -d agcount=3" "-i size=1024 -d su=64k,sw=2" \
 		fail "workload on an image made with '$opts' failed"
 	fi
 	loop_umount || fail "umount after '$opts'"
-	if ! xfs_repair -n "$img" >"$T/rep" 2>&1; then
-		fail "xfs_repair -n after the workload ($opts): $(tail -5 "$T/rep")"
+	if ! xfs_repair_clean "$img" "$T/rep"; then
+		fail "xfs_repair -n after the workload ($opts): $(cat "$T/rep")"
 	elif ! "$REPAIR" -n "$img" >"$T/xrep" 2>&1; then
 		fail "xfskit-repair -n after the workload ($opts): $(head -5 "$T/xrep")"
 	else

@@ -16,6 +16,7 @@
 #    nothing else may differ.
 . "$XK_SRCDIR/tests/scripts/lib.sh"
 need_xfsprogs
+have_xfs72 || true
 
 BIG=$(mktemp -d /dev/shm/xk-mkfs.XXXXXX 2>/dev/null || echo "$T")
 trap 'rm -rf "$BIG"; cleanup' EXIT
@@ -129,8 +130,8 @@ for set in "${SETS[@]}"; do
 		continue
 	fi
 	# shellcheck disable=SC2086
-	if ! xfs_repair -n $ropt "$ours" >"$T/rep" 2>&1; then
-		fail "set $n ($size $opts): xfs_repair -n: $(tail -5 "$T/rep")"
+	if ! xfs_repair_clean "$ours" "$T/rep" $ropt; then
+		fail "set $n ($size $opts): $(cat "$T/rep")"
 	fi
 	if ! "$REPAIR" -n "$ours" >"$T/xrep" 2>&1; then
 		fail "set $n ($size $opts): xfskit-repair -n: $(head -5 "$T/xrep")"
@@ -167,8 +168,8 @@ for set in "4g|-b size=32768" "4g|-b size=65536" "100m|--unsupported" \
 	tl=$(db_get "$T/theirs.img" 'sb 0' logblocks)
 	if [ -z "$ol" ] || [ -z "$tl" ] || [ "$ol" -ne "$tl" ]; then
 		fail "$size $opts: log of $ol blocks, mkfs.xfs has $tl"
-	elif ! xfs_repair -n "$T/ours.img" >"$T/rep" 2>&1; then
-		fail "$size $opts: xfs_repair -n: $(tail -5 "$T/rep")"
+	elif ! xfs_repair_clean "$T/ours.img" "$T/rep"; then
+		fail "$size $opts: $(cat "$T/rep")"
 	elif ! "$REPAIR" -n "$T/ours.img" >"$T/xrep" 2>&1; then
 		fail "$size $opts: xfskit-repair -n: $(head -5 "$T/xrep")"
 	else

@@ -2,10 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Images made by mkfs.xfs over a matrix of option sets: xfskit-repair -n
 # opens each, verifies every superblock, AGF, AGI, AGFL and every btree
-# block, and finds nothing wrong.  As a cross-check, the record count we
-# walk in AG 0's single-level trees equals xfs_db's numrecs.
+# block, and finds nothing wrong, as xfs_repair -n 6.1 does (7.2's
+# verdict, where scripts/xfsprogs-sid has it, is printed beside it).  As a cross-check, the record count
+# we walk in AG 0's single-level trees equals xfs_db's numrecs.
 . "$XK_SRCDIR/tests/scripts/lib.sh"
 need_xfsprogs
+have_xfs72 || true
 
 SETS=(
 	"512m|"
@@ -46,6 +48,20 @@ for set in "${SETS[@]}"; do
 		continue
 	fi
 	n=$((n + 1))
+	ropt=""
+	[[ "$opts" == *agcount=1* ]] && ropt="-o force_geometry"
+	# The image is mkfs.xfs 6.1's: 6.1 must find it clean.  Where 7.2
+	# does not, the two versions disagree on 6.1's own layout (7.2 -n
+	# says a 64 KiB-block image's root inode is unaligned): a note, and
+	# our check is held to 6.1.
+	# shellcheck disable=SC2086
+	if ! xfs_repair -n $ropt "$img" >"$T/xr" 2>&1; then
+		fail "[$size $opts] xfs_repair 6.1 -n does not find mkfs.xfs's image clean: $(grep -v '^Phase\|^  *-' "$T/xr" | tail -5)"
+		continue
+	fi
+	# shellcheck disable=SC2086
+	xfs_repair_clean "$img" "$T/xr" $ropt ||
+		echo "note: [$size $opts] xfsprogs 6.1 finds mkfs.xfs 6.1's image clean, 7.2 does not: $(grep -v '^xfs_repair\|geometry\|mismatch\|host filesystem\|No modify' "$T/xr" | head -3 | tr '\n' ' ')" >&2
 	out=$("$REPAIR" -n -v "$img" 2>&1)
 	rc=$?
 	if [ $rc -ne 0 ] || printf '%s\n' "$out" | grep -qE '^[0-9]+ problems? found'; then

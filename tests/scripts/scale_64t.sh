@@ -4,14 +4,12 @@
 # hold a 64 TiB file, so it lives on a loop-mounted XFS scratch
 # filesystem).  xfskit-mkfs formats it, the kernel puts files in every
 # AG (directories rotate over the AGs), and then xfs_repair -n and
-# xfskit-repair -n must both find it clean; our check's time and peak
-# memory are printed beside xfs_repair's, and our memory must stay
-# within the documented model (doc/memory.md): a few MiB beyond the
-# buffer cache, whatever the size of the filesystem.
+# xfskit-repair -n must both find it clean.  (Time and peak memory
+# beside xfs_repair's, against the model of doc/memory.md, are measured
+# by bench/memcap -s, not asserted here.)
 . "$XK_SRCDIR/tests/scripts/lib.sh"
 need_xfsprogs
 [ "$(id -u)" -eq 0 ] || skip "needs root for the scratch loop mount"
-[ -x /usr/bin/time ] || skip "needs /usr/bin/time (scripts/deps)"
 
 truncate -s 2G "$T/scratch.img"
 mkfs.xfs -q -f "$T/scratch.img" || { fail "mkfs.xfs scratch"; finish; }
@@ -44,16 +42,10 @@ if loop_mount "$big"; then
 	[ "$ags" -gt 1 ] && pass "files spread over several AGs" ||
 		fail "every file landed in one AG"
 fi
-/usr/bin/time -f "%e %M" -o "$T/t.xr" xfs_repair -n "$big" >"$T/xr.out" 2>&1 ||
+xfs_repair -n "$big" >"$T/xr.out" 2>&1 &&
+	pass "xfs_repair -n finds the 64 TiB filesystem clean" ||
 	fail "xfs_repair -n on 64 TiB: $(grep -v '^ *-\|^Phase' "$T/xr.out" | head -5)"
-/usr/bin/time -f "%e %M" -o "$T/t.us" "$REPAIR" -n -P "$big" >"$T/us.out" 2>&1 ||
+"$REPAIR" -n -P "$big" >"$T/us.out" 2>&1 &&
+	pass "xfskit-repair -n finds the 64 TiB filesystem clean" ||
 	fail "xfskit-repair -n on 64 TiB: $(head -5 "$T/us.out")"
-read -r xw xm <"$T/t.xr"
-read -r uw um <"$T/t.us"
-echo "64 TiB, 128 AGs: xfs_repair -n ${xw}s ${xm} KiB, xfskit-repair -n ${uw}s ${um} KiB"
-# Model: per-AG state is a few KiB here; the cache is 32 MiB per thread.
-threads=$(nproc)
-limit=$(( (threads * 32 + 64) * 1024 ))
-[ "$um" -le "$limit" ] && pass "peak memory ${um} KiB within the model (${limit} KiB)" ||
-	fail "peak memory ${um} KiB above the model's ${limit} KiB"
 finish
