@@ -82,7 +82,11 @@ scan_forks(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
 		bad[fork] = 0;
 		if (fork == XK_ATTR_FORK && !dip->di_forkoff)
 			break;
-		bad[fork] = walk_fork(rc, ino, dip, fork, &bmbt, &cb) != 0;
+		/*
+		 * A negative errno (no memory) is no finding and must not
+		 * plan a fix; carrying it out of the scan is the engine's.
+		 */
+		bad[fork] = walk_fork(rc, ino, dip, fork, &bmbt, &cb) > 0;
 		total += es.blocks + bmbt;
 	}
 	return total;
