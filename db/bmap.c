@@ -1,112 +1,60 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Block maps: the extents of an inode fork, whether held in the inode
- * (extent list) or in a bmap btree walked with the libfs walker; the
- * lookup dblock/ablock use; and the bmap command.
+ * Block maps: the extents of an inode fork through libfs's fork reader
+ * (salvaging, so a damaged fork shows what can be read); the lookup
+ * dblock/ablock use; and the bmap command.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <xfskit/fork.h>
+
 #include "db.h"
 
-struct ext_list {
-	struct db_ext	*v;
-	size_t		n, cap;
-};
-
-static int
-ext_add(struct ext_list *l, const struct xk_bmbt_rec *rec)
-{
-	struct xk_bmbt_irec ir;
-
-	if (l->n == l->cap) {
-		size_t ncap = l->cap ? l->cap * 2 : 16;
-		struct db_ext *nv = realloc(l->v, ncap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		l->v = nv;
-		l->cap = ncap;
-	}
-	xk_bmbt_rec_unpack(rec, &ir);
-	l->v[l->n].off = ir.startoff;
-	l->v[l->n].fsb = ir.startblock;
-	l->v[l->n].len = ir.blockcount;
-	l->v[l->n].unwritten = ir.unwritten;
-	l->n++;
-	return 0;
-}
-
-static int
-walk_rec(void *ctx, const void *rec)
-{
-	return ext_add(ctx, rec);
-}
-
+/*
+ * The mappings of a fork as far as they can be read: a damaged fork
+ * gives what the salvaging reader got and its error.
+ */
 int
 db_inode_extents(struct db_ctx *c, uint64_t ino, int whichfork,
 		 struct db_ext **exts, size_t *n)
 {
-	struct xk_mount *mp = c->mp;
-	const struct xk_dinode *dip;
-	struct ext_list l = { NULL, 0, 0 };
+	struct xk_fork_map map = { 0 };
 	struct xk_buf *bp;
-	struct xk_dinode *d;
-	unsigned int size;
-	const uint8_t *fork;
-	int err;
+	struct xk_dinode *dip;
+	struct db_ext *v = NULL;
+	int err, fmt;
 
 	*exts = NULL;
 	*n = 0;
-	err = xk_inode_read(mp, ino, XK_READ_SALVAGE, &bp, &d);
+	err = xk_inode_read(c->mp, ino, XK_READ_SALVAGE, &bp, &dip);
 	if (!bp)
 		return err ? err : -EIO;
-	dip = d;
-	if (whichfork == XK_ATTR_FORK && !dip->di_forkoff) {
+	fmt = xk_dfork_format(dip, whichfork);
+	if (fmt != XK_DINODE_FMT_EXTENTS && fmt != XK_DINODE_FMT_BTREE) {
 		xk_buf_release(bp);
 		return 0;
 	}
-	size = xk_dfork_size(dip, mp->g.inodesize, whichfork);
-	if (xk_dinode_forkoff_bytes(dip) > xk_dinode_litino(mp->g.inodesize))
-		size = 0;
-	fork = xk_dfork_ptr(dip, whichfork);
-	err = 0;
-	switch (xk_dfork_format(dip, whichfork)) {
-	case XK_DINODE_FMT_EXTENTS: {
-		uint64_t cnt = xk_dinode_fork_nextents(dip, whichfork);
-
-		for (uint64_t i = 0; i < cnt && (i + 1) * 16 <= size && !err;
-		     i++)
-			err = ext_add(&l, (const struct xk_bmbt_rec *)
-					  (fork + i * 16));
-		break;
-	}
-	case XK_DINODE_FMT_BTREE: {
-		struct xk_btree_walk w;
-
-		if (size < 4) {
-			err = XK_ECORRUPT;
-			break;
-		}
-		memset(&w, 0, sizeof(w));
-		w.ops = &xk_bmbt_ops;
-		w.agno = -1;
-		w.owner = ino;
-		w.iroot = fork;
-		w.iroot_size = size;
-		w.levels = xk_get_be16(fork) + 1u;
-		w.ctx = &l;
-		w.rec_fn = walk_rec;
-		err = xk_btree_walk(mp, &w);
-		break;
-	}
-	default:
-		break;
-	}
+	err = xk_fork_read(c->mp, ino, dip, whichfork, XK_FORK_SALVAGE, &map);
 	xk_buf_release(bp);
-	*exts = l.v;
-	*n = l.n;
+	if (map.next) {
+		v = malloc(map.next * sizeof(*v));
+		if (!v) {
+			xk_fork_map_free(&map);
+			return -ENOMEM;
+		}
+	}
+	for (uint64_t i = 0; i < map.next; i++)
+		v[i] = (struct db_ext){
+			.off = map.ext[i].startoff,
+			.fsb = map.ext[i].startblock,
+			.len = map.ext[i].blockcount,
+			.unwritten = map.ext[i].unwritten,
+		};
+	*exts = v;
+	*n = map.next;
+	xk_fork_map_free(&map);
 	return err;
 }
 

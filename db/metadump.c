@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include <xfskit/format/dir.h>
+#include <xfskit/fork.h>
 #include <xfskit/logv.h>
 
 #include "metadump.h"
@@ -75,7 +76,6 @@ struct md_extlist {
 struct md_walk {
 	struct md_ctx	*c;
 	const struct xk_btree_ops *ops;
-	struct md_extlist *el;		/* bmbt: collect the records */
 	uint32_t	agno;		/* inobt: the AG */
 	unsigned int	problems;
 };
@@ -301,32 +301,6 @@ walk_fail(void *ctx, const struct xk_fail *f)
 	w->problems++;
 }
 
-static int
-ext_rec(void *ctx, const void *rec)
-{
-	struct md_walk *w = ctx;
-	struct md_extlist *l = w->el;
-	struct xk_bmbt_irec ir;
-
-	if (!l)
-		return 0;
-	if (l->n == l->cap) {
-		size_t ncap = l->cap ? l->cap * 2 : 16;
-		struct md_ext *nv = realloc(l->v, ncap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		l->v = nv;
-		l->cap = ncap;
-	}
-	xk_bmbt_rec_unpack(rec, &ir);
-	l->v[l->n].off = ir.startoff;
-	l->v[l->n].fsb = ir.startblock;
-	l->v[l->n].len = ir.blockcount;
-	l->n++;
-	return 0;
-}
-
 static void
 walk_tree(struct md_ctx *c, const struct xk_btree_ops *ops, int64_t agno,
 	  uint64_t owner, uint64_t root, unsigned int levels,
@@ -375,23 +349,6 @@ ext_cmp(const void *a, const void *b)
 	const struct md_ext *x = a, *y = b;
 
 	return x->off < y->off ? -1 : x->off > y->off;
-}
-
-/* The extents of a fork held in the inode, range-checked. */
-static void
-fork_extents(struct md_ctx *c, const struct xk_dinode *dip, int whichfork,
-	     struct md_extlist *l)
-{
-	const uint8_t *p = xk_dfork_ptr(dip, whichfork);
-	unsigned int size = xk_dfork_size(dip, c->mp->g.inodesize, whichfork);
-	uint64_t n = xk_dinode_fork_nextents(dip, whichfork);
-	struct md_walk w = { .c = c, .el = l };
-
-	if (n > size / sizeof(struct xk_bmbt_rec))
-		n = size / sizeof(struct xk_bmbt_rec);
-	for (uint64_t i = 0; i < n; i++)
-		if (ext_rec(&w, p + i * sizeof(struct xk_bmbt_rec)))
-			break;
 }
 
 /* Drop extents outside the filesystem, then sort by file offset. */
@@ -521,6 +478,31 @@ is_meta_inode(const struct xk_mount *mp, uint64_t ino)
 	       ino == sb->rsumino;
 }
 
+/*
+ * A fork's bmbt blocks, as the fork reader met them, each read again
+ * (from the cache) and dumped.
+ */
+static void
+dump_bmbt_blocks(struct md_ctx *c, uint64_t ino,
+		 const struct xk_fork_map *map)
+{
+	struct xk_mount *mp = c->mp;
+
+	for (uint64_t i = 0; i < map->nblk && !c->err; i++) {
+		struct xk_buf *bp;
+
+		xk_buf_read_ctx(mp, xk_fsb_to_daddr(mp, map->blk[i].fsb),
+				mp->g.blocksize, xk_bmbt_ops.buf_ops, -1, ino,
+				XK_READ_SALVAGE, &bp);
+		if (!bp)
+			continue;
+		if (bp->data)
+			dump_mem(c, bp->daddr, bp->data, bp->len, MK_BTREE,
+				 &xk_bmbt_ops);
+		xk_buf_release(bp);
+	}
+}
+
 /* One fork: its bmbt blocks, then the blocks it maps, by kind. */
 static void
 dump_fork(struct md_ctx *c, uint64_t ino, const struct xk_dinode *dip,
@@ -528,31 +510,53 @@ dump_fork(struct md_ctx *c, uint64_t ino, const struct xk_dinode *dip,
 {
 	unsigned int fsize = xk_dfork_size(dip, c->mp->g.inodesize, whichfork);
 	int fmt = xk_dfork_format(dip, whichfork);
+	struct xk_fork_map map = { 0 };
 	struct md_extlist l = { NULL, 0, 0 };
-	struct md_walk w = { .el = kind >= 0 ? &l : NULL };
+	int err;
 
-	if (fmt == XK_DINODE_FMT_BTREE) {
-		const uint8_t *root = xk_dfork_ptr(dip, whichfork);
-
-		if (fsize < sizeof(struct xk_bmdr_block)) {
-			md_warnf(c, "inode %llu: bmbt root does not fit its "
-				 "fork; skipped", (unsigned long long)ino);
-			return;
-		}
-		walk_tree(c, &xk_bmbt_ops, -1, ino, 0,
-			  xk_get_be16(root) + 1u, root, fsize, ext_rec, &w);
-	} else if (fmt == XK_DINODE_FMT_EXTENTS && kind >= 0) {
-		fork_extents(c, dip, whichfork, &l);
+	if (fmt != XK_DINODE_FMT_BTREE &&
+	    (fmt != XK_DINODE_FMT_EXTENTS || kind < 0))
+		return;
+	if (fmt == XK_DINODE_FMT_BTREE &&
+	    fsize < sizeof(struct xk_bmdr_block)) {
+		md_warnf(c, "inode %llu: bmbt root does not fit its fork; "
+			 "skipped", (unsigned long long)ino);
+		return;
 	}
-	if (kind >= 0 && l.n) {
-		clean_extents(c, ino, &l);
-		md_nameset_reset(&c->ob.names);
-		if (kind == MK_DIR)
-			dump_dir_blocks(c, &l);
-		else
-			dump_fork_blocks(c, &l, (enum md_kind)kind);
+	/* What can be read of a damaged fork is dumped all the same. */
+	err = xk_fork_read(c->mp, ino, dip, whichfork, XK_FORK_SALVAGE |
+			   XK_FORK_BLOCKS, &map);
+	if (err && err != XK_ECORRUPT) {
+		if (!c->err)
+			c->err = err;
+		goto out;
 	}
+	dump_bmbt_blocks(c, ino, &map);
+	if (map.partial && fmt == XK_DINODE_FMT_BTREE)
+		md_warnf(c, "the %s of inode %llu is damaged; dumped the %llu "
+			 "blocks that could be reached", xk_bmbt_ops.name,
+			 (unsigned long long)ino,
+			 (unsigned long long)map.nblk);
+	if (kind < 0 || !map.next || c->err)
+		goto out;
+	l.v = malloc(map.next * sizeof(*l.v));
+	if (!l.v) {
+		c->err = -ENOMEM;
+		goto out;
+	}
+	for (uint64_t i = 0; i < map.next; i++)
+		l.v[l.n++] = (struct md_ext){ map.ext[i].startoff,
+					      map.ext[i].startblock,
+					      map.ext[i].blockcount };
+	clean_extents(c, ino, &l);
+	md_nameset_reset(&c->ob.names);
+	if (kind == MK_DIR)
+		dump_dir_blocks(c, &l);
+	else
+		dump_fork_blocks(c, &l, (enum md_kind)kind);
+out:
 	free(l.v);
+	xk_fork_map_free(&map);
 }
 
 /*

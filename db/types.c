@@ -38,42 +38,8 @@ OPS_FN(inode_ops, &xk_dinode_buf_ops)
 OPS_FN(symlink_ops, &xk_symlink_buf_ops)
 OPS_FN(dquot_ops, &xk_dquot_buf_ops)
 
-static const struct xk_buf_ops *
-dir3_ops(const uint8_t *buf, size_t len)
-{
-	if (len < 16)
-		return NULL;
-	switch (xk_get_be32(buf)) {
-	case XK_DIR3_BLOCK_MAGIC:
-		return &xk_dir3_block_buf_ops;
-	case XK_DIR3_DATA_MAGIC:
-		return &xk_dir3_data_buf_ops;
-	case XK_DIR3_FREE_MAGIC:
-		return &xk_dir3_free_buf_ops;
-	}
-	switch (xk_get_be16(buf + 8)) {
-	case XK_DIR3_LEAF1_MAGIC:
-		return &xk_dir3_leaf1_buf_ops;
-	case XK_DIR3_LEAFN_MAGIC:
-		return &xk_dir3_leafn_buf_ops;
-	case XK_DA3_NODE_MAGIC:
-		return &xk_da3_node_buf_ops;
-	}
-	/* Unknown magic: the data verifier says why it is not a dir block. */
-	return &xk_dir3_data_buf_ops;
-}
-
-static const struct xk_buf_ops *
-attr3_ops(const uint8_t *buf, size_t len)
-{
-	if (len < 16)
-		return NULL;
-	if (xk_get_be32(buf) == XK_ATTR3_RMT_MAGIC)
-		return &xk_attr3_rmt_buf_ops;
-	if (xk_get_be16(buf + 8) == XK_DA3_NODE_MAGIC)
-		return &xk_da3_node_buf_ops;
-	return &xk_attr3_leaf_buf_ops;
-}
+OPS_FN(dir3_ops, xk_dir3_buf_ops_for(buf, len))
+OPS_FN(attr3_ops, xk_attr3_buf_ops_for(buf, len))
 
 const struct db_type db_types[] = {
 	{ "sb", &xk_sb_ftype, sb_ops, 0, 0, 0 },

@@ -434,6 +434,8 @@ walk_block(struct walk_state *st, uint64_t ptr, unsigned int level,
 		f.daddr = daddr;
 		f.agno = w->agno;
 		xk_fail_set(&f, "read", "%s", xk_strerror(err));
+		if (!w->read_err)
+			w->read_err = err;
 		walk_fail(st, &f);
 		return 0;
 	}
@@ -628,6 +630,7 @@ xk_btree_walk(struct xk_mount *mp, struct xk_btree_walk *w)
 	st.w = w;
 	w->nblocks = w->nrecs = 0;
 	w->nproblems = 0;
+	w->read_err = 0;
 	for (int i = 0; i < XK_BTREE_MAXLEVELS; i++)
 		st.last[i] = st.next[i] = xk_btree_nullptr(w->ops);
 	if (w->levels < 1 || w->levels > XK_BTREE_MAXLEVELS ||

@@ -31,6 +31,7 @@
 #include <xfskit/build.h>
 #include <xfskit/format/attr.h>
 #include <xfskit/format/dir.h>
+#include <xfskit/fork.h>
 
 #include "repair.h"
 
@@ -267,67 +268,26 @@ salvage_free(struct salvage *s)
 }
 
 /* The data fork's extents: the list in the inode, or the bmbt's. */
-struct extlist {
-	struct xk_bmbt_irec	*v;
-	size_t			n, cap;
-};
-
-static int
-ext_push(void *ctx, const void *rec)
-{
-	struct extlist *l = ctx;
-
-	if (l->n == l->cap) {
-		size_t ncap = l->cap ? l->cap * 2 : 32;
-		struct xk_bmbt_irec *nv = realloc(l->v, ncap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		l->v = nv;
-		l->cap = ncap;
-	}
-	xk_bmbt_rec_unpack(rec, &l->v[l->n++]);
-	return 0;
-}
-
-static void
-ext_fail(void *ctx, const struct xk_fail *f)
-{
-	(void)ctx;
-	(void)f;	/* reported by the check already */
-}
-
+/*
+ * The directory's mappings: all of an extent list, or the records of
+ * the readable leaves of a damaged bmbt (the check reported the damage
+ * already).  An extent list that does not fit its fork gives
+ * XK_ECORRUPT, an operational error its errno.
+ */
 static int
 dir_extents(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
-	    struct extlist *l)
+	    struct xk_fork_map *map)
 {
-	struct xk_mount *mp = rc->mp;
-	const uint8_t *fork = xk_dfork_dptr(dip);
-	unsigned int size = xk_dfork_dsize(dip, mp->g.inodesize);
+	int err;
 
-	if (dip->di_format == XK_DINODE_FMT_EXTENTS) {
-		uint64_t nex = xk_dinode_nextents(dip);
-
-		if (nex > size / sizeof(struct xk_bmbt_rec))
-			return XK_ECORRUPT;
-		for (uint64_t i = 0; i < nex; i++)
-			if (ext_push(l, fork + i * sizeof(struct xk_bmbt_rec)))
-				return -ENOMEM;
+	if (dip->di_format != XK_DINODE_FMT_EXTENTS &&
+	    dip->di_format != XK_DINODE_FMT_BTREE)
+		return XK_ECORRUPT;
+	err = xk_fork_read(rc->mp, ino, dip, XK_DATA_FORK, XK_FORK_SALVAGE,
+			   map);
+	if (err == XK_ECORRUPT && dip->di_format == XK_DINODE_FMT_BTREE)
 		return 0;
-	}
-	if (dip->di_format == XK_DINODE_FMT_BTREE) {
-		/* Records of readable leaves; the walk goes around the rest. */
-		struct xk_btree_walk w = {
-			.ops = &xk_bmbt_ops, .agno = -1, .owner = ino,
-			.iroot = fork, .iroot_size = size,
-			.levels = xk_get_be16(fork) + 1u,
-			.ctx = l, .rec_fn = ext_push, .fail_fn = ext_fail,
-		};
-
-		xk_btree_walk(mp, &w);
-		return 0;
-	}
-	return XK_ECORRUPT;
+	return err;
 }
 
 /* Read every data block of the directory. */
@@ -338,15 +298,15 @@ salvage_blocks(struct repair_ctx *rc, uint64_t ino,
 	struct xk_mount *mp = rc->mp;
 	uint64_t leaf_fsb = XK_DIR2_LEAF_OFFSET >> mp->g.blocklog;
 	uint32_t per = 1u << mp->g.dirblklog;
-	struct extlist l = { 0 };
-	int err = dir_extents(rc, ino, dip, &l);
+	struct xk_fork_map map = { 0 };
+	int err = dir_extents(rc, ino, dip, &map);
 
 	if (err) {
-		free(l.v);
+		xk_fork_map_free(&map);
 		return err;
 	}
-	for (size_t i = 0; i < l.n; i++) {
-		struct xk_bmbt_irec r = l.v[i];
+	for (uint64_t i = 0; i < map.next; i++) {
+		struct xk_bmbt_irec r = map.ext[i];
 
 		if (!r.blockcount ||
 		    !xk_fsbext_valid(mp, r.startblock, r.blockcount))
@@ -366,7 +326,7 @@ salvage_blocks(struct repair_ctx *rc, uint64_t ino,
 			xk_buf_release(bp);
 		}
 	}
-	free(l.v);
+	xk_fork_map_free(&map);
 	return 0;
 }
 

@@ -68,6 +68,11 @@ claim_extent(void *ctx, const struct xk_bmbt_irec *r)
 	return 0;
 }
 
+/*
+ * Both forks' extents claimed and listed; bad[fork] is 1 when the walk
+ * found the fork damaged, -1 when it could not be read at all (no
+ * memory, an I/O error), 0 otherwise.
+ */
 static uint64_t
 scan_forks(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
 	   struct fork_map maps[2], int bad[2])
@@ -78,11 +83,23 @@ scan_forks(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
 		struct extent_sum es = { rc, ino, fork, 0, &maps[fork] };
 		struct fork_extent_fn cb = { &es, claim_extent };
 		uint64_t bmbt = 0;
+		int r;
 
 		bad[fork] = 0;
 		if (fork == XK_ATTR_FORK && !dip->di_forkoff)
 			break;
-		bad[fork] = walk_fork(rc, ino, dip, fork, &bmbt, &cb) != 0;
+		r = walk_fork(rc, ino, dip, fork, &bmbt, &cb);
+		/*
+		 * A negative errno (no memory, an I/O error) must not plan
+		 * a destructive fix, nor pass for a clean fork: it is said,
+		 * until the scan can carry it out and stop the run.
+		 */
+		if (r < 0)
+			report(rc, PR_FORK_BAD, fork == XK_DATA_FORK ?
+			       "data fork" : "attr fork", -1, ino, XK_NO_DADDR,
+			       "read", "the fork could not be read: %s",
+			       xk_strerror(r));
+		bad[fork] = r > 0 ? 1 : r < 0 ? -1 : 0;
 		total += es.blocks + bmbt;
 	}
 	return total;
@@ -98,12 +115,12 @@ static void
 plan_fork_fix(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
 	      const int bad[2])
 {
-	if (bad[XK_ATTR_FORK])
+	if (bad[XK_ATTR_FORK] > 0)
 		plan_inode(rc, ino, rc->mp->g.has_rmapbt &&
 			   (dip->di_aformat == XK_DINODE_FMT_EXTENTS ||
 			    dip->di_aformat == XK_DINODE_FMT_BTREE) ?
 			   IFIX_RMAP_AFORK : IFIX_NOATTR, 0);
-	if (!bad[XK_DATA_FORK])
+	if (bad[XK_DATA_FORK] <= 0)
 		return;
 	if (dip->di_format == XK_DINODE_FMT_EXTENTS)
 		plan_inode(rc, ino, IFIX_TRIM, 0);
@@ -227,6 +244,7 @@ check_inode(struct repair_ctx *rc, uint64_t ino, int marked_free,
 	uint64_t blocks;
 	unsigned long before;
 	int bad[2] = { 0, 0 };
+	int unread;
 	int err;
 
 	memset(&f, 0, sizeof(f));
@@ -266,10 +284,12 @@ check_inode(struct repair_ctx *rc, uint64_t ino, int marked_free,
 		return 0;
 	}
 	blocks = scan_forks(rc, ino, dip, maps, bad);
-	if (bad[XK_DATA_FORK] || bad[XK_ATTR_FORK])
+	/* bad < 0: a fork could not be read; nothing is judged from it. */
+	unread = bad[XK_DATA_FORK] < 0 || bad[XK_ATTR_FORK] < 0;
+	if (bad[XK_DATA_FORK] > 0 || bad[XK_ATTR_FORK] > 0)
 		plan_fork_fix(rc, ino, dip, bad);
 	/* A fork being fixed is counted again once it is. */
-	if (blocks != xk_be64_get(dip->di_nblocks) &&
+	if (!unread && blocks != xk_be64_get(dip->di_nblocks) &&
 	    report(rc, PR_INODE_BAD, "inode", -1, ino, bp->daddr, "nblocks",
 		   "inode says %llu blocks, its forks map %llu",
 		   (unsigned long long)xk_be64_get(dip->di_nblocks),
@@ -286,6 +306,8 @@ check_inode(struct repair_ctx *rc, uint64_t ino, int marked_free,
 	ii->nlink = xk_be32_get(dip->di_nlink);
 	ii->mode = mode;
 	ii->sfdir = dip->di_format == XK_DINODE_FMT_LOCAL;
+	if (unread)
+		goto out;
 	/* Findings below are counted to choose the fix. */
 	before = rc->nproblems;
 	switch (mode & XK_S_IFMT) {

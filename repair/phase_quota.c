@@ -19,6 +19,7 @@
 #include "phase_quota.h"
 
 #include <xfskit/btree.h>
+#include <xfskit/fork.h>
 
 static size_t
 qtab_slot(const struct qtab *t, uint32_t id)
@@ -69,84 +70,33 @@ quota_tab_get(struct qtab *t, uint32_t id, int add)
 	return &t->v[i];
 }
 
-static int
-map_add(void *ctx, const struct xk_bmbt_irec *r)
-{
-	struct fork_map *m = ctx;
-
-	if (m->n == m->cap) {
-		size_t ncap = m->cap ? m->cap * 2 : 16;
-		struct xk_bmbt_irec *nv = realloc(m->v, ncap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		m->v = nv;
-		m->cap = ncap;
-	}
-	m->v[m->n++] = *r;
-	return 0;
-}
-
-static int
-bmbt_rec(void *ctx, const void *rec)
-{
-	struct xk_bmbt_irec r;
-
-	xk_bmbt_rec_unpack(rec, &r);
-	return map_add(ctx, &r);
-}
-
 /*
  * The data fork's extents, without claiming anything (the inode scan
  * did that and reported the fork's problems): 0, XK_ECORRUPT when the
- * fork cannot be mapped, or -ENOMEM.
+ * fork cannot be mapped, or an operational error (-ENOMEM, -EIO).
  */
 static int
 data_extents(struct xk_mount *mp, uint64_t ino, const struct xk_dinode *dip,
 	     struct fork_map *m)
 {
-	const uint8_t *p = xk_dfork_dptr(dip);
-	unsigned int size = xk_dfork_dsize(dip, mp->g.inodesize);
-	uint64_t nex = xk_dinode_nextents(dip);
+	struct xk_fork_map fm = { 0 };
 	int err;
 
 	m->n = 0;
-	switch (dip->di_format) {
-	case XK_DINODE_FMT_EXTENTS:
-		if (nex > size / sizeof(struct xk_bmbt_rec))
-			return XK_ECORRUPT;
-		for (uint64_t i = 0; i < nex; i++) {
-			struct xk_bmbt_irec r;
-
-			xk_bmbt_rec_unpack((const struct xk_bmbt_rec *)
-					   (p + i * 16), &r);
-			err = map_add(m, &r);
-			if (err)
-				return err;
-		}
-		return 0;
-	case XK_DINODE_FMT_BTREE: {
-		struct xk_btree_walk w = {
-			.ops = &xk_bmbt_ops,
-			.agno = -1,
-			.owner = ino,
-			.iroot = p,
-			.iroot_size = size,
-			.ctx = m,
-			.rec_fn = bmbt_rec,
-		};
-
-		if (size < 4)
-			return XK_ECORRUPT;
-		w.levels = xk_get_be16(p) + 1u;
-		err = xk_btree_walk(mp, &w);
-		if (err == -ENOMEM)
-			return err;
-		return err ? XK_ECORRUPT : 0;
-	}
-	default:
+	if (dip->di_format != XK_DINODE_FMT_EXTENTS &&
+	    dip->di_format != XK_DINODE_FMT_BTREE)
 		return XK_ECORRUPT;
+	err = xk_fork_read(mp, ino, dip, XK_DATA_FORK, 0, &fm);
+	if (!err) {
+		/* Hand the reader's array over rather than copy it. */
+		free(m->v);
+		m->v = fm.ext;
+		m->n = fm.next;
+		m->cap = fm.ext_cap;
+		fm.ext = NULL;
 	}
+	xk_fork_map_free(&fm);
+	return err;
 }
 
 static int
@@ -389,7 +339,7 @@ check_qinode(struct repair_ctx *rc, struct qtype *qt)
 		qt->fix |= QFIX_SIZE;
 	err = data_extents(mp, qt->ino, dip, &qt->map);
 	xk_buf_release(bp);
-	if (err == -ENOMEM)
+	if (err && err != XK_ECORRUPT)
 		return err;
 	if (err) {
 		if (report(rc, PR_QUOTA_INODE, qt->name, -1, qt->ino,
@@ -459,11 +409,13 @@ count_usage(struct repair_ctx *rc, struct qtype *qt)
 		ids[1] = xk_be32_get(dip->di_gid);
 		ids[2] = xk_dinode_projid(dip);
 		nblocks = xk_be64_get(dip->di_nblocks);
-		if ((xk_be16_get(dip->di_flags) & XK_DIFLAG_REALTIME) &&
-		    rt_blocks(mp, ino, dip, &scratch, &rt) == -ENOMEM) {
-			xk_buf_release(bp);
-			ret = -ENOMEM;
-			break;
+		if (xk_be16_get(dip->di_flags) & XK_DIFLAG_REALTIME) {
+			err = rt_blocks(mp, ino, dip, &scratch, &rt);
+			if (err && err != XK_ECORRUPT) {
+				xk_buf_release(bp);
+				ret = err;
+				break;
+			}
 		}
 		xk_buf_release(bp);
 		if (rt > nblocks)

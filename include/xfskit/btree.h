@@ -120,6 +120,13 @@ struct xk_btree_walk {
 	uint64_t	nblocks;
 	uint64_t	nrecs;
 	unsigned int	nproblems;
+	/*
+	 * The first read that failed for want of the block, not for its
+	 * content (an I/O error, no memory): it is reported through
+	 * fail_fn like any problem, and kept here so a caller can tell
+	 * "could not look" from "is broken".
+	 */
+	int		read_err;
 };
 
 /*

@@ -37,6 +37,15 @@ extern const struct xk_buf_ops xk_symlink_buf_ops;	/* XSLM */
 extern const struct xk_buf_ops xk_dquot_buf_ops;	/* DQ */
 
 /*
+ * The verifier of a directory or attribute block, chosen by its magic
+ * (one fork holds several kinds).  An unknown magic gets the data (or
+ * leaf) block verifier, which then says why the block is none of them;
+ * NULL only when len is below a block header.
+ */
+const struct xk_buf_ops *xk_dir3_buf_ops_for(const void *buf, size_t len);
+const struct xk_buf_ops *xk_attr3_buf_ops_for(const void *buf, size_t len);
+
+/*
  * Check one on-disk inode.  ino is the number it must carry (0: do not
  * check).  Returns 0, XK_EBADCRC or XK_ECORRUPT with *f filled.
  */

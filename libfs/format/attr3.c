@@ -178,3 +178,17 @@ const struct xk_buf_ops xk_attr3_rmt_buf_ops = {
 	.lsn_off = offsetof(struct xk_attr3_rmt_hdr, rm_lsn),
 	.verify = attr3_rmt_verify,
 };
+
+const struct xk_buf_ops *
+xk_attr3_buf_ops_for(const void *buf, size_t len)
+{
+	const uint8_t *b = buf;
+
+	if (len < 16)
+		return NULL;
+	if (xk_get_be32(b) == XK_ATTR3_RMT_MAGIC)
+		return &xk_attr3_rmt_buf_ops;
+	if (xk_get_be16(b + 8) == XK_DA3_NODE_MAGIC)
+		return &xk_da3_node_buf_ops;
+	return &xk_attr3_leaf_buf_ops;
+}

@@ -459,3 +459,29 @@ xk_dir3_data_block_entries(const uint8_t *b, size_t len, int has_ftype,
 	}
 	return 0;
 }
+
+const struct xk_buf_ops *
+xk_dir3_buf_ops_for(const void *buf, size_t len)
+{
+	const uint8_t *b = buf;
+
+	if (len < 16)
+		return NULL;
+	switch (xk_get_be32(b)) {
+	case XK_DIR3_BLOCK_MAGIC:
+		return &xk_dir3_block_buf_ops;
+	case XK_DIR3_DATA_MAGIC:
+		return &xk_dir3_data_buf_ops;
+	case XK_DIR3_FREE_MAGIC:
+		return &xk_dir3_free_buf_ops;
+	}
+	switch (xk_get_be16(b + 8)) {
+	case XK_DIR3_LEAF1_MAGIC:
+		return &xk_dir3_leaf1_buf_ops;
+	case XK_DIR3_LEAFN_MAGIC:
+		return &xk_dir3_leafn_buf_ops;
+	case XK_DA3_NODE_MAGIC:
+		return &xk_da3_node_buf_ops;
+	}
+	return &xk_dir3_data_buf_ops;
+}

@@ -122,110 +122,45 @@ af_free(struct afork *af)
 }
 
 /*
- * A mapping of the fork.  Rules: 1. at least one block; 2. inside the
- * file offset range; 3. inside one AG of the filesystem; 4. after the
- * previous one; 5. written (attr forks have no unwritten extents).
+ * Load a fork's mappings (extents or btree format; others: none) and its
+ * bmbt blocks.  Rules: the fork reader's checks of each mapping (fork.h),
+ * and 5. every mapping is written (attr forks have no unwritten extents).
  */
-static int
-af_rec(void *ctx, const void *rec)
-{
-	struct afork *af = ctx;
-	struct xk_bmbt_irec ir;
-	int err;
-
-	if (af->err)
-		return 0;
-	xk_bmbt_rec_unpack(rec, &ir);
-	if (ir.blockcount == 0 || ir.unwritten ||
-	    ir.startoff + ir.blockcount > XK_MAX_FILEOFF ||
-	    !xk_fsbext_valid(af->mp, ir.startblock, ir.blockcount)) {
-		af_bad(af, XK_ECORRUPT, "a mapping of its fork is empty, "
-		       "unwritten or outside the filesystem");
-		return 0;
-	}
-	if (af->next && af->ext[af->next - 1].loff +
-			af->ext[af->next - 1].len > ir.startoff) {
-		af_bad(af, XK_ECORRUPT, "the mappings of its fork overlap "
-		       "or are out of order");
-		return 0;
-	}
-	err = bld_grow((void **)&af->ext, &af->ext_alloc, af->next + 1,
-		       sizeof(*af->ext));
-	if (err) {
-		af_bad(af, err, "no memory for its attr fork mappings");
-		return 0;
-	}
-	af->ext[af->next++] = (struct xk_bld_ext){
-		ir.startoff, ir.startblock, (uint32_t)ir.blockcount };
-	af->nblocks += ir.blockcount;
-	return 0;
-}
-
-static int
-af_block(void *ctx, unsigned int level, uint64_t bno, struct xk_buf *bp)
-{
-	struct afork *af = ctx;
-	int err;
-
-	(void)level;
-	if (bp->error) {
-		af_bad(af, bp->error, "a block of its fork's bmbt is "
-		       "damaged");
-		return 0;
-	}
-	err = bld_grow((void **)&af->bmbt, &af->bmbt_alloc, af->nbmbt + 1,
-		       sizeof(*af->bmbt));
-	if (err)
-		af_bad(af, err, "no memory for its attr fork bmbt blocks");
-	else
-		af->bmbt[af->nbmbt++] = bno;
-	return 0;
-}
-
-static void
-af_fail(void *ctx, const struct xk_fail *f)
-{
-	(void)f;
-	af_bad(ctx, XK_ECORRUPT, "the bmbt of its fork is damaged");
-}
-
-/* Load a fork's mappings (extents or btree format; others: none). */
 static int
 fork_load(struct xk_mount *mp, uint64_t ino, const struct xk_dinode *dip,
 	  int whichfork, struct afork *af)
 {
-	const uint8_t *p = xk_dfork_ptr(dip, whichfork);
-	unsigned int asize = xk_dfork_size(dip, mp->g.inodesize, whichfork);
-	int fmt = xk_dfork_format(dip, whichfork);
+	struct bld_fork_read fr;
+	int err;
 
 	memset(af, 0, sizeof(*af));
 	af->mp = mp;
 	af->ino = ino;
-	if (whichfork == XK_ATTR_FORK && !dip->di_forkoff)
-		return 0;
-	if (fmt == XK_DINODE_FMT_EXTENTS) {
-		uint64_t n = xk_dinode_fork_nextents(dip, whichfork);
-
-		if (n * sizeof(struct xk_bmbt_rec) > asize)
-			af_bad(af, XK_ECORRUPT, "its extent count does not "
-			       "fit its fork");
-		for (uint64_t i = 0; i < n && !af->err; i++)
-			af_rec(af, p + i * sizeof(struct xk_bmbt_rec));
-	} else if (fmt == XK_DINODE_FMT_BTREE) {
-		struct xk_btree_walk w = {
-			.ops = &xk_bmbt_ops, .agno = -1, .owner = ino,
-			.iroot = p, .iroot_size = asize,
-			.levels = xk_get_be16(p) + 1u,
-			.ctx = af, .rec_fn = af_rec, .block_fn = af_block,
-			.fail_fn = af_fail,
-		};
-		int err = xk_btree_walk(mp, &w);
-
-		if (err)
-			af_bad(af, err, "the bmbt of its fork cannot be "
-			       "walked");
+	err = bld_fork_read(mp, ino, dip, whichfork, XK_FORK_CHECK, &fr);
+	if (err) {
+		af_bad(af, err, bld_fork_why(fr.check, err));
+		bld_fork_read_free(&fr);
+		return af->err;
 	}
-	return af->err;
+	for (uint64_t i = 0; i < fr.next; i++) {
+		if (fr.ext[i].fsbno & BLD_EXT_UNWRITTEN) {
+			af_bad(af, XK_ECORRUPT, "a mapping of its fork is "
+			       "unwritten");
+			bld_fork_read_free(&fr);
+			return af->err;
+		}
+	}
+	af->ext = fr.ext;
+	af->next = fr.next;
+	af->ext_alloc = fr.alloc;
+	af->nblocks = fr.nblocks;
+	af->bmbt = fr.bmbt;
+	af->nbmbt = fr.nbmbt;
+	af->bmbt_alloc = fr.bmbt_alloc;
+	fr.ext = NULL;
+	fr.bmbt = NULL;
+	bld_fork_read_free(&fr);
+	return 0;
 }
 
 static int

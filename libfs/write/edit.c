@@ -460,120 +460,74 @@ xk_bld_cow_cleanup(struct xk_bld *b, uint64_t *count)
 
 /* --- inode forks --- */
 
-struct fork_read {
-	struct xk_bld_ext *ext;
-	uint64_t	next, alloc;
-	uint64_t	*bmbt;		/* bmbt blocks (fsb) */
-	uint64_t	nbmbt, bmbt_alloc;
-	struct bld_bshape shape;	/* the bmbt as the kernel keeps it */
-	int		err;
-};
-
-static int
-fr_rec(void *ctx, const void *rec)
+const char *
+bld_fork_why(const char *check, int err)
 {
-	struct fork_read *fr = ctx;
-	struct xk_bmbt_irec ir;
+	if (err == -ENOMEM)
+		return "no memory for its fork mappings";
+	if (err != XK_ECORRUPT || !check)
+		return "its bmbt cannot be walked";
+	if (!strcmp(check, "nextents"))
+		return "its extent count does not fit its fork";
+	if (!strcmp(check, "extent"))
+		return "a mapping of its fork is empty or outside the "
+		       "filesystem";
+	if (!strcmp(check, "extent order"))
+		return "the mappings of its fork overlap or are out of order";
+	return "its bmbt is damaged";
+}
+
+int
+bld_fork_read(struct xk_mount *mp, uint64_t ino, const struct xk_dinode *dip,
+	      int whichfork, unsigned int flags, struct bld_fork_read *fr)
+{
+	struct xk_fork_map map = { 0 };
 	int err;
-
-	xk_bmbt_rec_unpack(rec, &ir);
-	err = bld_grow((void **)&fr->ext, &fr->alloc, fr->next + 1,
-		       sizeof(*fr->ext));
-	if (err) {
-		fr->err = err;
-		return 0;
-	}
-	fr->ext[fr->next++] = (struct xk_bld_ext){ ir.startoff, ir.startblock,
-						   (uint32_t)ir.blockcount };
-	if (ir.unwritten)
-		fr->ext[fr->next - 1].fsbno |= BLD_EXT_UNWRITTEN;
-	return 0;
-}
-
-static int
-fr_block(void *ctx, unsigned int level, uint64_t bno, struct xk_buf *bp)
-{
-	struct fork_read *fr = ctx;
-	int err;
-
-	if (bp->error && !fr->err)
-		fr->err = bp->error;
-	err = bld_grow((void **)&fr->bmbt, &fr->bmbt_alloc, fr->nbmbt + 1,
-		       sizeof(*fr->bmbt));
-	if (!err)
-		err = bld_bshape_add_block(&fr->shape, level,
-					   xk_btree_block_numrecs(bp->data));
-	if (err)
-		fr->err = err;
-	else
-		fr->bmbt[fr->nbmbt++] = bno;
-	return 0;
-}
-
-static void
-fr_fail(void *ctx, const struct xk_fail *f)
-{
-	struct fork_read *fr = ctx;
-
-	(void)f;
-	if (!fr->err)
-		fr->err = XK_ECORRUPT;
-}
-
-/* Read the mappings of one fork (and its bmbt blocks). */
-static int
-fork_read(struct xk_bld *b, uint64_t ino, const struct xk_dinode *dip,
-	  int whichfork, struct fork_read *fr)
-{
-	struct xk_mount *mp = b->mp;
-	int fmt = xk_dfork_format(dip, whichfork);
-	const uint8_t *p = xk_dfork_ptr(dip, whichfork);
-	uint32_t size = xk_dfork_size(dip, mp->g.inodesize, whichfork);
 
 	memset(fr, 0, sizeof(*fr));
 	bld_bshape_init(&fr->shape,
 			xk_btree_maxrecs(&xk_bmbt_ops, mp->g.blocksize, 1),
 			xk_btree_maxrecs(&xk_bmbt_ops, mp->g.blocksize, 0),
-			size);
-	if (whichfork == XK_ATTR_FORK && !dip->di_forkoff)
-		return 0;
-	if (fmt == XK_DINODE_FMT_EXTENTS) {
-		uint64_t n = size / sizeof(struct xk_bmbt_rec);
-		uint64_t want = whichfork == XK_DATA_FORK ?
-			((xk_be64_get(dip->di_flags2) & XK_DIFLAG2_NREXT64) ?
-			 xk_be64_get(dip->di_big_nextents) :
-			 xk_be32_get(dip->di_nextents)) :
-			((xk_be64_get(dip->di_flags2) & XK_DIFLAG2_NREXT64) ?
-			 xk_be32_get(dip->di_big_anextents) :
-			 xk_be16_get(dip->di_anextents));
+			xk_dfork_size(dip, mp->g.inodesize, whichfork));
+	err = xk_fork_read(mp, ino, dip, whichfork, flags | XK_FORK_BLOCKS,
+			   &map);
+	if (err == XK_ECORRUPT)
+		fr->check = map.first.check;
+	if (!err)
+		err = bld_grow((void **)&fr->ext, &fr->alloc, map.next,
+			       sizeof(*fr->ext));
+	if (!err)
+		err = bld_grow((void **)&fr->bmbt, &fr->bmbt_alloc, map.nblk,
+			       sizeof(*fr->bmbt));
+	for (uint64_t i = 0; !err && i < map.next; i++) {
+		const struct xk_bmbt_irec *r = &map.ext[i];
 
-		if (want > n)
-			return XK_ECORRUPT;
-		for (uint64_t i = 0; i < want; i++)
-			fr_rec(fr, p + i * sizeof(struct xk_bmbt_rec));
-		return fr->err;
+		fr->ext[i] = (struct xk_bld_ext){ r->startoff, r->startblock,
+						  (uint32_t)r->blockcount };
+		if (r->unwritten)
+			fr->ext[i].fsbno |= BLD_EXT_UNWRITTEN;
 	}
-	if (fmt == XK_DINODE_FMT_BTREE) {
-		struct xk_btree_walk w = {
-			.ops = &xk_bmbt_ops, .agno = -1, .owner = ino,
-			.iroot = p, .iroot_size = size,
-			.levels = xk_get_be16(p) + 1u,
-			.ctx = fr, .rec_fn = fr_rec, .block_fn = fr_block,
-			.fail_fn = fr_fail,
-		};
-		int err = xk_btree_walk(mp, &w);
-
-		if (!err && !fr->err)
-			err = bld_bshape_add_block(&fr->shape, xk_get_be16(p),
-						   xk_get_be16(p + 2));
+	if (!err) {
+		fr->next = map.next;
+		fr->nblocks = map.nblocks;
+	}
+	/* The shape: each level's blocks in key order, the root last. */
+	for (uint64_t i = 0; !err && i < map.nblk; i++) {
+		fr->bmbt[fr->nbmbt++] = map.blk[i].fsb;
+		err = bld_bshape_add_block(&fr->shape, map.blk[i].level,
+					   map.blk[i].numrecs);
+	}
+	if (!err && xk_dfork_format(dip, whichfork) == XK_DINODE_FMT_BTREE) {
+		err = bld_bshape_add_block(&fr->shape, map.root_level,
+					   map.root_numrecs);
 		bld_bshape_check(&fr->shape, fr->next);
-		return err ? err : fr->err;
 	}
-	return 0;		/* local or device: no blocks */
+	xk_fork_map_free(&map);
+	return err;
 }
 
-static void
-fork_read_free(struct fork_read *fr)
+void
+bld_fork_read_free(struct bld_fork_read *fr)
 {
 	free(fr->ext);
 	free(fr->bmbt);
@@ -612,8 +566,8 @@ static int
 free_fork(struct xk_bld *b, uint64_t ino, const struct xk_dinode *dip,
 	  int whichfork)
 {
-	struct fork_read fr;
-	int err = fork_read(b, ino, dip, whichfork, &fr);
+	struct bld_fork_read fr;
+	int err = bld_fork_read(b->mp, ino, dip, whichfork, 0, &fr);
 
 	for (uint64_t i = 0; i < fr.next && !err; i++)
 		err = release_blocks(b, ino,
@@ -623,7 +577,7 @@ free_fork(struct xk_bld *b, uint64_t ino, const struct xk_dinode *dip,
 	for (uint64_t i = 0; i < fr.nbmbt && !err; i++)
 		err = release_blocks(b, ino, fr.bmbt[i], 1, 0,
 				     whichfork == XK_ATTR_FORK, 1);
-	fork_read_free(&fr);
+	bld_fork_read_free(&fr);
 	return err;
 }
 
@@ -870,7 +824,7 @@ xk_bld_bmap_update(struct xk_bld *b, unsigned int type, uint64_t ino,
 	struct xk_bld_inode tmp = { .ino = ino };
 	struct xk_bld_fork *fk = whichfork == XK_ATTR_FORK ? &tmp.attr :
 							     &tmp.data;
-	struct fork_read fr;
+	struct bld_fork_read fr;
 	struct xk_buf *bp;
 	struct xk_dinode *dip;
 	struct xk_fail f;
@@ -896,9 +850,9 @@ xk_bld_bmap_update(struct xk_bld *b, unsigned int type, uint64_t ino,
 		xk_buf_release(bp);
 		return err;
 	}
-	err = fork_read(b, ino, dip, whichfork, &fr);
+	err = bld_fork_read(b->mp, ino, dip, whichfork, 0, &fr);
 	if (err) {
-		fork_read_free(&fr);
+		bld_fork_read_free(&fr);
 		xk_buf_release(bp);
 		return err;
 	}
@@ -996,7 +950,7 @@ xk_bld_bmap_update(struct xk_bld *b, unsigned int type, uint64_t ino,
 		bld_bmbt_stamp(b, ino, dip, whichfork);
 	}
 	xk_buf_release(bp);
-	fork_read_free(&fr);
+	bld_fork_read_free(&fr);
 	free(fk->ext);
 	return err;
 }

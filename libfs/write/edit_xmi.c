@@ -58,9 +58,6 @@ struct xf_inode {
 	struct bld_bshape shape;	/* its bmbt as the kernel keeps it */
 	int		err;
 	const char	*why;
-	/* CRC failures of blocks this session wrote (not yet stamped). */
-	int		fresh_crc;
-	unsigned int	ignored;
 };
 
 static void
@@ -83,90 +80,10 @@ xf_bad(struct xf_inode *xi, int err, const char *why)
 }
 
 /*
- * Collect a mapping read from the fork.  Rules: 1. a length of at least
- * one block; 2. the mapping ends at or before the largest file offset;
- * 3. its blocks lie inside one AG; 4. it starts after the previous
- * mapping ends (a bmbt walk checks key order, not overlaps).
+ * Stamp the checksum of a bmbt block just built: it is dirty in the
+ * cache and gets its checksum when written, so until then only its CRC
+ * fails (the reader forgives that with XK_FORK_DIRTY_CRC_OK).
  */
-static int
-xf_rec(void *ctx, const void *rec)
-{
-	struct xf_inode *xi = ctx;
-	struct xk_bmbt_irec ir;
-	int err;
-
-	if (xi->err)
-		return 0;
-	xk_bmbt_rec_unpack(rec, &ir);
-	if (ir.blockcount == 0 ||
-	    ir.startoff + ir.blockcount > XK_MAX_FILEOFF ||
-	    !xk_fsbext_valid(xi->mp, ir.startblock, ir.blockcount)) {
-		xf_bad(xi, XK_ECORRUPT, "a mapping of its data fork is "
-		       "empty or outside the filesystem");
-		return 0;
-	}
-	if (xi->next && xi->ext[xi->next - 1].loff +
-			xi->ext[xi->next - 1].len > ir.startoff) {
-		xf_bad(xi, XK_ECORRUPT, "the mappings of its data fork "
-		       "overlap or are out of order");
-		return 0;
-	}
-	err = bld_grow((void **)&xi->ext, &xi->ext_alloc, xi->next + 1,
-		       sizeof(*xi->ext));
-	if (err) {
-		xf_bad(xi, err, "no memory for its mappings");
-		return 0;
-	}
-	xi->ext[xi->next++] = (struct xk_bld_ext){
-		ir.startoff,
-		ir.startblock | (ir.unwritten ? BLD_EXT_UNWRITTEN : 0),
-		(uint32_t)ir.blockcount };
-	return 0;
-}
-
-static int
-xf_block(void *ctx, unsigned int level, uint64_t bno, struct xk_buf *bp)
-{
-	struct xf_inode *xi = ctx;
-	int err;
-
-	/*
-	 * A block an earlier edit of this session built is dirty in the
-	 * cache and gets its checksum when written: only its CRC may
-	 * fail then, and the walk still checks its structure.
-	 */
-	xi->fresh_crc = bp->error == XK_EBADCRC &&
-			(bp->flags & XK_BUF_DIRTY);
-	if (bp->error && !xi->fresh_crc) {
-		xf_bad(xi, bp->error, "a block of its bmbt is damaged");
-		return 0;
-	}
-	err = bld_grow((void **)&xi->bmbt, &xi->bmbt_alloc, xi->nbmbt + 1,
-		       sizeof(*xi->bmbt));
-	if (!err)
-		err = bld_bshape_add_block(&xi->shape, level,
-					   xk_btree_block_numrecs(bp->data));
-	if (err)
-		xf_bad(xi, err, "no memory for its bmbt blocks");
-	else
-		xi->bmbt[xi->nbmbt++] = bno;
-	return 0;
-}
-
-static void
-xf_fail(void *ctx, const struct xk_fail *f)
-{
-	struct xf_inode *xi = ctx;
-
-	if (xi->fresh_crc && f->crc_bad) {
-		xi->fresh_crc = 0;
-		xi->ignored++;
-		return;
-	}
-	xf_bad(xi, XK_ECORRUPT, "its bmbt is damaged");
-}
-
-/* Stamp the checksum of a bmbt block just built (see xf_block). */
 static int
 xf_stamp(void *ctx, unsigned int level, uint64_t bno, struct xk_buf *bp)
 {
@@ -234,40 +151,28 @@ xf_load(struct xk_bld *b, uint64_t ino, const uint32_t *gen,
 	else if (fmt != XK_DINODE_FMT_EXTENTS && fmt != XK_DINODE_FMT_BTREE)
 		xf_bad(xi, XK_ECORRUPT, "its data fork is neither in extents "
 		       "nor in btree format");
-	bld_bshape_init(&xi->shape,
-			xk_btree_maxrecs(&xk_bmbt_ops, mp->g.blocksize, 1),
-			xk_btree_maxrecs(&xk_bmbt_ops, mp->g.blocksize, 0),
-			xk_dfork_dsize(dip, mp->g.inodesize));
-	if (!xi->err && fmt == XK_DINODE_FMT_EXTENTS) {
-		const uint8_t *p = xk_dfork_dptr(dip);
-		uint64_t n = xk_dinode_nextents(dip);
+	if (!xi->err) {
+		struct bld_fork_read fr;
 
-		if (n * sizeof(struct xk_bmbt_rec) >
-		    xk_dfork_dsize(dip, mp->g.inodesize))
-			xf_bad(xi, XK_ECORRUPT, "its extent count does not "
-			       "fit its data fork");
-		for (uint64_t i = 0; i < n && !xi->err; i++)
-			xf_rec(xi, p + i * sizeof(struct xk_bmbt_rec));
-	} else if (!xi->err) {
-		const uint8_t *p = xk_dfork_dptr(dip);
-		struct xk_btree_walk w = {
-			.ops = &xk_bmbt_ops, .agno = -1, .owner = ino,
-			.iroot = p,
-			.iroot_size = xk_dfork_dsize(dip, mp->g.inodesize),
-			.levels = xk_get_be16(p) + 1u,
-			.ctx = xi, .rec_fn = xf_rec, .block_fn = xf_block,
-			.fail_fn = xf_fail,
-		};
-
-		err = xk_btree_walk(mp, &w);
-		if (err == XK_ECORRUPT && w.nproblems == xi->ignored)
-			err = 0;
-		if (err)
-			xf_bad(xi, err, "its bmbt cannot be walked");
-		else if (bld_bshape_add_block(&xi->shape, xk_get_be16(p),
-					      xk_get_be16(p + 2)))
-			xf_bad(xi, -ENOMEM, "no memory for its bmbt shape");
-		bld_bshape_check(&xi->shape, xi->next);
+		/*
+		 * Rules of each mapping: the fork reader's (fork.h); blocks
+		 * an earlier edit of this session built may fail their CRC
+		 * alone (xf_stamp).
+		 */
+		err = bld_fork_read(mp, ino, dip, XK_DATA_FORK, XK_FORK_CHECK |
+				    XK_FORK_DIRTY_CRC_OK, &fr);
+		if (err) {
+			xf_bad(xi, err, bld_fork_why(fr.check, err));
+			bld_fork_read_free(&fr);
+		} else {
+			xi->ext = fr.ext;
+			xi->next = fr.next;
+			xi->ext_alloc = fr.alloc;
+			xi->bmbt = fr.bmbt;
+			xi->nbmbt = fr.nbmbt;
+			xi->bmbt_alloc = fr.bmbt_alloc;
+			xi->shape = fr.shape;
+		}
 	}
 	xk_buf_release(bp);
 	return xi->err;

@@ -12,6 +12,7 @@
 #include <xfskit/libfs.h>
 #include <xfskit/init.h>
 #include <xfskit/meta.h>
+#include <xfskit/fork.h>
 
 /*
  * An unwritten mapping read back from an inode carries this bit in its
@@ -158,6 +159,29 @@ void bld_bshape_check(struct bld_bshape *s, uint64_t nrecs);
 void bld_bshape_insert(struct bld_bshape *s, uint64_t g, int after);
 void bld_bshape_delete(struct bld_bshape *s, uint64_t g);
 void bld_bshape_settle(struct bld_bshape *s, uint64_t nrecs);
+
+/*
+ * edit.c: a fork read for editing through libfs's fork reader (fork.h, with
+ * XK_FORK_* flags): its mappings as the builder keeps them, its bmbt
+ * blocks and the bmbt's shape.  0 or the reader's error; on
+ * XK_ECORRUPT, check names the first problem (a string constant).
+ */
+struct bld_fork_read {
+	struct xk_bld_ext *ext;		/* loff order, BLD_EXT_UNWRITTEN */
+	uint64_t	next, alloc;
+	uint64_t	nblocks;	/* blocks mapped */
+	uint64_t	*bmbt;		/* bmbt blocks (fsb) */
+	uint64_t	nbmbt, bmbt_alloc;
+	struct bld_bshape shape;	/* the bmbt as the kernel keeps it */
+	const char	*check;
+};
+int bld_fork_read(struct xk_mount *mp, uint64_t ino,
+		  const struct xk_dinode *dip, int whichfork,
+		  unsigned int flags, struct bld_fork_read *fr)
+	__attribute__((warn_unused_result));
+void bld_fork_read_free(struct bld_fork_read *fr);
+/* Why bld_fork_read refused a fork, in words for a message. */
+const char *bld_fork_why(const char *check, int err);
 
 /* inode.c */
 int bld_write_fork(struct xk_bld *b, struct xk_bld_inode *ip, int whichfork,

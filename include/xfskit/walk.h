@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The one walker over all metadata: every block reachable from the AG
+ * headers, handed to a visitor with its type, address, owner and place.
+ * Per AG, in this order: the superblock, AGF, AGI and AGFL; the bnobt,
+ * cntbt, rmapbt and refcountbt (when the AGF passes its verifier); the
+ * inobt and finobt (when the AGI does); then each inode the inobt calls
+ * allocated, each followed by its data and attr fork bmbt blocks, then
+ * its directory, remote symlink and attribute blocks (and the dquot
+ * blocks of a quota inode, when asked).  The internal log's extent comes
+ * last, when asked.
+ *
+ * Damage does not stop the walk: a block that fails its verifier is
+ * still visited (bp->error says why) and reported through fail; a btree
+ * is walked around its bad blocks (xk_btree_walk); an inode that fails
+ * its verifier is visited but its forks are not followed.
+ */
+#ifndef XFSKIT_WALK_H
+#define XFSKIT_WALK_H
+
+#include <stdint.h>
+
+#include <xfskit/buf.h>
+#include <xfskit/mount.h>
+
+enum xk_walk_kind {
+	XK_WALK_SB,
+	XK_WALK_AGF,
+	XK_WALK_AGI,
+	XK_WALK_AGFL,
+	XK_WALK_BTREE,		/* per-AG btree or bmbt block: type names it */
+	XK_WALK_INODE,
+	XK_WALK_DIR,
+	XK_WALK_ATTR,
+	XK_WALK_SYMLINK,
+	XK_WALK_DQUOT,
+	XK_WALK_LOG,		/* the whole internal log, not read */
+	XK_WALK_NKINDS
+};
+
+enum xk_walk_flags {
+	XK_WALK_QUOTA	= 1u << 0,	/* visit the quota inodes' blocks */
+	XK_WALK_LOG_EXTENT = 1u << 1,	/* visit the internal log's extent */
+};
+
+struct xk_walk_block {
+	enum xk_walk_kind kind;
+	/* "sb", "agf", "agi", "agfl", a btree's name ("bnobt", "bmbt"...),
+	 * "inode", "dir3", "attr3", "symlink", "dqblk", "log". */
+	const char	*type;
+	uint64_t	daddr;
+	uint32_t	len;		/* bytes */
+	int64_t		agno;		/* -1 for inodes and their blocks */
+	uint64_t	owner;		/* the inode, 0 for AG metadata */
+	uint64_t	pos;		/* btree level, or file block */
+	/*
+	 * The block as read (bp->error is the verifier's verdict) and its
+	 * bytes (an inode's own bytes inside its cluster buffer); both NULL
+	 * when it could not be read (err says why) and for the log.
+	 */
+	struct xk_buf	*bp;
+	const uint8_t	*data;
+	int		err;
+};
+
+struct xk_walk {
+	unsigned int	flags;		/* XK_WALK_* */
+	void		*ctx;
+	/* Each block; a non-zero return stops the walk and is returned. */
+	int		(*visit)(void *ctx, const struct xk_walk_block *b);
+	/*
+	 * Each problem met: a block failing its verifier (after its visit),
+	 * a btree's structural problem or unreadable block, an inode
+	 * failing its verifier.
+	 */
+	void		(*fail)(void *ctx, const struct xk_fail *f);
+	/* Filled by the walk. */
+	uint64_t	nvisits[XK_WALK_NKINDS];
+	uint64_t	ninodes;	/* allocated inodes met, read or not */
+	unsigned int	nproblems;
+};
+
+/*
+ * Walk AGs first_ag .. last_ag (inclusive) and, with the flags, the
+ * log.  Returns 0 when clean, XK_ECORRUPT when a problem was reported,
+ * the first non-zero value visit returned, or a negative errno for an
+ * operational error (memory).
+ */
+int xk_walk_metadata(struct xk_mount *mp, uint32_t first_ag,
+		     uint32_t last_ag, struct xk_walk *w)
+	__attribute__((warn_unused_result));
+
+#endif /* XFSKIT_WALK_H */
