@@ -36,6 +36,7 @@ struct scan {
 	uint64_t	ninodes;
 	unsigned int	nproblems;
 	const char	*cur_type;
+	int		err;	/* memory or I/O: the check is incomplete */
 };
 
 static void
@@ -117,6 +118,7 @@ walk_tree(struct scan *s, const struct xk_btree_ops *ops, int64_t agno,
 	  const void *), void *rctx)
 {
 	struct xk_btree_walk w;
+	int err;
 
 	memset(&w, 0, sizeof(w));
 	w.ops = ops;
@@ -134,7 +136,10 @@ walk_tree(struct scan *s, const struct xk_btree_ops *ops, int64_t agno,
 		w.block_fn = walk_block;
 		w.fail_fn = walk_fail;
 	}
-	xk_btree_walk(s->c->mp, &w);
+	/* Problems went to fail_fn; an operational error ends the check. */
+	err = xk_btree_walk(s->c->mp, &w);
+	if (xk_err_operational(err) && !s->err)
+		s->err = err;
 }
 
 /* Blocks of one inode fork, each through the verifier its magic names. */
@@ -261,6 +266,7 @@ scan_ag(struct scan *s, uint32_t agno, int inodes)
 	uint32_t sect = mp->g.sectsize;
 	struct xk_buf *agf = NULL, *agi = NULL;
 	struct xk_btree_walk w;
+	int err;
 
 	s->agno = agno;
 	check_block(s, xk_ag_hdr_daddr(mp, agno, XK_SB_SECTOR), sect,
@@ -311,7 +317,9 @@ scan_ag(struct scan *s, uint32_t agno, int inodes)
 			w.levels = xk_be32_get(h->agi_level);
 			w.ctx = s;
 			w.rec_fn = inode_rec;
-			xk_btree_walk(mp, &w);
+			err = xk_btree_walk(mp, &w);
+			if (xk_err_operational(err) && !s->err)
+				s->err = err;
 		}
 	}
 	xk_buf_release(agf);
@@ -327,8 +335,12 @@ db_cmd_check(struct db_ctx *c, int argc, char **argv)
 	(void)argv;
 	memset(&s, 0, sizeof(s));
 	s.c = c;
-	for (uint32_t ag = 0; ag < c->mp->g.agcount; ag++)
+	for (uint32_t ag = 0; ag < c->mp->g.agcount && !s.err; ag++)
 		scan_ag(&s, ag, 1);
+	if (s.err) {
+		db_err(c, "check stopped: %s", xk_strerror(s.err));
+		return 1;
+	}
 	db_out(c, "checked %llu metadata blocks and %llu inodes: %u "
 	       "problem%s", (unsigned long long)s.nblocks,
 	       (unsigned long long)s.ninodes, s.nproblems,
