@@ -48,6 +48,7 @@ fork_extent(struct fork_walk *fw, const struct xk_bmbt_irec *r)
 			      (unsigned long long)r->startoff);
 	}
 	fw->next_off = r->startoff + r->blockcount;
+	/* A callback's error (memory) ends the walk: the run stops. */
 	return fw->cb ? fw->cb->fn(fw->cb->ctx, r) : 0;
 }
 
@@ -70,7 +71,7 @@ bmbt_block(void *ctx, unsigned int level, uint64_t bno, struct xk_buf *bp)
 	fw->bmbt_blocks++;
 	claim_fsb(fw->rc, bno, 1, fw->ino, XK_RMAP_OFF_BMBT_BLOCK |
 		  (fw->fork == XK_ATTR_FORK ? XK_RMAP_OFF_ATTR_FORK : 0));
-	return 0;
+	return fw->rc->error;
 }
 
 static int
@@ -78,9 +79,11 @@ bmbt_rec(void *ctx, const void *rec)
 {
 	struct fork_walk *fw = ctx;
 	struct xk_bmbt_irec r;
+	int ret;
 
 	xk_bmbt_rec_unpack(rec, &r);
-	return fork_extent(fw, &r) < 0 ? -1 : 0;
+	ret = fork_extent(fw, &r);
+	return ret < 0 ? ret : 0;
 }
 
 int
@@ -94,6 +97,7 @@ walk_fork(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
 	unsigned int size = xk_dfork_size(dip, mp->g.inodesize, fork);
 	uint64_t nex = xk_dinode_fork_nextents(dip, fork);
 	const char *fname = fork == XK_DATA_FORK ? "data fork" : "attr fork";
+	int err;
 
 	*bmbt_blocks = 0;
 	switch (xk_dfork_format(dip, fork)) {
@@ -104,7 +108,11 @@ walk_fork(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
 
 			xk_bmbt_rec_unpack((const struct xk_bmbt_rec *)
 					   (p + i * 16), &r);
-			fork_extent(&fw, &r);
+			err = fork_extent(&fw, &r);
+			if (err < 0)
+				return repair_error(rc, err, "mapping the %s "
+						    "of inode %llu", fname,
+						    (unsigned long long)ino);
 		}
 		break;
 	case XK_DINODE_FMT_BTREE: {
@@ -120,9 +128,13 @@ walk_fork(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
 			.block_fn = bmbt_block,
 			.fail_fn = bmbt_fail,
 		};
-		int err = xk_btree_walk(mp, &w);
-
-		if (err && err != XK_ECORRUPT && err != -1)
+		err = xk_btree_walk(mp, &w);
+		if (rc->error)
+			return rc->error;
+		if (repair_oserr(rc, err, "walking the %s bmbt of inode "
+				 "%llu", fname, (unsigned long long)ino))
+			return rc->error;
+		if (err && err != XK_ECORRUPT)
 			report(rc, PR_FORK_BAD, fname, -1, ino, XK_NO_DADDR,
 			       "bmbt", "%s", xk_strerror(err));
 		*bmbt_blocks = fw.bmbt_blocks;
