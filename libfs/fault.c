@@ -32,6 +32,7 @@ static const char *const kind_names[XK_FAULT_NR] = {
 
 static struct {
 	pthread_once_t	once;
+	int		on;		/* XFSKIT_FAULT is set and parsed */
 	int		bad;		/* XFSKIT_FAULT did not parse */
 	unsigned long	at[XK_FAULT_NR];	/* 0: never */
 	unsigned long	count[XK_FAULT_NR];	/* atomic */
@@ -54,7 +55,7 @@ parse(const char *s)
 		if (k == XK_FAULT_NR || s[len] != ':')
 			return -EINVAL;
 		n = strtoul(s + len + 1, &end, 10);
-		if (end == s + len + 1 || n == 0 || (*end && *end != ','))
+		if (end == s + len + 1 || (*end && *end != ','))
 			return -EINVAL;
 		inj.at[k] = n;
 		s = *end ? end + 1 : end;
@@ -67,20 +68,35 @@ init(void)
 {
 	const char *s = getenv("XFSKIT_FAULT");
 
-	if (s && parse(s)) {
+	if (!s)
+		return;
+	if (parse(s)) {
 		inj.bad = 1;
 		memset(inj.at, 0, sizeof(inj.at));
+		return;
 	}
+	inj.on = 1;
 }
 
 int
 xk_fault(enum xk_fault_kind kind)
 {
+	unsigned long n;
+
 	pthread_once(&inj.once, init);
-	if (!inj.at[kind])
+	if (!inj.on)
 		return 0;
-	return __atomic_add_fetch(&inj.count[kind], 1, __ATOMIC_RELAXED) ==
-	       inj.at[kind];
+	n = __atomic_add_fetch(&inj.count[kind], 1, __ATOMIC_RELAXED);
+	return inj.at[kind] && n == inj.at[kind];
+}
+
+long
+xk_fault_count(enum xk_fault_kind kind)
+{
+	pthread_once(&inj.once, init);
+	if (!inj.on)
+		return -1;
+	return (long)__atomic_load_n(&inj.count[kind], __ATOMIC_RELAXED);
 }
 
 int
@@ -102,6 +118,13 @@ xk_fault(enum xk_fault_kind kind)
 {
 	(void)kind;
 	return 0;
+}
+
+long
+xk_fault_count(enum xk_fault_kind kind)
+{
+	(void)kind;
+	return -1;
 }
 
 int

@@ -457,6 +457,15 @@ main(int argc, char **argv)
 	}
 	if (rc.progress)
 		fprintf(stderr, "\r\033[K");
+	/* Test builds under XFSKIT_FAULT: the range a fault sweep covers. */
+	if (xk_fault_count(XK_FAULT_ALLOC) >= 0)
+		fprintf(stderr, "xfskit-repair: XFSKIT_FAULT counted alloc:%ld "
+			"read:%ld write:%ld thread:%ld phase:%ld\n",
+			xk_fault_count(XK_FAULT_ALLOC),
+			xk_fault_count(XK_FAULT_READ),
+			xk_fault_count(XK_FAULT_WRITE),
+			xk_fault_count(XK_FAULT_THREAD),
+			xk_fault_count(XK_FAULT_PHASE));
 	if (rc.json) {
 		json_end(&rc, status);
 	} else if (rc.no_modify && found) {

@@ -11,6 +11,8 @@
  *   thread:N  the Nth worker thread start fails (callers see -EAGAIN)
  *   phase:N   the tool stops after its Nth phase (xk_fault(XK_FAULT_PHASE)
  *             at each phase's end says when)
+ * N = 0 fails nothing: the events are only counted (xk_fault_count), so
+ * that a test knows the range to sweep.
  * Other builds compile the injector out: xk_fault() is always 0 and the
  * environment is never read.
  */
@@ -35,6 +37,12 @@ enum xk_fault_kind {
  * Thread-safe.  Always 0 without --enable-fault-injection.
  */
 XK_MUST_CHECK int xk_fault(enum xk_fault_kind kind);
+
+/*
+ * The events of a kind counted so far, or -1 when XFSKIT_FAULT is unset
+ * or the build has no fault injection.
+ */
+long xk_fault_count(enum xk_fault_kind kind);
 
 /*
  * Whether XFSKIT_FAULT names a fault this build can inject; -EINVAL (with
