@@ -93,7 +93,7 @@ main(int argc, char **argv)
 		if (isatty(STDOUT_FILENO)) {
 			fprintf(stderr, "xfskit-metadump: will not write a "
 				"dump to a terminal\n");
-			xk_mount_close(mp);
+			xk_mount_discard(mp);
 			return 2;
 		}
 		fp = stdout;
@@ -102,14 +102,14 @@ main(int argc, char **argv)
 		if (!fp) {
 			fprintf(stderr, "xfskit-metadump: cannot create %s: "
 				"%s\n", argv[optind + 1], strerror(errno));
-			xk_mount_close(mp);
+			xk_mount_discard(mp);
 			return 2;
 		}
 	}
 	err = md_dump(mp, fp, &o, warn_stderr, &show_warnings, &st);
 	if (fp != stdout && fclose(fp) && !err)
 		err = -EIO;
-	xk_mount_close(mp);
+	xk_mount_discard(mp);	/* read-only: nothing to write */
 	if (err) {
 		fprintf(stderr, "xfskit-metadump: writing %s failed: %s\n",
 			argv[optind + 1], xk_strerror(err));

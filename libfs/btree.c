@@ -286,7 +286,7 @@ blkset_add(struct blkset *s, uint64_t bno)
 
 	if ((s->n + 1) * 2 > s->cap) {
 		size_t ncap = s->cap ? s->cap * 2 : 64;
-		uint64_t *ns = calloc(ncap, sizeof(*ns));
+		uint64_t *ns = xk_calloc(ncap, sizeof(*ns));
 
 		if (!ns)
 			return -ENOMEM;
@@ -426,6 +426,9 @@ walk_block(struct walk_state *st, uint64_t ptr, unsigned int level,
 	err = xk_buf_read_ctx(mp, daddr, mp->g.blocksize, ops->buf_ops,
 			      w->agno, w->owner, w->flags | XK_READ_SALVAGE,
 			      &bp);
+	/* Memory or I/O: the walk cannot see the block, says nothing of it. */
+	if (err && !bp && xk_err_operational(err))
+		return err;
 	if (err && !bp) {
 		struct xk_fail f;
 
@@ -523,7 +526,7 @@ walk_block(struct walk_state *st, uint64_t ptr, unsigned int level,
 
 		if (numrecs > maxr)
 			goto out;
-		keys = malloc(sizeof(*keys) * (numrecs + 1u));
+		keys = xk_malloc(sizeof(*keys) * (numrecs + 1u));
 		if (!keys) {
 			ret = -ENOMEM;
 			goto out;
@@ -592,7 +595,7 @@ walk_iroot(struct walk_state *st)
 			     "%u records (room for %u)", level, nrecs, maxr);
 		return 0;
 	}
-	keys = malloc(sizeof(*keys) * nrecs);
+	keys = xk_malloc(sizeof(*keys) * nrecs);
 	if (!keys)
 		return -ENOMEM;
 	for (unsigned int i = 0; i < nrecs; i++) {

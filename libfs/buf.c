@@ -16,6 +16,7 @@
 #include <xfskit/crc32c.h>
 #include <xfskit/endian.h>
 #include <xfskit/errors.h>
+#include <xfskit/fault.h>
 #include <xfskit/mount.h>
 
 #include "libfs_priv.h"
@@ -256,7 +257,7 @@ bcache_insert(struct xk_mount *mp, uint64_t daddr, uint32_t len)
 	struct xk_buf *bp;
 	size_t b;
 
-	bp = calloc(1, sizeof(*bp));
+	bp = xk_calloc(1, sizeof(*bp));
 	if (!bp)
 		return NULL;
 	/* Sector-aligned memory, so O_DIRECT can take the buffer as is. */

@@ -17,6 +17,7 @@
 
 #include <xfskit/dev.h>
 #include <xfskit/errors.h>
+#include <xfskit/fault.h>
 #include <xfskit/undo.h>
 
 static void
@@ -162,6 +163,8 @@ xk_dev_pread(struct xk_dev *dev, void *buf, size_t len, uint64_t off)
 
 	if (off > dev->size || len > dev->size - off)
 		return XK_ETRUNC;
+	if (xk_fault(XK_FAULT_READ))
+		return -EIO;
 	while (len > 0) {
 		ssize_t n;
 
@@ -192,6 +195,9 @@ xk_dev_pwrite(struct xk_dev *dev, const void *buf, size_t len, uint64_t off)
 		return XK_ERDONLY;
 	if (dev->is_bdev && (off > dev->size || len > dev->size - off))
 		return -ENOSPC;
+	__atomic_add_fetch(&dev->writes, 1, __ATOMIC_RELAXED);
+	if (xk_fault(XK_FAULT_WRITE))
+		return -EIO;
 	if (dev->undo) {
 		int err = xk_undo_save(dev->undo, off, len);
 

@@ -207,6 +207,18 @@ xk_mount_close(struct xk_mount *mp)
 	return err;
 }
 
+void
+xk_mount_discard(struct xk_mount *mp)
+{
+	if (!mp)
+		return;
+	xk_buf_discard_dirty(mp);
+	xk_bcache_destroy(mp);
+	if (mp->owns_dev)
+		xk_dev_close(mp->dev);
+	free(mp);
+}
+
 uint32_t
 xk_ag_blocks(const struct xk_mount *mp, uint32_t agno)
 {

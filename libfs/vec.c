@@ -33,6 +33,7 @@
 #include <sys/resource.h>
 #include <sys/vfs.h>
 
+#include <xfskit/fault.h>
 #include <xfskit/vec.h>
 
 #define FIRST_CAP	256		/* elements, as the heap vectors had */
@@ -204,7 +205,7 @@ static int
 to_heap(struct xk_vec *vec, size_t ncap, size_t size)
 {
 	struct xk_vec_spill *sp = vec->spill;
-	void *nv = malloc(ncap * size);
+	void *nv = xk_malloc(ncap * size);
 
 	if (!nv)
 		return -ENOMEM;
@@ -249,7 +250,7 @@ xk_vec_reserve(struct xk_vec *vec, size_t want, size_t size)
 		check_cap(vec->spill);
 		return 0;
 	}
-	nv = realloc(vec->v, ncap * size);
+	nv = xk_realloc(vec->v, ncap * size);
 	if (!nv)
 		return -ENOMEM;
 	vec->v = nv;
@@ -498,7 +499,7 @@ xk_vec_spill_start(struct xk_vec_spill *sp, const char *dir, size_t threshold,
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
-	if (sp->statm >= 0 &&
+	if (sp->statm >= 0 && !xk_fault(XK_FAULT_THREAD) &&
 	    !pthread_create(&sp->trimmer, NULL, trimmer_main, sp))
 		sp->trimming = 1;
 	return 0;

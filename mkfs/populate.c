@@ -818,8 +818,14 @@ spoil_image(const char *dev)
 		return;
 	if (!xk_dev_pread(d, sect, sizeof(sect), 0)) {
 		memset(sect, 0, 4);
-		(void)xk_dev_pwrite(d, sect, sizeof(sect), 0);
-		(void)xk_dev_sync(d);
+		if (xk_dev_pwrite(d, sect, sizeof(sect), 0) ||
+		    xk_dev_sync(d)) {
+			xk_dev_close(d);
+			fprintf(stderr, "xfskit-mkfs: %s could not be marked "
+				"as holding no filesystem; do not mount it.\n",
+				dev);
+			return;
+		}
 	}
 	xk_dev_close(d);
 	fprintf(stderr, "xfskit-mkfs: %s is left without a valid "

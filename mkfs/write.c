@@ -112,9 +112,9 @@ prepare_device(const struct mkfs_cfg *cfg, int discard, struct xk_dev **devp)
 		}
 	}
 	wipe_signatures(dev);
-	/* Discard failures (no TRIM support) are not errors. */
-	if (discard && dev->size)
-		(void)xk_dev_discard(dev, 0, dev->size);
+	if (discard && dev->size && xk_dev_discard(dev, 0, dev->size)) {
+		/* A discard failure (no TRIM support) is not an error. */
+	}
 	/* Stale labels at the very end (MD, GPT backups). */
 	if (dev->size >= WHACK_SIZE) {
 		err = zero_range(dev, (dev->size - WHACK_SIZE) & ~511ULL,

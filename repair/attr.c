@@ -107,11 +107,16 @@ attr_leaf_fn(void *ctx, struct xk_buf *bp, uint64_t lblk)
 		n = (const void *)xk_attr3_leaf_name(h, i);
 		if (as->nrmt == as->caprmt) {
 			size_t ncap = as->caprmt ? as->caprmt * 2 : 8;
-			struct rmt_ref *nv = realloc(as->rmt,
+			struct rmt_ref *nv = xk_realloc(as->rmt,
 						     ncap * sizeof(*nv));
 
-			if (!nv)
+			/* A value left out would be a false finding. */
+			if (!nv) {
+				repair_error(as->rc, -ENOMEM, "listing the "
+					     "remote values of inode %llu",
+					     (unsigned long long)as->ino);
 				break;
+			}
 			as->rmt = nv;
 			as->caprmt = ncap;
 		}
@@ -143,14 +148,22 @@ check_remote_value(struct attr_state *as, const struct fork_map *map,
 			       "%u is not mapped", r->blk + b);
 			return;
 		}
-		nv = realloc(*reached, (*n + 1) * sizeof(*nv));
-		if (nv) {
-			*reached = nv;
-			(*reached)[(*n)++] = r->blk + b;
+		nv = xk_realloc(*reached, (*n + 1) * sizeof(*nv));
+		if (!nv) {
+			repair_error(as->rc, -ENOMEM, "checking the remote "
+				     "values of inode %llu",
+				     (unsigned long long)as->ino);
+			return;
 		}
+		*reached = nv;
+		(*reached)[(*n)++] = r->blk + b;
 		err = xk_buf_read_ctx(mp, xk_fsb_to_daddr(mp, fsb),
 				      mp->g.blocksize, &xk_attr3_rmt_buf_ops,
 				      -1, as->ino, XK_READ_SALVAGE, &bp);
+		if (!bp && repair_oserr(as->rc, err, "reading a remote value "
+					"of inode %llu",
+					(unsigned long long)as->ino))
+			return;
 		if (err && bp)
 			fix_problem(as->rc, PR_ATTR_BAD, &bp->fail);
 		if (!err) {
@@ -199,10 +212,13 @@ check_attr_blocks(struct repair_ctx *rc, uint64_t ino,
 
 	if (!map->n)
 		return;
-	da_walk(&dw, 0);
-	for (size_t i = 0; i < as.nrmt; i++)
+	if (da_walk(&dw, 0))
+		goto out;
+	for (size_t i = 0; i < as.nrmt && !rc->error; i++)
 		check_remote_value(&as, map, &as.rmt[i], &dw.reached,
 				   &dw.nreached);
+	if (rc->error)
+		goto out;
 	for (size_t i = 0; i < map->n && reported < 5; i++) {
 		const struct xk_bmbt_irec *r = &map->v[i];
 
@@ -222,6 +238,7 @@ check_attr_blocks(struct repair_ctx *rc, uint64_t ino,
 			}
 		}
 	}
+out:
 	free(dw.reached);
 	free(as.rmt);
 }

@@ -13,8 +13,9 @@
 #define CHECK_CACHE_BYTES	(32ULL << 20)
 
 static void
-phase(struct repair_ctx *rc, const char *what)
+phase(struct repair_ctx *rc, const char *what, const char *doing)
 {
+	rc->phase_what = doing;
 	if (rc->progress && !rc->verbose) {
 		fprintf(stderr, "\r\033[K%s", what);
 		fflush(stderr);
@@ -75,14 +76,30 @@ repair_scan_free(struct repair_ctx *rc)
 	rc->sb_bad = NULL;
 }
 
+/*
+ * After each phase: its error (a phase returns 0 or a negative errno,
+ * and records operational errors in rc->error), and the stop that
+ * XFSKIT_FAULT=phase:N asks for in test builds.  Nonzero: stop the run.
+ */
+int
+repair_phase_end(struct repair_ctx *rc, int err)
+{
+	if (err && !rc->error)
+		repair_error(rc, err, "%s", rc->phase_what);
+	if (!rc->error && xk_fault(XK_FAULT_PHASE))
+		repair_error(rc, -ECANCELED, "%s (XFSKIT_FAULT stops after "
+			     "this phase)", rc->phase_what);
+	return rc->error;
+}
+
 int
 repair_scan(struct repair_ctx *rc)
 {
-	rc->ags = calloc(rc->mp->g.agcount, sizeof(*rc->ags));
-	rc->sb_bad = calloc(rc->mp->g.agcount, 1);
+	rc->ags = xk_calloc(rc->mp->g.agcount, sizeof(*rc->ags));
+	rc->sb_bad = xk_calloc(rc->mp->g.agcount, 1);
 	if (!rc->ags || !rc->sb_bad) {
 		repair_scan_free(rc);
-		return -ENOMEM;
+		return repair_error(rc, -ENOMEM, "starting the check");
 	}
 	ags_attach_spill(rc);
 	/*
@@ -93,35 +110,56 @@ repair_scan(struct repair_ctx *rc)
 		rc->cache_bytes = CHECK_CACHE_BYTES;
 	xk_mount_set_cache_limit(rc->mp, rc->cache_bytes);
 	malloc_tuning();
-	phase(rc, "Phase 1 - find and verify superblock...");
-	phase_superblocks(rc);
-	phase(rc, "Phase 2 - scan AG headers and btrees...");
-	phase_ag_headers(rc);
+	phase(rc, "Phase 1 - find and verify superblock...",
+	      "checking the superblocks");
+	if (repair_phase_end(rc, phase_superblocks(rc)))
+		return rc->error;
+	phase(rc, "Phase 2 - scan AG headers and btrees...",
+	      "scanning the AG headers and btrees");
+	if (repair_phase_end(rc, phase_ag_headers(rc)))
+		return rc->error;
 	if (rc->keep) {
 		/* Only AG structures were rewritten since the last pass. */
-		phase(rc, "Phase 3 - inodes as the last pass saw them...");
-		phase_inodes_kept(rc);
+		phase(rc, "Phase 3 - inodes as the last pass saw them...",
+		      "taking the inodes the last pass saw");
+		if (repair_phase_end(rc, phase_inodes_kept(rc)))
+			return rc->error;
 	} else {
-		phase(rc, "Phase 3 - check every inode...");
-		phase_inodes(rc);
-		phase_find_chunks(rc);
+		phase(rc, "Phase 3 - check every inode...",
+		      "scanning inodes");
+		if (repair_phase_end(rc, phase_inodes(rc)))
+			return rc->error;
+		rc->phase_what = "finding the inode chunks of lost AGs";
+		if (repair_phase_end(rc, phase_find_chunks(rc)))
+			return rc->error;
 	}
 	lists_report(rc);
 	phase(rc, "Phase 4 - check space ownership, free space, rmap and "
-	      "refcount...");
-	phase_space(rc);
+	      "refcount...", "checking space ownership");
+	if (repair_phase_end(rc, phase_space(rc)))
+		return rc->error;
 	/* Repair: maps the rmapbt can restore (a no-op under -n). */
+	rc->phase_what = "planning fork rebuilds from the rmapbt";
 	plan_rmap_forks(rc);
+	if (rc->error)
+		return rc->error;
 	phase(rc, "Phase 5 - check directory connectivity and link "
-	      "counts...");
-	phase_links(rc);
-	phase(rc, "Phase 6 - check superblock counters...");
-	phase_counters(rc);
-	phase(rc, "Phase 7 - check quota inodes and usage...");
-	phase_quota(rc);
+	      "counts...", "checking directory connectivity and link counts");
+	if (repair_phase_end(rc, phase_links(rc)))
+		return rc->error;
+	phase(rc, "Phase 6 - check superblock counters...",
+	      "checking the superblock counters");
+	if (repair_phase_end(rc, phase_counters(rc)))
+		return rc->error;
+	phase(rc, "Phase 7 - check quota inodes and usage...",
+	      "checking quotas");
+	if (repair_phase_end(rc, phase_quota(rc)))
+		return rc->error;
 	if (rc->mp->g.has_parent) {
-		phase(rc, "Phase 8 - check parent pointers...");
-		phase_pptr(rc);
+		phase(rc, "Phase 8 - check parent pointers...",
+		      "checking parent pointers");
+		if (repair_phase_end(rc, phase_pptr(rc)))
+			return rc->error;
 	}
 	return 0;
 }

@@ -77,7 +77,7 @@ push_cand(struct cands *c, const struct cand *x)
 {
 	if (c->n == c->cap) {
 		size_t ncap = c->cap ? c->cap * 2 : 64;
-		struct cand *nv = realloc(c->v, ncap * sizeof(*nv));
+		struct cand *nv = xk_realloc(c->v, ncap * sizeof(*nv));
 
 		if (!nv)
 			return -ENOMEM;
@@ -94,10 +94,14 @@ inode_is_home(struct repair_ctx *rc, uint64_t ino)
 {
 	struct xk_buf *bp;
 	struct xk_dinode *dip;
-	int ok;
+	int ok, err;
 
-	if (xk_inode_read(rc->mp, ino, XK_READ_SALVAGE, &bp, &dip) && !bp)
-		return 0;
+	/* An unreadable inode is not at home; memory or I/O stops the run. */
+	err = xk_inode_read(rc->mp, ino, XK_READ_SALVAGE, &bp, &dip);
+	if (err && !bp)
+		return repair_oserr(rc, err, "looking for the inode chunk "
+				    "of inode %llu",
+				    (unsigned long long)ino);
 	ok = xk_be16_get(dip->di_magic) == XK_DINODE_MAGIC &&
 	     dip->di_version == 3 && xk_be64_get(dip->di_ino) == ino &&
 	     !memcmp(dip->di_uuid, rc->mp->meta_uuid, 16);
@@ -130,6 +134,8 @@ probe_chunk(struct repair_ctx *rc, const struct cand *c,
 		for (uint32_t k = 0; k < per && !here; k++)
 			here = inode_is_home(rc, xk_agino_to_ino(mp, c->agno,
 							c->start + i + k));
+		if (here < 0)
+			return 0;
 		if (here) {
 			present += per;
 			continue;
@@ -193,7 +199,7 @@ sort_chunks(struct ag_scan *as)
 
 	if (as->nchunks < 2)
 		return 0;
-	p = malloc(as->nchunks * sizeof(*p));
+	p = xk_malloc(as->nchunks * sizeof(*p));
 	if (!p)
 		return -ENOMEM;
 	for (size_t i = 0; i < as->nchunks; i++) {
@@ -216,8 +222,8 @@ phase_find_chunks(struct repair_ctx *rc)
 {
 	struct xk_mount *mp = rc->mp;
 	uint32_t agcount = mp->g.agcount;
-	uint8_t *lost = calloc(agcount, 1);
-	size_t *found = calloc(agcount, sizeof(*found));
+	uint8_t *lost = xk_calloc(agcount, 1);
+	size_t *found = xk_calloc(agcount, sizeof(*found));
 	struct cands cands = { 0 };
 	size_t from_edge = 0;
 	int any = 0, err = 0;
@@ -242,8 +248,10 @@ phase_find_chunks(struct repair_ctx *rc)
 			struct xk_inobt_rec rec;
 			size_t at = as->nchunks;
 
-			if (!probe_chunk(rc, &cands.v[i], &rec))
+			if (!probe_chunk(rc, &cands.v[i], &rec)) {
+				err = rc->error;
 				continue;
+			}
 			err = ag_push_chunk(as, &rec);
 			if (!err)
 				err = scan_chunks_from(rc, cands.v[i].agno, at);

@@ -75,7 +75,7 @@ inode_owned(const struct claim *c)
 static void *
 dup_array(const void *v, size_t n, size_t size)
 {
-	void *p = malloc(n ? n * size : 1);
+	void *p = xk_malloc(n ? n * size : 1);
 
 	if (p && n)
 		memcpy(p, v, n * size);
@@ -113,12 +113,12 @@ keep_take(struct repair_ctx *rc)
 	int err = 0;
 
 	keep_free(rc);
-	k = calloc(1, sizeof(*k));
+	k = xk_calloc(1, sizeof(*k));
 	if (!k)
 		return -ENOMEM;
 	rc->keep = k;
-	k->used = calloc(agcount, sizeof(*k->used));
-	k->chunks = calloc(agcount, sizeof(*k->chunks));
+	k->used = xk_calloc(agcount, sizeof(*k->used));
+	k->chunks = xk_calloc(agcount, sizeof(*k->chunks));
 	if (!k->used || !k->chunks)
 		err = -ENOMEM;
 	/* Under -m the copies go to files as the lists themselves did. */

@@ -25,6 +25,7 @@ struct da_state {
 	size_t		nseen, capseen;
 };
 
+/* 1: reached before; 0: first time; -ENOMEM (recorded): stop. */
 static int
 seen_before(struct da_state *st, uint64_t lblk)
 {
@@ -33,10 +34,12 @@ seen_before(struct da_state *st, uint64_t lblk)
 			return 1;
 	if (st->nseen == st->capseen) {
 		size_t ncap = st->capseen ? st->capseen * 2 : 16;
-		uint64_t *nv = realloc(st->seen, ncap * sizeof(*nv));
+		uint64_t *nv = xk_realloc(st->seen, ncap * sizeof(*nv));
 
 		if (!nv)
-			return 1;
+			return repair_error(st->dw->rc, -ENOMEM, "walking the "
+					    "dabtree of inode %llu",
+					    (unsigned long long)st->dw->ino);
 		st->seen = nv;
 		st->capseen = ncap;
 	}
@@ -63,6 +66,10 @@ read_lblk(struct da_walk *dw, uint64_t lblk, const struct xk_buf_ops *ops,
 	*errp = xk_buf_read_ctx(rc->mp, xk_fsb_to_daddr(rc->mp, fsb),
 				dw->blksize, ops, -1, dw->ino,
 				ops ? XK_READ_SALVAGE : XK_READ_NOVERIFY, &bp);
+	if (!bp && repair_oserr(rc, *errp, "reading block %llu of inode "
+				"%llu", (unsigned long long)lblk,
+				(unsigned long long)dw->ino))
+		return NULL;
 	if (*errp && bp)
 		fix_problem(rc, dw->pr, &bp->fail);
 	else if (*errp)
@@ -85,7 +92,10 @@ walk_lblk(struct da_state *st, uint64_t lblk, int level, int is_root)
 	int64_t maxhash = -1;
 	int err;
 
-	if (seen_before(st, lblk)) {
+	err = seen_before(st, lblk);
+	if (err < 0)
+		return -1;
+	if (err) {
 		report(rc, dw->pr, dw->what, -1, dw->ino, XK_NO_DADDR, "loop",
 		       "block %llu is reached twice", (unsigned long long)lblk);
 		return -1;
@@ -163,6 +173,8 @@ walk_lblk(struct da_state *st, uint64_t lblk, int level, int is_root)
 			int64_t child = walk_lblk(st, xk_be32_get(e->before),
 						  level - 1, 0);
 
+			if (rc->error)
+				break;
 			if (child >= 0 && child != xk_be32_get(e->hashval))
 				report(rc, dw->pr, dw->what, -1, dw->ino,
 				       bp->daddr, "hashval", "node block %llu "
@@ -190,7 +202,7 @@ da_walk(struct da_walk *dw, uint64_t root)
 	st.dw = dw;
 	walk_lblk(&st, root, -1, 1);
 	/* Each level's chain ends with its last block: forw must be 0. */
-	for (int l = 0; l <= XK_DA_NODE_MAXDEPTH; l++) {
+	for (int l = 0; l <= XK_DA_NODE_MAXDEPTH && !dw->rc->error; l++) {
 		int err;
 		struct xk_buf *bp;
 
@@ -207,5 +219,5 @@ da_walk(struct da_walk *dw, uint64_t root)
 	}
 	dw->reached = st.seen;
 	dw->nreached = st.nseen;
-	return 0;
+	return dw->rc->error;
 }

@@ -25,6 +25,6 @@ struct da_walk {
 	size_t			nreached;
 };
 
-int da_walk(struct da_walk *dw, uint64_t root);
+XK_MUST_CHECK int da_walk(struct da_walk *dw, uint64_t root);
 
 #endif /* XFSKIT_REPAIR_DA_H */

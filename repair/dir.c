@@ -39,7 +39,10 @@ note_edge(struct repair_ctx *rc, uint64_t parent, uint64_t child,
 {
 	const struct edge e = { parent, child, ftype };
 
-	(void)xk_vec_push(&rc->edge_vec, &e, sizeof(e));
+	/* A lost entry would make false link-count findings: stop. */
+	if (xk_vec_push(&rc->edge_vec, &e, sizeof(e)))
+		repair_error(rc, -ENOMEM, "listing the entries of directory "
+			     "%llu", (unsigned long long)parent);
 }
 
 void
@@ -159,16 +162,21 @@ struct dir_state {
 	size_t			ndata, capdata, nleaf, capleaf;
 };
 
+/* A reference left out would make a false index finding: stop. */
 static void
-push_ref(struct dirent_ref **v, size_t *n, size_t *cap, uint32_t addr,
-	 uint32_t hash)
+push_ref(struct dir_state *ds, struct dirent_ref **v, size_t *n, size_t *cap,
+	 uint32_t addr, uint32_t hash)
 {
 	if (*n == *cap) {
 		size_t ncap = *cap ? *cap * 2 : 64;
-		struct dirent_ref *nv = realloc(*v, ncap * sizeof(**v));
+		struct dirent_ref *nv = xk_realloc(*v, ncap * sizeof(**v));
 
-		if (!nv)
+		if (!nv) {
+			repair_error(ds->rc, -ENOMEM, "checking the hash "
+				     "index of directory %llu",
+				     (unsigned long long)ds->ino);
 			return;
+		}
 		*v = nv;
 		*cap = ncap;
 	}
@@ -212,7 +220,7 @@ scan_data_entries(struct dir_state *ds, struct xk_buf *bp, uint32_t end,
 		}
 		child = xk_be64_get(e->inumber);
 		ft = ftype ? e->name[e->namelen] : 0;
-		push_ref(&ds->data, &ds->ndata, &ds->capdata,
+		push_ref(ds, &ds->data, &ds->ndata, &ds->capdata,
 			 xk_dir2_db_off_to_dataptr(db, p, dblog),
 			 xk_da_hashname(e->name, e->namelen));
 		if (db == 0 && idx == 0) {
@@ -250,7 +258,7 @@ collect_leaf_ents(struct dir_state *ds, const struct xk_dir2_leaf_entry *le,
 {
 	for (uint32_t i = 0; i < count; i++)
 		if (xk_be32_get(le[i].address) != XK_DIR2_NULL_DATAPTR)
-			push_ref(&ds->leaf, &ds->nleaf, &ds->capleaf,
+			push_ref(ds, &ds->leaf, &ds->nleaf, &ds->capleaf,
 				 xk_be32_get(le[i].address),
 				 xk_be32_get(le[i].hashval));
 }
@@ -359,6 +367,9 @@ read_dir_block(struct dir_state *ds, uint64_t fsb,
 
 	*errp = xk_buf_read_ctx(mp, xk_fsb_to_daddr(mp, fsb), mp->g.dirblksize,
 				ops, -1, ds->ino, XK_READ_SALVAGE, &bp);
+	if (!bp && repair_oserr(ds->rc, *errp, "reading a block of directory "
+				"%llu", (unsigned long long)ds->ino))
+		return NULL;
 	if (*errp && bp)
 		fix_problem(ds->rc, PR_DIR_BAD, &bp->fail);
 	else if (*errp)
@@ -426,13 +437,17 @@ check_blocks(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
 				continue;
 			}
 			if (off >= leaf_fsb && off < free_fsb) {
-				uint64_t *nv = realloc(leafblks,
+				uint64_t *nv = xk_realloc(leafblks,
 					(nleafblks + 1) * sizeof(*nv));
 
-				if (nv) {
-					leafblks = nv;
-					leafblks[nleafblks++] = off;
+				if (!nv) {
+					repair_error(rc, -ENOMEM, "checking "
+						     "directory %llu",
+						     (unsigned long long)ino);
+					goto out;
 				}
+				leafblks = nv;
+				leafblks[nleafblks++] = off;
 				have_leaf_space = 1;
 				continue;
 			}
@@ -449,6 +464,8 @@ check_blocks(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
 				block_form = 1;
 			}
 			bp = read_dir_block(&ds, fsb, ops, &err);
+			if (rc->error)
+				goto out;
 			if (!bp)
 				continue;
 			if (block_form) {
@@ -481,7 +498,10 @@ check_blocks(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
 			.leaf_fn = dir_leaf_fn, .ctx = &ds,
 		};
 
-		da_walk(&dw, leaf_fsb);
+		if (da_walk(&dw, leaf_fsb)) {
+			free(dw.reached);
+			goto out;
+		}
 		for (size_t i = 0; i < nleafblks; i++) {
 			size_t k;
 
@@ -499,8 +519,9 @@ check_blocks(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
 		report(rc, PR_DIR_BAD, "directory", -1, ino, XK_NO_DADDR,
 		       "leaf", "no hash index (leaf or block tail) found");
 	}
-	if (block_form || have_leaf_space)
+	if ((block_form || have_leaf_space) && !rc->error)
 		match_index(&ds);
+out:
 	free(leafblks);
 	free(ds.data);
 	free(ds.leaf);

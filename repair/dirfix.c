@@ -42,10 +42,14 @@ plan_dir_rebuild(struct repair_ctx *rc, uint64_t ino)
 		return;
 	if (rc->ndirfix == rc->capdirfix) {
 		size_t ncap = rc->capdirfix ? rc->capdirfix * 2 : 16;
-		uint64_t *nv = realloc(rc->dirfix, ncap * sizeof(*nv));
+		uint64_t *nv = xk_realloc(rc->dirfix, ncap * sizeof(*nv));
 
-		if (!nv)
+		if (!nv) {
+			repair_error(rc, -ENOMEM, "planning the rewrite of "
+				     "directory %llu",
+				     (unsigned long long)ino);
 			return;
+		}
 		rc->dirfix = nv;
 		rc->capdirfix = ncap;
 	}
@@ -89,14 +93,14 @@ salvage_push(struct salvage *s, const uint8_t *name, unsigned int namelen,
 
 	if (s->n == s->cap) {
 		size_t ncap = s->cap ? s->cap * 2 : 64;
-		struct xk_bld_dirent *nv = realloc(s->v, ncap * sizeof(*nv));
+		struct xk_bld_dirent *nv = xk_realloc(s->v, ncap * sizeof(*nv));
 
 		if (!nv)
 			return -ENOMEM;
 		s->v = nv;
 		s->cap = ncap;
 	}
-	copy = malloc(namelen);
+	copy = xk_malloc(namelen);
 	if (!copy)
 		return -ENOMEM;
 	memcpy(copy, name, namelen);
@@ -168,8 +172,9 @@ entry_at(const uint8_t *blk, uint32_t p, uint32_t end, int ftype,
  * The entries of one data (or block-form) block.  An entry that does
  * not parse is skipped by looking for the next offset, in 8-byte steps,
  * where a plausible entry starts: one broken entry costs one name.
+ * 0, or -ENOMEM: a list without every readable entry is never used.
  */
-static void
+static int
 salvage_block(struct repair_ctx *rc, const uint8_t *blk, uint32_t size,
 	      struct salvage *s)
 {
@@ -183,10 +188,10 @@ salvage_block(struct repair_ctx *rc, const uint8_t *blk, uint32_t size,
 		uint32_t count = xk_get_be32(blk + size - 8);
 
 		if ((uint64_t)count * 8 + 8 + p > size)
-			return;
+			return 0;
 		end = size - 8 - count * 8;
 	} else if (magic != XK_DIR3_DATA_MAGIC) {
-		return;
+		return 0;
 	}
 	while (p + 8 <= end) {
 		const uint8_t *at = blk + p;
@@ -217,15 +222,16 @@ salvage_block(struct repair_ctx *rc, const uint8_t *blk, uint32_t size,
 			continue;
 		if (salvage_push(s, at + 9, namelen,
 				 xk_mode_to_ftype(ii->mode), ino))
-			return;
+			return -ENOMEM;
 	}
+	return 0;
 }
 
 /*
  * The entries of a short-form directory, each bounds checked against
- * the fork and the size; the header's parent is its "..".
+ * the fork and the size; the header's parent is its "..".  0 or -ENOMEM.
  */
-static void
+static int
 salvage_sf(struct repair_ctx *rc, const struct xk_dinode *dip,
 	   struct salvage *s)
 {
@@ -237,7 +243,7 @@ salvage_sf(struct repair_ctx *rc, const struct xk_dinode *dip,
 	int ftype = rc->mp->g.has_ftype;
 
 	if ((const uint8_t *)h + xk_dir2_sf_hdr_size(h->i8count) > end)
-		return;
+		return 0;
 	s->dotdot = xk_dir2_sf_get_parent(h);
 	e = xk_dir2_sf_firstentry(h);
 	for (unsigned int k = 0; k < h->count; k++) {
@@ -253,9 +259,10 @@ salvage_sf(struct repair_ctx *rc, const struct xk_dinode *dip,
 		if (name_ok(e->name, e->namelen) && ii &&
 		    salvage_push(s, e->name, e->namelen,
 				 xk_mode_to_ftype(ii->mode), ino))
-			return;
+			return -ENOMEM;
 		e = xk_dir2_sf_nextentry(h, e, ftype);
 	}
+	return 0;
 }
 
 static void
@@ -317,17 +324,24 @@ salvage_blocks(struct repair_ctx *rc, uint64_t ino,
 			if (r.startoff + off >= leaf_fsb ||
 			    ((r.startoff + off) & (per - 1)))
 				continue;
-			if (xk_buf_read(mp, xk_fsb_to_daddr(mp,
+			err = xk_buf_read(mp, xk_fsb_to_daddr(mp,
 					r.startblock + off), mp->g.dirblksize,
 					&xk_dir3_data_buf_ops,
-					XK_READ_NOVERIFY, &bp))
+					XK_READ_NOVERIFY, &bp);
+			if (xk_err_operational(err))
+				goto out;
+			if (err)
 				continue;
-			salvage_block(rc, bp->data, mp->g.dirblksize, s);
+			err = salvage_block(rc, bp->data, mp->g.dirblksize, s);
 			xk_buf_release(bp);
+			if (err)
+				goto out;
 		}
 	}
+	err = 0;
+out:
 	xk_fork_map_free(&map);
-	return 0;
+	return err;
 }
 
 /*
@@ -344,7 +358,7 @@ salvage_dir(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
 	int err = 0;
 
 	if (dip->di_format == XK_DINODE_FMT_LOCAL)
-		salvage_sf(rc, dip, s);
+		err = salvage_sf(rc, dip, s);
 	else
 		err = salvage_blocks(rc, ino, dip, s);
 	if (err)
@@ -383,27 +397,27 @@ read_entries(struct repair_ctx *rc, uint64_t ino, struct salvage *s)
 	if (err)
 		return err;
 	if (dip->di_format == XK_DINODE_FMT_LOCAL)
-		salvage_sf(rc, dip, s);
+		err = salvage_sf(rc, dip, s);
 	else
 		err = salvage_blocks(rc, ino, dip, s);
 	xk_buf_release(bp);
 	return err;
 }
 
-uint64_t
-dir_lookup(struct repair_ctx *rc, uint64_t dir, const char *name)
+int
+dir_lookup(struct repair_ctx *rc, uint64_t dir, const char *name,
+	   uint64_t *found)
 {
 	struct salvage s = { 0 };
 	size_t len = strlen(name);
-	uint64_t found = 0;
+	int err = read_entries(rc, dir, &s);
 
-	if (!read_entries(rc, dir, &s))
-		for (size_t i = 0; i < s.n && !found; i++)
-			if (s.v[i].namelen == len &&
-			    !memcmp(s.v[i].name, name, len))
-				found = s.v[i].ino;
+	*found = 0;
+	for (size_t i = 0; !err && i < s.n && !*found; i++)
+		if (s.v[i].namelen == len && !memcmp(s.v[i].name, name, len))
+			*found = s.v[i].ino;
 	salvage_free(&s);
-	return found;
+	return err;
 }
 
 static int
@@ -427,7 +441,7 @@ dir_short_names(struct repair_ctx *rc, uint64_t dir, size_t cap,
 		salvage_free(&s);
 		return err;
 	}
-	buf = malloc((s.n ? s.n : 1) * cap);
+	buf = xk_malloc((s.n ? s.n : 1) * cap);
 	if (!buf) {
 		salvage_free(&s);
 		return -ENOMEM;
@@ -480,7 +494,7 @@ attr_extents(struct repair_ctx *rc, uint64_t ino, struct xk_bld_fork *fk)
 				struct xk_bld_ext *nv;
 
 				cap = cap ? cap * 2 : 8;
-				nv = realloc(v, cap * sizeof(*v));
+				nv = xk_realloc(v, cap * sizeof(*v));
 				if (!nv) {
 					free(v);
 					return -ENOMEM;
@@ -592,10 +606,15 @@ dirs_prepare(struct repair_ctx *rc)
 		size_t nadd = 0;
 		int ok;
 
+		int err;
+
 		if (out && rc->dirfix[out - 1] == ino)
 			continue;
-		if (xk_inode_read(rc->mp, ino, XK_READ_SALVAGE, &bp, &dip) &&
-		    !bp)
+		err = xk_inode_read(rc->mp, ino, XK_READ_SALVAGE, &bp, &dip);
+		if (err && !bp && repair_oserr(rc, err, "reading directory "
+					       "%llu", (unsigned long long)ino))
+			break;
+		if (err && !bp)
 			continue;
 		lf_extra(rc, ino, &add, &nadd);
 		ok = inode_info_find(rc, ino) &&
@@ -621,9 +640,9 @@ int
 rebuild_dirs(struct repair_ctx *rc, struct xk_bld *b)
 {
 	struct xk_mount *mp = rc->mp;
-	struct salvage *sv = calloc(rc->ndirfix ? rc->ndirfix : 1,
+	struct salvage *sv = xk_calloc(rc->ndirfix ? rc->ndirfix : 1,
 				    sizeof(*sv));
-	struct xk_bld_inode *ipv = calloc(rc->ndirfix ? rc->ndirfix : 1,
+	struct xk_bld_inode *ipv = xk_calloc(rc->ndirfix ? rc->ndirfix : 1,
 					  sizeof(*ipv));
 	int err = 0;
 
@@ -661,13 +680,20 @@ rebuild_dirs(struct repair_ctx *rc, struct xk_bld *b)
 			       ~(XK_DIFLAG2_BIGTIME | XK_DIFLAG2_NREXT64);
 		/*
 		 * The old blocks are no longer fed: the directory must be
-		 * written whatever happens, without its attrs if need be
-		 * (their blocks, still claimed, are then freed next pass).
+		 * written whatever happens, without its attrs if they are
+		 * corrupt (their blocks, still claimed, are then freed next
+		 * pass).  Memory or I/O stops the rewrite instead.
 		 */
-		if (!err && keep_attr_fork(rc, ino, dip, ip)) {
-			free(ip->attr.local);
-			free(ip->attr.ext);
-			memset(&ip->attr, 0, sizeof(ip->attr));
+		if (!err) {
+			int aerr = keep_attr_fork(rc, ino, dip, ip);
+
+			if (xk_err_operational(aerr))
+				err = aerr;
+			else if (aerr) {
+				free(ip->attr.local);
+				free(ip->attr.ext);
+				memset(&ip->attr, 0, sizeof(ip->attr));
+			}
 		}
 		xk_buf_release(bp);
 		/* ".", "..", and each subdirectory's "..". */

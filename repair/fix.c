@@ -31,10 +31,14 @@ plan_inode(struct repair_ctx *rc, uint64_t ino, uint32_t what, uint64_t val)
 		return;
 	if (p->n == p->cap) {
 		size_t ncap = p->cap ? p->cap * 2 : 64;
-		struct ifix *nv = realloc(p->v, ncap * sizeof(*nv));
+		struct ifix *nv = xk_realloc(p->v, ncap * sizeof(*nv));
 
-		if (!nv)
+		/* A plan left out would make a partial repair: stop. */
+		if (!nv) {
+			repair_error(rc, -ENOMEM, "planning a fix of inode "
+				     "%llu", (unsigned long long)ino);
 			return;
+		}
 		p->v = nv;
 		p->cap = ncap;
 	}
@@ -178,8 +182,8 @@ sf_rewrite(struct repair_ctx *rc, struct xk_dinode *dip, uint64_t drop,
 		return XK_ECORRUPT;
 	if (size > fsize)
 		size = fsize;
-	ents = calloc(256, sizeof(*ents));
-	out = calloc(1, fsize);
+	ents = xk_calloc(256, sizeof(*ents));
+	out = xk_calloc(1, fsize);
 	if (!ents || !out) {
 		free(ents);
 		free(out);
@@ -355,8 +359,18 @@ fix_one_inode(struct repair_ctx *rc, const struct ifix *v, size_t n,
 		xk_inode_init_free(mp, dip, ino);
 		goto out;
 	}
+	/*
+	 * A rebuild that cannot be done (the rmapbt does not give the map)
+	 * falls back to trimming, clearing or dropping; memory or I/O stops
+	 * the run with the inode unchanged (its buffer is not dirtied).
+	 */
 	if (all & IFIX_RMAP_FORK) {
-		if (rmap_fork_rebuild(rc, ino, dip) == 0) {
+		err = rmap_fork_rebuild(rc, ino, dip);
+		if (xk_err_operational(err)) {
+			xk_buf_release(bp);
+			return err;
+		}
+		if (err == 0) {
 			all &= ~(IFIX_TRIM | IFIX_NBLOCKS);
 		} else if (dip->di_format == XK_DINODE_FMT_EXTENTS) {
 			all |= IFIX_TRIM;
@@ -366,9 +380,15 @@ fix_one_inode(struct repair_ctx *rc, const struct ifix *v, size_t n,
 		}
 	}
 	/* Failing that, the attr fork goes (below). */
-	if ((all & IFIX_RMAP_AFORK) && !(all & IFIX_NOATTR) &&
-	    rmap_afork_rebuild(rc, ino, dip) != 0)
-		drop_attr_fork(rc, dip);
+	if ((all & IFIX_RMAP_AFORK) && !(all & IFIX_NOATTR)) {
+		err = rmap_afork_rebuild(rc, ino, dip);
+		if (xk_err_operational(err)) {
+			xk_buf_release(bp);
+			return err;
+		}
+		if (err)
+			drop_attr_fork(rc, dip);
+	}
 	for (size_t i = 0; i < n; i++) {
 		switch (v[i].what) {
 		case IFIX_NLINK:
@@ -388,6 +408,10 @@ fix_one_inode(struct repair_ctx *rc, const struct ifix *v, size_t n,
 					 v[i].what == IFIX_SF_DROP ? v[i].val :
 					 0, v[i].what == IFIX_SF_PARENT ?
 					 v[i].val : 0, NULL);
+			if (xk_err_operational(err)) {
+				xk_buf_release(bp);
+				return err;
+			}
 			if (err) {
 				xk_inode_init_free(mp, dip, ino);
 				goto out;
@@ -422,8 +446,13 @@ fix_one_inode(struct repair_ctx *rc, const struct ifix *v, size_t n,
 			 * In the directory's first block, not the inode; a
 			 * directory being rewritten gets its ".." then.
 			 */
-			if (dir_being_rebuilt(rc, ino) ||
-			    set_block_dotdot(rc, ino, v[i].val)) {
+			err = dir_being_rebuilt(rc, ino) ? XK_ECORRUPT :
+			      set_block_dotdot(rc, ino, v[i].val);
+			if (xk_err_operational(err)) {
+				xk_buf_release(bp);
+				return err;
+			}
+			if (err) {
 				plan_none(rc);
 				if (n == 1)
 					changed = 0;

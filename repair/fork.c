@@ -21,6 +21,7 @@ walk_fork(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
 			     (fork == XK_ATTR_FORK ? XK_RMAP_OFF_ATTR_FORK : 0);
 	uint64_t p = 0;
 	int fmt = xk_dfork_format(dip, fork);
+	const char *fname = fork == XK_DATA_FORK ? "data fork" : "attr fork";
 	int err, ret = 0;
 
 	*bmbt_blocks = 0;
@@ -28,12 +29,19 @@ walk_fork(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
 		return 0;
 	err = xk_fork_read(rc->mp, ino, dip, fork, XK_FORK_SALVAGE |
 			   XK_FORK_CHECK | XK_FORK_BLOCKS, &map);
-	if (err && err != XK_ECORRUPT) {
+	/* Memory or I/O: the run stops; anything else is damage. */
+	if (err && err != XK_ECORRUPT &&
+	    repair_oserr(rc, err, "reading the %s of inode %llu", fname,
+			 (unsigned long long)ino)) {
 		xk_fork_map_free(&map);
-		return err;
+		return rc->error;
 	}
-	for (uint64_t i = 0; i < map.nblk; i++)
+	for (uint64_t i = 0; i < map.nblk && !rc->error; i++)
 		claim_fsb(rc, map.blk[i].fsb, 1, ino, owner_off);
+	if (rc->error) {
+		xk_fork_map_free(&map);
+		return rc->error;
+	}
 	*bmbt_blocks = map.nblk;
 	/* Each problem in its place among the extents, as it was met. */
 	for (uint64_t i = 0; i <= map.next && ret >= 0; i++) {
@@ -42,13 +50,17 @@ walk_fork(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
 		if (i < map.next && cb)
 			ret = cb->fn(cb->ctx, &map.ext[i]);
 	}
-	if (ret >= 0)
-		ret = (int)map.nprob;
+	/* A callback's error (memory) ends the walk: the run stops. */
+	if (ret < 0) {
+		xk_fork_map_free(&map);
+		return repair_error(rc, ret, "mapping the %s of inode %llu",
+				    fname, (unsigned long long)ino);
+	}
+	ret = (int)map.nprob;
 	/* A count that disagrees is reported, not a reason to rebuild. */
 	if (ret == 0 && fmt == XK_DINODE_FMT_BTREE &&
 	    map.next != xk_dinode_fork_nextents(dip, fork))
-		report(rc, PR_FORK_BAD, fork == XK_DATA_FORK ? "data fork" :
-		       "attr fork", -1, ino, XK_NO_DADDR, "nextents",
+		report(rc, PR_FORK_BAD, fname, -1, ino, XK_NO_DADDR, "nextents",
 		       "inode says %llu extents, its bmbt holds %llu",
 		       (unsigned long long)xk_dinode_fork_nextents(dip, fork),
 		       (unsigned long long)map.next);

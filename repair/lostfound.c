@@ -90,10 +90,14 @@ plan_orphan(struct repair_ctx *rc, const struct inode_info *ii)
 		return;
 	if (rc->norphans == rc->caporphans) {
 		size_t ncap = rc->caporphans ? rc->caporphans * 2 : 16;
-		struct orphan *nv = realloc(rc->orphans, ncap * sizeof(*nv));
+		struct orphan *nv = xk_realloc(rc->orphans, ncap * sizeof(*nv));
 
-		if (!nv)
+		if (!nv) {
+			repair_error(rc, -ENOMEM, "planning the reconnection "
+				     "of inode %llu",
+				     (unsigned long long)ii->ino);
 			return;
+		}
 		rc->orphans = nv;
 		rc->caporphans = ncap;
 	}
@@ -117,13 +121,16 @@ static uint64_t
 pick_free_inode(struct repair_ctx *rc)
 {
 	struct xk_mount *mp = rc->mp;
-	uint64_t *named = malloc((rc->nedges + rc->ifix.n + 1) *
+	uint64_t *named = xk_malloc((rc->nedges + rc->ifix.n + 1) *
 				 sizeof(*named));
 	size_t nn = 0;
 	uint64_t found = 0;
 
-	if (!named)
+	if (!named) {
+		repair_error(rc, -ENOMEM, "choosing an inode for /%s",
+			     LOST_FOUND);
 		return 0;
+	}
 	for (size_t i = 0; i < rc->nedges; i++)
 		named[nn++] = rc->edges[i].child;
 	for (size_t i = 0; i < rc->ifix.n; i++)
@@ -194,7 +201,7 @@ lf_inode_init(struct xk_inode_init *ii)
 		.mode = XK_S_IFDIR | 0700,
 		.nlink = 2,
 		.format = XK_DINODE_FMT_LOCAL,
-		.now_sec = (int64_t)time(NULL),
+		.now_sec = repair_now(),
 	};
 }
 
@@ -264,27 +271,37 @@ set_block_dotdot(struct repair_ctx *rc, uint64_t ino, uint64_t parent)
 	return 0;
 }
 
-/* Point a moved directory's ".." at /lost+found, in place. */
-static void
+/*
+ * Point a moved directory's ".." at /lost+found, in place.  A directory
+ * where that cannot be done is found again by the next pass; memory or
+ * I/O stops the run (the error is returned).
+ */
+static int
 move_dotdot(struct repair_ctx *rc, const struct orphan *o, uint64_t lf)
 {
 	struct xk_buf *bp;
 	struct xk_dinode *dip;
+	int err;
 
 	if ((o->mode & XK_S_IFMT) != XK_S_IFDIR)
-		return;
-	if (!o->sfdir) {
-		/* A failure is found again by the next pass. */
-		set_block_dotdot(rc, o->ino, lf);
-		return;
-	}
-	if (xk_inode_read(rc->mp, o->ino, 0, &bp, &dip))
-		return;
-	if (!sf_rewrite(rc, dip, 0, lf, NULL)) {
+		return 0;
+	if (!o->sfdir)
+		return repair_oserr(rc, set_block_dotdot(rc, o->ino, lf),
+				    "pointing \"..\" of directory %llu at "
+				    "/%s", (unsigned long long)o->ino,
+				    LOST_FOUND);
+	err = xk_inode_read(rc->mp, o->ino, 0, &bp, &dip);
+	if (err)
+		return repair_oserr(rc, err, "reading directory %llu",
+				    (unsigned long long)o->ino);
+	err = sf_rewrite(rc, dip, 0, lf, NULL);
+	if (!err) {
 		xk_inode_init_crc(rc->mp, dip);
 		xk_buf_dirty(bp);
 	}
 	xk_buf_release(bp);
+	return repair_oserr(rc, err, "pointing \"..\" of directory %llu at "
+			    "/%s", (unsigned long long)o->ino, LOST_FOUND);
 }
 
 static int
@@ -349,13 +366,16 @@ all_fit_sf(struct repair_ctx *rc, const struct xk_dinode *dip, uint64_t lf)
 {
 	unsigned int isize = rc->mp->g.inodesize;
 	struct xk_dinode *copy;
-	int ok = dip->di_format == XK_DINODE_FMT_LOCAL;
+	int ok = dip->di_format == XK_DINODE_FMT_LOCAL, err;
 
 	if (!ok)
 		return 0;
-	copy = malloc(isize);
-	if (!copy)
+	copy = xk_malloc(isize);
+	if (!copy) {
+		repair_error(rc, -ENOMEM, "fitting the orphans into /%s",
+			     LOST_FOUND);
 		return 0;
+	}
 	memcpy(copy, dip, isize);
 	for (size_t i = 0; i < rc->norphans && ok; i++) {
 		const struct orphan *o = &rc->orphans[i];
@@ -366,7 +386,11 @@ all_fit_sf(struct repair_ctx *rc, const struct xk_dinode *dip, uint64_t lf)
 		if (o->ino == lf)
 			continue;
 		add.namelen = (uint8_t)orphan_name(o, name);
-		ok = !sf_rewrite(rc, copy, 0, 0, &add);
+		err = sf_rewrite(rc, copy, 0, 0, &add);
+		if (repair_oserr(rc, err, "fitting the orphans into /%s",
+				 LOST_FOUND))
+			break;
+		ok = !err;
 	}
 	free(copy);
 	return ok;
@@ -377,11 +401,14 @@ static int
 all_fit_new(struct repair_ctx *rc, uint64_t ino)
 {
 	struct xk_inode_init ii;
-	uint8_t *dip = calloc(1, rc->mp->g.inodesize);
+	uint8_t *dip = xk_calloc(1, rc->mp->g.inodesize);
 	int ok;
 
-	if (!dip)
+	if (!dip) {
+		repair_error(rc, -ENOMEM, "fitting the orphans into /%s",
+			     LOST_FOUND);
 		return 0;
+	}
 	lf_inode_init(&ii);
 	xk_inode_init_core(rc->mp, dip, ino, &ii);
 	xk_inode_init_sfdir(rc->mp, dip, rc->mp->sb.rootino);
@@ -390,10 +417,15 @@ all_fit_new(struct repair_ctx *rc, uint64_t ino)
 	return ok;
 }
 
-/* Way 1: every orphan's entry into the short-form lf, in place. */
-static void
+/*
+ * Way 1: every orphan's entry into the short-form lf, in place.  The
+ * trial said they fit: any failure is an error that stops the run.
+ */
+static int
 add_in_place(struct repair_ctx *rc, uint64_t lf, unsigned long *applied)
 {
+	int err;
+
 	for (size_t i = 0; i < rc->norphans; i++) {
 		const struct orphan *o = &rc->orphans[i];
 		char name[ORPHAN_NAME_MAX];
@@ -401,15 +433,21 @@ add_in_place(struct repair_ctx *rc, uint64_t lf, unsigned long *applied)
 		if (o->ino == lf)
 			continue;
 		orphan_name(o, name);
-		if (sf_add_entry(rc, lf, name, o->ino,
-				 xk_mode_to_ftype(o->mode)))
-			break;	/* the trial said it fits: a read error */
+		err = sf_add_entry(rc, lf, name, o->ino,
+				   xk_mode_to_ftype(o->mode));
+		if (err)
+			return repair_error(rc, err, "adding inode %llu to "
+					    "/%s", (unsigned long long)o->ino,
+					    LOST_FOUND);
 		if (rc->verbose)
 			info(rc, "        - inode %llu moved to /%s\n",
 			     (unsigned long long)o->ino, LOST_FOUND);
 		(*applied)++;
-		move_dotdot(rc, o, lf);
+		err = move_dotdot(rc, o, lf);
+		if (err)
+			return err;
 	}
+	return 0;
 }
 
 /* The scan saw ino free: the rebuild is fed it in use. */
@@ -434,15 +472,15 @@ mark_in_use(struct repair_ctx *rc, uint64_t ino)
 static int
 plan_rewrite(struct repair_ctx *rc, uint64_t lf, int create)
 {
-	struct lf_plan *p = calloc(1, sizeof(*p));
+	struct lf_plan *p = xk_calloc(1, sizeof(*p));
 	size_t cap = rc->norphans ? rc->norphans : 1;
 
 	if (!p)
 		return -ENOMEM;
 	rc->lfplan = p;
-	p->ents = calloc(cap, sizeof(*p->ents));
-	p->names = calloc(cap, sizeof(*p->names));
-	p->dirs = calloc(cap, sizeof(*p->dirs));
+	p->ents = xk_calloc(cap, sizeof(*p->ents));
+	p->names = xk_calloc(cap, sizeof(*p->names));
+	p->dirs = xk_calloc(cap, sizeof(*p->dirs));
 	if (!p->ents || !p->names || !p->dirs) {
 		lf_plan_free(rc);
 		return -ENOMEM;
@@ -493,7 +531,7 @@ lf_build(struct repair_ctx *rc, struct xk_bld *b)
 		return 0;
 	if (p->create) {
 		struct xk_bld_inode ip;
-		int64_t now = (int64_t)time(NULL);
+		int64_t now = repair_now();
 
 		xk_bld_inode_init(b, &ip, p->lf, XK_S_IFDIR | 0700);
 		ip.atime_sec = ip.mtime_sec = ip.ctime_sec = ip.crtime_sec =
@@ -575,11 +613,13 @@ drop_named_dirs(struct repair_ctx *rc)
 	if (!dirs || !rc->nedges)
 		return;
 	sort_v(rc->orphans, rc->norphans, sizeof(*rc->orphans), cmp_orphan);
-	named = malloc(rc->nedges * sizeof(*named));
-	up = malloc(rc->norphans * sizeof(*up));
-	keep = calloc(rc->norphans, 1);
-	group_kept = calloc(rc->norphans, 1);
+	named = xk_malloc(rc->nedges * sizeof(*named));
+	up = xk_malloc(rc->norphans * sizeof(*up));
+	keep = xk_calloc(rc->norphans, 1);
+	group_kept = xk_calloc(rc->norphans, 1);
 	if (!named || !up || !keep || !group_kept) {
+		repair_error(rc, -ENOMEM, "choosing the orphans for /%s",
+			     LOST_FOUND);
 		rc->norphans = 0;
 		goto out;
 	}
@@ -638,6 +678,8 @@ reconnect_orphans(struct repair_ctx *rc, unsigned long *applied)
 
 	lf_plan_free(rc);
 	drop_named_dirs(rc);
+	if (rc->error)
+		return rc->error;
 	if (!rc->norphans)
 		return 0;
 	/* Edits of this pass's inode fixes must be read back as written. */
@@ -646,30 +688,52 @@ reconnect_orphans(struct repair_ctx *rc, unsigned long *applied)
 		return err;
 	if (!dir_in_use(rc, root))
 		return 0;	/* no usable root: the orphans stay */
-	lf = dir_lookup(rc, root, LOST_FOUND);
+	/*
+	 * From here a corrupt /lost+found or root leaves the orphans where
+	 * they are (the next pass says so); memory or I/O stops the run.
+	 */
+	err = dir_lookup(rc, root, LOST_FOUND, &lf);
+	if (repair_oserr(rc, err, "looking up /%s", LOST_FOUND))
+		return rc->error;
 	if (lf && !dir_in_use(rc, lf))
 		return 0;	/* the name is taken by a file */
 	if (!lf) {
 		lf = pick_free_inode(rc);
 		if (!lf)
-			return 0;
-		name_orphans(rc, 0);
-		if (all_fit_new(rc, lf) && !create_lost_found(rc, lf)) {
-			add_in_place(rc, lf, applied);
+			return rc->error;
+		err = name_orphans(rc, 0);
+		if (err)
+			return repair_error(rc, err, "naming the orphans");
+		fits = all_fit_new(rc, lf);
+		if (rc->error)
+			return rc->error;
+		if (fits) {
+			err = create_lost_found(rc, lf);
+			if (repair_oserr(rc, err, "creating /%s", LOST_FOUND))
+				return rc->error;
+		}
+		if (fits && !err) {
+			err = add_in_place(rc, lf, applied);
 			(*applied)++;
-			return 0;
+			return err;
 		}
 		return plan_rewrite(rc, lf, 1);
 	}
-	if (name_orphans(rc, lf))
+	err = name_orphans(rc, lf);
+	if (repair_oserr(rc, err, "reading the names in /%s", LOST_FOUND))
+		return rc->error;
+	if (err)
 		return 0;
-	if (xk_inode_read(mp, lf, 0, &bp, &dip))
+	err = xk_inode_read(mp, lf, 0, &bp, &dip);
+	if (repair_oserr(rc, err, "reading /%s", LOST_FOUND))
+		return rc->error;
+	if (err)
 		return 0;
 	fits = all_fit_sf(rc, dip, lf);
 	xk_buf_release(bp);
-	if (fits) {
-		add_in_place(rc, lf, applied);
-		return 0;
-	}
+	if (rc->error)
+		return rc->error;
+	if (fits)
+		return add_in_place(rc, lf, applied);
 	return plan_rewrite(rc, lf, 0);
 }

@@ -38,8 +38,9 @@ usage(FILE *to)
 "Without -n, a dirty log is replayed, the filesystem checked, what is\n"
 "found repaired, and the check run again to confirm.\n"
 "Exit status: 0 clean or repaired (4 with -e if anything was repaired),\n"
-"1 corruption found (-n) or left unrepaired, 2 dirty log that must be\n"
-"mounted, 3 usage error, 4 operational error.\n");
+"1 corruption found (-n) or left unrepaired, or an operational error\n"
+"(memory, I/O: the run stopped, see the message), 2 dirty log that must\n"
+"be mounted, 3 usage error.\n");
 }
 
 /* Report an error that stops the check. */
@@ -54,6 +55,59 @@ operational_error(struct repair_ctx *rc, const char *msg)
 			REPAIR_EXIT_ERROR);
 	}
 	return REPAIR_EXIT_ERROR;
+}
+
+/*
+ * An operational error stopped the run: discard what is not written yet,
+ * and say why, where, and what was written.  Returns the exit status.
+ */
+static int
+run_stopped(struct repair_ctx *rc, const char *undo_path,
+	    uint64_t writes_before)
+{
+	char msg[600], done[300];
+	uint64_t writes = rc->mp->dev->writes - writes_before;
+
+	/* Blocks changed in the cache and not written stay unwritten. */
+	xk_buf_discard_dirty(rc->mp);
+	if (!writes)
+		snprintf(done, sizeof(done), "stopping before any change was "
+			 "written");
+	else if (undo_path)
+		snprintf(done, sizeof(done), "stopping; %llu writes were made "
+			 "before it: 'xfskit-undo %s %s' restores the device "
+			 "as it was before this run",
+			 (unsigned long long)writes, undo_path, rc->device);
+	else
+		snprintf(done, sizeof(done), "stopping; %llu writes were made "
+			 "before it, each complete: run xfskit-repair again "
+			 "to finish (with -z next time to be able to undo)",
+			 (unsigned long long)writes);
+	snprintf(msg, sizeof(msg), "%s while %s: %s",
+		 repair_error_cause(rc->error), rc->error_what, done);
+	return operational_error(rc, msg);
+}
+
+/*
+ * Close after a run that stopped: nothing more is written to the device
+ * (dirty blocks were discarded), the undo file is completed so that it
+ * restores what was written.  Returns status.
+ */
+static int
+finish_stopped(struct repair_ctx *rc, struct xk_undo *undo, int status)
+{
+	int err;
+
+	/* Blocks changed in the cache and not written stay unwritten. */
+	xk_mount_discard(rc->mp);
+	rc->mp = NULL;
+	err = xk_undo_finish(undo);
+	if (err) {
+		fprintf(stderr, "xfskit-repair: %s: the undo file could not "
+			"be completed: %s\n", rc->device, xk_strerror(err));
+		status = REPAIR_EXIT_ERROR;
+	}
+	return status;
 }
 
 /*
@@ -78,8 +132,14 @@ open_from_secondary(struct repair_ctx *rc, int why, struct xk_fail *f,
 		snprintf(errmsg, errlen, "%s", xk_strerror(err));
 		return err;
 	}
+	/* The hint may stay zeroed: the search then goes by the device. */
 	memset(&dsb, 0, sizeof(dsb));
-	xk_dev_pread(dev, &dsb, sizeof(dsb), 0);
+	err = xk_dev_pread(dev, &dsb, sizeof(dsb), 0);
+	if (xk_err_operational(err)) {
+		snprintf(errmsg, errlen, "%s: %s", line, xk_strerror(err));
+		xk_dev_close(dev);
+		return err;
+	}
 	xk_sb_decode(&hint, &dsb);
 	info(rc, "Primary superblock is bad (%s); looking for a "
 	     "secondary...\n", line);
@@ -153,12 +213,18 @@ repair_run(struct repair_ctx *rc, unsigned long *found)
 			repair_scan_free(rc);
 			break;
 		}
-		err = apply_fixes(rc, &applied);
+		rc->phase_what = "repairing";
+		err = repair_phase_end(rc, apply_fixes(rc, &applied));
 		if (!err && !applied && (need_rebuild(rc) || rc->ndirfix)) {
-			/* The confirming pass may reuse this inode scan. */
-			if (keep_allowed(rc))
-				(void)keep_take(rc);	/* optional */
-			err = rebuild_ags(rc, &applied);
+			/*
+			 * The confirming pass may reuse this inode scan.
+			 * Optional: without the copy (no memory for it) that
+			 * pass scans the inodes again, with the same result.
+			 */
+			if (keep_allowed(rc) && keep_take(rc))
+				keep_free(rc);
+			rc->phase_what = "rebuilding the AG btrees";
+			err = repair_phase_end(rc, rebuild_ags(rc, &applied));
 			if (err || !applied)
 				keep_free(rc);
 		}
@@ -168,6 +234,9 @@ repair_run(struct repair_ctx *rc, unsigned long *found)
 	}
 	keep_free(rc);
 	*found = first;
+	/* The first operational error is the one to report. */
+	if (err && !rc->error)
+		repair_error(rc, err, "repairing");
 	if (err)
 		return err;
 	if (last) {
@@ -199,6 +268,8 @@ main(int argc, char **argv)
 	unsigned long found;
 	const char *undo_path = NULL;
 	struct xk_undo *undo = NULL;
+	uint64_t writes0;
+	char fault_msg[256];
 
 	while ((opt = getopt_long(argc, argv, "nvVhPt:Lez:m:", longopts,
 				  NULL)) != -1) {
@@ -274,6 +345,10 @@ main(int argc, char **argv)
 		return REPAIR_EXIT_USAGE;
 	}
 	rc.device = argv[optind];
+	if (xk_fault_check_env(fault_msg, sizeof(fault_msg))) {
+		fprintf(stderr, "xfskit-repair: %s\n", fault_msg);
+		return REPAIR_EXIT_USAGE;
+	}
 	if (!rc.threads) {
 		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 
@@ -312,27 +387,32 @@ main(int argc, char **argv)
 
 			snprintf(msg, sizeof(msg), "cannot start the undo file "
 				 "%s: %s", undo_path, xk_strerror(err));
-			xk_mount_close(rc.mp);
-			return operational_error(&rc, msg);
+			return finish_stopped(&rc, NULL,
+					      operational_error(&rc, msg));
 		}
 		info(&rc, "Recording overwritten blocks in %s.\n", undo_path);
 	}
+	/* Every write of this run from here, the log replay's included. */
+	writes0 = rc.mp->dev->writes;
+	rc.phase_what = "replaying the log";
 	err = phase_log(&rc);
+	if (!err && repair_phase_end(&rc, 0))
+		err = REPAIR_EXIT_ERROR;
+	if (rc.error) {
+		status = run_stopped(&rc, undo_path, writes0);
+		return finish_stopped(&rc, undo, status);
+	}
 	if (err) {
-		xk_undo_finish(undo);
-		xk_mount_close(rc.mp);
 		if (rc.json)
 			fprintf(rc.out, "],\n  \"error\": \"dirty log\",\n  "
 				"\"exit_status\": %d\n}\n", err);
-		return err;
+		return finish_stopped(&rc, undo, err);
 	}
 	if (repair_memory_check(&rc)) {
-		xk_undo_finish(undo);
-		xk_mount_close(rc.mp);
 		if (rc.json)
 			fprintf(rc.out, "],\n  \"error\": \"memory cap\",\n  "
 				"\"exit_status\": %d\n}\n", REPAIR_EXIT_ERROR);
-		return REPAIR_EXIT_ERROR;
+		return finish_stopped(&rc, undo, REPAIR_EXIT_ERROR);
 	}
 	if (rc.no_modify) {
 		err = repair_check(&rc);
@@ -358,18 +438,34 @@ main(int argc, char **argv)
 		err = status < 0 ? status : 0;
 	}
 	repair_memory_done(&rc);
-	if (err) {
-		xk_undo_finish(undo);
-		xk_mount_close(rc.mp);
-		return operational_error(&rc, xk_strerror(err));
+	if (err || rc.error) {
+		if (!rc.error)
+			repair_error(&rc, err, "checking");
+		status = run_stopped(&rc, undo_path, writes0);
+		return finish_stopped(&rc, undo, status);
 	}
 	err = xk_mount_close(rc.mp);
 	if (!err)
 		err = xk_undo_finish(undo);
-	if (err)
-		return operational_error(&rc, xk_strerror(err));
+	if (err) {
+		char msg[300];
+
+		snprintf(msg, sizeof(msg), "%s while writing the last "
+			 "changes%s", repair_error_cause(err), undo_path ?
+			 " and the undo file" : "");
+		return operational_error(&rc, msg);
+	}
 	if (rc.progress)
 		fprintf(stderr, "\r\033[K");
+	/* Test builds under XFSKIT_FAULT: the range a fault sweep covers. */
+	if (xk_fault_count(XK_FAULT_ALLOC) >= 0)
+		fprintf(stderr, "xfskit-repair: XFSKIT_FAULT counted alloc:%ld "
+			"read:%ld write:%ld thread:%ld phase:%ld\n",
+			xk_fault_count(XK_FAULT_ALLOC),
+			xk_fault_count(XK_FAULT_READ),
+			xk_fault_count(XK_FAULT_WRITE),
+			xk_fault_count(XK_FAULT_THREAD),
+			xk_fault_count(XK_FAULT_PHASE));
 	if (rc.json) {
 		json_end(&rc, status);
 	} else if (rc.no_modify && found) {

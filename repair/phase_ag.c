@@ -39,7 +39,8 @@ walk_block(void *ctx, unsigned int level, uint64_t bno, struct xk_buf *bp)
 	(void)level;
 	(void)bp;
 	claim_agb(wc->rc, wc->agno, (uint32_t)bno, 1, wc->owner);
-	return 0;
+	/* A claim that could not be recorded ends the walk. */
+	return wc->rc->error;
 }
 
 static int
@@ -55,7 +56,7 @@ push_chunk(struct xk_inobt_rec **v, size_t *n, size_t *cap, const void *rec)
 {
 	if (*n == *cap) {
 		size_t ncap = *cap ? *cap * 2 : 64;
-		struct xk_inobt_rec *nv = realloc(*v, ncap * sizeof(**v));
+		struct xk_inobt_rec *nv = xk_realloc(*v, ncap * sizeof(**v));
 
 		if (!nv)
 			return -ENOMEM;
@@ -132,6 +133,9 @@ walk_tree(struct repair_ctx *rc, uint32_t agno, enum xk_btnum bt,
 	};
 	int err = xk_btree_walk(rc->mp, &w);
 
+	if (repair_oserr(rc, err, "walking the %s of AG %u", ops->name,
+			 agno))
+		return;
 	if (err && err != XK_ECORRUPT)
 		report(rc, PR_BTREE_BAD, ops->name, agno, 0, XK_NO_DADDR,
 		       "walk", "%s", xk_strerror(err));
@@ -148,6 +152,8 @@ static void
 read_fail(struct repair_ctx *rc, enum problem pr, const char *what,
 	  uint32_t agno, unsigned int sector, int err)
 {
+	if (repair_oserr(rc, err, "reading the %s of AG %u", what, agno))
+		return;
 	report(rc, pr, what, agno, 0, xk_ag_hdr_daddr(rc->mp, agno, sector),
 	       "read", "%s", xk_strerror(err));
 }
@@ -473,8 +479,13 @@ chunks_from_rmap(struct repair_ctx *rc, uint32_t agno)
 			if (start != last_start) {
 				if (last_start != XK_NULLAGINO &&
 				    push_chunk(&as->chunks, &as->nchunks,
-					       &as->capchunks, &rec))
+					       &as->capchunks, &rec)) {
+					repair_error(rc, -ENOMEM, "listing "
+						     "the inode chunks of AG "
+						     "%u from its rmapbt",
+						     agno);
 					return;
+				}
 				memset(&rec, 0, sizeof(rec));
 				xk_be32_set(&rec.ir_startino, start);
 				if (mp->g.has_sparse)
@@ -499,8 +510,12 @@ chunks_from_rmap(struct repair_ctx *rc, uint32_t agno)
 			}
 		}
 	}
-	if (last_start != XK_NULLAGINO)
-		push_chunk(&as->chunks, &as->nchunks, &as->capchunks, &rec);
+	if (last_start != XK_NULLAGINO &&
+	    push_chunk(&as->chunks, &as->nchunks, &as->capchunks, &rec)) {
+		repair_error(rc, -ENOMEM, "listing the inode chunks of AG %u "
+			     "from its rmapbt", agno);
+		return;
+	}
 	as->chunks_synth = 1;
 	info(rc, "AG %u: inode btree unreadable; using the %zu inode chunks "
 	     "the rmapbt records.\n", agno, as->nchunks);
@@ -515,7 +530,7 @@ phase_ag_headers(struct repair_ctx *rc)
 					  mp->g.blocksize - 1) >>
 					 mp->g.blocklog);
 
-	for (uint32_t agno = 0; agno < mp->g.agcount; agno++) {
+	for (uint32_t agno = 0; agno < mp->g.agcount && !rc->error; agno++) {
 		if (rc->verbose)
 			fprintf(rc->out, "        - agno = %u\n", agno);
 		claim_agb(rc, agno, 0, hdr_blocks, XK_RMAP_OWN_FS);
@@ -526,5 +541,5 @@ phase_ag_headers(struct repair_ctx *rc)
 			chunks_from_rmap(rc, agno);
 	}
 	claim_fsb(rc, mp->g.logstart, mp->g.logblocks, XK_RMAP_OWN_LOG, 0);
-	return 0;
+	return rc->error;
 }

@@ -53,10 +53,12 @@ claim_extent(void *ctx, const struct xk_bmbt_irec *r)
 	if (r->unwritten)
 		off |= XK_RMAP_OFF_UNWRITTEN;
 	claim_fsb(es->rc, r->startblock, r->blockcount, es->ino, off);
+	if (es->rc->error)
+		return es->rc->error;
 	es->blocks += r->blockcount;
 	if (es->map->n == es->map->cap) {
 		size_t ncap = es->map->cap ? es->map->cap * 2 : 16;
-		struct xk_bmbt_irec *nv = realloc(es->map->v,
+		struct xk_bmbt_irec *nv = xk_realloc(es->map->v,
 						  ncap * sizeof(*nv));
 
 		if (!nv)
@@ -83,23 +85,16 @@ scan_forks(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
 		struct extent_sum es = { rc, ino, fork, 0, &maps[fork] };
 		struct fork_extent_fn cb = { &es, claim_extent };
 		uint64_t bmbt = 0;
-		int r;
+		int ret;
 
 		bad[fork] = 0;
 		if (fork == XK_ATTR_FORK && !dip->di_forkoff)
 			break;
-		r = walk_fork(rc, ino, dip, fork, &bmbt, &cb);
-		/*
-		 * A negative errno (no memory, an I/O error) must not plan
-		 * a destructive fix, nor pass for a clean fork: it is said,
-		 * until the scan can carry it out and stop the run.
-		 */
-		if (r < 0)
-			report(rc, PR_FORK_BAD, fork == XK_DATA_FORK ?
-			       "data fork" : "attr fork", -1, ino, XK_NO_DADDR,
-			       "read", "the fork could not be read: %s",
-			       xk_strerror(r));
-		bad[fork] = r > 0 ? 1 : r < 0 ? -1 : 0;
+		/* An error (memory, I/O) says nothing of the fork. */
+		ret = walk_fork(rc, ino, dip, fork, &bmbt, &cb);
+		if (ret < 0)
+			break;
+		bad[fork] = ret != 0;
 		total += es.blocks + bmbt;
 	}
 	return total;
@@ -180,6 +175,10 @@ check_symlink(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
 				(uint32_t)r.blockcount * rc->mp->g.blocksize,
 				&xk_symlink_buf_ops, -1, ino,
 				XK_READ_SALVAGE, &bp);
+			if (!bp && repair_oserr(rc, err, "reading the target "
+						"of symlink %llu",
+						(unsigned long long)ino))
+				return;
 			if (err && bp)
 				fix_problem(rc, PR_SYMLINK_BAD, &bp->fail);
 			else if (err)
@@ -244,7 +243,6 @@ check_inode(struct repair_ctx *rc, uint64_t ino, int marked_free,
 	uint64_t blocks;
 	unsigned long before;
 	int bad[2] = { 0, 0 };
-	int unread;
 	int err;
 
 	memset(&f, 0, sizeof(f));
@@ -254,13 +252,17 @@ check_inode(struct repair_ctx *rc, uint64_t ino, int marked_free,
 	f.daddr = bp->daddr;
 	err = xk_dinode_verify(rc->mp, ino, dip, &f);
 	if (err) {
-		copy = malloc(rc->mp->g.inodesize);
-		if (copy) {
-			memcpy(copy, ondisk, rc->mp->g.inodesize);
-			if (salvage_core(rc, ino, copy)) {
-				free(copy);
-				copy = NULL;
-			}
+		copy = xk_malloc(rc->mp->g.inodesize);
+		if (!copy) {
+			/* Not a verdict on the inode: the run stops. */
+			repair_error(rc, -ENOMEM, "checking inode %llu",
+				     (unsigned long long)ino);
+			return 0;
+		}
+		memcpy(copy, ondisk, rc->mp->g.inodesize);
+		if (salvage_core(rc, ino, copy)) {
+			free(copy);
+			copy = NULL;
 		}
 		if (fix_problem(rc, PR_INODE_BAD, &f))
 			plan_inode(rc, ino, copy ? IFIX_CORE : IFIX_CLEAR, 0);
@@ -284,12 +286,12 @@ check_inode(struct repair_ctx *rc, uint64_t ino, int marked_free,
 		return 0;
 	}
 	blocks = scan_forks(rc, ino, dip, maps, bad);
-	/* bad < 0: a fork could not be read; nothing is judged from it. */
-	unread = bad[XK_DATA_FORK] < 0 || bad[XK_ATTR_FORK] < 0;
-	if (bad[XK_DATA_FORK] > 0 || bad[XK_ATTR_FORK] > 0)
+	if (rc->error)
+		goto out;
+	if (bad[XK_DATA_FORK] || bad[XK_ATTR_FORK])
 		plan_fork_fix(rc, ino, dip, bad);
 	/* A fork being fixed is counted again once it is. */
-	if (!unread && blocks != xk_be64_get(dip->di_nblocks) &&
+	if (blocks != xk_be64_get(dip->di_nblocks) &&
 	    report(rc, PR_INODE_BAD, "inode", -1, ino, bp->daddr, "nblocks",
 		   "inode says %llu blocks, its forks map %llu",
 		   (unsigned long long)xk_be64_get(dip->di_nblocks),
@@ -298,16 +300,14 @@ check_inode(struct repair_ctx *rc, uint64_t ino, int marked_free,
 		plan_inode(rc, ino, IFIX_NBLOCKS, blocks);
 	ii = add_inode(rc);
 	if (!ii) {
-		report(rc, PR_INODE_BAD, "inode", -1, ino, XK_NO_DADDR,
-		       "memory", "out of memory");
+		repair_error(rc, -ENOMEM, "listing inode %llu",
+			     (unsigned long long)ino);
 		goto out;
 	}
 	ii->ino = ino;
 	ii->nlink = xk_be32_get(dip->di_nlink);
 	ii->mode = mode;
 	ii->sfdir = dip->di_format == XK_DINODE_FMT_LOCAL;
-	if (unread)
-		goto out;
 	/* Findings below are counted to choose the fix. */
 	before = rc->nproblems;
 	switch (mode & XK_S_IFMT) {
@@ -383,6 +383,10 @@ scan_chunk(struct repair_ctx *rc, uint32_t agno, const struct xk_inobt_rec *r,
 			*last_claimed = agbno;
 		}
 		err = xk_inode_read(mp, ino, XK_READ_SALVAGE, &bp, &dip);
+		if (err && !bp && repair_oserr(rc, err, "reading inode %llu "
+					       "in AG %u",
+					       (unsigned long long)ino, agno))
+			break;
 		if (err && !bp) {
 			report(rc, PR_INODE_BAD, "inode", agno, ino,
 			       XK_NO_DADDR, "read", "%s", xk_strerror(err));
@@ -406,25 +410,29 @@ static void
 scan_ag(struct repair_ctx *rc, struct ag_scan *src, uint32_t agno)
 {
 	uint32_t last = XK_NULLAGBLOCK;
-	uint64_t dummy;
 	struct ra_plan ra;
 
 	free(src->seen_free);
-	src->seen_free = calloc(src->nchunks ? src->nchunks : 1,
+	src->seen_free = xk_calloc(src->nchunks ? src->nchunks : 1,
 				sizeof(*src->seen_free));
+	/* Without it a rebuild would take every inode for free. */
+	if (!src->seen_free) {
+		repair_error(rc, -ENOMEM, "scanning inodes in AG %u", agno);
+		return;
+	}
 
 	if (rc->verbose)
 		fprintf(rc->out, "        - agno = %u: %zu inode chunks\n",
 			agno, src->nchunks);
 	/* Read ahead the chunks a window ahead of the scan (readahead.c). */
 	ra_chunks(&ra, rc->mp, agno, src->chunks, src->nchunks);
-	for (size_t i = 0; i < src->nchunks; i++) {
+	for (size_t i = 0; i < src->nchunks && !rc->error; i++) {
 		ra_step(&ra, i);
 		if ((i & 63) == 0)
 			progress(rc, "Phase 3 - inode chunks, AG", agno,
 				 rc->mp->g.agcount);
 		scan_chunk(rc, agno, &src->chunks[i], src->chunks_synth, &last,
-			   src->seen_free ? &src->seen_free[i] : &dummy);
+			   &src->seen_free[i]);
 	}
 	ra_free(&ra);
 }
@@ -434,15 +442,15 @@ scan_chunks_from(struct repair_ctx *rc, uint32_t agno, size_t from)
 {
 	struct ag_scan *as = &rc->ags[agno];
 	uint32_t last = XK_NULLAGBLOCK;
-	uint64_t *nv = realloc(as->seen_free, (as->nchunks ? as->nchunks : 1) *
+	uint64_t *nv = xk_realloc(as->seen_free, (as->nchunks ? as->nchunks : 1) *
 			       sizeof(*nv));
 
 	if (!nv)
 		return -ENOMEM;
 	as->seen_free = nv;
-	for (size_t i = from; i < as->nchunks; i++)
+	for (size_t i = from; i < as->nchunks && !rc->error; i++)
 		scan_chunk(rc, agno, &as->chunks[i], 1, &last, &nv[i]);
-	return 0;
+	return rc->error;
 }
 
 /*
@@ -459,7 +467,6 @@ struct worker {
 	unsigned int		index, count;
 	char			**bufs;		/* per AG, owned by parent */
 	size_t			*lens;
-	int			err;
 };
 
 static void *
@@ -470,11 +477,13 @@ worker_main(void *arg)
 	struct repair_ctx *parent = w->parent;
 	uint32_t agcount = parent->mp->g.agcount;
 
-	for (uint32_t agno = w->index; agno < agcount; agno += w->count) {
+	for (uint32_t agno = w->index; agno < agcount && !rc->error;
+	     agno += w->count) {
 		FILE *out = open_memstream(&w->bufs[agno], &w->lens[agno]);
 
 		if (!out) {
-			w->err = -ENOMEM;
+			repair_error(rc, -ENOMEM, "scanning inodes in AG %u",
+				     agno);
 			break;
 		}
 		rc->out = out;
@@ -510,7 +519,7 @@ worker_open(struct worker *w, struct repair_ctx *parent)
 	rc->mp->owns_dev = 1;
 	/* The workers share the check's cache budget. */
 	xk_mount_set_cache_limit(rc->mp, parent->cache_bytes / w->count);
-	rc->ags = calloc(parent->mp->g.agcount, sizeof(*rc->ags));
+	rc->ags = xk_calloc(parent->mp->g.agcount, sizeof(*rc->ags));
 	if (!rc->ags)
 		return -ENOMEM;
 	rc->spill = parent->spill;
@@ -524,7 +533,7 @@ append(void **dst, size_t *n, size_t *cap, const void *src, size_t m,
 {
 	if (*n + m > *cap) {
 		size_t ncap = *n + m;
-		void *nv = realloc(*dst, ncap * size);
+		void *nv = xk_realloc(*dst, ncap * size);
 
 		if (!nv)
 			return -ENOMEM;
@@ -594,7 +603,7 @@ static int
 merge_plans(struct repair_ctx *rc, struct worker *w, unsigned int n)
 {
 	const struct xk_mount *mp = rc->mp;
-	size_t *fi = calloc(n, sizeof(*fi)), *di = calloc(n, sizeof(*di));
+	size_t *fi = xk_calloc(n, sizeof(*fi)), *di = xk_calloc(n, sizeof(*di));
 	int err = 0;
 
 	if (!fi || !di) {
@@ -656,17 +665,17 @@ worker_close(struct worker *w, uint32_t agcount)
 	xk_vec_free(&rc->edge_vec);
 	free(rc->ifix.v);
 	free(rc->dirfix);
-	xk_mount_close(rc->mp);
+	xk_mount_discard(rc->mp);	/* read-only */
 }
 
 static int
 phase_inodes_parallel(struct repair_ctx *rc, unsigned int n)
 {
 	uint32_t agcount = rc->mp->g.agcount;
-	struct worker *w = calloc(n, sizeof(*w));
-	char **bufs = calloc(agcount, sizeof(*bufs));
-	size_t *lens = calloc(agcount, sizeof(*lens));
-	pthread_t *tids = calloc(n, sizeof(*tids));
+	struct worker *w = xk_calloc(n, sizeof(*w));
+	char **bufs = xk_calloc(agcount, sizeof(*bufs));
+	size_t *lens = xk_calloc(agcount, sizeof(*lens));
+	pthread_t *tids = xk_calloc(n, sizeof(*tids));
 	unsigned int started = 0;
 	int err = 0;
 
@@ -681,7 +690,9 @@ phase_inodes_parallel(struct repair_ctx *rc, unsigned int n)
 		w[i].bufs = bufs;
 		w[i].lens = lens;
 		err = worker_open(&w[i], rc);
-		if (!err && pthread_create(&tids[i], NULL, worker_main, &w[i]))
+		if (!err && (xk_fault(XK_FAULT_THREAD) ||
+			     pthread_create(&tids[i], NULL, worker_main,
+					    &w[i])))
 			err = -EAGAIN;
 		if (!err)
 			started++;
@@ -690,11 +701,13 @@ phase_inodes_parallel(struct repair_ctx *rc, unsigned int n)
 	for (unsigned int i = 0; i < started; i++)
 		pthread_join(tids[i], NULL);
 	progress(rc, "Phase 3 - inode chunks, threads", 1, 1);
-	for (unsigned int i = 0; i < started && !err; i++) {
-		err = w[i].err;
-		if (!err)
-			err = worker_merge(rc, &w[i]);
-	}
+	/* A worker's error (its ctx.error) stops the phase. */
+	for (unsigned int i = 0; i < started && !err; i++)
+		if (w[i].ctx.error)
+			err = repair_error(rc, w[i].ctx.error, "%s",
+					   w[i].ctx.error_what);
+	for (unsigned int i = 0; i < started && !err; i++)
+		err = worker_merge(rc, &w[i]);
 	if (!err && started == n)
 		err = merge_plans(rc, w, n);
 	for (uint32_t agno = 0; agno < agcount; agno++)
@@ -726,7 +739,8 @@ phase_inodes(struct repair_ctx *rc)
 	 */
 	if (n > 1 && !rc->json)
 		return phase_inodes_parallel(rc, n);
-	for (uint32_t agno = 0; agno < rc->mp->g.agcount; agno++)
+	for (uint32_t agno = 0; agno < rc->mp->g.agcount && !rc->error;
+	     agno++)
 		scan_ag(rc, &rc->ags[agno], agno);
-	return 0;
+	return rc->error;
 }

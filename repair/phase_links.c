@@ -305,7 +305,7 @@ names(struct repair_ctx *rc, uint64_t dir, uint64_t child)
  * at most every directory: a vector on the run's spill context, like
  * the lists it walks.  Out of memory, the walk cannot say what is
  * unreachable: every inode is marked reached (no false orphans) and
- * the caller reports that the check is incomplete.
+ * the run stops (an operational error).
  */
 static int
 reach_from_root(struct repair_ctx *rc, struct inode_info *root)
@@ -429,13 +429,9 @@ phase_links(struct repair_ctx *rc)
 			report(rc, PR_DIR_BAD, "root directory", -1, root->ino,
 			       XK_NO_DADDR, "dotdot", "\"..\" of the root names "
 			       "%llu", (unsigned long long)root->parent);
-		if (reach_from_root(rc, root)) {
-			report(rc, PR_DISCONNECTED, "root directory", -1,
-			       root->ino, XK_NO_DADDR, "memory", "out of "
-			       "memory: which inodes are reachable was not "
-			       "checked");
-			plan_none(rc);
-		}
+		if (reach_from_root(rc, root))
+			return repair_error(rc, -ENOMEM, "walking the "
+					    "directory tree from the root");
 	}
 
 	reported = 0;
@@ -474,5 +470,5 @@ phase_links(struct repair_ctx *rc)
 			   ii->nlink, ii->refs))
 			plan_inode(rc, ii->ino, IFIX_NLINK, ii->refs);
 	}
-	return 0;
+	return rc->error;
 }

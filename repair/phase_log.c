@@ -23,14 +23,18 @@
 
 #include "repair.h"
 
-/* The head LSN: the newest a metadata block may be stamped with. */
+/*
+ * The head LSN: the newest a metadata block may be stamped with.  Memory
+ * or I/O is recorded (rc->error: main stops the run).
+ */
 static void
 set_max_lsn(struct repair_ctx *rc)
 {
 	struct xk_log *log;
 	const struct xk_log_state *st;
+	int err = xk_log_open(rc->mp, &log);
 
-	if (xk_log_open(rc->mp, &log))
+	if (repair_oserr(rc, err, "finding the head of the log") || err)
 		goto out;
 	st = xk_log_get_state(log);
 	if (!st->empty && st->head_cycle)
@@ -50,6 +54,9 @@ phase_log(struct repair_ctx *rc)
 		char msg[256] = "";
 
 		err = xk_log_zero(rc->mp, msg, sizeof(msg));
+		if (repair_oserr(rc, err, "zeroing the log%s%s",
+				 msg[0] ? ": " : "", msg))
+			return REPAIR_EXIT_ERROR;
 		if (err) {
 			fprintf(stderr, "xfskit-repair: zeroing the log "
 				"failed: %s\n", msg[0] ? msg :
@@ -65,6 +72,14 @@ phase_log(struct repair_ctx *rc)
 	err = xk_log_recover(rc->mp, rc->no_modify ?
 			     (XK_LOG_DRYRUN | XK_LOG_DRYRUN_KEEP) : 0,
 			     rc->threads, &rep);
+	/*
+	 * Memory or I/O says nothing of the log: not "dirty", never a
+	 * reason for -L.  The run stops (main says what was written).
+	 */
+	if (repair_oserr(rc, err, "%s the log%s%s", rc->no_modify ?
+			 "reading" : "replaying", rep.msg[0] ? ": " : "",
+			 rep.msg))
+		return REPAIR_EXIT_ERROR;
 	if (!err && rep.state.clean) {
 		set_max_lsn(rc);
 		return 0;

@@ -37,7 +37,7 @@ qtab_grow(struct qtab *t)
 {
 	struct qtab nt = { .cap = t->cap ? t->cap * 2 : 64 };
 
-	nt.v = calloc(nt.cap, sizeof(*nt.v));
+	nt.v = xk_calloc(nt.cap, sizeof(*nt.v));
 	if (!nt.v)
 		return -ENOMEM;
 	for (size_t i = 0; i < t->cap; i++)
@@ -104,7 +104,7 @@ bad_add(struct badblocks *b, uint64_t fileblock)
 {
 	if (b->n == b->cap) {
 		size_t ncap = b->cap ? b->cap * 2 : 8;
-		uint64_t *nv = realloc(b->v, ncap * sizeof(*nv));
+		uint64_t *nv = xk_realloc(b->v, ncap * sizeof(*nv));
 
 		if (!nv)
 			return -ENOMEM;
@@ -250,6 +250,8 @@ check_blocks(struct repair_ctx *rc, struct qtype *qt)
 
 			err = xk_buf_read(mp, daddr, mp->g.blocksize, NULL,
 					  XK_READ_NOVERIFY, &bp);
+			if (xk_err_operational(err))
+				return err;
 			if (err) {
 				if (report(rc, PR_QUOTA_DQUOT, qt->name, -1,
 					   qt->ino, daddr, "read", "file "
@@ -315,6 +317,8 @@ check_qinode(struct repair_ctx *rc, struct qtype *qt)
 	int err;
 
 	err = xk_inode_read(mp, qt->ino, XK_READ_SALVAGE, &bp, &dip);
+	if (err && !bp && xk_err_operational(err))
+		return err;
 	if (err && !bp) {
 		if (report(rc, PR_QUOTA_INODE, qt->name, -1, qt->ino,
 			   XK_NO_DADDR, "read", "quota inode cannot be "
@@ -339,7 +343,7 @@ check_qinode(struct repair_ctx *rc, struct qtype *qt)
 		qt->fix |= QFIX_SIZE;
 	err = data_extents(mp, qt->ino, dip, &qt->map);
 	xk_buf_release(bp);
-	if (err && err != XK_ECORRUPT)
+	if (xk_err_operational(err))
 		return err;
 	if (err) {
 		if (report(rc, PR_QUOTA_INODE, qt->name, -1, qt->ino,
@@ -403,6 +407,10 @@ count_usage(struct repair_ctx *rc, struct qtype *qt)
 		    ino == sb->pquotino)
 			continue;
 		err = xk_inode_read(mp, ino, XK_READ_SALVAGE, &bp, &dip);
+		if (err && !bp && xk_err_operational(err)) {
+			ret = err;
+			break;
+		}
 		if (err && !bp)
 			continue;	/* reported by the inode scan */
 		ids[0] = xk_be32_get(dip->di_uid);
@@ -411,7 +419,7 @@ count_usage(struct repair_ctx *rc, struct qtype *qt)
 		nblocks = xk_be64_get(dip->di_nblocks);
 		if (xk_be16_get(dip->di_flags) & XK_DIFLAG_REALTIME) {
 			err = rt_blocks(mp, ino, dip, &scratch, &rt);
-			if (err && err != XK_ECORRUPT) {
+			if (xk_err_operational(err)) {
 				xk_buf_release(bp);
 				ret = err;
 				break;
@@ -473,10 +481,15 @@ compare_usage(struct repair_ctx *rc, struct qtype *qt)
 							 r->startblock + i);
 			struct xk_buf *bp;
 
+			int err;
+
 			if (bad_has(&qt->bad, fb))
 				continue;
-			if (xk_buf_read(mp, daddr, mp->g.blocksize, NULL,
-					XK_READ_NOVERIFY, &bp))
+			err = xk_buf_read(mp, daddr, mp->g.blocksize, NULL,
+					  XK_READ_NOVERIFY, &bp);
+			if (xk_err_operational(err))
+				return err;
+			if (err)
 				continue;
 			for (uint32_t j = 0; j < per; j++) {
 				const struct xk_dqblk *d = (const void *)
@@ -570,7 +583,7 @@ phase_quota(struct repair_ctx *rc)
 	quota_free(rc);
 	if (!mp->g.has_quota)
 		return 0;
-	qs = calloc(1, sizeof(*qs));
+	qs = xk_calloc(1, sizeof(*qs));
 	if (!qs)
 		return -ENOMEM;
 	qt = qs->qt;

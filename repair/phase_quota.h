@@ -74,7 +74,7 @@ struct quota_state {
  * the phase could not run at all.  In repair, the plans and the usage
  * counted stay in rc->quota.
  */
-int phase_quota(struct repair_ctx *rc);
+XK_MUST_CHECK int phase_quota(struct repair_ctx *rc);
 
 /* The usage of id, or NULL when absent (and !add) or out of memory. */
 struct qrec *quota_tab_get(struct qtab *t, uint32_t id, int add);
@@ -91,7 +91,8 @@ const char *quota_record_problem(struct xk_mount *mp, const struct qtype *qt,
  * check passes when no inode fix is pending, since those change the
  * usage) and count what was written in *applied.
  */
-int quota_apply(struct repair_ctx *rc, unsigned long *applied);
+XK_MUST_CHECK int quota_apply(struct repair_ctx *rc,
+				unsigned long *applied);
 /* Drop rc->quota (plans not applied are made again by the next pass). */
 void quota_free(struct repair_ctx *rc);
 

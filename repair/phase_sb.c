@@ -70,18 +70,23 @@ compare_with_primary(struct repair_ctx *rc, uint32_t agno, struct xk_buf *bp)
 	}
 }
 
-/* Whether ino is a directory inode carrying its own number. */
+/*
+ * Whether ino is a directory inode carrying its own number; an
+ * operational error (recorded) when it could not be read.
+ */
 static int
 is_dir_inode(struct repair_ctx *rc, uint64_t ino)
 {
 	struct xk_buf *bp;
 	struct xk_dinode *dip;
-	int ok;
+	int ok, err;
 
 	if (!xk_ino_valid(rc->mp, ino))
 		return 0;
-	if (xk_inode_read(rc->mp, ino, XK_READ_SALVAGE, &bp, &dip) && !bp)
-		return 0;
+	err = xk_inode_read(rc->mp, ino, XK_READ_SALVAGE, &bp, &dip);
+	if (err && !bp)
+		return repair_oserr(rc, err, "reading the root inode %llu",
+				    (unsigned long long)ino);
 	ok = xk_be16_get(dip->di_magic) == XK_DINODE_MAGIC &&
 	     xk_be64_get(dip->di_ino) == ino &&
 	     (xk_be16_get(dip->di_mode) & XK_S_IFMT) == XK_S_IFDIR;
@@ -102,6 +107,8 @@ check_primary_inodes(struct repair_ctx *rc)
 	struct xk_sb *sb = &rc->mp->sb;
 	int root_ok = is_dir_inode(rc, sb->rootino);
 
+	if (root_ok < 0)
+		return;
 	if (root_ok && sb->rbmino == sb->rootino + 1 &&
 	    sb->rsumino == sb->rootino + 2)
 		return;
@@ -130,6 +137,9 @@ phase_superblocks(struct repair_ctx *rc)
 		struct xk_buf *bp;
 		int err = xk_sb_read(mp, agno, XK_READ_SALVAGE, &bp);
 
+		if (err && !bp && repair_oserr(rc, err, "reading the "
+					       "superblock of AG %u", agno))
+			break;
 		if (err && !bp) {
 			struct xk_fail f = { .structure = "superblock",
 					     .agno = agno };
@@ -146,5 +156,5 @@ phase_superblocks(struct repair_ctx *rc)
 			compare_with_primary(rc, agno, bp);
 		xk_buf_release(bp);
 	}
-	return 0;
+	return rc->error;
 }

@@ -56,7 +56,7 @@ pp_add(struct pp_ctx *c, struct pp_list *l, uint64_t child, uint64_t parent,
 		return -1;
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? l->cap * 2 : 1024;
-		struct pp_rec *v = realloc(l->v, cap * sizeof(*v));
+		struct pp_rec *v = xk_realloc(l->v, cap * sizeof(*v));
 
 		if (!v)
 			goto nomem;
@@ -69,7 +69,7 @@ pp_add(struct pp_ctx *c, struct pp_list *l, uint64_t child, uint64_t parent,
 
 		while (cap < c->pool_n + namelen)
 			cap *= 2;
-		p = realloc(c->pool, cap);
+		p = xk_realloc(c->pool, cap);
 		if (!p)
 			goto nomem;
 		c->pool = p;
@@ -106,10 +106,14 @@ pointers(struct pp_ctx *c, uint64_t ino, const struct xk_dinode *dip)
 {
 	struct xk_attr_list l = { 0 };
 	const char *why;
+	int err = xk_attr_list_read(c->rc->mp, ino, dip, &l, &why);
 
-	if (xk_attr_list_read(c->rc->mp, ino, dip, &l, &why)) {
+	if (err) {
 		xk_attr_list_free(&l);
-		return;		/* the attr check reports the damage */
+		/* The attr check reports damage; memory or I/O stops. */
+		err = repair_oserr(c->rc, err, "reading the parent pointers "
+				   "of inode %llu", (unsigned long long)ino);
+		return;
 	}
 	for (size_t i = 0; i < l.n; i++) {
 		const struct xk_bld_xattr *x = &l.xa[i];
@@ -195,8 +199,15 @@ phase_pptr(struct repair_ctx *rc)
 		struct xk_buf *bp;
 		struct xk_fail f;
 
-		if (!rc->inodes[k].mode ||
-		    xk_inode_read(mp, ino, 0, &bp, &dip))
+		int err;
+
+		if (!rc->inodes[k].mode)
+			continue;
+		err = xk_inode_read(mp, ino, 0, &bp, &dip);
+		if (repair_oserr(rc, err, "reading inode %llu",
+				 (unsigned long long)ino))
+			goto out;
+		if (err)
 			continue;
 		if (xk_dinode_verify(mp, ino, dip, &f) ||
 		    !xk_be16_get(dip->di_mode)) {
@@ -206,13 +217,21 @@ phase_pptr(struct repair_ctx *rc)
 		if ((xk_be16_get(dip->di_mode) & XK_S_IFMT) == XK_S_IFDIR) {
 			c.dir = ino;
 			c.dir_gen = xk_be32_get(dip->di_gen);
-			xk_dir_entries(mp, ino, dip, add_entry, &c);
+			err = xk_dir_entries(mp, ino, dip, add_entry, &c);
+			if (repair_oserr(rc, err, "reading directory %llu",
+					 (unsigned long long)ino)) {
+				xk_buf_release(bp);
+				goto out;
+			}
 		}
 		pointers(&c, ino, dip);
 		xk_buf_release(bp);
+		if (rc->error)
+			goto out;
 	}
+	/* Part of the pointers or entries would give false findings. */
 	if (c.nomem) {
-		info(rc, "Parent pointers not checked: out of memory.\n");
+		repair_error(rc, -ENOMEM, "checking parent pointers");
 		goto out;
 	}
 	if (c.ents.n)
@@ -236,5 +255,5 @@ out:
 	free(c.ents.v);
 	free(c.ptrs.v);
 	free(c.pool);
-	return 0;
+	return rc->error;
 }

@@ -4,7 +4,9 @@
  * gate (fix_problem) that reports, counts and decides.
  */
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "repair.h"
 
@@ -146,11 +148,82 @@ progress(struct repair_ctx *rc, const char *what, uint64_t n, uint64_t total)
 	fflush(stderr);
 }
 
+int64_t
+repair_now(void)
+{
+	const char *e = getenv("SOURCE_DATE_EPOCH");
+	char *end;
+	long long v;
+
+	if (e && *e) {
+		errno = 0;
+		v = strtoll(e, &end, 10);
+		if (!*end && !errno && v >= 0)
+			return v;
+	}
+	return (int64_t)time(NULL);
+}
+
+const char *
+repair_error_cause(int err)
+{
+	switch (err) {
+	case -ENOMEM:
+		return "out of memory";
+	case -EIO:
+		return "an I/O error";
+	case -EAGAIN:
+		return "a thread could not be started";
+	case -ENOSPC:
+		return "no space left";
+	case -ECANCELED:
+		return "stopped on request";
+	default:
+		return xk_strerror(err);
+	}
+}
+
+static void
+error_vset(struct repair_ctx *rc, int err, const char *fmt, va_list ap)
+{
+	if (rc->error)
+		return;
+	rc->error = err;
+	vsnprintf(rc->error_what, sizeof(rc->error_what), fmt, ap);
+}
+
+int
+repair_error(struct repair_ctx *rc, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	error_vset(rc, err ? err : -EIO, fmt, ap);
+	va_end(ap);
+	return rc->error;
+}
+
+int
+repair_oserr(struct repair_ctx *rc, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!xk_err_operational(err))
+		return 0;
+	va_start(ap, fmt);
+	error_vset(rc, err, fmt, ap);
+	va_end(ap);
+	return rc->error;
+}
+
 int
 fix_problem(struct repair_ctx *rc, enum problem pr, const struct xk_fail *f)
 {
 	char line[512];
 
+	/* After an operational error nothing seen is a verdict. */
+	if (rc->error)
+		return 0;
 	rc->counts[pr]++;
 	rc->nproblems++;
 	if (rc->json) {

@@ -50,8 +50,11 @@ struct qres {
 	int64_t		grace;
 };
 
-/* The grace periods of a quota type: id 0's timer fields, if sound. */
-static void
+/*
+ * The grace periods of a quota type: id 0's timer fields, if sound.
+ * 0, or an operational error (the defaults would change the records).
+ */
+static int
 read_grace(struct repair_ctx *rc, struct qtype *qt, int64_t grace[3])
 {
 	struct xk_mount *mp = rc->mp;
@@ -59,12 +62,15 @@ read_grace(struct repair_ctx *rc, struct qtype *qt, int64_t grace[3])
 	uint64_t fsb = fork_map_lookup(&qt->map, 0, &contig);
 	struct xk_buf *bp;
 	char why[96];
+	int err;
 
 	grace[0] = grace[1] = grace[2] = QUOTA_GRACE_DEFAULT;
-	if (fsb == XK_NULLFSBLOCK || !xk_fsbext_valid(mp, fsb, 1) ||
-	    xk_buf_read(mp, xk_fsb_to_daddr(mp, fsb), mp->g.blocksize, NULL,
-			XK_READ_NOVERIFY, &bp))
-		return;
+	if (fsb == XK_NULLFSBLOCK || !xk_fsbext_valid(mp, fsb, 1))
+		return 0;
+	err = xk_buf_read(mp, xk_fsb_to_daddr(mp, fsb), mp->g.blocksize, NULL,
+			  XK_READ_NOVERIFY, &bp);
+	if (err)
+		return xk_err_operational(err) ? err : 0;
 	{
 		const struct xk_dqblk *d = (const void *)bp->data;
 		const struct xk_disk_dquot *q = &d->dd_diskdq;
@@ -79,6 +85,7 @@ read_grace(struct repair_ctx *rc, struct qtype *qt, int64_t grace[3])
 		}
 	}
 	xk_buf_release(bp);
+	return 0;
 }
 
 /*
@@ -175,11 +182,14 @@ fix_records(struct repair_ctx *rc, struct qtype *qt, unsigned long *nrec)
 {
 	struct xk_mount *mp = rc->mp;
 	uint32_t per = xk_dqblk_per_block(mp->g.blocksize);
-	int64_t grace[3], now = (int64_t)time(NULL);
+	int64_t grace[3], now = repair_now();
+	int err;
 
 	if (!qt->usable)
 		return 0;
-	read_grace(rc, qt, grace);
+	err = read_grace(rc, qt, grace);
+	if (err)
+		return err;
 	for (size_t e = 0; e < qt->map.n; e++) {
 		const struct xk_bmbt_irec *r = &qt->map.v[e];
 
@@ -193,10 +203,13 @@ fix_records(struct repair_ctx *rc, struct qtype *qt, unsigned long *nrec)
 			struct xk_buf *bp;
 			int dirty = 0;
 
-			if (xk_buf_read(mp, xk_fsb_to_daddr(mp,
+			err = xk_buf_read(mp, xk_fsb_to_daddr(mp,
 						r->startblock + i),
-					mp->g.blocksize, NULL,
-					XK_READ_NOVERIFY, &bp))
+					  mp->g.blocksize, NULL,
+					  XK_READ_NOVERIFY, &bp);
+			if (xk_err_operational(err))
+				return err;
+			if (err)
 				continue;	/* reported, left alone */
 			/* Every slot, as the check (ids wrap past 2^32-1). */
 			for (uint32_t j = 0; j < per; j++) {
@@ -228,7 +241,7 @@ fix_size(struct repair_ctx *rc, struct qtype *qt)
 	int err = xk_inode_read(rc->mp, qt->ino, 0, &bp, &dip);
 
 	if (err)
-		return err == -ENOMEM || err == -EIO ? err : 0;
+		return xk_err_operational(err) ? err : 0;
 	if ((xk_be16_get(dip->di_mode) & XK_S_IFMT) == XK_S_IFREG &&
 	    xk_be64_get(dip->di_size)) {
 		xk_be64_set(&dip->di_size, 0);
@@ -285,7 +298,7 @@ note_bmbt_block(void *ctx, unsigned int level, uint64_t bno,
 	(void)bp;
 	if (g->nbmbt == g->capbmbt) {
 		size_t ncap = g->capbmbt ? g->capbmbt * 2 : 8;
-		uint64_t *nv = realloc(g->bmbt, ncap * sizeof(*nv));
+		uint64_t *nv = xk_realloc(g->bmbt, ncap * sizeof(*nv));
 
 		if (!nv)
 			return -ENOMEM;
@@ -328,8 +341,8 @@ grow_plan(struct repair_ctx *rc, struct qtype *qt,
 	uint32_t per = xk_dqblk_per_block(mp->g.blocksize);
 	size_t n = 0;
 
-	g->fbs = malloc((qt->tab.n ? qt->tab.n : 1) * sizeof(*g->fbs));
-	g->ext = malloc((qt->map.n ? qt->map.n : 1) * sizeof(*g->ext));
+	g->fbs = xk_malloc((qt->tab.n ? qt->tab.n : 1) * sizeof(*g->fbs));
+	g->ext = xk_malloc((qt->map.n ? qt->map.n : 1) * sizeof(*g->ext));
 	if (!g->fbs || !g->ext)
 		return -ENOMEM;
 	if (qt->map.n)
@@ -373,7 +386,7 @@ keep_extent(struct xk_bld_fork *fk, const struct xk_bmbt_irec *r)
 {
 	if (fk->next == fk->ext_alloc) {
 		uint64_t n = fk->ext_alloc ? fk->ext_alloc * 2 : 8;
-		struct xk_bld_ext *nv = realloc(fk->ext, n * sizeof(*nv));
+		struct xk_bld_ext *nv = xk_realloc(fk->ext, n * sizeof(*nv));
 
 		if (!nv)
 			return -ENOMEM;
@@ -500,7 +513,7 @@ grow_file(struct repair_ctx *rc, struct qtype *qt, unsigned long *nblocks)
 	for (size_t i = 0; i < g.nbmbt && !err; i++)
 		err = xk_bld_free_extent(b, g.bmbt[i], 1);
 	if (!err) {
-		fsbs = malloc(g.nfb * sizeof(*fsbs));
+		fsbs = xk_malloc(g.nfb * sizeof(*fsbs));
 		if (!fsbs)
 			err = -ENOMEM;
 	}
@@ -613,7 +626,12 @@ quota_apply(struct repair_ctx *rc, unsigned long *applied)
 			unsigned long nb = 0;
 			int gerr = grow_file(rc, qt, &nb);
 
-			if (gerr == -ENOMEM || gerr == -EIO) {
+			/*
+			 * -ENOSPC: the filesystem has no room for the new
+			 * blocks (grow_file allocates before it writes), a
+			 * verdict; the kernel then recounts.
+			 */
+			if (xk_err_operational(gerr) && gerr != -ENOSPC) {
 				err = gerr;
 				break;
 			}

@@ -37,6 +37,7 @@ ra_add(struct ra_plan *ra, uint64_t off, uint64_t len)
 		size_t ncap = ra->cap ? ra->cap * 2 : 256;
 		struct ra_range *nv = realloc(ra->r, ncap * sizeof(*nv));
 
+		/* A hint: without memory for it the scan reads on demand. */
 		if (!nv)
 			return;
 		ra->r = nv;

@@ -201,10 +201,14 @@ rebuild_ags(struct repair_ctx *rc, unsigned long *applied)
 		}
 		conflicts += resolve_conflicts(rc, agno, &rc->ags[agno].used);
 	}
+	if (rc->error)
+		return rc->error;
 	if (conflicts)
 		return apply_fixes(rc, applied);
 	if (!dirs_prepare(rc) && !need_rebuild(rc))
-		return 0;
+		return rc->error;
+	if (rc->error)
+		return rc->error;
 	info(rc, "Rebuilding the AG btrees, free lists and counters...\n");
 	err = xk_bld_open_empty(mp, &b);
 	if (err)

@@ -96,7 +96,7 @@ cmp_owned(const void *a, const void *b)
 
 /* Sum the data blocks of every inode owner in the lists chosen. */
 static struct owned *
-sum_owners(const struct repair_ctx *rc, int from_rmap, size_t *np)
+sum_owners(const struct repair_ctx *rc, int from_rmap, size_t *np, int *errp)
 {
 	size_t n = 0, cap = 0;
 	struct owned *v = NULL;
@@ -113,9 +113,10 @@ sum_owners(const struct repair_ctx *rc, int from_rmap, size_t *np)
 				struct owned *nv;
 
 				cap = cap ? cap * 2 : 256;
-				nv = realloc(v, cap * sizeof(*v));
+				nv = xk_realloc(v, cap * sizeof(*v));
 				if (!nv) {
 					free(v);
+					*errp = -ENOMEM;
 					return NULL;
 				}
 				v = nv;
@@ -166,12 +167,21 @@ plan_rmap_forks(struct repair_ctx *rc)
 {
 	struct owned *mapped, *known;
 	size_t nm = 0, nk = 0, j = 0;
+	int err = 0;
 
 	/* Only plans come out of this: nothing to do for a check. */
 	if (rc->no_modify || !rmaps_usable(rc))
 		return;
-	mapped = sum_owners(rc, 0, &nm);
-	known = sum_owners(rc, 1, &nk);
+	mapped = sum_owners(rc, 0, &nm, &err);
+	known = sum_owners(rc, 1, &nk, &err);
+	if (err) {
+		/* Plans from part of the owners would be a partial repair. */
+		repair_error(rc, err, "comparing the block maps with the "
+			     "rmapbt");
+		free(mapped);
+		free(known);
+		return;
+	}
 	inodes_order(rc);
 	for (size_t i = 0; known && i < nk; i++) {
 		uint64_t have = 0;
@@ -229,11 +239,14 @@ gather(struct repair_ctx *rc, uint64_t ino, int whichfork,
 			if (r->offset & XK_RMAP_OFF_BMBT_BLOCK) {
 				for (uint32_t b = 0; b < r->len; b++) {
 					if (nbm == capbm) {
+						uint64_t *nb;
+
 						capbm = capbm ? capbm * 2 : 16;
-						bm = realloc(bm, capbm *
-							     sizeof(*bm));
-						if (!bm)
+						nb = xk_realloc(bm, capbm *
+								sizeof(*bm));
+						if (!nb)
 							goto nomem;
+						bm = nb;
 					}
 					bm[nbm++] = fsb + b;
 				}
@@ -245,10 +258,13 @@ gather(struct repair_ctx *rc, uint64_t ino, int whichfork,
 				if (len > XK_MAX_BMBT_EXTLEN)
 					len = XK_MAX_BMBT_EXTLEN;
 				if (n == cap) {
+					struct xk_bmbt_irec *ni;
+
 					cap = cap ? cap * 2 : 16;
-					ir = realloc(ir, cap * sizeof(*ir));
-					if (!ir)
+					ni = xk_realloc(ir, cap * sizeof(*ir));
+					if (!ni)
 						goto nomem;
+					ir = ni;
 				}
 				ir[n++] = (struct xk_bmbt_irec){
 					.startoff = (r->offset &
@@ -274,7 +290,7 @@ gather(struct repair_ctx *rc, uint64_t ino, int whichfork,
 		}
 		ir[j] = t;
 	}
-	*recsp = malloc((n ? n : 1) * sizeof(**recsp));
+	*recsp = xk_malloc((n ? n : 1) * sizeof(**recsp));
 	if (!*recsp)
 		goto nomem;
 	for (uint64_t i = 0; i < n; i++)
@@ -292,7 +308,9 @@ nomem:
 
 /*
  * A bmbt for recs in the old bmbt blocks; the root goes into the inode
- * fork (space bytes at root).  Returns the bmbt blocks kept in *used.
+ * fork (space bytes at root).  Returns the bmbt blocks kept in *used;
+ * -EFBIG when the old blocks cannot hold it (a verdict on this inode,
+ * unlike memory or I/O errors, which stop the run).
  */
 static int
 load_bmbt(struct repair_ctx *rc, uint64_t ino, const struct xk_bmbt_rec *recs,
@@ -318,8 +336,8 @@ load_bmbt(struct repair_ctx *rc, uint64_t ino, const struct xk_bmbt_rec *recs,
 	 * an old bmbt block of its own.
 	 */
 	if (maxptrs < 1 || bb.blocks > nold + (bb.levels >= 2))
-		return -ENOSPC;
-	blocks = malloc(bb.blocks * sizeof(*blocks));
+		return -EFBIG;
+	blocks = xk_malloc(bb.blocks * sizeof(*blocks));
 	if (!blocks)
 		return -ENOMEM;
 	memcpy(blocks, old, (bb.blocks <= nold ? bb.blocks : nold) *
@@ -372,7 +390,7 @@ load_bmbt(struct repair_ctx *rc, uint64_t ino, const struct xk_bmbt_rec *recs,
 		/* The root had to stay a block, and it has none: give up. */
 		xk_buf_invalidate(mp, xk_fsb_to_daddr(mp, rootbno),
 				  mp->g.blocksize);
-		return -ENOSPC;
+		return -EFBIG;
 	}
 	/* A one-pointer inode root above the block root. */
 	xk_put_be16(root, (uint16_t)bb.levels);
@@ -413,7 +431,7 @@ fork_rebuild(struct repair_ctx *rc, uint64_t ino, struct xk_dinode *dip,
 	err = gather(rc, ino, whichfork, &recs, &n, &old, &nold, &blocks,
 		     &other);
 	if (!err && attr) {
-		was = malloc(space);
+		was = xk_malloc(space);
 		if (was)
 			memcpy(was, fork, space);
 		else

@@ -10,12 +10,17 @@
 
 #include <xfskit/vec.h>
 
-/* Exit codes (documented in xfskit-repair(8)). */
+/* Exit codes (xfskit-repair(8)), xfs_repair's where it has one. */
 #define REPAIR_EXIT_CLEAN	0
 #define REPAIR_EXIT_CORRUPT	1
 #define REPAIR_EXIT_LOG		2	/* dirty log that must be mounted */
 #define REPAIR_EXIT_USAGE	3
-#define REPAIR_EXIT_ERROR	4
+/*
+ * An operational error (memory, I/O, a thread that could not start): the
+ * run stopped.  xfs_repair's runtime error status, which -n shares with
+ * "corruption found"; the message (and --json's "error") tells them apart.
+ */
+#define REPAIR_EXIT_ERROR	1
 /*
  * xfs_repair's -e status: corruption was found and every finding was
  * repaired.  Only with -e; without it a full repair exits 0.
@@ -176,6 +181,16 @@ struct repair_ctx {
 	int		zero_log;	/* -L */
 	int		exit_fixed;	/* -e: exit 4 after repairs */
 	int		pass;		/* check pass, from 1 */
+	/*
+	 * The first operational error (repair_error): memory, I/O, a
+	 * thread that could not start.  Once set, findings are no longer
+	 * reported or planned, every phase returns at its next look at it,
+	 * and the run stops before its next write.  error_what says what
+	 * was being done; phase_what what the current phase does.
+	 */
+	int		error;
+	char		error_what[160];
+	const char	*phase_what;
 	/* Repair plans, filled through fix_problem's verdicts. */
 	struct ifixes	ifix;
 	uint8_t		*sb_bad;	/* per AG: rewrite this secondary */
@@ -250,6 +265,29 @@ _Static_assert(REPAIR_VIEWS(inode_vec, inodes, v) &&
  */
 int fix_problem(struct repair_ctx *rc, enum problem pr,
 		const struct xk_fail *f);
+/*
+ * Record an operational error err (a negative errno) with what was being
+ * done (printf-style); the first one is kept.
+ * Returns rc->error, so that callers can `return repair_error(...)`;
+ * the record is what matters, the result may be dropped.
+ */
+int repair_error(struct repair_ctx *rc, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/*
+ * For a libfs error that may describe the filesystem or the run: an
+ * operational one is recorded (repair_error) and returned; any other
+ * gives 0 and is the caller's finding to report.
+ */
+XK_MUST_CHECK int repair_oserr(struct repair_ctx *rc, int err,
+			       const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/*
+ * The time stamped on what the repair creates (/lost+found, quota timers):
+ * now, or SOURCE_DATE_EPOCH when set, so that a repair is reproducible.
+ */
+int64_t repair_now(void);
+/* "out of memory", "an I/O error", ...: the cause of an operational error. */
+const char *repair_error_cause(int err);
 /* Progress on a terminal: "what n/total", overwritten in place. */
 void progress(struct repair_ctx *rc, const char *what, uint64_t n,
 	      uint64_t total);
@@ -317,8 +355,8 @@ sort_v(void *base, size_t n, size_t size,
 }
 
 /* space.c */
-int claims_add(struct claims *c, uint32_t agbno, uint32_t len,
-	       uint64_t owner, uint64_t offset);
+XK_MUST_CHECK int claims_add(struct claims *c, uint32_t agbno, uint32_t len,
+			     uint64_t owner, uint64_t offset);
 void claims_free(struct claims *c);
 /* Claim fs blocks fsb..+len for an owner; reports out-of-range claims. */
 void claim_fsb(struct repair_ctx *rc, uint64_t fsb, uint64_t len,
@@ -329,9 +367,11 @@ void claim_agb(struct repair_ctx *rc, uint32_t agno, uint32_t agbno,
 /* phase_ag.c: inobt records by first inode (qsort/bsearch order). */
 int cmp_chunk_start(const void *a, const void *b);
 /* phase_ag.c: append an inode chunk record to the AG's list. */
-int ag_push_chunk(struct ag_scan *as, const struct xk_inobt_rec *rec);
+XK_MUST_CHECK int ag_push_chunk(struct ag_scan *as,
+			       const struct xk_inobt_rec *rec);
 /* phase_inodes.c: scan the AG's chunks from index from on (serially). */
-int scan_chunks_from(struct repair_ctx *rc, uint32_t agno, size_t from);
+XK_MUST_CHECK int scan_chunks_from(struct repair_ctx *rc, uint32_t agno,
+				  size_t from);
 /*
  * phase_links.c: order rc->inodes by inode number, in place (it is made
  * of ordered runs: no copy, unlike qsort's, is needed).
@@ -345,20 +385,27 @@ void check_core_policy(struct repair_ctx *rc, uint64_t ino,
 /* Bit i set: timestamp i (a, m, c, crtime) has nanoseconds >= 10^9. */
 unsigned int bad_nsec_mask(const struct xk_dinode *dip);
 /* chunkfind.c: chunks of AGs whose inode btree and rmapbt are lost. */
-int phase_find_chunks(struct repair_ctx *rc);
+XK_MUST_CHECK int phase_find_chunks(struct repair_ctx *rc);
 /*
  * confirm.c: may the pass after the AG rebuild reuse this pass's inode
  * scan; keep it; free it; the pass's phase 3 from what was kept.
  */
 int keep_allowed(const struct repair_ctx *rc);
-int keep_take(struct repair_ctx *rc);
+XK_MUST_CHECK int keep_take(struct repair_ctx *rc);
 void keep_free(struct repair_ctx *rc);
-int phase_inodes_kept(struct repair_ctx *rc);
+XK_MUST_CHECK int phase_inodes_kept(struct repair_ctx *rc);
 
+/*
+ * check.c: after a phase or a repair step that returned err: nonzero
+ * (rc->error, recorded) when the run must stop — err, an operational
+ * error it recorded, or the stop XFSKIT_FAULT=phase:N asks for in test
+ * builds.  rc->phase_what names the step.
+ */
+XK_MUST_CHECK int repair_phase_end(struct repair_ctx *rc, int err);
 /* check.c: run every phase on rc->mp; findings go through fix_problem. */
-int repair_check(struct repair_ctx *rc);
+XK_MUST_CHECK int repair_check(struct repair_ctx *rc);
 /* The same, keeping rc->ags and the inode lists for the repair. */
-int repair_scan(struct repair_ctx *rc);
+XK_MUST_CHECK int repair_scan(struct repair_ctx *rc);
 void repair_scan_free(struct repair_ctx *rc);
 
 /* fix.c: plans and their application. */
@@ -370,7 +417,8 @@ void plan_none(struct repair_ctx *rc);
  * Make a failing inode core verify by resetting the fields that can be
  * derived; returns 0 when the copy at dip now verifies.
  */
-int salvage_core(struct repair_ctx *rc, uint64_t ino, struct xk_dinode *dip);
+XK_MUST_CHECK int salvage_core(struct repair_ctx *rc, uint64_t ino,
+			      struct xk_dinode *dip);
 /* An entry to append to a short-form directory. */
 struct sf_add {
 	const uint8_t	*name;
@@ -378,62 +426,67 @@ struct sf_add {
 	uint8_t		ftype;
 	uint64_t	ino;
 };
-int sf_rewrite(struct repair_ctx *rc, struct xk_dinode *dip, uint64_t drop,
-	       uint64_t parent, const struct sf_add *add);
+XK_MUST_CHECK int sf_rewrite(struct repair_ctx *rc, struct xk_dinode *dip,
+			    uint64_t drop, uint64_t parent,
+			    const struct sf_add *add);
 /* lostfound.c */
 struct xk_bld;
 struct xk_bld_dirent;
 void plan_orphan(struct repair_ctx *rc, const struct inode_info *ii);
-int reconnect_orphans(struct repair_ctx *rc, unsigned long *applied);
+XK_MUST_CHECK int reconnect_orphans(struct repair_ctx *rc,
+				   unsigned long *applied);
 /* Entries the directory rewrite adds to dir (the orphans, lost+found). */
 void lf_extra(const struct repair_ctx *rc, uint64_t dir,
 	      const struct xk_bld_dirent **ents, size_t *n);
 /* In the rebuild session: a new /lost+found, moved directories' "..". */
-int lf_build(struct repair_ctx *rc, struct xk_bld *b);
+XK_MUST_CHECK int lf_build(struct repair_ctx *rc, struct xk_bld *b);
 void lf_plan_free(struct repair_ctx *rc);
 /* Point a block-form directory's ".." at parent, in place. */
-int set_block_dotdot(struct repair_ctx *rc, uint64_t ino, uint64_t parent);
+XK_MUST_CHECK int set_block_dotdot(struct repair_ctx *rc, uint64_t ino,
+				  uint64_t parent);
 /* Apply superblock and inode plans; *applied counts what was written. */
-int apply_fixes(struct repair_ctx *rc, unsigned long *applied);
+XK_MUST_CHECK int apply_fixes(struct repair_ctx *rc, unsigned long *applied);
 /* dirfix.c: directories rewritten by the builder. */
 void plan_dir_rebuild(struct repair_ctx *rc, uint64_t ino);
 int dir_being_rebuilt(const struct repair_ctx *rc, uint64_t owner);
 int dirs_prepare(struct repair_ctx *rc);
-int rebuild_dirs(struct repair_ctx *rc, struct xk_bld *b);
-/* The inode an entry of directory dir names, or 0. */
-uint64_t dir_lookup(struct repair_ctx *rc, uint64_t dir, const char *name);
+XK_MUST_CHECK int rebuild_dirs(struct repair_ctx *rc, struct xk_bld *b);
+/* *found: the inode an entry of directory dir names, or 0. */
+XK_MUST_CHECK int dir_lookup(struct repair_ctx *rc, uint64_t dir,
+			     const char *name, uint64_t *found);
 /*
  * The names of dir's entries shorter than cap bytes, each in a cap-byte
  * NUL-terminated slot of *buf (malloc'd), sorted by strcmp.
  */
-int dir_short_names(struct repair_ctx *rc, uint64_t dir, size_t cap,
-		    char **buf, size_t *n);
+XK_MUST_CHECK int dir_short_names(struct repair_ctx *rc, uint64_t dir,
+				 size_t cap, char **buf, size_t *n);
 /* rebuild_fork.c: data forks from the reverse mappings. */
 void plan_rmap_forks(struct repair_ctx *rc);
-int rmap_fork_rebuild(struct repair_ctx *rc, uint64_t ino,
-		      struct xk_dinode *dip);
-int rmap_afork_rebuild(struct repair_ctx *rc, uint64_t ino,
-		       struct xk_dinode *dip);
+XK_MUST_CHECK int rmap_fork_rebuild(struct repair_ctx *rc, uint64_t ino,
+				    struct xk_dinode *dip);
+XK_MUST_CHECK int rmap_afork_rebuild(struct repair_ctx *rc, uint64_t ino,
+				     struct xk_dinode *dip);
 /* rebuild.c: rebuild every AG's btrees, AGFL and counters. */
-int rebuild_ags(struct repair_ctx *rc, unsigned long *applied);
+XK_MUST_CHECK int rebuild_ags(struct repair_ctx *rc, unsigned long *applied);
 /* Whether the findings of the last pass call for an AG rebuild. */
 int need_rebuild(const struct repair_ctx *rc);
 
 /* find_sb.c */
-int find_secondary_sb(struct xk_dev *dev, const struct xk_sb *hint,
-		      uint64_t limit, struct xk_sb *sb, uint32_t *agno);
+XK_MUST_CHECK int find_secondary_sb(struct xk_dev *dev,
+				   const struct xk_sb *hint, uint64_t limit,
+				   struct xk_sb *sb, uint32_t *agno);
 /* Restore the primary-only fields of a secondary's copy in mp->sb. */
 void secondary_sb_fixup(struct xk_mount *mp);
 
-int phase_log(struct repair_ctx *rc);
-int phase_superblocks(struct repair_ctx *rc);
-int phase_ag_headers(struct repair_ctx *rc);
-int phase_inodes(struct repair_ctx *rc);
-int phase_space(struct repair_ctx *rc);
-int phase_links(struct repair_ctx *rc);
-int phase_counters(struct repair_ctx *rc);
+XK_MUST_CHECK int phase_log(struct repair_ctx *rc);
+XK_MUST_CHECK int phase_superblocks(struct repair_ctx *rc);
+XK_MUST_CHECK int phase_ag_headers(struct repair_ctx *rc);
+XK_MUST_CHECK int phase_inodes(struct repair_ctx *rc);
+XK_MUST_CHECK int phase_space(struct repair_ctx *rc);
+XK_MUST_CHECK int phase_links(struct repair_ctx *rc);
+XK_MUST_CHECK int phase_counters(struct repair_ctx *rc);
 /* pptr.c: parent pointers against directory entries (PARENT feature). */
-int phase_pptr(struct repair_ctx *rc);
+XK_MUST_CHECK int phase_pptr(struct repair_ctx *rc);
 
 /* A fork's extents, in file offset order, as the inode scan found them. */
 struct fork_map {
@@ -465,7 +518,9 @@ struct fork_extent_fn {
 	void	*ctx;
 	int	(*fn)(void *ctx, const struct xk_bmbt_irec *irec);
 };
-int walk_fork(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
-	      int fork, uint64_t *bmbt_blocks, const struct fork_extent_fn *cb);
+XK_MUST_CHECK int walk_fork(struct repair_ctx *rc, uint64_t ino,
+			   const struct xk_dinode *dip, int fork,
+			   uint64_t *bmbt_blocks,
+			   const struct fork_extent_fn *cb);
 
 #endif /* XFSKIT_REPAIR_H */

@@ -44,8 +44,8 @@ claim_agb(struct repair_ctx *rc, uint32_t agno, uint32_t agbno, uint32_t len,
 	if (agno >= rc->mp->g.agcount)
 		return;
 	if (claims_add(&rc->ags[agno].used, agbno, len, owner, 0))
-		report(rc, PR_SPACE_CONFLICT, "space map", agno, 0,
-		       XK_NO_DADDR, "memory", "out of memory recording space");
+		repair_error(rc, -ENOMEM, "recording the use of AG %u's "
+			     "space", agno);
 }
 
 void
@@ -60,8 +60,8 @@ claim_fsb(struct repair_ctx *rc, uint64_t fsb, uint64_t len, uint64_t owner,
 		return;
 	if (claims_add(&rc->ags[agno].used, xk_fsb_to_agbno(mp, fsb),
 		       (uint32_t)len, owner, offset))
-		report(rc, PR_SPACE_CONFLICT, "space map", agno, 0,
-		       XK_NO_DADDR, "memory", "out of memory recording space");
+		repair_error(rc, -ENOMEM, "recording the use of AG %u's "
+			     "space", agno);
 }
 
 static int
@@ -181,9 +181,12 @@ check_overlaps(struct repair_ctx *rc, uint32_t agno, struct claims *used,
 	}
 	if (!rc->mp->g.has_reflink)
 		return;
-	ev = malloc(sizeof(*ev) * 2 * (n + 1));
-	if (!ev)
+	ev = xk_malloc(sizeof(*ev) * 2 * (n + 1));
+	if (!ev) {
+		repair_error(rc, -ENOMEM, "finding the shared blocks of AG %u",
+			     agno);
 		return;
+	}
 	for (size_t i = 0; i < n; i++) {
 		if (!is_file_data(&v[i]))
 			continue;
@@ -203,9 +206,14 @@ check_overlaps(struct repair_ctx *rc, uint32_t agno, struct claims *used,
 				if (t && t->agbno + t->len == last &&
 				    t->owner == (uint64_t)depth)
 					t->len += ev[i].at - last;
-				else
-					claims_add(shared, last,
-						   ev[i].at - last, depth, 0);
+				else if (claims_add(shared, last,
+						    ev[i].at - last, depth,
+						    0)) {
+					repair_error(rc, -ENOMEM, "finding the "
+						     "shared blocks of AG %u",
+						     agno);
+					break;
+				}
 			}
 			depth += ev[i].delta;
 			last = ev[i].at;
@@ -221,23 +229,26 @@ check_overlaps(struct repair_ctx *rc, uint32_t agno, struct claims *used,
  * of claims at one agbno (sharing, or damage) still need ordering by
  * length.
  */
-static void
+static int
 merge_used_free(const struct ag_scan *as, struct claims *all)
 {
 	size_t i = 0, j = 0;
+	int err = 0;
 
-	while (i < as->used.n || j < as->freesp.n) {
+	while (!err && (i < as->used.n || j < as->freesp.n)) {
 		if (j < as->freesp.n && (i == as->used.n ||
 		    as->freesp.v[j].agbno <= as->used.v[i].agbno)) {
-			claims_add(all, as->freesp.v[j].agbno,
-				   as->freesp.v[j].len, 0, 0);
+			err = claims_add(all, as->freesp.v[j].agbno,
+					 as->freesp.v[j].len, 0, 0);
 			j++;
 		} else {
-			claims_add(all, as->used.v[i].agbno,
-				   as->used.v[i].len, 1, 0);
+			err = claims_add(all, as->used.v[i].agbno,
+					 as->used.v[i].len, 1, 0);
 			i++;
 		}
 	}
+	if (err)
+		return err;
 	for (i = 0; i + 1 < all->n; i++) {
 		j = i + 1;
 		while (j < all->n && all->v[j].agbno == all->v[i].agbno)
@@ -246,6 +257,7 @@ merge_used_free(const struct ag_scan *as, struct claims *all)
 			sort_v(&all->v[i], j - i, sizeof(*all->v), cmp_claim);
 		i = j - 1;
 	}
+	return 0;
 }
 
 /*
@@ -261,7 +273,12 @@ check_free_vs_used(struct repair_ctx *rc, uint32_t agno, struct ag_scan *as)
 	uint64_t covered = 0, cov_owner = 1;
 	size_t reported = 0;
 
-	merge_used_free(as, &all);
+	if (merge_used_free(as, &all)) {
+		claims_free(&all);
+		repair_error(rc, -ENOMEM, "comparing the free and used space "
+			     "of AG %u", agno);
+		return;
+	}
 	for (size_t i = 0; i < all.n; i++) {
 		const struct claim *c = &all.v[i];
 		uint64_t end = (uint64_t)c->agbno + c->len;
@@ -372,8 +389,13 @@ check_rmaps(struct repair_ctx *rc, uint32_t agno, struct ag_scan *as)
 	char b1[32];
 
 	for (size_t k = 0; k < as->used.n; k++)
-		claims_add(&want, as->used.v[k].agbno, as->used.v[k].len,
-			   as->used.v[k].owner, as->used.v[k].offset);
+		if (claims_add(&want, as->used.v[k].agbno, as->used.v[k].len,
+			       as->used.v[k].owner, as->used.v[k].offset)) {
+			claims_free(&want);
+			repair_error(rc, -ENOMEM, "comparing the rmapbt of AG "
+				     "%u with the space in use", agno);
+			return;
+		}
 	merge_claims(&want);
 	merge_claims(&as->rmaps);
 	while ((i < want.n || j < as->rmaps.n) && reported < 20) {
@@ -423,10 +445,14 @@ check_refcounts(struct repair_ctx *rc, uint32_t agno, struct ag_scan *as,
 	size_t i = 0, j = 0, reported = 0;
 
 	for (size_t k = 0; k < as->refcs.n; k++)
-		if (!(as->refcs.v[k].agbno & XK_REFC_COWFLAG))
-			claims_add(&have, as->refcs.v[k].agbno,
-				   as->refcs.v[k].len, as->refcs.v[k].owner,
-				   0);
+		if (!(as->refcs.v[k].agbno & XK_REFC_COWFLAG) &&
+		    claims_add(&have, as->refcs.v[k].agbno,
+			       as->refcs.v[k].len, as->refcs.v[k].owner, 0)) {
+			claims_free(&have);
+			repair_error(rc, -ENOMEM, "comparing the refcountbt "
+				     "of AG %u with the sharing seen", agno);
+			return;
+		}
 	while ((i < shared->n || j < have.n) && reported < 20) {
 		const struct claim *s = i < shared->n ? &shared->v[i] : NULL;
 		const struct claim *h = j < have.n ? &have.v[j] : NULL;
@@ -470,12 +496,12 @@ space_ag(struct repair_ctx *rc, uint32_t agno)
 	sort_claims(as->used.v, as->used.n, cmp_claim);
 	sort_claims(as->freesp.v, as->freesp.n, cmp_extent);
 	check_overlaps(rc, agno, &as->used, &shared);
-	if (as->trees_ok[XK_BT_BNO])
+	if (as->trees_ok[XK_BT_BNO] && !rc->error)
 		check_free_vs_used(rc, agno, as);
 	check_free_trees(rc, agno, as);
-	if (rc->mp->g.has_rmapbt && as->trees_ok[XK_BT_RMAP])
+	if (rc->mp->g.has_rmapbt && as->trees_ok[XK_BT_RMAP] && !rc->error)
 		check_rmaps(rc, agno, as);
-	if (rc->mp->g.has_reflink && as->trees_ok[XK_BT_REFC])
+	if (rc->mp->g.has_reflink && as->trees_ok[XK_BT_REFC] && !rc->error)
 		check_refcounts(rc, agno, as, &shared);
 	claims_free(&shared);
 }
@@ -493,6 +519,8 @@ struct space_pool {
 	char			**bufs;	/* per AG */
 	size_t			*lens;
 	uint8_t			*done;	/* per AG: bufs[] holds it */
+	int			*errs;	/* per AG: its operational error */
+	char			(*whats)[160];	/* and what it was doing */
 	unsigned long		(*counts)[PR_NR];	/* by AG */
 };
 
@@ -516,6 +544,9 @@ space_worker(void *arg)
 		space_ag(&ctx, agno);
 		fclose(ctx.out);
 		memcpy(pool->counts[agno], ctx.counts, sizeof(ctx.counts));
+		pool->errs[agno] = ctx.error;
+		memcpy(pool->whats[agno], ctx.error_what,
+		       sizeof(ctx.error_what));
 		pool->done[agno] = 1;
 	}
 	return NULL;
@@ -526,30 +557,39 @@ space_parallel(struct repair_ctx *rc, unsigned int n)
 {
 	uint32_t agcount = rc->mp->g.agcount;
 	struct space_pool pool = { .rc = rc };
-	pthread_t *tids = calloc(n, sizeof(*tids));
+	pthread_t *tids = xk_calloc(n, sizeof(*tids));
 	unsigned int started = 0;
 	int err = 0;
 
-	pool.bufs = calloc(agcount, sizeof(*pool.bufs));
-	pool.lens = calloc(agcount, sizeof(*pool.lens));
-	pool.counts = calloc(agcount, sizeof(*pool.counts));
-	pool.done = calloc(agcount, 1);
-	if (!tids || !pool.bufs || !pool.lens || !pool.counts || !pool.done) {
+	pool.bufs = xk_calloc(agcount, sizeof(*pool.bufs));
+	pool.lens = xk_calloc(agcount, sizeof(*pool.lens));
+	pool.counts = xk_calloc(agcount, sizeof(*pool.counts));
+	pool.done = xk_calloc(agcount, 1);
+	pool.errs = xk_calloc(agcount, sizeof(*pool.errs));
+	pool.whats = xk_calloc(agcount, sizeof(*pool.whats));
+	if (!tids || !pool.bufs || !pool.lens || !pool.counts || !pool.done ||
+	    !pool.errs || !pool.whats) {
 		err = -ENOMEM;
 		goto out;
 	}
 	for (unsigned int i = 0; i < n; i++)
-		if (!pthread_create(&tids[i], NULL, space_worker, &pool))
+		if (!xk_fault(XK_FAULT_THREAD) &&
+		    !pthread_create(&tids[i], NULL, space_worker, &pool))
 			started++;
 	/* Threads that could not start leave their AGs to the others. */
 	if (!started)
 		space_worker(&pool);
 	for (unsigned int i = 0; i < started; i++)
 		pthread_join(tids[i], NULL);
-	for (uint32_t agno = 0; agno < agcount; agno++) {
+	for (uint32_t agno = 0; agno < agcount && !rc->error; agno++) {
 		if (!pool.done[agno]) {
 			space_ag(rc, agno);
 			continue;
+		}
+		if (pool.errs[agno]) {
+			repair_error(rc, pool.errs[agno], "%s",
+				     pool.whats[agno]);
+			break;
 		}
 		fwrite(pool.bufs[agno], 1, pool.lens[agno], rc->out);
 		for (int k = 0; k < PR_NR; k++) {
@@ -564,6 +604,8 @@ out:
 	free(pool.lens);
 	free(pool.counts);
 	free(pool.done);
+	free(pool.errs);
+	free(pool.whats);
 	free(tids);
 	return err;
 }
@@ -575,10 +617,14 @@ phase_space(struct repair_ctx *rc)
 
 	if (n > rc->mp->g.agcount)
 		n = rc->mp->g.agcount;
-	/* JSON keeps one stream of objects: one thread writes it. */
+	/*
+	 * JSON keeps one stream of objects: one thread writes it.  Without
+	 * memory for the pool, the AGs are checked here one by one.
+	 */
 	if (n > 1 && !rc->json && !space_parallel(rc, n))
-		return 0;
-	for (uint32_t agno = 0; agno < rc->mp->g.agcount; agno++)
+		return rc->error;
+	for (uint32_t agno = 0; agno < rc->mp->g.agcount && !rc->error;
+	     agno++)
 		space_ag(rc, agno);
-	return 0;
+	return rc->error;
 }

@@ -7,6 +7,8 @@
 #ifndef XFSKIT_AG_H
 #define XFSKIT_AG_H
 
+#include <xfskit/errors.h>
+
 #include <xfskit/buf.h>
 #include <xfskit/format/ag.h>
 
@@ -17,23 +19,23 @@ extern const struct xk_buf_ops xk_agf_buf_ops;
 extern const struct xk_buf_ops xk_agi_buf_ops;
 extern const struct xk_buf_ops xk_agfl_buf_ops;
 
-int xk_sb_read(struct xk_mount *mp, uint32_t agno, unsigned int flags,
-	       struct xk_buf **bpp);
+XK_MUST_CHECK int xk_sb_read(struct xk_mount *mp, uint32_t agno,
+			     unsigned int flags, struct xk_buf **bpp);
 /*
  * Set the label (at most 12 bytes) or the UUID in every superblock copy,
  * as xfs_admin -L / -U do.  A UUID change keeps the metadata's UUID in
  * sb_meta_uuid (META_UUID feature) and rewrites the log, which must be
  * clean: -EBUSY and a sentence in msg otherwise.
  */
-int xk_sb_set_label(struct xk_mount *mp, const char *label);
-int xk_sb_set_uuid(struct xk_mount *mp, const uint8_t uuid[16], char *msg,
-		   size_t msglen);
-int xk_agf_read(struct xk_mount *mp, uint32_t agno, unsigned int flags,
-		struct xk_buf **bpp);
-int xk_agi_read(struct xk_mount *mp, uint32_t agno, unsigned int flags,
-		struct xk_buf **bpp);
-int xk_agfl_read(struct xk_mount *mp, uint32_t agno, unsigned int flags,
-		 struct xk_buf **bpp);
+XK_MUST_CHECK int xk_sb_set_label(struct xk_mount *mp, const char *label);
+XK_MUST_CHECK int xk_sb_set_uuid(struct xk_mount *mp, const uint8_t uuid[16],
+				 char *msg, size_t msglen);
+XK_MUST_CHECK int xk_agf_read(struct xk_mount *mp, uint32_t agno,
+			      unsigned int flags, struct xk_buf **bpp);
+XK_MUST_CHECK int xk_agi_read(struct xk_mount *mp, uint32_t agno,
+			      unsigned int flags, struct xk_buf **bpp);
+XK_MUST_CHECK int xk_agfl_read(struct xk_mount *mp, uint32_t agno,
+			       unsigned int flags, struct xk_buf **bpp);
 
 static inline struct xk_agf *xk_buf_agf(struct xk_buf *bp)
 {

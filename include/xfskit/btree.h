@@ -12,6 +12,8 @@
 #ifndef XFSKIT_BTREE_H
 #define XFSKIT_BTREE_H
 
+#include <xfskit/errors.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -137,6 +139,6 @@ struct xk_btree_walk {
  * problem was reported through fail_fn, another negative errno on an
  * operational error, or the first non-zero value a callback returned.
  */
-int xk_btree_walk(struct xk_mount *mp, struct xk_btree_walk *w);
+XK_MUST_CHECK int xk_btree_walk(struct xk_mount *mp, struct xk_btree_walk *w);
 
 #endif /* XFSKIT_BTREE_H */

@@ -13,6 +13,8 @@
 #ifndef XFSKIT_BTREE_BULK_H
 #define XFSKIT_BTREE_BULK_H
 
+#include <xfskit/errors.h>
+
 #include <xfskit/btree.h>
 #include <xfskit/format/btree.h>
 
@@ -35,8 +37,8 @@ struct xk_btree_bulk {
 };
 
 /* How many blocks (and levels) nrecs records need.  0 or -EFBIG. */
-int xk_btree_bulk_plan(struct xk_mount *mp, struct xk_btree_bulk *bb,
-		       uint64_t nrecs);
+XK_MUST_CHECK int xk_btree_bulk_plan(struct xk_mount *mp,
+				     struct xk_btree_bulk *bb, uint64_t nrecs);
 
 /*
  * Write the tree: recs holds nrecs on-disk records in key order; blocks
@@ -45,8 +47,9 @@ int xk_btree_bulk_plan(struct xk_mount *mp, struct xk_btree_bulk *bb,
  * root's block number is returned in *root.  An empty tree is a single
  * empty leaf.
  */
-int xk_btree_bulk_load(struct xk_mount *mp, struct xk_btree_bulk *bb,
-		       const void *recs, uint64_t nrecs, const uint64_t *blocks,
-		       uint64_t *root);
+XK_MUST_CHECK int xk_btree_bulk_load(struct xk_mount *mp,
+				     struct xk_btree_bulk *bb, const void *recs,
+				     uint64_t nrecs, const uint64_t *blocks,
+				     uint64_t *root);
 
 #endif /* XFSKIT_BTREE_BULK_H */

@@ -14,6 +14,8 @@
 #ifndef XFSKIT_BUF_H
 #define XFSKIT_BUF_H
 
+#include <xfskit/errors.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -93,19 +95,20 @@ struct xk_buf {
  * or XK_ECORRUPT; with XK_READ_SALVAGE *bpp is still set (release it),
  * otherwise *bpp is NULL.  bp->fail says what failed.
  */
-int xk_buf_read(struct xk_mount *mp, uint64_t daddr, uint32_t len,
-		const struct xk_buf_ops *ops, unsigned int flags,
-		struct xk_buf **bpp);
+XK_MUST_CHECK int xk_buf_read(struct xk_mount *mp, uint64_t daddr, uint32_t len,
+			      const struct xk_buf_ops *ops, unsigned int flags,
+			      struct xk_buf **bpp);
 /*
  * The same, with the context the verifier checks ownership against: the
  * AG the block belongs to (-1 for none) and the owning inode (0 for none).
  */
-int xk_buf_read_ctx(struct xk_mount *mp, uint64_t daddr, uint32_t len,
-		    const struct xk_buf_ops *ops, int64_t agno, uint64_t owner,
-		    unsigned int flags, struct xk_buf **bpp);
+XK_MUST_CHECK int xk_buf_read_ctx(struct xk_mount *mp, uint64_t daddr,
+				  uint32_t len, const struct xk_buf_ops *ops,
+				  int64_t agno, uint64_t owner,
+				  unsigned int flags, struct xk_buf **bpp);
 /* A buffer for a block about to be written whole: zeroed, not read. */
-int xk_buf_get(struct xk_mount *mp, uint64_t daddr, uint32_t len,
-	       const struct xk_buf_ops *ops, struct xk_buf **bpp);
+XK_MUST_CHECK int xk_buf_get(struct xk_mount *mp, uint64_t daddr, uint32_t len,
+			     const struct xk_buf_ops *ops, struct xk_buf **bpp);
 void xk_buf_release(struct xk_buf *bp);
 /* Start reading a range that is not cached yet; never blocks for it. */
 void xk_buf_readahead(struct xk_mount *mp, uint64_t daddr, uint32_t len);
@@ -113,17 +116,17 @@ void xk_buf_dirty(struct xk_buf *bp);
 /* Run the verifier on an in-memory buffer (after edits, or a re-type). */
 int xk_buf_verify(struct xk_buf *bp);
 /* Write one buffer now: structure check, CRC, then I/O. */
-int xk_buf_write(struct xk_buf *bp);
+XK_MUST_CHECK int xk_buf_write(struct xk_buf *bp);
 /* Write one buffer now with no verifier and no CRC update (db write -c). */
-int xk_buf_write_raw(struct xk_buf *bp);
+XK_MUST_CHECK int xk_buf_write_raw(struct xk_buf *bp);
 /* Write back every dirty buffer, in disk address order. */
-int xk_buf_flush(struct xk_mount *mp);
+XK_MUST_CHECK int xk_buf_flush(struct xk_mount *mp);
 /*
  * Run the write-side verifier on every dirty buffer (checks, LSN, CRC)
  * and keep it dirty: a read-only dry run then reads back what a real
  * run would have written.
  */
-int xk_buf_seal(struct xk_mount *mp);
+XK_MUST_CHECK int xk_buf_seal(struct xk_mount *mp);
 /* Drop every dirty, unreferenced buffer unwritten (an abandoned update). */
 void xk_buf_discard_dirty(struct xk_mount *mp);
 /* Drop a buffer from the cache (after the device was written behind it). */

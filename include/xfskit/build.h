@@ -22,6 +22,8 @@
 #ifndef XFSKIT_BUILD_H
 #define XFSKIT_BUILD_H
 
+#include <xfskit/errors.h>
+
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -87,18 +89,18 @@ struct xk_bld_inode {
  * reverse mappings and inode chunks from its btrees.  The builder keeps
  * no state outside *bp; the mount must outlive it.
  */
-int xk_bld_open(struct xk_mount *mp, struct xk_bld **bp);
+XK_MUST_CHECK int xk_bld_open(struct xk_mount *mp, struct xk_bld **bp);
 /*
  * The same on a read-only mount: everything built stays dirty in the
  * cache and is never written (a dry run of log recovery).
  */
-int xk_bld_open_cached(struct xk_mount *mp, struct xk_bld **bp);
+XK_MUST_CHECK int xk_bld_open_cached(struct xk_mount *mp, struct xk_bld **bp);
 /*
  * Rebuild every per-AG btree, the AGFL, the AGF/AGI counters and the
  * superblock counters from the builder's state; buffers are dirtied in
  * the cache (xk_buf_flush or xk_mount_close writes them).
  */
-int xk_bld_commit(struct xk_bld *b);
+XK_MUST_CHECK int xk_bld_commit(struct xk_bld *b);
 void xk_bld_free(struct xk_bld *b);
 
 /*
@@ -111,21 +113,22 @@ void xk_bld_free(struct xk_bld *b);
  * refcount btree from them.  Old per-AG btree blocks are simply not
  * claimed, so they become free.
  */
-int xk_bld_open_empty(struct xk_mount *mp, struct xk_bld **bp);
+XK_MUST_CHECK int xk_bld_open_empty(struct xk_mount *mp, struct xk_bld **bp);
 /* rmap flags for xk_bld_claim */
 #define XK_BLD_ATTR_FORK	(1u << 0)
 #define XK_BLD_BMBT		(1u << 1)
 #define XK_BLD_UNWRITTEN	(1u << 2)
-int xk_bld_claim(struct xk_bld *b, uint32_t agno, uint32_t agbno,
-		 uint32_t len, uint64_t owner, uint64_t offset,
-		 unsigned int flags);
+XK_MUST_CHECK int xk_bld_claim(struct xk_bld *b, uint32_t agno, uint32_t agbno,
+			       uint32_t len, uint64_t owner, uint64_t offset,
+			       unsigned int flags);
 /*
  * An inode chunk record: startino (agino, chunk aligned), holemask (1 bit
  * per 4 inodes not present, sparse chunks), freemask (1 = free inode).
  * The chunk's blocks are claimed by this call (OWN_INODES).
  */
-int xk_bld_add_ichunk(struct xk_bld *b, uint32_t agno, uint32_t startino,
-		      uint16_t holemask, uint64_t freemask);
+XK_MUST_CHECK int xk_bld_add_ichunk(struct xk_bld *b, uint32_t agno,
+				    uint32_t startino, uint16_t holemask,
+				    uint64_t freemask);
 
 /* Deterministic timestamps: every inode created gets this time. */
 void xk_bld_set_time(struct xk_bld *b, int64_t sec, uint32_t nsec);
@@ -137,8 +140,8 @@ void xk_bld_set_time(struct xk_bld *b, int64_t sec, uint32_t nsec);
  * kernel does (rotor), other inodes go near their parent.  New chunks are
  * written as free inodes and recorded for the inode btrees.
  */
-int xk_bld_ialloc(struct xk_bld *b, uint64_t parent, int is_dir,
-		  uint64_t *inop);
+XK_MUST_CHECK int xk_bld_ialloc(struct xk_bld *b, uint64_t parent, int is_dir,
+				uint64_t *inop);
 /* Zero ip and set ino, the times from xk_bld_set_time and nlink 1. */
 void xk_bld_inode_init(struct xk_bld *b, struct xk_bld_inode *ip,
 		       uint64_t ino, uint16_t mode);
@@ -147,9 +150,10 @@ void xk_bld_inode_init(struct xk_bld *b, struct xk_bld_inode *ip,
  * not fit becomes a bmbt, bulk loaded into blocks allocated near the
  * data), fork offset, counters, CRC.  Frees ip's fork memory.
  */
-int xk_bld_inode_write(struct xk_bld *b, struct xk_bld_inode *ip);
+XK_MUST_CHECK int xk_bld_inode_write(struct xk_bld *b, struct xk_bld_inode *ip);
 /* Change the link count of an inode already written (hard links). */
-int xk_bld_inode_set_nlink(struct xk_bld *b, uint64_t ino, uint32_t nlink);
+XK_MUST_CHECK int xk_bld_inode_set_nlink(struct xk_bld *b, uint64_t ino,
+					 uint32_t nlink);
 /* The inode number of the root directory. */
 uint64_t xk_bld_rootino(const struct xk_bld *b);
 
@@ -164,8 +168,8 @@ uint32_t xk_bld_literal_size(const struct xk_bld *b);
 uint32_t xk_bld_fork_space(const struct xk_bld *b,
 			   const struct xk_bld_inode *ip, int whichfork);
 /* Make the fork local with a copy of len bytes. */
-int xk_bld_fork_local(struct xk_bld_fork *fk, const void *bytes,
-		      uint32_t len);
+XK_MUST_CHECK int xk_bld_fork_local(struct xk_bld_fork *fk, const void *bytes,
+				    uint32_t len);
 /*
  * Allocate count blocks for file blocks loff.. of ip's fork, contiguous
  * when possible (several extents otherwise), near the inode; appends the
@@ -173,12 +177,12 @@ int xk_bld_fork_local(struct xk_bld_fork *fk, const void *bytes,
  * mappings.  align (blocks, 0/1 none) aligns the start when space
  * allows.  The blocks' contents are the caller's to write.
  */
-int xk_bld_fork_alloc(struct xk_bld *b, struct xk_bld_inode *ip,
-		      int whichfork, uint64_t loff, uint64_t count,
-		      uint32_t align);
+XK_MUST_CHECK int xk_bld_fork_alloc(struct xk_bld *b, struct xk_bld_inode *ip,
+				    int whichfork, uint64_t loff,
+				    uint64_t count, uint32_t align);
 /* The fsblock holding file block loff of the fork, or -ENOENT. */
-int xk_bld_fork_map(const struct xk_bld_fork *fk, uint64_t loff,
-		    uint64_t *fsbno);
+XK_MUST_CHECK int xk_bld_fork_map(const struct xk_bld_fork *fk, uint64_t loff,
+				  uint64_t *fsbno);
 
 /* --- regular files --- */
 
@@ -189,13 +193,15 @@ int xk_bld_fork_map(const struct xk_bld_fork *fk, uint64_t loff,
  * once per data segment; holes between segments stay holes.  Sets
  * ip->size to at least off + len.
  */
-int xk_bld_file_write_fd(struct xk_bld *b, struct xk_bld_inode *ip,
-			 uint64_t off, int fd, uint64_t src_off, uint64_t len);
+XK_MUST_CHECK int xk_bld_file_write_fd(struct xk_bld *b,
+				       struct xk_bld_inode *ip, uint64_t off,
+				       int fd, uint64_t src_off, uint64_t len);
 /* The same from a reader (tar archives): read(ctx, buf, n) -> n, <0. */
 typedef ssize_t (*xk_bld_reader)(void *ctx, void *buf, size_t n);
-int xk_bld_file_write_reader(struct xk_bld *b, struct xk_bld_inode *ip,
-			     uint64_t off, xk_bld_reader rd, void *ctx,
-			     uint64_t len);
+XK_MUST_CHECK int xk_bld_file_write_reader(struct xk_bld *b,
+					   struct xk_bld_inode *ip,
+					   uint64_t off, xk_bld_reader rd,
+					   void *ctx, uint64_t len);
 
 /* --- device nodes, symlinks --- */
 
@@ -203,11 +209,11 @@ int xk_bld_file_write_reader(struct xk_bld *b, struct xk_bld_inode *ip,
  * Character/block device: the rdev in the data fork (FMT_DEV).  FIFOs
  * and sockets are FMT_DEV with rdev 0, as the kernel makes them.
  */
-int xk_bld_dev(struct xk_bld *b, struct xk_bld_inode *ip, uint32_t major,
-	       uint32_t minor);
+XK_MUST_CHECK int xk_bld_dev(struct xk_bld *b, struct xk_bld_inode *ip,
+			     uint32_t major, uint32_t minor);
 /* Symlink target: local when it fits, else remote XSLM blocks. */
-int xk_bld_symlink(struct xk_bld *b, struct xk_bld_inode *ip,
-		   const char *target, size_t len);
+XK_MUST_CHECK int xk_bld_symlink(struct xk_bld *b, struct xk_bld_inode *ip,
+				 const char *target, size_t len);
 
 /* --- directories (libfs/write/dir.c) --- */
 
@@ -225,8 +231,9 @@ struct xk_bld_dirent {
  * index.  Sets ip->size and the data fork.  Call after xk_bld_attrs
  * (the short-form limit depends on the attr fork).
  */
-int xk_bld_dir(struct xk_bld *b, struct xk_bld_inode *ip, uint64_t parent,
-	       const struct xk_bld_dirent *ents, size_t n);
+XK_MUST_CHECK int xk_bld_dir(struct xk_bld *b, struct xk_bld_inode *ip,
+			     uint64_t parent, const struct xk_bld_dirent *ents,
+			     size_t n);
 
 /* --- extended attributes (libfs/write/attr.c) --- */
 
@@ -244,8 +251,8 @@ struct xk_bld_xattr {
  * else leaf, else node blocks; values over the local limit go to remote
  * blocks.  Call before filling the data fork of a directory.
  */
-int xk_bld_attrs(struct xk_bld *b, struct xk_bld_inode *ip,
-		 const struct xk_bld_xattr *xa, size_t n);
+XK_MUST_CHECK int xk_bld_attrs(struct xk_bld *b, struct xk_bld_inode *ip,
+			       const struct xk_bld_xattr *xa, size_t n);
 
 /* --- edits, for finishing log intents (libfs/write/edit.c) --- */
 
@@ -253,22 +260,24 @@ int xk_bld_attrs(struct xk_bld *b, struct xk_bld_inode *ip,
  * Free an extent as EFI recovery does: the blocks become free space and
  * any reverse mapping still covering them is removed.
  */
-int xk_bld_free_extent(struct xk_bld *b, uint64_t fsbno, uint32_t len);
+XK_MUST_CHECK int xk_bld_free_extent(struct xk_bld *b, uint64_t fsbno,
+				     uint32_t len);
 /*
  * A reverse-mapping update (RUI): type is XK_RMAP_EXTENT_MAP .. FREE
  * (format/log.h); flags the XK_BLD_* fork/bmbt/unwritten flags.
  */
-int xk_bld_rmap_update(struct xk_bld *b, unsigned int type, uint64_t owner,
-		       uint64_t fsbno, uint64_t offset, uint32_t len,
-		       unsigned int flags);
+XK_MUST_CHECK int xk_bld_rmap_update(struct xk_bld *b, unsigned int type,
+				     uint64_t owner, uint64_t fsbno,
+				     uint64_t offset, uint32_t len,
+				     unsigned int flags);
 /*
  * A refcount update (CUI), XK_REFCOUNT_INCREASE .. FREE_COW.  With the
  * rmapbt, refcounts are derived from the reverse mappings on commit and
  * this only frees what a decrease leaves unowned; without it the loaded
  * refcount records are adjusted (blocks dropping to 0 freed).
  */
-int xk_bld_refcount_update(struct xk_bld *b, unsigned int type,
-			   uint64_t fsbno, uint32_t len);
+XK_MUST_CHECK int xk_bld_refcount_update(struct xk_bld *b, unsigned int type,
+					 uint64_t fsbno, uint32_t len);
 /*
  * A file mapping update (BUI): map or unmap len blocks at file block
  * loff of the inode's fork (XK_BMAP_MAP / XK_BMAP_UNMAP), with the
@@ -276,20 +285,21 @@ int xk_bld_refcount_update(struct xk_bld *b, unsigned int type,
  */
 /* With XK_BMAP_UNMAP: a BUI's unmap, which keeps the blocks allocated. */
 #define XK_BLD_BMAP_REMAP	0x100
-int xk_bld_bmap_update(struct xk_bld *b, unsigned int type, uint64_t ino,
-		       int whichfork, uint64_t loff, uint64_t fsbno,
-		       uint32_t len, int unwritten);
+XK_MUST_CHECK int xk_bld_bmap_update(struct xk_bld *b, unsigned int type,
+				     uint64_t ino, int whichfork, uint64_t loff,
+				     uint64_t fsbno, uint32_t len,
+				     int unwritten);
 /*
  * Free every CoW staging extent (blocks, reverse mappings, refcount
  * records), as the kernel does at mount.  *count: extents freed.
  */
-int xk_bld_cow_cleanup(struct xk_bld *b, uint64_t *count);
+XK_MUST_CHECK int xk_bld_cow_cleanup(struct xk_bld *b, uint64_t *count);
 /*
  * Inactivate and free the inodes on every AGI unlinked list (unlinked
  * while open): their forks' blocks are freed, the inodes marked free,
  * chunks left empty freed, and the lists emptied.  *count: inodes freed.
  */
-int xk_bld_free_unlinked(struct xk_bld *b, uint64_t *count);
+XK_MUST_CHECK int xk_bld_free_unlinked(struct xk_bld *b, uint64_t *count);
 
 /*
  * A file mapping exchange left unfinished (XMI, libfs/write/edit_xmi.c):
@@ -315,17 +325,17 @@ struct xk_bld_exchange_result {
  * other file's current size, as recovery recomputes them) and the
  * reflink flags.  On failure res says which inode and rule.
  */
-int xk_bld_exchange_mappings(struct xk_bld *b,
-			     const struct xk_bld_exchange *x,
-			     struct xk_bld_exchange_result *res);
+XK_MUST_CHECK int xk_bld_exchange_mappings(struct xk_bld *b,
+					   const struct xk_bld_exchange *x,
+					   struct xk_bld_exchange_result *res);
 /*
  * What the mount does to a file its recovery took, once recovery lets
  * go of it: free the blocks mapped past size (the file's size when it
  * was first taken), unless the file is empty, preallocated or
  * append-only.  On failure *why says what failed.
  */
-int xk_bld_trim_eof(struct xk_bld *b, uint64_t ino, uint64_t size,
-		    const char **why);
+XK_MUST_CHECK int xk_bld_trim_eof(struct xk_bld *b, uint64_t ino, uint64_t size,
+				  const char **why);
 
 /* --- internals shared by libfs/write/ files --- */
 

@@ -17,6 +17,8 @@
 #ifndef XFSKIT_BUILD_ACL_H
 #define XFSKIT_BUILD_ACL_H
 
+#include <xfskit/errors.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -86,12 +88,12 @@ const char *xk_acl_xfs_name(enum xk_acl_type type);
  * -EOPNOTSUPP (header version not 2), -E2BIG (more entries than XFS
  * stores), -ENOSPC (out too small), -ENODATA.
  */
-int xk_acl_linux_to_xfs(const void *val, size_t len, void *out, size_t outsz,
-			size_t *outlen);
+XK_MUST_CHECK int xk_acl_linux_to_xfs(const void *val, size_t len, void *out,
+				      size_t outsz, size_t *outlen);
 
 /* The reverse: an on-disk XFS ACL value to the Linux xattr form. */
-int xk_acl_xfs_to_linux(const void *val, size_t len, void *out, size_t outsz,
-			size_t *outlen);
+XK_MUST_CHECK int xk_acl_xfs_to_linux(const void *val, size_t len, void *out,
+				      size_t outsz, size_t *outlen);
 
 /*
  * Whether an XFS on-disk ACL value is one the kernel and xfs_repair
@@ -121,8 +123,8 @@ int xk_acl_linux_mode(const void *val, size_t len, uint16_t *perm);
  * an invalid ACL), -ENAMETOOLONG (over 255 bytes after the prefix),
  * -E2BIG (value over 64 KiB), -ENOSPC (buf too small).
  */
-int xk_xattr_linux_to_xfs(const char *name, size_t namelen, const void *val,
-			  size_t len, void *buf, size_t bufsz,
-			  struct xk_bld_xattr *out);
+XK_MUST_CHECK int xk_xattr_linux_to_xfs(const char *name, size_t namelen,
+					const void *val, size_t len, void *buf,
+					size_t bufsz, struct xk_bld_xattr *out);
 
 #endif /* XFSKIT_BUILD_ACL_H */

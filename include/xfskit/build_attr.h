@@ -12,6 +12,8 @@
 #ifndef XFSKIT_BUILD_ATTR_H
 #define XFSKIT_BUILD_ATTR_H
 
+#include <xfskit/errors.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,9 +28,9 @@ struct xk_attr_list {
 
 void xk_attr_list_free(struct xk_attr_list *l);
 /* Append a copy of one attribute (flags: its namespace bits). */
-int xk_attr_list_add(struct xk_attr_list *l, uint8_t flags,
-		     const uint8_t *name, uint8_t namelen,
-		     const uint8_t *value, uint32_t valuelen);
+XK_MUST_CHECK int xk_attr_list_add(struct xk_attr_list *l, uint8_t flags,
+				   const uint8_t *name, uint8_t namelen,
+				   const uint8_t *value, uint32_t valuelen);
 /*
  * Remove every attribute of namespace flags named name; with value
  * non-NULL only those holding that value too (parent pointers).
@@ -47,9 +49,9 @@ size_t xk_attr_list_remove(struct xk_attr_list *l, uint8_t flags,
  * the dabtree is at most XK_DA_NODE_MAXDEPTH deep with no leaf reached
  * twice.  On failure *why says which rule broke.
  */
-int xk_attr_list_read(struct xk_mount *mp, uint64_t ino,
-		      const struct xk_dinode *dip, struct xk_attr_list *l,
-		      const char **why);
+XK_MUST_CHECK int xk_attr_list_read(struct xk_mount *mp, uint64_t ino,
+				    const struct xk_dinode *dip,
+				    struct xk_attr_list *l, const char **why);
 
 /*
  * The mappings of one fork of inode ino (extents or btree format; any
@@ -57,9 +59,10 @@ int xk_attr_list_read(struct xk_mount *mp, uint64_t ino,
  * reader checks them; *ext is malloc'd (free it).  Directories and
  * attribute forks have no unwritten extents, so one is an error.
  */
-int xk_fork_mappings(struct xk_mount *mp, uint64_t ino,
-		     const struct xk_dinode *dip, int whichfork,
-		     struct xk_bld_ext **ext, uint64_t *n, const char **why);
+XK_MUST_CHECK int xk_fork_mappings(struct xk_mount *mp, uint64_t ino,
+				   const struct xk_dinode *dip, int whichfork,
+				   struct xk_bld_ext **ext, uint64_t *n,
+				   const char **why);
 
 /*
  * Replace inode ino's attr fork with one holding exactly l: the old
@@ -71,7 +74,8 @@ int xk_fork_mappings(struct xk_mount *mp, uint64_t ino,
  * filesystem with parent pointers an emptied fork stays, empty, as
  * the kernel keeps it.  On failure *why says what stopped it.
  */
-int xk_bld_attr_rewrite(struct xk_bld *b, uint64_t ino,
-			const struct xk_attr_list *l, const char **why);
+XK_MUST_CHECK int xk_bld_attr_rewrite(struct xk_bld *b, uint64_t ino,
+				      const struct xk_attr_list *l,
+				      const char **why);
 
 #endif /* XFSKIT_BUILD_ATTR_H */

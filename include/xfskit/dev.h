@@ -7,6 +7,8 @@
 #ifndef XFSKIT_DEV_H
 #define XFSKIT_DEV_H
 
+#include <xfskit/errors.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -40,19 +42,25 @@ struct xk_dev {
 	char		*path;
 	/* When set, every write first saves the old bytes (undo.h). */
 	struct xk_undo	*undo;
+	/* Writes begun on the device (a failed one counts: it may have
+	 * changed bytes), so a tool can say whether it wrote anything. */
+	uint64_t	writes;
 };
 
-int xk_dev_open(const char *path, unsigned int flags, struct xk_dev **devp);
+XK_MUST_CHECK int xk_dev_open(const char *path, unsigned int flags,
+			      struct xk_dev **devp);
 void xk_dev_close(struct xk_dev *dev);
-int xk_dev_pread(struct xk_dev *dev, void *buf, size_t len, uint64_t off);
-int xk_dev_pwrite(struct xk_dev *dev, const void *buf, size_t len,
-		  uint64_t off);
-int xk_dev_sync(struct xk_dev *dev);
+XK_MUST_CHECK int xk_dev_pread(struct xk_dev *dev, void *buf, size_t len,
+			       uint64_t off);
+XK_MUST_CHECK int xk_dev_pwrite(struct xk_dev *dev, const void *buf, size_t len,
+				uint64_t off);
+XK_MUST_CHECK int xk_dev_sync(struct xk_dev *dev);
 /* Grow or shrink an image file (not a block device). */
-int xk_dev_set_size(struct xk_dev *dev, uint64_t size);
+XK_MUST_CHECK int xk_dev_set_size(struct xk_dev *dev, uint64_t size);
 /* Hint that a range will be read soon (page cache readahead). */
 void xk_dev_readahead(struct xk_dev *dev, uint64_t off, uint64_t len);
 /* Discard (TRIM) a range on a block device, punch a hole in a file. */
-int xk_dev_discard(struct xk_dev *dev, uint64_t off, uint64_t len);
+XK_MUST_CHECK int xk_dev_discard(struct xk_dev *dev, uint64_t off,
+				 uint64_t len);
 
 #endif /* XFSKIT_DEV_H */

@@ -21,6 +21,40 @@
 
 #include <stddef.h>
 
+/*
+ * On a function whose int result is an error that must not be dropped:
+ * the build treats an ignored result as an error (-Werror=unused-result).
+ */
+#define XK_MUST_CHECK	__attribute__((warn_unused_result))
+
+/*
+ * Whether err says the tool could not do its work (memory, I/O, a full
+ * disk, a thread that could not start, a signal) rather than anything
+ * about the filesystem.  Such an error is never a finding: the run stops.
+ * Corruption (XK_ECORRUPT, XK_EBADCRC), a block past the device's end
+ * (XK_ETRUNC) and the rest describe the filesystem.
+ */
+static inline int
+xk_err_operational(int err)
+{
+	switch (err) {
+	case -ENOMEM:
+	case -EIO:
+	case -EAGAIN:
+	case -ENOSPC:
+	case -EDQUOT:
+	case -EMFILE:
+	case -ENFILE:
+	case -EINTR:
+	case -EBADF:
+	case -EROFS:
+	case -ECANCELED:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 struct xk_fail;
 
 const char *xk_strerror(int err);

@@ -20,6 +20,8 @@
 #ifndef XFSKIT_FIELDS_H
 #define XFSKIT_FIELDS_H
 
+#include <xfskit/errors.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -169,7 +171,8 @@ void xk_fval_set(uint8_t *buf, const struct xk_fref *r, uint64_t v);
  * bits = 0 (for print).  Returns 0, -ENOENT for an unknown name, or
  * -ERANGE for an index past the field's count.
  */
-int xk_field_resolve(const struct xk_fctx *c, const struct xk_field *fields,
-		     const char *path, struct xk_fref *r);
+XK_MUST_CHECK int xk_field_resolve(const struct xk_fctx *c,
+				   const struct xk_field *fields,
+				   const char *path, struct xk_fref *r);
 
 #endif /* XFSKIT_FIELDS_H */

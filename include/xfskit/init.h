@@ -17,6 +17,8 @@
 #ifndef XFSKIT_INIT_H
 #define XFSKIT_INIT_H
 
+#include <xfskit/errors.h>
+
 #include <stdint.h>
 
 #include <xfskit/mount.h>
@@ -61,17 +63,18 @@ uint32_t xk_ag_prealloc_blocks(const struct xk_mount *mp);
 uint32_t xk_ag_min_freelist(const struct xk_mount *mp, uint32_t agblocks);
 
 /* Place the fixed blocks of AG agno and the log if the AG holds it. */
-int xk_ag_init_layout(const struct xk_mount *mp, uint32_t agno,
-		      struct xk_ag_init *ai);
+XK_MUST_CHECK int xk_ag_init_layout(const struct xk_mount *mp, uint32_t agno,
+				    struct xk_ag_init *ai);
 /* Fill the AGFL with `count` blocks taken like the kernel does (by size). */
-int xk_ag_init_agfl(struct xk_ag_init *ai, uint32_t count);
+XK_MUST_CHECK int xk_ag_init_agfl(struct xk_ag_init *ai, uint32_t count);
 /*
  * Allocate len blocks aligned to align, as near as possible to block
  * `near` (the kernel's NEAR_BNO allocation).  Returns the agbno in *bnop
  * or -ENOSPC.
  */
-int xk_ag_init_alloc(struct xk_ag_init *ai, uint32_t len, uint32_t align,
-		     uint32_t near, uint32_t *bnop);
+XK_MUST_CHECK int xk_ag_init_alloc(struct xk_ag_init *ai, uint32_t len,
+				   uint32_t align, uint32_t near,
+				   uint32_t *bnop);
 /* Free blocks of the AG (btree records) and the longest extent. */
 uint32_t xk_ag_init_freeblks(const struct xk_ag_init *ai, uint32_t *longest);
 /* The reverse mappings of every static owner, sorted and merged. */
@@ -85,8 +88,9 @@ uint32_t xk_ag_init_rmaps(const struct xk_mount *mp,
  * AGF, AGI, AGFL, and the roots of every enabled btree with the records
  * described by ai.  Walks the initializer table below.
  */
-int xk_ag_init_write(struct xk_mount *mp, const struct xk_ag_init *ai,
-		     const struct xk_sb *sb);
+XK_MUST_CHECK int xk_ag_init_write(struct xk_mount *mp,
+				   const struct xk_ag_init *ai,
+				   const struct xk_sb *sb);
 
 /* One entry of the AG header initializer table. */
 struct xk_ag_hdr_init {
@@ -136,11 +140,11 @@ uint32_t xk_inode_init_sfdir(const struct xk_mount *mp, void *dip,
  * Write the inode chunk at agbno of AG agno (ai->chunk_*) through the
  * cache: every slot free.  Returns 0 or an errno.
  */
-int xk_inode_init_chunk(struct xk_mount *mp, uint32_t agno, uint32_t agbno,
-			uint32_t blocks);
+XK_MUST_CHECK int xk_inode_init_chunk(struct xk_mount *mp, uint32_t agno,
+				      uint32_t agbno, uint32_t blocks);
 /* The cluster buffer and the inode inside it, for editing after above. */
-int xk_inode_init_get(struct xk_mount *mp, uint64_t ino, struct xk_buf **bpp,
-		      void **dipp);
+XK_MUST_CHECK int xk_inode_init_get(struct xk_mount *mp, uint64_t ino,
+				    struct xk_buf **bpp, void **dipp);
 
 /*
  * Write a clean log at log_daddr (bblen basic blocks): every block zeroed
@@ -150,7 +154,7 @@ int xk_inode_init_get(struct xk_mount *mp, uint64_t ino, struct xk_buf **bpp,
  * headers for stripe units over 32 KiB), so the kernel mounts without
  * recovery.
  */
-int xk_log_init_clean(struct xk_mount *mp, uint64_t log_daddr,
-		      uint64_t bblen, uint32_t sunit_bytes);
+XK_MUST_CHECK int xk_log_init_clean(struct xk_mount *mp, uint64_t log_daddr,
+				    uint64_t bblen, uint32_t sunit_bytes);
 
 #endif /* XFSKIT_INIT_H */

@@ -5,6 +5,7 @@
 
 #include <xfskit/endian.h>
 #include <xfskit/errors.h>
+#include <xfskit/fault.h>
 #include <xfskit/crc32c.h>
 #include <xfskit/dev.h>
 #include <xfskit/undo.h>

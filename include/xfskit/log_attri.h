@@ -13,6 +13,8 @@
 #ifndef XFSKIT_LOG_ATTRI_H
 #define XFSKIT_LOG_ATTRI_H
 
+#include <xfskit/errors.h>
+
 #include <stdint.h>
 
 #include <xfskit/logv.h>
@@ -48,8 +50,8 @@ const char *xk_log_attri_op_name(uint32_t op);
  * (rules needing it are skipped).  On failure returns XK_ECORRUPT with
  * *why saying which rule broke.
  */
-int xk_log_attri_decode(const struct xk_mount *mp,
-			const struct xk_log_item *it,
-			struct xk_log_attri *a, const char **why);
+XK_MUST_CHECK int xk_log_attri_decode(const struct xk_mount *mp,
+				      const struct xk_log_item *it,
+				      struct xk_log_attri *a, const char **why);
 
 #endif /* XFSKIT_LOG_ATTRI_H */

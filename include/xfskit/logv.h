@@ -14,6 +14,8 @@
 #ifndef XFSKIT_LOGV_H
 #define XFSKIT_LOGV_H
 
+#include <xfskit/errors.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -99,7 +101,7 @@ struct xk_log_walk_ops {
  * and moves the head back), unmount record.  On failure *logp is still
  * set (unless memory ran out) so xk_log_errmsg() can say why; close it.
  */
-int xk_log_open(struct xk_mount *mp, struct xk_log **logp);
+XK_MUST_CHECK int xk_log_open(struct xk_mount *mp, struct xk_log **logp);
 void xk_log_close(struct xk_log *log);
 const struct xk_log_state *xk_log_get_state(const struct xk_log *log);
 /* The sentence describing the last failure of this handle. */
@@ -110,8 +112,8 @@ const char *xk_log_errmsg(const struct xk_log *log);
  * into transactions, calling ops.  Damage anywhere stops the walk with
  * XK_ECORRUPT / XK_EBADCRC and a message.
  */
-int xk_log_walk(struct xk_log *log, const struct xk_log_walk_ops *ops,
-		void *priv);
+XK_MUST_CHECK int xk_log_walk(struct xk_log *log,
+			      const struct xk_log_walk_ops *ops, void *priv);
 
 /* Names for printing. */
 const char *xk_log_item_name(uint16_t type);
@@ -202,14 +204,15 @@ struct xk_log_report {
  * apply the items (0: one per CPU online); the filesystem it leaves is
  * byte for byte the same for any count.
  */
-int xk_log_recover(struct xk_mount *mp, unsigned int flags,
-		   unsigned int threads, struct xk_log_report *rep);
+XK_MUST_CHECK int xk_log_recover(struct xk_mount *mp, unsigned int flags,
+				 unsigned int threads,
+				 struct xk_log_report *rep);
 
 /*
  * Discard the log (xfs_repair -L): write a clean log holding only an
  * unmount record, in a cycle past every LSN the log held so metadata
  * LSNs stay behind the log.
  */
-int xk_log_zero(struct xk_mount *mp, char *msg, size_t msglen);
+XK_MUST_CHECK int xk_log_zero(struct xk_mount *mp, char *msg, size_t msglen);
 
 #endif /* XFSKIT_LOGV_H */

@@ -12,6 +12,8 @@
 #ifndef XFSKIT_META_H
 #define XFSKIT_META_H
 
+#include <xfskit/errors.h>
+
 #include <xfskit/buf.h>
 #include <xfskit/format/dinode.h>
 
@@ -66,15 +68,17 @@ struct xk_imap {
  * Map an inode number to its cluster buffer, using inode chunk alignment
  * (every v5 mkfs aligns chunks).  -EINVAL for an impossible number.
  */
-int xk_imap(const struct xk_mount *mp, uint64_t ino, struct xk_imap *im);
+XK_MUST_CHECK int xk_imap(const struct xk_mount *mp, uint64_t ino,
+			  struct xk_imap *im);
 
 /*
  * Read the cluster holding ino and point *dipp at the inode in it.  The
  * cluster verifier runs (magic/version of each inode); call
  * xk_dinode_verify for the inode itself.  Release *bpp when done.
  */
-int xk_inode_read(struct xk_mount *mp, uint64_t ino, unsigned int flags,
-		  struct xk_buf **bpp, struct xk_dinode **dipp);
+XK_MUST_CHECK int xk_inode_read(struct xk_mount *mp, uint64_t ino,
+				unsigned int flags, struct xk_buf **bpp,
+				struct xk_dinode **dipp);
 
 /* Called per directory entry; non-zero stops the walk and is returned. */
 typedef int (*xk_dirent_fn)(void *ctx, const uint8_t *name, uint8_t namelen,
@@ -86,7 +90,8 @@ typedef int (*xk_dirent_fn)(void *ctx, const uint8_t *name, uint8_t namelen,
  * order.  Returns 0, a callback's value, or XK_ECORRUPT at the first
  * entry or free space that does not fit (after the entries before it).
  */
-int xk_dir3_data_block_entries(const uint8_t *b, size_t len, int has_ftype,
-			       xk_dirent_fn fn, void *ctx);
+XK_MUST_CHECK int xk_dir3_data_block_entries(const uint8_t *b, size_t len,
+					     int has_ftype, xk_dirent_fn fn,
+					     void *ctx);
 
 #endif /* XFSKIT_META_H */

@@ -9,6 +9,8 @@
 #ifndef XFSKIT_MOUNT_H
 #define XFSKIT_MOUNT_H
 
+#include <xfskit/errors.h>
+
 #include <stdint.h>
 
 #include <xfskit/buf.h>
@@ -100,14 +102,19 @@ struct xk_mount {
 int xk_sb_check(const struct xk_sb *sb, uint64_t devsize, struct xk_fail *f);
 
 /* Open an image: read the primary superblock, check it, derive geometry. */
-int xk_mount_open(const char *path, unsigned int flags,
-		  struct xk_mount **mpp, struct xk_fail *f);
+XK_MUST_CHECK int xk_mount_open(const char *path, unsigned int flags,
+				struct xk_mount **mpp, struct xk_fail *f);
 /* Build a handle from a superblock in memory (mkfs, or a secondary). */
-int xk_mount_from_sb(struct xk_dev *dev, const struct xk_sb *sb,
-		     unsigned int flags, struct xk_mount **mpp,
-		     struct xk_fail *f);
+XK_MUST_CHECK int xk_mount_from_sb(struct xk_dev *dev, const struct xk_sb *sb,
+				   unsigned int flags, struct xk_mount **mpp,
+				   struct xk_fail *f);
 /* Flush dirty buffers (unless read-only) and free everything. */
-int xk_mount_close(struct xk_mount *mp);
+XK_MUST_CHECK int xk_mount_close(struct xk_mount *mp);
+/*
+ * Free everything without writing: dirty buffers are dropped.  For a
+ * read-only handle, or a run that stops on an error before its writes.
+ */
+void xk_mount_discard(struct xk_mount *mp);
 /* Set the cache's byte budget (default 256 MiB). */
 void xk_mount_set_cache_limit(struct xk_mount *mp, uint64_t bytes);
 

@@ -10,6 +10,8 @@
 #ifndef XFSKIT_PPTR_H
 #define XFSKIT_PPTR_H
 
+#include <xfskit/errors.h>
+
 #include <stdint.h>
 
 #include <xfskit/build.h>
@@ -25,8 +27,9 @@
  * reported: the directory check reports it.  Returns 0, a callback's
  * value, or a negative errno when the fork cannot be mapped.
  */
-int xk_dir_entries(struct xk_mount *mp, uint64_t ino,
-		   const struct xk_dinode *dip, xk_dirent_fn fn, void *ctx);
+XK_MUST_CHECK int xk_dir_entries(struct xk_mount *mp, uint64_t ino,
+				 const struct xk_dinode *dip, xk_dirent_fn fn,
+				 void *ctx);
 
 /*
  * Give every inode reached from the root the parent pointer of each
@@ -34,6 +37,7 @@ int xk_dir_entries(struct xk_mount *mp, uint64_t ino,
  * other attributes; pointers already there are kept once.  For a tree
  * the builder has just written.  On failure *bad_ino and *why say where.
  */
-int xk_bld_pptr_tree(struct xk_bld *b, uint64_t *bad_ino, const char **why);
+XK_MUST_CHECK int xk_bld_pptr_tree(struct xk_bld *b, uint64_t *bad_ino,
+				   const char **why);
 
 #endif /* XFSKIT_PPTR_H */

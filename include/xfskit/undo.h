@@ -14,6 +14,8 @@
 #ifndef XFSKIT_UNDO_H
 #define XFSKIT_UNDO_H
 
+#include <xfskit/errors.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -21,13 +23,14 @@ struct xk_dev;
 struct xk_undo;
 
 /* Start an undo file at path (must not exist) and attach it to dev. */
-int xk_undo_create(struct xk_dev *dev, const char *path, struct xk_undo **up);
+XK_MUST_CHECK int xk_undo_create(struct xk_dev *dev, const char *path,
+				 struct xk_undo **up);
 /* Save the current bytes of [off, off+len) unless saved already. */
-int xk_undo_save(struct xk_undo *u, uint64_t off, size_t len);
+XK_MUST_CHECK int xk_undo_save(struct xk_undo *u, uint64_t off, size_t len);
 /* The device is closing under the undo file: forget it (dev.c calls it). */
 void xk_undo_detach(struct xk_undo *u);
 /* Mark the file complete, detach it and free it. */
-int xk_undo_finish(struct xk_undo *u);
+XK_MUST_CHECK int xk_undo_finish(struct xk_undo *u);
 
 struct xk_undo_result {
 	uint64_t	records;
@@ -44,7 +47,7 @@ struct xk_undo_result {
  * is checked (magic, bounds, CRC) before anything is written; a damaged
  * file changes nothing.
  */
-int xk_undo_apply(const char *undo_path, const char *dev_path,
-		  unsigned int flags, struct xk_undo_result *res);
+XK_MUST_CHECK int xk_undo_apply(const char *undo_path, const char *dev_path,
+				unsigned int flags, struct xk_undo_result *res);
 
 #endif /* XFSKIT_UNDO_H */

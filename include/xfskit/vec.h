@@ -23,6 +23,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <xfskit/errors.h>
+
 /*
  * A file-backed vector's mapping, on its spill context's list.  Kept
  * apart from the vector so that a vector may be copied or moved (the
@@ -70,10 +72,13 @@ struct xk_vec {
 };
 
 /* Room for at least want elements of size bytes. */
-int xk_vec_reserve(struct xk_vec *vec, size_t want, size_t size);
+XK_MUST_CHECK int xk_vec_reserve(struct xk_vec *vec, size_t want,
+			       size_t size);
 /* Append one element, or m elements from src. */
-int xk_vec_push(struct xk_vec *vec, const void *elem, size_t size);
-int xk_vec_append(struct xk_vec *vec, const void *src, size_t m, size_t size);
+XK_MUST_CHECK int xk_vec_push(struct xk_vec *vec, const void *elem,
+			    size_t size);
+XK_MUST_CHECK int xk_vec_append(struct xk_vec *vec, const void *src, size_t m,
+			      size_t size);
 /*
  * The vector is filled and about to be probed at random (binary
  * searches): under a cap, let a fault map only the page touched and its
@@ -92,7 +97,7 @@ void xk_vec_probe_random(struct xk_vec *vec);
  */
 void xk_vec_move(struct xk_vec *dst, struct xk_vec *src);
 /* Move the elements to a file now, whatever their size (tests). */
-int xk_vec_spill_now(struct xk_vec *vec, size_t size);
+XK_MUST_CHECK int xk_vec_spill_now(struct xk_vec *vec, size_t size);
 /* Sort in place (qsort: works the same on a mapping). */
 void xk_vec_sort(struct xk_vec *vec, size_t size,
 	      int (*cmp)(const void *, const void *));
@@ -112,8 +117,9 @@ xk_vec_at(const struct xk_vec *vec, size_t i, size_t size)
  * soft open-file limit to the hard one, as every spilled vector holds
  * a descriptor.
  */
-int xk_vec_spill_start(struct xk_vec_spill *sp, const char *dir, size_t threshold,
-		    uint64_t rss_cap, int *in_memory);
+XK_MUST_CHECK int xk_vec_spill_start(struct xk_vec_spill *sp, const char *dir,
+				    size_t threshold, uint64_t rss_cap,
+				    int *in_memory);
 /* Stop the trimmer and free the context; its vectors must be freed. */
 void xk_vec_spill_stop(struct xk_vec_spill *sp);
 /* Unmap every file-backed vector's pages now (their data stays). */

@@ -564,7 +564,7 @@ xk_log_open(struct xk_mount *mp, struct xk_log **logp)
 	 * transparent huge pages are off).
 	 */
 	madvise(log->buf, bytes, MADV_HUGEPAGE);
-	log->loaded = calloc((log->nbb / LOG_CHUNK_BB) / 8 + 1, 1);
+	log->loaded = xk_calloc((log->nbb / LOG_CHUNK_BB) / 8 + 1, 1);
 	if (!log->loaded)
 		return xk_log_fail(log, -ENOMEM, "no memory for the log");
 	err = log_analyse(log);

@@ -680,7 +680,7 @@ xk_bld_attr_rewrite(struct xk_bld *b, uint64_t ino,
 	xk_dinode_set_nextents(dip, xk_dinode_nextents(dip), anext);
 	xk_inode_init_crc(mp, dip);
 	xk_buf_dirty(bp);
-	bld_bmbt_stamp(b, ino, dip, XK_ATTR_FORK);
+	err = bld_bmbt_stamp(b, ino, dip, XK_ATTR_FORK);
 out:
 	xk_buf_release(bp);
 	free(tmp.attr.local);

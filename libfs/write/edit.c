@@ -947,7 +947,7 @@ xk_bld_bmap_update(struct xk_bld *b, unsigned int type, uint64_t ino,
 		xk_inode_init_crc(mp, dip);
 		xk_buf_dirty(bp);
 		/* A later BUI on this inode reads the new bmbt back. */
-		bld_bmbt_stamp(b, ino, dip, whichfork);
+		err = bld_bmbt_stamp(b, ino, dip, whichfork);
 	}
 	xk_buf_release(bp);
 	bld_fork_read_free(&fr);

@@ -537,7 +537,7 @@ xf_store(struct xk_bld *b, struct xf_inode *xi)
 		xk_buf_dirty(bp);
 	}
 	if (!err)
-		bld_bmbt_stamp(b, xi->ino, dip, XK_DATA_FORK);
+		err = bld_bmbt_stamp(b, xi->ino, dip, XK_DATA_FORK);
 	xk_buf_release(bp);
 	return err;
 }
@@ -547,10 +547,11 @@ xf_store(struct xk_bld *b, struct xf_inode *xi)
  * read a bmbt just built back through the verifiers: checksum its
  * blocks now rather than when they are written.
  */
-void
+int
 bld_bmbt_stamp(struct xk_bld *b, uint64_t ino, const struct xk_dinode *dip,
 	       int whichfork)
 {
+	int err;
 	const uint8_t *p = xk_dfork_ptr(dip, whichfork);
 	struct xk_btree_walk w = {
 		.ops = &xk_bmbt_ops, .agno = -1, .owner = ino,
@@ -561,9 +562,11 @@ bld_bmbt_stamp(struct xk_bld *b, uint64_t ino, const struct xk_dinode *dip,
 	};
 
 	if (xk_dfork_format(dip, whichfork) != XK_DINODE_FMT_BTREE)
-		return;
+		return 0;
 	w.levels = xk_get_be16(p) + 1u;
-	xk_btree_walk(b->mp, &w);
+	/* The tree was just built: only memory or I/O can stop the walk. */
+	err = xk_btree_walk(b->mp, &w);
+	return xk_err_operational(err) ? err : 0;
 }
 
 /*

@@ -121,9 +121,12 @@ int bld_grow(void **arr, uint64_t *alloc, uint64_t need, size_t elem);
 /* edit.c */
 int bld_settle_pending(struct xk_bld *b);
 
-/* edit_xmi.c: checksum the blocks of a bmbt just built (still dirty). */
-void bld_bmbt_stamp(struct xk_bld *b, uint64_t ino,
-		    const struct xk_dinode *dip, int whichfork);
+/*
+ * edit_xmi.c: checksum the blocks of a bmbt just built (still dirty);
+ * 0 or an operational error (memory, I/O).
+ */
+XK_MUST_CHECK int bld_bmbt_stamp(struct xk_bld *b, uint64_t ino,
+				 const struct xk_dinode *dip, int whichfork);
 
 /*
  * bmbt_shape.c: how many entries each block of a fork's bmbt holds, as

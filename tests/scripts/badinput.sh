@@ -22,19 +22,19 @@ expect() {
 }
 
 head -c 1048576 /dev/urandom >"$T/garbage"
-expect 4 "not an XFS filesystem" garbage "$REPAIR" -n "$T/garbage"
+expect 1 "not an XFS filesystem" garbage "$REPAIR" -n "$T/garbage"
 : >"$T/empty"
-expect 4 "too small to hold a superblock" empty "$REPAIR" -n "$T/empty"
-expect 4 "No such file" missing "$REPAIR" -n "$T/nonexistent"
-expect 4 "" directory "$REPAIR" -n "$T"
+expect 1 "too small to hold a superblock" empty "$REPAIR" -n "$T/empty"
+expect 1 "No such file" missing "$REPAIR" -n "$T/nonexistent"
+expect 1 "" directory "$REPAIR" -n "$T"
 
 mkfs_xfs_image "$T/good" 300m || exit 99
 cp --sparse=always "$T/good" "$T/trunc"
 truncate -s 100m "$T/trunc"
-expect 4 "truncated image" truncated "$REPAIR" -n "$T/trunc"
+expect 1 "truncated image" truncated "$REPAIR" -n "$T/trunc"
 
 if mkfs_xfs_image "$T/v4" 300m -m crc=0 2>/dev/null; then
-	expect 4 "only v5" v4 "$REPAIR" -n "$T/v4"
+	expect 1 "only v5" v4 "$REPAIR" -n "$T/v4"
 else
 	echo "note: mkfs.xfs cannot make v4 here; v4 case not run"
 fi
@@ -68,13 +68,13 @@ hostile magic "not an XFS" -c "write -d magicnum 0x12345678"
 # An unknown incompatible feature is not damage: refuse, do not guess.
 cp --sparse=always "$T/good" "$T/h"
 xfs_db -x -c "sb 0" -c "write -d features_incompat 0x40000000" "$T/h" >/dev/null 2>&1
-expect 4 "unknown incompatible" "unknown incompat feature" "$REPAIR" -n "$T/h"
+expect 1 "unknown incompatible" "unknown incompat feature" "$REPAIR" -n "$T/h"
 # Every superblock wiped: no secondary to fall back on.
 cp --sparse=always "$T/good" "$T/h"
 for ag in 3 2 1 0; do
 	xfs_db -x -c "sb $ag" -c "write -d magicnum 0" "$T/h" >/dev/null 2>&1
 done
-expect 4 "no good secondary" "all superblocks gone" "$REPAIR" -n "$T/h"
+expect 1 "no good secondary" "all superblocks gone" "$REPAIR" -n "$T/h"
 hostile dirblklog "dirblklog" -c "write -d dirblklog 200"
 
 # Options.

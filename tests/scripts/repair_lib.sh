@@ -51,3 +51,56 @@ contents() {
 files_kept() {
 	LC_ALL=C comm -12 <(contents "$1") <(contents "$2") | wc -l
 }
+
+# damaged_image IMG: a 320 MiB rmapbt image populated by the kernel with
+# every format (populate.sh, needs root), then damaged so that a repair
+# takes every path of the engine over several passes: a data fork's
+# extent count zeroed (rebuilt from the rmapbt), a block directory entry
+# naming no inode (rewritten), a short-form directory freed (its entries
+# go to a new /lost+found), AG 0's inobt root destroyed (AG btrees
+# rebuilt) and an inode's magic (the inode scan salvages it).
+damaged_image() {
+	local img=$1 sf block extents small
+	rm -f "$img"
+	truncate -s 320m "$img"
+	mkfs.xfs -q -f -m rmapbt=1 "$img" || { fail "mkfs.xfs failed"; return 1; }
+	loop_mount "$img" || return 1
+	populate_all_formats "$MNT" || fail "populate"
+	sf=$(stat -c %i "$MNT/sf") block=$(stat -c %i "$MNT/block")
+	extents=$(stat -c %i "$MNT/extents") small=$(stat -c %i "$MNT/small")
+	loop_umount
+	xfs_db -x -c "inode $extents" -c "write -d core.nextents 0" \
+		-c "inode $block" -c "dblock 0" \
+		-c "write -d bu[5].inumber 4000000" \
+		-c "inode $sf" -c "write -d core.mode 0" \
+		-c "agi 0" -c "addr root" -c "write -d magic 0" \
+		-c "inode $small" -c "write -d core.magic 0" \
+		"$img" >"$T/db.out" 2>&1 ||
+		{ fail "xfs_db could not damage the image: $(head -3 "$T/db.out")"; return 1; }
+}
+
+# stop_outcome NAME SRC IMG UNDO ERR CAUSE: a run that exited 1 having
+# stopped on an operational error (its stderr in ERR) must say so with
+# CAUSE (an extended regex), and leave IMG byte-identical to SRC: as it
+# was when it says nothing was written, else once xfskit-undo applied
+# UNDO.  Sets OUTCOME to "untouched" or "undone"; fails otherwise.
+stop_outcome() {
+	local name=$1 src=$2 img=$3 undo=$4 err=$5 cause=$6 msg
+	OUTCOME=failed
+	msg=$(grep -m1 ': stopping' "$err")
+	if [ -z "$msg" ]; then
+		fail "$name: exit 1 without saying it stopped: $(tail -3 "$err")"
+		return
+	fi
+	grep -Eq "^xfskit-repair: .*: ($cause) while .*: stopping" "$err" ||
+		fail "$name: the message does not give the cause ($cause): $msg"
+	if grep -q 'stopping before any change was written' "$err"; then
+		cmp -s "$img" "$src" && OUTCOME=untouched ||
+			fail "$name: says nothing was written, yet the image changed: $msg"
+	elif "$XK_BUILDDIR/repair/xfskit-undo" "$undo" "$img" >"$T/u.out" 2>&1 &&
+	     cmp -s "$img" "$src"; then
+		OUTCOME=undone
+	else
+		fail "$name: stopped after writing, and the undo file does not restore the image: $msg $(cat "$T/u.out")"
+	fi
+}

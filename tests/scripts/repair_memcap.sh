@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # -m MB and --direct.  A cap below what the model (doc/memory.md) needs is
-# refused at once with the figure needed and exit 4, writing nothing; a
+# refused at once with the figure needed and exit 1, writing nothing; a
 # cap that fits is honoured (the buffer cache shrinks to fit, -v says
 # so) and the verdict is the same as without it.  --direct checks a loop
 # block device through O_DIRECT with the same verdict and output.
@@ -28,7 +28,7 @@ fi
 before=$(cksum <"$T/a.img")
 
 "$REPAIR" -n -P -m 1 "$T/a.img" >"$T/m1.out" 2>&1; rc=$?
-if [ $rc -eq 4 ] && grep -q "needs at least [0-9]* MiB .*-m 1 is not enough" "$T/m1.out"; then
+if [ $rc -eq 1 ] && grep -q "needs at least [0-9]* MiB .*-m 1 is not enough" "$T/m1.out"; then
 	pass "-m 1 refused with the figure needed: $(grep -o 'needs at least [0-9]* MiB' "$T/m1.out")"
 else
 	fail "-m 1: exit $rc: $(cat "$T/m1.out")"
@@ -78,7 +78,7 @@ strip_mem() { grep -v -e '^Memory: ' -e '^Spilled: ' "$1"; }
 "$REPAIR" -n -P -t 2 -m 1 --spill-dir "$T/spill" "$S" >"$T/s.m1" 2>&1; rc=$?
 low=$(sed -n 's/.*needs at least \([0-9]*\) MiB with its extent records spilled.*/\1/p' "$T/s.m1")
 high=$(sed -n 's/.*(\([0-9]*\) MiB all in memory.*/\1/p' "$T/s.m1")
-if [ $rc -ne 4 ] || [ -z "$low" ] || [ -z "$high" ] || [ "$high" -le $((low + 4)) ]; then
+if [ $rc -ne 1 ] || [ -z "$low" ] || [ -z "$high" ] || [ "$high" -le $((low + 4)) ]; then
 	fail "-m 1 on the spill image: exit $rc, figures '$low' '$high': $(cat "$T/s.m1")"
 	finish
 fi
@@ -86,7 +86,7 @@ pass "-m 1 refused: $low MiB needed with spilling, $high MiB all in memory"
 small=$((low + 1))
 
 "$REPAIR" -n -P -t 2 -m $((low - 1)) --spill-dir "$T/spill" "$S" >"$T/s.below" 2>&1; rc=$?
-[ $rc -eq 4 ] && grep -q "needs at least $low MiB .*-m $((low - 1)) is not enough" "$T/s.below" &&
+[ $rc -eq 1 ] && grep -q "needs at least $low MiB .*-m $((low - 1)) is not enough" "$T/s.below" &&
 	pass "-m $((low - 1)), under the part that cannot spill, is refused" ||
 	fail "-m $((low - 1)): exit $rc: $(cat "$T/s.below")"
 

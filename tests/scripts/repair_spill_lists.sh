@@ -60,7 +60,7 @@ strip_mem() { grep -v -e '^Memory: ' -e '^Spilled: ' "$1"; }
 "$REPAIR" -n -P -t 2 -m 1 --spill-dir "$T/spill" "$I" >"$T/m1.out" 2>&1; rc=$?
 low=$(sed -n 's/.*needs at least \([0-9]*\) MiB with its extent records spilled to .* along with its inode and directory entry lists.*/\1/p' "$T/m1.out")
 high=$(sed -n 's/.*(\([0-9]*\) MiB all in memory.*/\1/p' "$T/m1.out")
-if [ $rc -ne 4 ] || [ -z "$low" ] || [ -z "$high" ]; then
+if [ $rc -ne 1 ] || [ -z "$low" ] || [ -z "$high" ]; then
 	fail "-m 1: exit $rc: $(cat "$T/m1.out")"
 	finish
 fi

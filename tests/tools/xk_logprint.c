@@ -166,14 +166,19 @@ main(int argc, char **argv)
 		if (err)
 			fprintf(stderr, "xk_logprint: no record at block %ld\n",
 				fixblk);
-		xk_mount_close(mp);
+		/* The fixed record is written at close. */
+		if (xk_mount_close(mp) && !err) {
+			fprintf(stderr, "xk_logprint: writing block %ld "
+				"failed\n", fixblk);
+			err = 1;
+		}
 		return err;
 	}
 	err = xk_log_open(mp, &log);
 	if (err) {
 		fprintf(stderr, "xk_logprint: %s\n", xk_log_errmsg(log));
 		xk_log_close(log);
-		xk_mount_close(mp);
+		xk_mount_discard(mp);	/* read-only */
 		return 1;
 	}
 	st = xk_log_get_state(log);
@@ -188,6 +193,6 @@ main(int argc, char **argv)
 	else
 		printf("transactions: %lu items: %lu\n", p.ntrans, p.nitems);
 	xk_log_close(log);
-	xk_mount_close(mp);
+	xk_mount_discard(mp);	/* read-only */
 	return err ? 1 : 0;
 }

@@ -63,7 +63,10 @@ main(int argc, char **argv)
 			fprintf(stderr, "xk_logreplay: %s\n", msg);
 		else
 			printf("log zeroed\n");
-		xk_mount_close(mp);
+		if (xk_mount_close(mp) && !err) {
+			fprintf(stderr, "xk_logreplay: closing failed\n");
+			err = 1;
+		}
 		return err ? 1 : 0;
 	}
 	err = xk_log_recover(mp, flags, threads, &rep);

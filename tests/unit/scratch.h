@@ -61,7 +61,7 @@ setup(void)
 static void
 teardown(void)
 {
-	xk_mount_close(mp);
+	ck_assert_int_eq(xk_mount_close(mp), 0);
 	xk_dev_close(dev);
 	unlink(img_path);
 	strcpy(img_path, "/tmp/xk-test-btree-XXXXXX");

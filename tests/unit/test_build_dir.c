@@ -111,7 +111,7 @@ mount_geo(uint32_t bs, unsigned int dirblklog)
 static void
 unmount(void)
 {
-	xk_mount_close(mp);
+	ck_assert_int_eq(xk_mount_close(mp), 0);
 	xk_dev_close(dev);
 	unlink(img_path);
 }

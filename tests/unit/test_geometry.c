@@ -105,7 +105,7 @@ START_TEST(test_derive)
 	ck_assert(xk_fsbext_valid(mp, xk_agb_to_fsb(mp, 3, 32767), 1));
 	ck_assert(!xk_fsbext_valid(mp, xk_agb_to_fsb(mp, 3, 32767), 2));
 	ck_assert_uint_eq(xk_ag_blocks(mp, 3), 32768);
-	xk_mount_close(mp);
+	ck_assert_int_eq(xk_mount_close(mp), 0);
 }
 END_TEST
 
@@ -122,7 +122,7 @@ START_TEST(test_short_last_ag)
 	ck_assert(!xk_agbext_valid(mp, 3, 999, 2));
 	ck_assert(!xk_fsbext_valid(mp, xk_agb_to_fsb(mp, 3, 1000), 1));
 	ck_assert(xk_fsbext_valid(mp, xk_agb_to_fsb(mp, 3, 999), 1));
-	xk_mount_close(mp);
+	ck_assert_int_eq(xk_mount_close(mp), 0);
 }
 END_TEST
 

@@ -99,7 +99,7 @@ START_TEST(test_ag0)
 		ck_assert_uint_eq(r[i].len, want[i].len);
 		ck_assert_uint_eq(r[i].owner, want[i].owner);
 	}
-	xk_mount_close(mp);
+	ck_assert_int_eq(xk_mount_close(mp), 0);
 }
 END_TEST
 
@@ -119,7 +119,7 @@ START_TEST(test_log_ag)
 	ck_assert_uint_eq(longest, 65536 - 7 - 16384 - 6);
 	/* No AG past the last. */
 	ck_assert_int_eq(xk_ag_init_layout(mp, 4, &ai), -EINVAL);
-	xk_mount_close(mp);
+	ck_assert_int_eq(xk_mount_close(mp), 0);
 }
 END_TEST
 
