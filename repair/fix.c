@@ -48,6 +48,41 @@ plan_none(struct repair_ctx *rc)
 }
 
 /*
+ * The extent counters brought within what each fork's format can hold:
+ * none in a local or device fork or without an attr fork, no more than
+ * fit an extent list (the fork walk then counts the real ones).  A btree
+ * fork's counter is only checked against the bmbt by the walk.  Returns
+ * whether a counter changed.
+ */
+static int
+clamp_counters(const struct xk_mount *mp, struct xk_dinode *dip)
+{
+	uint64_t n[2];
+	int changed = 0;
+
+	for (int fork = XK_DATA_FORK; fork <= XK_ATTR_FORK; fork++) {
+		uint64_t want = n[fork] = xk_dinode_fork_nextents(dip, fork);
+		unsigned int size = xk_dfork_size(dip, mp->g.inodesize, fork);
+
+		if (fork == XK_ATTR_FORK && !dip->di_forkoff)
+			want = 0;
+		else if (xk_dfork_format(dip, fork) == XK_DINODE_FMT_EXTENTS &&
+			 want > size / sizeof(struct xk_bmbt_rec))
+			want = size / sizeof(struct xk_bmbt_rec);
+		else if (xk_dfork_format(dip, fork) == XK_DINODE_FMT_LOCAL ||
+			 xk_dfork_format(dip, fork) == XK_DINODE_FMT_DEV)
+			want = 0;
+		if (want != n[fork]) {
+			n[fork] = want;
+			changed = 1;
+		}
+	}
+	if (changed)
+		xk_dinode_set_nextents(dip, n[XK_DATA_FORK], n[XK_ATTR_FORK]);
+	return changed;
+}
+
+/*
  * Reset what can be derived, one failed rule at a time (the verifier
  * stops at the first), until the core verifies or a rule fails whose
  * field cannot be derived:
@@ -58,8 +93,12 @@ plan_none(struct repair_ctx *rc)
  *  3. the CRC, recomputed;
  *  4. unknown or unsupported di_flags2 bits cleared;
  *  5. extent size hints that break their rules dropped (flag and value);
- *  6. di_nblocks set to the extent count, the least the verifier takes
- *     (the fork scan counts the real value next pass).
+ *  6. extent counters that the fork's format cannot hold brought within
+ *     it (clamp_counters; the fork walk counts the real ones);
+ *  7. di_nblocks set to the extent count, the least the verifier takes
+ *     (the fork scan counts the real value next pass); a btree fork's
+ *     counter too large for any block count lowered to fit (the bmbt
+ *     walk counts the real one).
  * Anything else (mode, formats, sizes, fork offsets) means the inode is
  * not trusted and is cleared.
  */
@@ -116,15 +155,31 @@ salvage_core(struct repair_ctx *rc, uint64_t ino, struct xk_dinode *dip)
 			xk_be64_set(&dip->di_flags2,
 				    fl2 & ~XK_DIFLAG2_COWEXTSIZE);
 			xk_be32_set(&dip->di_cowextsize, 0);
+		} else if (!strcmp(f.check, "nextents") ||
+			   !strcmp(f.check, "anextents") ||
+			   !strcmp(f.check, "data fork") ||
+			   !strcmp(f.check, "attr fork")) {
+			if (!clamp_counters(mp, dip))
+				return XK_ECORRUPT;
 		} else if (!strcmp(f.check, "nblocks")) {
 			/* Enough for the verifier; the next pass recounts. */
-			uint64_t want = xk_dinode_nextents(dip) +
-					xk_dinode_anextents(dip);
+			uint64_t want, nex[2];
 
-			if (want > rc->mp->sb.dblocks ||
-			    want == xk_be64_get(dip->di_nblocks))
+			if (clamp_counters(mp, dip))
+				continue;
+			nex[0] = xk_dinode_nextents(dip);
+			nex[1] = xk_dinode_anextents(dip);
+			for (int k = 0; k < 2; k++)
+				if (nex[k] > mp->sb.dblocks &&
+				    xk_dfork_format(dip, k) ==
+				    XK_DINODE_FMT_BTREE)
+					nex[k] = 1;
+			xk_dinode_set_nextents(dip, nex[0], nex[1]);
+			want = nex[0] + nex[1];
+			if (want > mp->sb.dblocks)
 				return XK_ECORRUPT;
-			xk_be64_set(&dip->di_nblocks, want);
+			if (want > xk_be64_get(dip->di_nblocks))
+				xk_be64_set(&dip->di_nblocks, want);
 		} else if (strcmp(f.check, "crc") != 0) {
 			return XK_ECORRUPT;
 		}
@@ -195,6 +250,7 @@ sf_rewrite(struct repair_ctx *rc, struct xk_dinode *dip, uint64_t drop,
 	e = size >= xk_dir2_sf_hdr_size(h->i8count) ?
 	    xk_dir2_sf_firstentry(h) : (const void *)end;
 	for (unsigned int k = 0; k < h->count && n < 255; k++) {
+		const struct inode_info *ii;
 		uint64_t child;
 
 		if ((const uint8_t *)e + sizeof(*e) > end ||
@@ -207,6 +263,10 @@ sf_rewrite(struct repair_ctx *rc, struct xk_dinode *dip, uint64_t drop,
 			memcpy(ents[n].name, e->name, e->namelen);
 			ents[n].namelen = e->namelen;
 			ents[n].ft = xk_dir2_sf_get_ftype(e, ftype);
+			/* The file type is the inode's, when it is known. */
+			ii = ftype ? inode_info_find(rc, child) : NULL;
+			if (ii)
+				ents[n].ft = xk_mode_to_ftype(ii->mode);
 			ents[n].off = xk_dir2_sf_get_offset(e);
 			ents[n].ino = child;
 			if (n && ents[n].off <= ents[n - 1].off)
@@ -268,15 +328,16 @@ sf_rewrite(struct repair_ctx *rc, struct xk_dinode *dip, uint64_t drop,
 	return 0;
 }
 
-/* Keep the data fork extents that are valid and in order. */
+/* Keep the extents of a fork that are valid and in order. */
 static void
-trim_extents(struct repair_ctx *rc, struct xk_dinode *dip)
+trim_extents(struct repair_ctx *rc, struct xk_dinode *dip, int fork)
 {
-	struct xk_bmbt_rec *recs = (void *)xk_dfork_dptr(dip);
-	uint64_t nex = xk_dinode_nextents(dip), keep = 0, next = 0;
-	unsigned int fsize = xk_dfork_dsize(dip, rc->mp->g.inodesize);
+	struct xk_bmbt_rec *recs = (void *)xk_dfork_ptr(dip, fork);
+	uint64_t nex = xk_dinode_fork_nextents(dip, fork), keep = 0, next = 0;
+	unsigned int fsize = xk_dfork_size(dip, rc->mp->g.inodesize, fork);
 
-	if (dip->di_format != XK_DINODE_FMT_EXTENTS)
+	if (xk_dfork_format(dip, fork) != XK_DINODE_FMT_EXTENTS ||
+	    (fork == XK_ATTR_FORK && !dip->di_forkoff))
 		return;
 	if (nex > fsize / sizeof(*recs))
 		nex = fsize / sizeof(*recs);
@@ -286,14 +347,45 @@ trim_extents(struct repair_ctx *rc, struct xk_dinode *dip)
 		xk_bmbt_rec_unpack(&recs[i], &r);
 		if (r.blockcount == 0 ||
 		    !xk_fsbext_valid(rc->mp, r.startblock, r.blockcount) ||
-		    r.startoff + r.blockcount > XK_MAX_FILEOFF ||
+		    !xk_fileext_valid(rc->mp, r.startoff, r.blockcount) ||
 		    r.startoff < next)
 			continue;
 		next = r.startoff + r.blockcount;
 		recs[keep++] = recs[i];
 	}
 	memset(&recs[keep], 0, (nex - keep) * sizeof(*recs));
-	xk_dinode_set_nextents(dip, keep, xk_dinode_anextents(dip));
+	if (fork == XK_DATA_FORK)
+		xk_dinode_set_nextents(dip, keep, xk_dinode_anextents(dip));
+	else
+		xk_dinode_set_nextents(dip, xk_dinode_nextents(dip), keep);
+}
+
+/*
+ * Unwritten flags off the extent lists in the inode: of the attr fork
+ * always, of the data fork unless the file is a regular one.  (A bmbt's
+ * records are left: the flag there is reported again, not fixed.)
+ */
+static void
+clear_unwritten(struct repair_ctx *rc, struct xk_dinode *dip)
+{
+	int reg = (xk_be16_get(dip->di_mode) & XK_S_IFMT) == XK_S_IFREG;
+
+	for (int fork = reg ? XK_ATTR_FORK : XK_DATA_FORK;
+	     fork <= XK_ATTR_FORK; fork++) {
+		struct xk_bmbt_rec *recs = (void *)xk_dfork_ptr(dip, fork);
+		unsigned int fsize = xk_dfork_size(dip, rc->mp->g.inodesize,
+						   fork);
+		uint64_t nex = xk_dinode_fork_nextents(dip, fork);
+
+		if (xk_dfork_format(dip, fork) != XK_DINODE_FMT_EXTENTS ||
+		    (fork == XK_ATTR_FORK && !dip->di_forkoff))
+			continue;
+		if (nex > fsize / sizeof(*recs))
+			nex = fsize / sizeof(*recs);
+		for (uint64_t i = 0; i < nex; i++)
+			xk_be64_set(&recs[i].l0, xk_be64_get(recs[i].l0) &
+				    ~(1ULL << 63));
+	}
 }
 
 /*
@@ -380,6 +472,7 @@ fix_one_inode(struct repair_ctx *rc, const struct ifix *v, size_t n,
 			break;
 		case IFIX_SF_DROP:
 		case IFIX_SF_PARENT:
+		case IFIX_SF_FTYPE:
 			if (dip->di_format != XK_DINODE_FMT_LOCAL ||
 			    (xk_be16_get(dip->di_mode) & XK_S_IFMT) !=
 			    XK_S_IFDIR)
@@ -431,7 +524,25 @@ fix_one_inode(struct repair_ctx *rc, const struct ifix *v, size_t n,
 			break;
 		case IFIX_TRIM:
 			if (all & IFIX_TRIM)
-				trim_extents(rc, dip);
+				trim_extents(rc, dip, XK_DATA_FORK);
+			break;
+		case IFIX_ATRIM:
+			if (!(all & (IFIX_NOATTR | IFIX_RMAP_AFORK)))
+				trim_extents(rc, dip, XK_ATTR_FORK);
+			break;
+		case IFIX_NEXTENTS:
+			xk_dinode_set_nextents(dip, v[i].val,
+					       xk_dinode_anextents(dip));
+			break;
+		case IFIX_ANEXTENTS:
+			xk_dinode_set_nextents(dip, xk_dinode_nextents(dip),
+					       v[i].val);
+			break;
+		case IFIX_WRITTEN:
+			clear_unwritten(rc, dip);
+			break;
+		case IFIX_UNLINKED:
+			xk_be32_set(&dip->di_next_unlinked, XK_NULLAGINO);
 			break;
 		}
 	}

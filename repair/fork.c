@@ -17,6 +17,8 @@ struct fork_walk {
 	uint64_t		next_off;	/* lowest offset still free */
 	uint64_t		nrecs;
 	uint64_t		bmbt_blocks;
+	uint16_t		mode;
+	int			in_inode;	/* an extent list, no bmbt */
 	int			problems;
 	int			ret;
 };
@@ -30,7 +32,8 @@ fork_extent(struct fork_walk *fw, const struct xk_bmbt_irec *r)
 	fw->nrecs++;
 	if (r->blockcount == 0 ||
 	    !xk_fsbext_valid(fw->rc->mp, r->startblock, r->blockcount) ||
-	    r->startoff + r->blockcount > XK_MAX_FILEOFF) {
+	    !xk_fileext_valid(fw->rc->mp, r->startoff,
+				      r->blockcount)) {
 		fw->problems++;
 		return report(fw->rc, PR_FORK_BAD, fname, -1, fw->ino,
 			      XK_NO_DADDR, "extent", "extent %llu: offset "
@@ -39,6 +42,20 @@ fork_extent(struct fork_walk *fw, const struct xk_bmbt_irec *r)
 			      (unsigned long long)r->startoff,
 			      (unsigned long long)r->startblock,
 			      (unsigned long long)r->blockcount);
+	}
+	/*
+	 * Only a regular file's data may be preallocated; elsewhere the
+	 * flag would hide written blocks, so it goes and the data stays.
+	 */
+	if (r->unwritten && (fw->fork == XK_ATTR_FORK ||
+			     (fw->mode & XK_S_IFMT) != XK_S_IFREG) &&
+	    report(fw->rc, PR_FORK_BAD, fname, -1, fw->ino, XK_NO_DADDR,
+		   "unwritten", "extent at offset %llu is marked unwritten",
+		   (unsigned long long)r->startoff)) {
+		if (fw->in_inode)
+			plan_inode(fw->rc, fw->ino, IFIX_WRITTEN, 0);
+		else
+			plan_none(fw->rc);
 	}
 	if (r->startoff < fw->next_off) {
 		fw->problems++;
@@ -89,7 +106,7 @@ walk_fork(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
 {
 	struct xk_mount *mp = rc->mp;
 	struct fork_walk fw = { .rc = rc, .ino = ino, .fork = fork,
-				.cb = cb };
+				.cb = cb, .mode = xk_be16_get(dip->di_mode) };
 	const uint8_t *p = xk_dfork_ptr(dip, fork);
 	unsigned int size = xk_dfork_size(dip, mp->g.inodesize, fork);
 	uint64_t nex = xk_dinode_fork_nextents(dip, fork);
@@ -98,6 +115,7 @@ walk_fork(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
 	*bmbt_blocks = 0;
 	switch (xk_dfork_format(dip, fork)) {
 	case XK_DINODE_FMT_EXTENTS:
+		fw.in_inode = 1;
 		/* The inode verifier checked that nex records fit. */
 		for (uint64_t i = 0; i < nex; i++) {
 			struct xk_bmbt_irec r;
@@ -126,11 +144,13 @@ walk_fork(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
 			report(rc, PR_FORK_BAD, fname, -1, ino, XK_NO_DADDR,
 			       "bmbt", "%s", xk_strerror(err));
 		*bmbt_blocks = fw.bmbt_blocks;
-		if (!fw.problems && fw.nrecs != nex)
-			report(rc, PR_FORK_BAD, fname, -1, ino, XK_NO_DADDR,
-			       "nextents", "inode says %llu extents, its "
-			       "bmbt holds %llu", (unsigned long long)nex,
-			       (unsigned long long)fw.nrecs);
+		if (!fw.problems && fw.nrecs != nex &&
+		    report(rc, PR_FORK_BAD, fname, -1, ino, XK_NO_DADDR,
+			   "nextents", "inode says %llu extents, its bmbt "
+			   "holds %llu", (unsigned long long)nex,
+			   (unsigned long long)fw.nrecs))
+			plan_inode(rc, ino, fork == XK_DATA_FORK ?
+				   IFIX_NEXTENTS : IFIX_ANEXTENTS, fw.nrecs);
 		break;
 	}
 	default:

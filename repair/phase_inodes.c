@@ -98,11 +98,14 @@ static void
 plan_fork_fix(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
 	      const int bad[2])
 {
-	if (bad[XK_ATTR_FORK])
-		plan_inode(rc, ino, rc->mp->g.has_rmapbt &&
-			   (dip->di_aformat == XK_DINODE_FMT_EXTENTS ||
-			    dip->di_aformat == XK_DINODE_FMT_BTREE) ?
-			   IFIX_RMAP_AFORK : IFIX_NOATTR, 0);
+	if (bad[XK_ATTR_FORK] && rc->mp->g.has_rmapbt &&
+	    (dip->di_aformat == XK_DINODE_FMT_EXTENTS ||
+	     dip->di_aformat == XK_DINODE_FMT_BTREE))
+		plan_inode(rc, ino, IFIX_RMAP_AFORK, 0);
+	else if (bad[XK_ATTR_FORK] && dip->di_aformat == XK_DINODE_FMT_EXTENTS)
+		plan_inode(rc, ino, IFIX_ATRIM, 0);
+	else if (bad[XK_ATTR_FORK])
+		plan_inode(rc, ino, IFIX_NOATTR, 0);
 	if (!bad[XK_DATA_FORK])
 		return;
 	if (dip->di_format == XK_DINODE_FMT_EXTENTS)

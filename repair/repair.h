@@ -133,6 +133,12 @@ struct ag_scan {
 #define IFIX_FLAGS	(1u << 11)	/* set di_flags to val */
 #define IFIX_PAD	(1u << 12)	/* zero the extent counters' padding */
 #define IFIX_NSEC	(1u << 13)	/* zero out-of-range nanoseconds */
+#define IFIX_NEXTENTS	(1u << 14)	/* set the data extent counter */
+#define IFIX_ANEXTENTS	(1u << 15)	/* set the attr extent counter */
+#define IFIX_UNLINKED	(1u << 16)	/* null di_next_unlinked */
+#define IFIX_ATRIM	(1u << 17)	/* drop invalid attr fork extents */
+#define IFIX_WRITTEN	(1u << 18)	/* clear in-inode unwritten flags */
+#define IFIX_SF_FTYPE	(1u << 19)	/* short-form dir: file types */
 
 struct ifix {
 	uint64_t	ino;
@@ -427,6 +433,7 @@ void secondary_sb_fixup(struct xk_mount *mp);
 
 int phase_log(struct repair_ctx *rc);
 int phase_superblocks(struct repair_ctx *rc);
+int vote_primary_features(struct repair_ctx *rc);
 int phase_ag_headers(struct repair_ctx *rc);
 int phase_inodes(struct repair_ctx *rc);
 int phase_space(struct repair_ctx *rc);
