@@ -440,6 +440,10 @@ fix_one_inode(struct repair_ctx *rc, const struct ifix *v, size_t n,
 	if ((all & IFIX_CORE) && !(all & IFIX_CLEAR) &&
 	    salvage_core(rc, ino, dip))
 		all |= IFIX_CLEAR;
+	if (all & IFIX_NEWROOT) {
+		root_inode_init(rc, dip, ino);
+		goto out;
+	}
 	if (all & IFIX_CLEAR) {
 		if (rc->verbose)
 			info(rc, "        - clearing inode %llu\n",

@@ -437,9 +437,16 @@ phase_links(struct repair_ctx *rc)
 
 	root = find(rc, sb->rootino);
 	if (!root || !is_dir(root)) {
-		report(rc, PR_DISCONNECTED, "root directory", -1, sb->rootino,
-		       XK_NO_DADDR, "rootino", "the root inode is not a "
-		       "directory in use");
+		/* Lost: a new one, and its children go to /lost+found. */
+		if (report(rc, PR_DISCONNECTED, "root directory", -1,
+			   sb->rootino, XK_NO_DADDR, "rootino", "the root "
+			   "inode is not a directory in use")) {
+			if (xk_ino_valid(rc->mp, sb->rootino))
+				plan_inode(rc, sb->rootino, IFIX_NEWROOT, 0);
+			else
+				plan_none(rc);
+		}
+		root = NULL;
 	} else {
 		if (root->parent != root->ino)
 			report(rc, PR_DIR_BAD, "root directory", -1, root->ino,

@@ -257,8 +257,12 @@ check_primary_inodes(struct repair_ctx *rc)
 	struct xk_sb *sb = &rc->mp->sb;
 	int root_ok = is_dir_inode(rc, sb->rootino);
 
-	if (root_ok && sb->rbmino == sb->rootino + 1 &&
-	    sb->rsumino == sb->rootino + 2)
+	/*
+	 * Numbers where mkfs puts them: a root that is no longer a
+	 * directory is rebuilt in its slot (phase_links.c).
+	 */
+	if (sb->rbmino == sb->rootino + 1 && sb->rsumino == sb->rootino + 2 &&
+	    (root_ok || xk_ino_valid(rc->mp, sb->rootino)))
 		return;
 	if (!report(rc, PR_SB_PRIMARY_BAD, "superblock", 0, 0, 0, "rootino",
 		    "root inode %llu%s, realtime inodes %llu and %llu",

@@ -139,6 +139,7 @@ struct ag_scan {
 #define IFIX_ATRIM	(1u << 17)	/* drop invalid attr fork extents */
 #define IFIX_WRITTEN	(1u << 18)	/* clear in-inode unwritten flags */
 #define IFIX_SF_FTYPE	(1u << 19)	/* short-form dir: file types */
+#define IFIX_NEWROOT	(1u << 20)	/* a new, empty root directory */
 
 struct ifix {
 	uint64_t	ino;
@@ -434,6 +435,8 @@ void secondary_sb_fixup(struct xk_mount *mp);
 int phase_log(struct repair_ctx *rc);
 int phase_superblocks(struct repair_ctx *rc);
 int vote_primary_features(struct repair_ctx *rc);
+void root_inode_init(struct repair_ctx *rc, struct xk_dinode *dip,
+		     uint64_t ino);
 int phase_ag_headers(struct repair_ctx *rc);
 int phase_inodes(struct repair_ctx *rc);
 int phase_space(struct repair_ctx *rc);
