@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include <xfskit/init.h>
+#include <xfskit/format/attr.h>
 #include <xfskit/format/dir.h>
 
 #include "repair.h"
@@ -361,6 +362,29 @@ trim_extents(struct repair_ctx *rc, struct xk_dinode *dip, int fork)
 }
 
 /*
+ * An attr leaf at daddr whose usedbytes disagrees with its records gets
+ * the sum the verifier computes; anything else wrong with it is left to
+ * the next pass.
+ */
+static void
+fix_attr_usedbytes(struct repair_ctx *rc, uint64_t ino, uint64_t daddr)
+{
+	struct xk_buf *bp;
+	int err = xk_buf_read_ctx(rc->mp, daddr, rc->mp->g.blocksize,
+				  &xk_attr3_leaf_buf_ops, -1, ino,
+				  XK_READ_SALVAGE, &bp);
+
+	if (err && bp && !bp->fail.crc_bad && bp->fail.check &&
+	    !strcmp(bp->fail.check, "usedbytes") && bp->fail.has_values) {
+		struct xk_attr3_leaf_hdr *h = (void *)bp->data;
+
+		xk_be16_set(&h->usedbytes, (uint16_t)bp->fail.expected);
+		xk_buf_dirty(bp);
+	}
+	xk_buf_release(bp);
+}
+
+/*
  * Unwritten flags off the extent lists in the inode: of the attr fork
  * always, of the data fork unless the file is a regular one.  (A bmbt's
  * records are left: the flag there is reported again, not fixed.)
@@ -541,6 +565,9 @@ fix_one_inode(struct repair_ctx *rc, const struct ifix *v, size_t n,
 		case IFIX_ANEXTENTS:
 			xk_dinode_set_nextents(dip, xk_dinode_nextents(dip),
 					       v[i].val);
+			break;
+		case IFIX_ATTR_USED:
+			fix_attr_usedbytes(rc, ino, v[i].val);
 			break;
 		case IFIX_WRITTEN:
 			clear_unwritten(rc, dip);

@@ -228,7 +228,7 @@ check_inode(struct repair_ctx *rc, uint64_t ino, int marked_free,
 	const struct xk_dinode *dip = ondisk;
 	struct xk_dinode *copy = NULL;
 	uint64_t blocks;
-	unsigned long before;
+	unsigned long before, fixed;
 	int bad[2] = { 0, 0 };
 	int err;
 
@@ -304,9 +304,10 @@ check_inode(struct repair_ctx *rc, uint64_t ino, int marked_free,
 		break;
 	}
 	before = rc->nproblems;
+	fixed = 0;
 	if (dip->di_forkoff && !bad[XK_ATTR_FORK])
-		check_attr_fork(rc, ino, dip, &maps[XK_ATTR_FORK]);
-	if (rc->nproblems != before)
+		fixed = check_attr_fork(rc, ino, dip, &maps[XK_ATTR_FORK]);
+	if (rc->nproblems - before > fixed)
 		plan_inode(rc, ino, IFIX_NOATTR, 0);
 out:
 	free(maps[0].v);

@@ -140,6 +140,7 @@ struct ag_scan {
 #define IFIX_WRITTEN	(1u << 18)	/* clear in-inode unwritten flags */
 #define IFIX_SF_FTYPE	(1u << 19)	/* short-form dir: file types */
 #define IFIX_NEWROOT	(1u << 20)	/* a new, empty root directory */
+#define IFIX_ATTR_USED	(1u << 21)	/* attr leaf at daddr val: usedbytes */
 
 struct ifix {
 	uint64_t	ino;
@@ -455,7 +456,7 @@ struct fork_map {
 void check_directory(struct repair_ctx *rc, uint64_t ino,
 		     const struct xk_dinode *dip, const struct fork_map *map);
 /* attr.c: check an inode's attr fork contents. */
-void check_attr_fork(struct repair_ctx *rc, uint64_t ino,
+unsigned long check_attr_fork(struct repair_ctx *rc, uint64_t ino,
 		     const struct xk_dinode *dip, const struct fork_map *map);
 /* Map a file block of a fork to a filesystem block; XK_NULLFSBLOCK if none. */
 uint64_t fork_map_lookup(const struct fork_map *map, uint64_t fileoff,
