@@ -83,6 +83,18 @@ clamp_counters(const struct xk_mount *mp, struct xk_dinode *dip)
 	return changed;
 }
 
+/* No attr fork: offset, format and counter reset, its bytes zeroed. */
+static void
+drop_attr_fork_core(const struct xk_mount *mp, struct xk_dinode *dip)
+{
+	if (dip->di_forkoff)
+		memset(xk_dfork_ptr(dip, XK_ATTR_FORK), 0,
+		       xk_dfork_size(dip, mp->g.inodesize, XK_ATTR_FORK));
+	dip->di_forkoff = 0;
+	dip->di_aformat = XK_DINODE_FMT_EXTENTS;
+	xk_dinode_set_nextents(dip, xk_dinode_nextents(dip), 0);
+}
+
 /*
  * Reset what can be derived, one failed rule at a time (the verifier
  * stops at the first), until the core verifies or a rule fails whose
@@ -94,9 +106,11 @@ clamp_counters(const struct xk_mount *mp, struct xk_dinode *dip)
  *  3. the CRC, recomputed;
  *  4. unknown or unsupported di_flags2 bits cleared;
  *  5. extent size hints that break their rules dropped (flag and value);
- *  6. extent counters that the fork's format cannot hold brought within
+ *  6. an attr fork of no known format (or a format without a fork
+ *     offset) removed, as xfs_repair does;
+ *  7. extent counters that the fork's format cannot hold brought within
  *     it (clamp_counters; the fork walk counts the real ones);
- *  7. di_nblocks set to the extent count, the least the verifier takes
+ *  8. di_nblocks set to the extent count, the least the verifier takes
  *     (the fork scan counts the real value next pass); a btree fork's
  *     counter too large for any block count lowered to fit (the bmbt
  *     walk counts the real one).
@@ -156,6 +170,13 @@ salvage_core(struct repair_ctx *rc, uint64_t ino, struct xk_dinode *dip)
 			xk_be64_set(&dip->di_flags2,
 				    fl2 & ~XK_DIFLAG2_COWEXTSIZE);
 			xk_be32_set(&dip->di_cowextsize, 0);
+		} else if (!strcmp(f.check, "aformat")) {
+			/*
+			 * As xfs_repair: an attr fork of no known format
+			 * goes, the file stays (the data fork keeps its
+			 * place at the start of the literal area).
+			 */
+			drop_attr_fork_core(mp, dip);
 		} else if (!strcmp(f.check, "nextents") ||
 			   !strcmp(f.check, "anextents") ||
 			   !strcmp(f.check, "data fork") ||
@@ -509,6 +530,16 @@ fix_one_inode(struct repair_ctx *rc, const struct ifix *v, size_t n,
 					 v[i].what == IFIX_SF_DROP ? v[i].val :
 					 0, v[i].what == IFIX_SF_PARENT ?
 					 v[i].val : 0, NULL);
+			/* Out of memory stops the run; nothing was changed. */
+			if (err == -ENOMEM) {
+				xk_buf_release(bp);
+				return err;
+			}
+			/*
+			 * The fork cannot hold even the header, or the
+			 * entries with an 8-byte parent: its entries are
+			 * lost either way, and the children are reconnected.
+			 */
 			if (err) {
 				xk_inode_init_free(mp, dip, ino);
 				goto out;
