@@ -83,6 +83,32 @@ clamp_counters(const struct xk_mount *mp, struct xk_dinode *dip)
 	return changed;
 }
 
+/*
+ * The byte where a regular file's extent list ends (a size that shows
+ * every block it maps); XK_ECORRUPT for any other data fork format.
+ */
+static int
+extent_list_end(const struct xk_mount *mp, const struct xk_dinode *dip,
+		uint64_t *end)
+{
+	const struct xk_bmbt_rec *recs = (const void *)xk_dfork_dptr(dip);
+	uint64_t nex = xk_dinode_nextents(dip), last = 0;
+
+	if (dip->di_format != XK_DINODE_FMT_EXTENTS ||
+	    nex > xk_dfork_dsize(dip, mp->g.inodesize) / sizeof(*recs))
+		return XK_ECORRUPT;
+	for (uint64_t i = 0; i < nex; i++) {
+		struct xk_bmbt_irec r;
+
+		xk_bmbt_rec_unpack(&recs[i], &r);
+		if (xk_fileext_valid(mp, r.startoff, r.blockcount) &&
+		    r.startoff + r.blockcount > last)
+			last = r.startoff + r.blockcount;
+	}
+	*end = last << mp->g.blocklog;
+	return 0;
+}
+
 /* No attr fork: offset, format and counter reset, its bytes zeroed. */
 static void
 drop_attr_fork_core(const struct xk_mount *mp, struct xk_dinode *dip)
@@ -107,7 +133,11 @@ drop_attr_fork_core(const struct xk_mount *mp, struct xk_dinode *dip)
  *  4. unknown or unsupported di_flags2 bits cleared;
  *  5. extent size hints that break their rules dropped (flag and value);
  *  6. an attr fork of no known format (or a format without a fork
- *     offset) removed, as xfs_repair does;
+ *     offset) removed, as xfs_repair does; likewise a fork offset past
+ *     the literal area when the data fork is not local (the file is
+ *     kept, its xattrs are lost; xfs_repair clears the file);
+ *  6a. a regular file's negative size set to the end of its extent
+ *     list (xfs_repair clears the file);
  *  7. extent counters that the fork's format cannot hold brought within
  *     it (clamp_counters; the fork walk counts the real ones);
  *  8. di_nblocks set to the extent count, the least the verifier takes
@@ -124,7 +154,7 @@ salvage_core(struct repair_ctx *rc, uint64_t ino, struct xk_dinode *dip)
 
 	for (int round = 0; round < 12; round++) {
 		struct xk_fail f;
-		uint64_t fl2 = xk_be64_get(dip->di_flags2);
+		uint64_t fl2 = xk_be64_get(dip->di_flags2), end;
 		uint16_t fl = xk_be16_get(dip->di_flags);
 
 		memset(&f, 0, sizeof(f));
@@ -170,6 +200,19 @@ salvage_core(struct repair_ctx *rc, uint64_t ino, struct xk_dinode *dip)
 			xk_be64_set(&dip->di_flags2,
 				    fl2 & ~XK_DIFLAG2_COWEXTSIZE);
 			xk_be32_set(&dip->di_cowextsize, 0);
+		} else if (!strcmp(f.check, "forkoff") &&
+			   xk_dfork_format(dip, XK_DATA_FORK) !=
+			   XK_DINODE_FMT_LOCAL) {
+			/* Only the attrs are lost: the data fork grows. */
+			dip->di_forkoff = 0;
+			drop_attr_fork_core(mp, dip);
+		} else if (!strcmp(f.check, "size") &&
+			   (xk_be64_get(dip->di_size) >> 63) &&
+			   (xk_be16_get(dip->di_mode) & XK_S_IFMT) ==
+			   XK_S_IFREG) {
+			if (extent_list_end(mp, dip, &end))
+				return XK_ECORRUPT;
+			xk_be64_set(&dip->di_size, end);
 		} else if (!strcmp(f.check, "aformat")) {
 			/*
 			 * As xfs_repair: an attr fork of no known format
