@@ -130,7 +130,8 @@ drop_attr_fork_core(const struct xk_mount *mp, struct xk_dinode *dip)
  *     di_next_unlinked outside the AG (set to null), and the realtime
  *     flag without a realtime device (dropped);
  *  3. the CRC, recomputed;
- *  4. unknown or unsupported di_flags2 bits cleared;
+ *  4. unknown or unsupported di_flags2 bits cleared (features the
+ *     filesystem lacks, DAX beside reflink);
  *  5. extent size hints that break their rules dropped (flag and value);
  *  6. an attr fork of no known format (or a format without a fork
  *     offset) removed, as xfs_repair does; likewise a fork offset past
@@ -189,6 +190,17 @@ salvage_core(struct repair_ctx *rc, uint64_t ino, struct xk_dinode *dip)
 			    XK_S_IFREG)
 				fl2 &= ~(XK_DIFLAG2_REFLINK |
 					 XK_DIFLAG2_COWEXTSIZE);
+			/* Reflink wins over DAX, which is only a hint. */
+			if (fl2 & XK_DIFLAG2_REFLINK)
+				fl2 &= ~XK_DIFLAG2_DAX;
+			/*
+			 * Without their features the inode was written
+			 * without them: the flag is what is wrong.
+			 */
+			if (!mp->g.has_bigtime)
+				fl2 &= ~XK_DIFLAG2_BIGTIME;
+			if (!mp->g.has_nrext64)
+				fl2 &= ~XK_DIFLAG2_NREXT64;
 			if (fl2 == xk_be64_get(dip->di_flags2))
 				return XK_ECORRUPT;
 			xk_be64_set(&dip->di_flags2, fl2);
