@@ -110,7 +110,7 @@ fr_mapping(struct fork_read *fr, const struct xk_bmbt_irec *r)
 	if (fr->flags & XK_FORK_CHECK) {
 		if (r->blockcount == 0 ||
 		    !xk_fsbext_valid(fr->mp, r->startblock, r->blockcount) ||
-		    r->startoff + r->blockcount > XK_MAX_FILEOFF) {
+		    !xk_fileext_valid(fr->mp, r->startoff, r->blockcount)) {
 			fr_problemf(fr, "extent", "extent %llu: offset %llu, "
 				    "block %llu, length %llu is not valid",
 				    (unsigned long long)(fr->nrecs - 1),

@@ -281,6 +281,14 @@ xk_fsbext_valid(const struct xk_mount *mp, uint64_t fsb, uint64_t len)
 			       len);
 }
 
+int
+xk_fileext_valid(const struct xk_mount *mp, uint64_t off, uint64_t len)
+{
+	uint64_t max = ((1ULL << 63) - 1) >> mp->g.blocklog;
+
+	return len > 0 && off + len > off && off + len - 1 < max;
+}
+
 const char *
 xk_version(void)
 {

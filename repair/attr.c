@@ -193,7 +193,7 @@ check_remote_value(struct attr_state *as, const struct fork_map *map,
  * remote value its leaves point at; every mapped block must be one or
  * the other.
  */
-static void
+static unsigned long
 check_attr_blocks(struct repair_ctx *rc, uint64_t ino,
 		  const struct fork_map *map)
 {
@@ -211,7 +211,7 @@ check_attr_blocks(struct repair_ctx *rc, uint64_t ino,
 	size_t reported = 0;
 
 	if (!map->n)
-		return;
+		return 0;
 	if (da_walk(&dw, 0))
 		goto out;
 	for (size_t i = 0; i < as.nrmt && !rc->error; i++)
@@ -241,9 +241,11 @@ check_attr_blocks(struct repair_ctx *rc, uint64_t ino,
 out:
 	free(dw.reached);
 	free(as.rmt);
+	return dw.fixed;
 }
 
-void
+/* Returns the findings already planned as fixes in place. */
+unsigned long
 check_attr_fork(struct repair_ctx *rc, uint64_t ino,
 		const struct xk_dinode *dip, const struct fork_map *map)
 {
@@ -253,7 +255,7 @@ check_attr_fork(struct repair_ctx *rc, uint64_t ino,
 		break;
 	case XK_DINODE_FMT_EXTENTS:
 	case XK_DINODE_FMT_BTREE:
-		check_attr_blocks(rc, ino, map);
-		break;
+		return check_attr_blocks(rc, ino, map);
 	}
+	return 0;
 }

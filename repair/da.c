@@ -47,6 +47,20 @@ seen_before(struct da_state *st, uint64_t lblk)
 	return 0;
 }
 
+/*
+ * An attr leaf whose only fault is usedbytes (the verifier checks it
+ * last, and says what the records add up to): xfs_repair resets it and
+ * keeps the leaf's attributes, and so do we.
+ */
+static int
+attr_used_fixable(const struct da_walk *dw, const struct xk_buf_ops *ops,
+		  const struct xk_buf *bp)
+{
+	return ops && ops == &xk_attr3_leaf_buf_ops && !bp->fail.crc_bad &&
+	       bp->fail.check && !strcmp(bp->fail.check, "usedbytes") &&
+	       bp->fail.has_values && bp->fail.expected <= dw->blksize;
+}
+
 static struct xk_buf *
 read_lblk(struct da_walk *dw, uint64_t lblk, const struct xk_buf_ops *ops,
 	  int *errp)
@@ -70,12 +84,19 @@ read_lblk(struct da_walk *dw, uint64_t lblk, const struct xk_buf_ops *ops,
 				"%llu", (unsigned long long)lblk,
 				(unsigned long long)dw->ino))
 		return NULL;
-	if (*errp && bp)
+	if (*errp && bp && attr_used_fixable(dw, ops, bp)) {
+		/* A wrong total alone: corrected in place, the block read. */
+		if (fix_problem(rc, dw->pr, &bp->fail))
+			plan_inode(rc, dw->ino, IFIX_ATTR_USED, bp->daddr);
+		dw->fixed++;
+		*errp = 0;
+	} else if (*errp && bp) {
 		fix_problem(rc, dw->pr, &bp->fail);
-	else if (*errp)
+	} else if (*errp) {
 		report(rc, dw->pr, dw->what, -1, dw->ino, XK_NO_DADDR, "read",
 		       "block %llu: %s", (unsigned long long)lblk,
 		       xk_strerror(*errp));
+	}
 	return bp;
 }
 

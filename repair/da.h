@@ -23,6 +23,8 @@ struct da_walk {
 	/* Filled by the walk: every logical block reached (free it). */
 	uint64_t		*reached;
 	size_t			nreached;
+	/* Findings planned as fixes in place (the fork is kept). */
+	unsigned long		fixed;
 };
 
 XK_MUST_CHECK int da_walk(struct da_walk *dw, uint64_t root);

@@ -155,12 +155,66 @@ struct dirent_ref {
 	uint32_t	hash;
 };
 
+/* A data block's largest free region not known (unread, bad). */
+#define BEST_UNKNOWN	0x10000u
+
 struct dir_state {
 	struct repair_ctx	*rc;
 	uint64_t		ino;
 	struct dirent_ref	*data, *leaf;
 	size_t			ndata, capdata, nleaf, capleaf;
+	/* Per data block: its largest free length, a hole's NULL_DATAOFF. */
+	uint32_t		*best;
+	size_t			nbest;
 };
+
+/* Record data block db's largest free region (BEST_UNKNOWN: not read). */
+static void
+note_best(struct dir_state *ds, uint64_t db, uint32_t len)
+{
+	if (db >= ds->nbest) {
+		size_t n = (size_t)db + 1;
+		uint32_t *nv = xk_realloc(ds->best, n * sizeof(*nv));
+
+		/* A block left out would make a false bests finding. */
+		if (!nv) {
+			repair_error(ds->rc, -ENOMEM, "recording the free "
+				     "space of directory %llu",
+				     (unsigned long long)ds->ino);
+			return;
+		}
+		for (size_t i = ds->nbest; i < n; i++)
+			nv[i] = XK_DIR2_NULL_DATAOFF;
+		ds->best = nv;
+		ds->nbest = n;
+	}
+	ds->best[db] = len;
+}
+
+/*
+ * A "bests" array (a free-index block's, or a leaf block's tail) against
+ * the data blocks: entry i, for data block firstdb + i, holds that
+ * block's largest free length, or NULL_DATAOFF where there is no block.
+ */
+static void
+check_bests(struct dir_state *ds, const xk_be16 *bests, uint32_t n,
+	    uint32_t firstdb, uint64_t daddr)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t db = (uint64_t)firstdb + i;
+		uint32_t want = db < ds->nbest ? ds->best[db] :
+				XK_DIR2_NULL_DATAOFF;
+		uint16_t got = xk_be16_get(bests[i]);
+
+		if (want == BEST_UNKNOWN || got == want)
+			continue;
+		report(ds->rc, PR_DIR_BAD, "directory", -1, ds->ino, daddr,
+		       "bests", "free index entry for data block %llu says "
+		       "%u, the block's largest free region is %u",
+		       (unsigned long long)db, got, want);
+		return;
+	}
+}
 
 /* A reference left out would make a false index finding: stop. */
 static void
@@ -272,6 +326,15 @@ dir_leaf_fn(void *ctx, struct xk_buf *bp, uint64_t lblk)
 
 	(void)lblk;
 	collect_leaf_ents(ds, xk_dir3_leaf_ents(lh), count);
+	if (xk_be16_get(lh->info.hdr.magic) == XK_DIR3_LEAF1_MAGIC) {
+		const struct xk_dir2_leaf_tail *t =
+			xk_dir2_leaf_tail_p(bp->data, bp->len);
+		uint32_t nb = xk_be32_get(t->bestcount);
+
+		if ((uint64_t)nb * 2 + sizeof(*t) + sizeof(*lh) <= bp->len)
+			check_bests(ds, xk_dir2_leaf_bests_p(t), nb, 0,
+				    bp->daddr);
+	}
 	return count ? xk_be32_get(xk_dir3_leaf_ents(lh)[count - 1].hashval) :
 		       0;
 }
@@ -454,6 +517,18 @@ check_blocks(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
 			if (off >= free_fsb) {
 				bp = read_dir_block(&ds, fsb,
 						    &xk_dir3_free_buf_ops, &err);
+				if (bp && !err &&
+				    xk_be32_get(((const struct xk_dir3_free_hdr *)
+						 bp->data)->nvalid) <=
+				    (bp->len - sizeof(struct xk_dir3_free_hdr)) / 2) {
+					const struct xk_dir3_free_hdr *fh =
+						(const void *)bp->data;
+
+					check_bests(&ds, xk_dir3_free_bests(fh),
+						    xk_be32_get(fh->nvalid),
+						    xk_be32_get(fh->firstdb),
+						    bp->daddr);
+				}
 				xk_buf_release(bp);
 				continue;
 			}
@@ -466,6 +541,10 @@ check_blocks(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
 			bp = read_dir_block(&ds, fsb, ops, &err);
 			if (rc->error)
 				goto out;
+			note_best(&ds, off >> dblog, bp && !err ?
+				  xk_be16_get(((const struct xk_dir3_data_hdr *)
+					       bp->data)->best_free[0].length) :
+				  BEST_UNKNOWN);
 			if (!bp)
 				continue;
 			if (block_form) {
@@ -525,6 +604,7 @@ out:
 	free(leafblks);
 	free(ds.data);
 	free(ds.leaf);
+	free(ds.best);
 }
 
 void

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include <xfskit/init.h>
+#include <xfskit/format/attr.h>
 #include <xfskit/format/dir.h>
 
 #include "repair.h"
@@ -52,6 +53,79 @@ plan_none(struct repair_ctx *rc)
 }
 
 /*
+ * The extent counters brought within what each fork's format can hold:
+ * none in a local or device fork or without an attr fork, no more than
+ * fit an extent list (the fork walk then counts the real ones).  A btree
+ * fork's counter is only checked against the bmbt by the walk.  Returns
+ * whether a counter changed.
+ */
+static int
+clamp_counters(const struct xk_mount *mp, struct xk_dinode *dip)
+{
+	uint64_t n[2];
+	int changed = 0;
+
+	for (int fork = XK_DATA_FORK; fork <= XK_ATTR_FORK; fork++) {
+		uint64_t want = n[fork] = xk_dinode_fork_nextents(dip, fork);
+		unsigned int size = xk_dfork_size(dip, mp->g.inodesize, fork);
+
+		if (fork == XK_ATTR_FORK && !dip->di_forkoff)
+			want = 0;
+		else if (xk_dfork_format(dip, fork) == XK_DINODE_FMT_EXTENTS &&
+			 want > size / sizeof(struct xk_bmbt_rec))
+			want = size / sizeof(struct xk_bmbt_rec);
+		else if (xk_dfork_format(dip, fork) == XK_DINODE_FMT_LOCAL ||
+			 xk_dfork_format(dip, fork) == XK_DINODE_FMT_DEV)
+			want = 0;
+		if (want != n[fork]) {
+			n[fork] = want;
+			changed = 1;
+		}
+	}
+	if (changed)
+		xk_dinode_set_nextents(dip, n[XK_DATA_FORK], n[XK_ATTR_FORK]);
+	return changed;
+}
+
+/*
+ * The byte where a regular file's extent list ends (a size that shows
+ * every block it maps); XK_ECORRUPT for any other data fork format.
+ */
+static int
+extent_list_end(const struct xk_mount *mp, const struct xk_dinode *dip,
+		uint64_t *end)
+{
+	const struct xk_bmbt_rec *recs = (const void *)xk_dfork_dptr(dip);
+	uint64_t nex = xk_dinode_nextents(dip), last = 0;
+
+	if (dip->di_format != XK_DINODE_FMT_EXTENTS ||
+	    nex > xk_dfork_dsize(dip, mp->g.inodesize) / sizeof(*recs))
+		return XK_ECORRUPT;
+	for (uint64_t i = 0; i < nex; i++) {
+		struct xk_bmbt_irec r;
+
+		xk_bmbt_rec_unpack(&recs[i], &r);
+		if (xk_fileext_valid(mp, r.startoff, r.blockcount) &&
+		    r.startoff + r.blockcount > last)
+			last = r.startoff + r.blockcount;
+	}
+	*end = last << mp->g.blocklog;
+	return 0;
+}
+
+/* No attr fork: offset, format and counter reset, its bytes zeroed. */
+static void
+drop_attr_fork_core(const struct xk_mount *mp, struct xk_dinode *dip)
+{
+	if (dip->di_forkoff)
+		memset(xk_dfork_ptr(dip, XK_ATTR_FORK), 0,
+		       xk_dfork_size(dip, mp->g.inodesize, XK_ATTR_FORK));
+	dip->di_forkoff = 0;
+	dip->di_aformat = XK_DINODE_FMT_EXTENTS;
+	xk_dinode_set_nextents(dip, xk_dinode_nextents(dip), 0);
+}
+
+/*
  * Reset what can be derived, one failed rule at a time (the verifier
  * stops at the first), until the core verifies or a rule fails whose
  * field cannot be derived:
@@ -60,10 +134,21 @@ plan_none(struct repair_ctx *rc)
  *     di_next_unlinked outside the AG (set to null), and the realtime
  *     flag without a realtime device (dropped);
  *  3. the CRC, recomputed;
- *  4. unknown or unsupported di_flags2 bits cleared;
+ *  4. unknown or unsupported di_flags2 bits cleared (features the
+ *     filesystem lacks, DAX beside reflink);
  *  5. extent size hints that break their rules dropped (flag and value);
- *  6. di_nblocks set to the extent count, the least the verifier takes
- *     (the fork scan counts the real value next pass).
+ *  6. an attr fork of no known format (or a format without a fork
+ *     offset) removed, as xfs_repair does; likewise a fork offset past
+ *     the literal area when the data fork is not local (the file is
+ *     kept, its xattrs are lost; xfs_repair clears the file);
+ *  6a. a regular file's negative size set to the end of its extent
+ *     list (xfs_repair clears the file);
+ *  7. extent counters that the fork's format cannot hold brought within
+ *     it (clamp_counters; the fork walk counts the real ones);
+ *  8. di_nblocks set to the extent count, the least the verifier takes
+ *     (the fork scan counts the real value next pass); a btree fork's
+ *     counter too large for any block count lowered to fit (the bmbt
+ *     walk counts the real one).
  * Anything else (mode, formats, sizes, fork offsets) means the inode is
  * not trusted and is cleared.
  */
@@ -74,7 +159,7 @@ salvage_core(struct repair_ctx *rc, uint64_t ino, struct xk_dinode *dip)
 
 	for (int round = 0; round < 12; round++) {
 		struct xk_fail f;
-		uint64_t fl2 = xk_be64_get(dip->di_flags2);
+		uint64_t fl2 = xk_be64_get(dip->di_flags2), end;
 		uint16_t fl = xk_be16_get(dip->di_flags);
 
 		memset(&f, 0, sizeof(f));
@@ -109,6 +194,17 @@ salvage_core(struct repair_ctx *rc, uint64_t ino, struct xk_dinode *dip)
 			    XK_S_IFREG)
 				fl2 &= ~(XK_DIFLAG2_REFLINK |
 					 XK_DIFLAG2_COWEXTSIZE);
+			/* Reflink wins over DAX, which is only a hint. */
+			if (fl2 & XK_DIFLAG2_REFLINK)
+				fl2 &= ~XK_DIFLAG2_DAX;
+			/*
+			 * Without their features the inode was written
+			 * without them: the flag is what is wrong.
+			 */
+			if (!mp->g.has_bigtime)
+				fl2 &= ~XK_DIFLAG2_BIGTIME;
+			if (!mp->g.has_nrext64)
+				fl2 &= ~XK_DIFLAG2_NREXT64;
 			if (fl2 == xk_be64_get(dip->di_flags2))
 				return XK_ECORRUPT;
 			xk_be64_set(&dip->di_flags2, fl2);
@@ -120,15 +216,51 @@ salvage_core(struct repair_ctx *rc, uint64_t ino, struct xk_dinode *dip)
 			xk_be64_set(&dip->di_flags2,
 				    fl2 & ~XK_DIFLAG2_COWEXTSIZE);
 			xk_be32_set(&dip->di_cowextsize, 0);
+		} else if (!strcmp(f.check, "forkoff") &&
+			   xk_dfork_format(dip, XK_DATA_FORK) !=
+			   XK_DINODE_FMT_LOCAL) {
+			/* Only the attrs are lost: the data fork grows. */
+			dip->di_forkoff = 0;
+			drop_attr_fork_core(mp, dip);
+		} else if (!strcmp(f.check, "size") &&
+			   (xk_be64_get(dip->di_size) >> 63) &&
+			   (xk_be16_get(dip->di_mode) & XK_S_IFMT) ==
+			   XK_S_IFREG) {
+			if (extent_list_end(mp, dip, &end))
+				return XK_ECORRUPT;
+			xk_be64_set(&dip->di_size, end);
+		} else if (!strcmp(f.check, "aformat")) {
+			/*
+			 * As xfs_repair: an attr fork of no known format
+			 * goes, the file stays (the data fork keeps its
+			 * place at the start of the literal area).
+			 */
+			drop_attr_fork_core(mp, dip);
+		} else if (!strcmp(f.check, "nextents") ||
+			   !strcmp(f.check, "anextents") ||
+			   !strcmp(f.check, "data fork") ||
+			   !strcmp(f.check, "attr fork")) {
+			if (!clamp_counters(mp, dip))
+				return XK_ECORRUPT;
 		} else if (!strcmp(f.check, "nblocks")) {
 			/* Enough for the verifier; the next pass recounts. */
-			uint64_t want = xk_dinode_nextents(dip) +
-					xk_dinode_anextents(dip);
+			uint64_t want, nex[2];
 
-			if (want > rc->mp->sb.dblocks ||
-			    want == xk_be64_get(dip->di_nblocks))
+			if (clamp_counters(mp, dip))
+				continue;
+			nex[0] = xk_dinode_nextents(dip);
+			nex[1] = xk_dinode_anextents(dip);
+			for (int k = 0; k < 2; k++)
+				if (nex[k] > mp->sb.dblocks &&
+				    xk_dfork_format(dip, k) ==
+				    XK_DINODE_FMT_BTREE)
+					nex[k] = 1;
+			xk_dinode_set_nextents(dip, nex[0], nex[1]);
+			want = nex[0] + nex[1];
+			if (want > mp->sb.dblocks)
 				return XK_ECORRUPT;
-			xk_be64_set(&dip->di_nblocks, want);
+			if (want > xk_be64_get(dip->di_nblocks))
+				xk_be64_set(&dip->di_nblocks, want);
 		} else if (strcmp(f.check, "crc") != 0) {
 			return XK_ECORRUPT;
 		}
@@ -199,6 +331,7 @@ sf_rewrite(struct repair_ctx *rc, struct xk_dinode *dip, uint64_t drop,
 	e = size >= xk_dir2_sf_hdr_size(h->i8count) ?
 	    xk_dir2_sf_firstentry(h) : (const void *)end;
 	for (unsigned int k = 0; k < h->count && n < 255; k++) {
+		const struct inode_info *ii;
 		uint64_t child;
 
 		if ((const uint8_t *)e + sizeof(*e) > end ||
@@ -211,6 +344,10 @@ sf_rewrite(struct repair_ctx *rc, struct xk_dinode *dip, uint64_t drop,
 			memcpy(ents[n].name, e->name, e->namelen);
 			ents[n].namelen = e->namelen;
 			ents[n].ft = xk_dir2_sf_get_ftype(e, ftype);
+			/* The file type is the inode's, when it is known. */
+			ii = ftype ? inode_info_find(rc, child) : NULL;
+			if (ii)
+				ents[n].ft = xk_mode_to_ftype(ii->mode);
 			ents[n].off = xk_dir2_sf_get_offset(e);
 			ents[n].ino = child;
 			if (n && ents[n].off <= ents[n - 1].off)
@@ -272,15 +409,16 @@ sf_rewrite(struct repair_ctx *rc, struct xk_dinode *dip, uint64_t drop,
 	return 0;
 }
 
-/* Keep the data fork extents that are valid and in order. */
+/* Keep the extents of a fork that are valid and in order. */
 static void
-trim_extents(struct repair_ctx *rc, struct xk_dinode *dip)
+trim_extents(struct repair_ctx *rc, struct xk_dinode *dip, int fork)
 {
-	struct xk_bmbt_rec *recs = (void *)xk_dfork_dptr(dip);
-	uint64_t nex = xk_dinode_nextents(dip), keep = 0, next = 0;
-	unsigned int fsize = xk_dfork_dsize(dip, rc->mp->g.inodesize);
+	struct xk_bmbt_rec *recs = (void *)xk_dfork_ptr(dip, fork);
+	uint64_t nex = xk_dinode_fork_nextents(dip, fork), keep = 0, next = 0;
+	unsigned int fsize = xk_dfork_size(dip, rc->mp->g.inodesize, fork);
 
-	if (dip->di_format != XK_DINODE_FMT_EXTENTS)
+	if (xk_dfork_format(dip, fork) != XK_DINODE_FMT_EXTENTS ||
+	    (fork == XK_ATTR_FORK && !dip->di_forkoff))
 		return;
 	if (nex > fsize / sizeof(*recs))
 		nex = fsize / sizeof(*recs);
@@ -290,14 +428,68 @@ trim_extents(struct repair_ctx *rc, struct xk_dinode *dip)
 		xk_bmbt_rec_unpack(&recs[i], &r);
 		if (r.blockcount == 0 ||
 		    !xk_fsbext_valid(rc->mp, r.startblock, r.blockcount) ||
-		    r.startoff + r.blockcount > XK_MAX_FILEOFF ||
+		    !xk_fileext_valid(rc->mp, r.startoff, r.blockcount) ||
 		    r.startoff < next)
 			continue;
 		next = r.startoff + r.blockcount;
 		recs[keep++] = recs[i];
 	}
 	memset(&recs[keep], 0, (nex - keep) * sizeof(*recs));
-	xk_dinode_set_nextents(dip, keep, xk_dinode_anextents(dip));
+	if (fork == XK_DATA_FORK)
+		xk_dinode_set_nextents(dip, keep, xk_dinode_anextents(dip));
+	else
+		xk_dinode_set_nextents(dip, xk_dinode_nextents(dip), keep);
+}
+
+/*
+ * An attr leaf at daddr whose usedbytes disagrees with its records gets
+ * the sum the verifier computes; anything else wrong with it is left to
+ * the next pass.
+ */
+static void
+fix_attr_usedbytes(struct repair_ctx *rc, uint64_t ino, uint64_t daddr)
+{
+	struct xk_buf *bp;
+	int err = xk_buf_read_ctx(rc->mp, daddr, rc->mp->g.blocksize,
+				  &xk_attr3_leaf_buf_ops, -1, ino,
+				  XK_READ_SALVAGE, &bp);
+
+	if (err && bp && !bp->fail.crc_bad && bp->fail.check &&
+	    !strcmp(bp->fail.check, "usedbytes") && bp->fail.has_values) {
+		struct xk_attr3_leaf_hdr *h = (void *)bp->data;
+
+		xk_be16_set(&h->usedbytes, (uint16_t)bp->fail.expected);
+		xk_buf_dirty(bp);
+	}
+	xk_buf_release(bp);
+}
+
+/*
+ * Unwritten flags off the extent lists in the inode: of the attr fork
+ * always, of the data fork unless the file is a regular one.  (A bmbt's
+ * records are left: the flag there is reported again, not fixed.)
+ */
+static void
+clear_unwritten(struct repair_ctx *rc, struct xk_dinode *dip)
+{
+	int reg = (xk_be16_get(dip->di_mode) & XK_S_IFMT) == XK_S_IFREG;
+
+	for (int fork = reg ? XK_ATTR_FORK : XK_DATA_FORK;
+	     fork <= XK_ATTR_FORK; fork++) {
+		struct xk_bmbt_rec *recs = (void *)xk_dfork_ptr(dip, fork);
+		unsigned int fsize = xk_dfork_size(dip, rc->mp->g.inodesize,
+						   fork);
+		uint64_t nex = xk_dinode_fork_nextents(dip, fork);
+
+		if (xk_dfork_format(dip, fork) != XK_DINODE_FMT_EXTENTS ||
+		    (fork == XK_ATTR_FORK && !dip->di_forkoff))
+			continue;
+		if (nex > fsize / sizeof(*recs))
+			nex = fsize / sizeof(*recs);
+		for (uint64_t i = 0; i < nex; i++)
+			xk_be64_set(&recs[i].l0, xk_be64_get(recs[i].l0) &
+				    ~(1ULL << 63));
+	}
 }
 
 /*
@@ -352,6 +544,10 @@ fix_one_inode(struct repair_ctx *rc, const struct ifix *v, size_t n,
 	if ((all & IFIX_CORE) && !(all & IFIX_CLEAR) &&
 	    salvage_core(rc, ino, dip))
 		all |= IFIX_CLEAR;
+	if (all & IFIX_NEWROOT) {
+		root_inode_init(rc, dip, ino);
+		goto out;
+	}
 	if (all & IFIX_CLEAR) {
 		if (rc->verbose)
 			info(rc, "        - clearing inode %llu\n",
@@ -400,6 +596,7 @@ fix_one_inode(struct repair_ctx *rc, const struct ifix *v, size_t n,
 			break;
 		case IFIX_SF_DROP:
 		case IFIX_SF_PARENT:
+		case IFIX_SF_FTYPE:
 			if (dip->di_format != XK_DINODE_FMT_LOCAL ||
 			    (xk_be16_get(dip->di_mode) & XK_S_IFMT) !=
 			    XK_S_IFDIR)
@@ -408,10 +605,16 @@ fix_one_inode(struct repair_ctx *rc, const struct ifix *v, size_t n,
 					 v[i].what == IFIX_SF_DROP ? v[i].val :
 					 0, v[i].what == IFIX_SF_PARENT ?
 					 v[i].val : 0, NULL);
+			/* Memory or I/O stops the run; nothing was changed. */
 			if (xk_err_operational(err)) {
 				xk_buf_release(bp);
 				return err;
 			}
+			/*
+			 * The fork cannot hold even the header, or the
+			 * entries with an 8-byte parent: its entries are
+			 * lost either way, and the children are reconnected.
+			 */
 			if (err) {
 				xk_inode_init_free(mp, dip, ino);
 				goto out;
@@ -460,7 +663,28 @@ fix_one_inode(struct repair_ctx *rc, const struct ifix *v, size_t n,
 			break;
 		case IFIX_TRIM:
 			if (all & IFIX_TRIM)
-				trim_extents(rc, dip);
+				trim_extents(rc, dip, XK_DATA_FORK);
+			break;
+		case IFIX_ATRIM:
+			if (!(all & (IFIX_NOATTR | IFIX_RMAP_AFORK)))
+				trim_extents(rc, dip, XK_ATTR_FORK);
+			break;
+		case IFIX_NEXTENTS:
+			xk_dinode_set_nextents(dip, v[i].val,
+					       xk_dinode_anextents(dip));
+			break;
+		case IFIX_ANEXTENTS:
+			xk_dinode_set_nextents(dip, xk_dinode_nextents(dip),
+					       v[i].val);
+			break;
+		case IFIX_ATTR_USED:
+			fix_attr_usedbytes(rc, ino, v[i].val);
+			break;
+		case IFIX_WRITTEN:
+			clear_unwritten(rc, dip);
+			break;
+		case IFIX_UNLINKED:
+			xk_be32_set(&dip->di_next_unlinked, XK_NULLAGINO);
 			break;
 		}
 	}

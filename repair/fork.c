@@ -12,6 +12,29 @@
 
 #include "repair.h"
 
+/*
+ * Only a regular file's data may be preallocated; elsewhere the flag
+ * would hide written blocks, so it goes and the data stays.
+ */
+static void
+check_unwritten(struct repair_ctx *rc, uint64_t ino,
+		const struct xk_dinode *dip, int fork,
+		const struct xk_bmbt_irec *r)
+{
+	if (!r->unwritten || (fork == XK_DATA_FORK &&
+	    (xk_be16_get(dip->di_mode) & XK_S_IFMT) == XK_S_IFREG))
+		return;
+	if (!report(rc, PR_FORK_BAD, fork == XK_DATA_FORK ? "data fork" :
+		    "attr fork", -1, ino, XK_NO_DADDR, "unwritten",
+		    "extent at offset %llu is marked unwritten",
+		    (unsigned long long)r->startoff))
+		return;
+	if (xk_dfork_format(dip, fork) == XK_DINODE_FMT_EXTENTS)
+		plan_inode(rc, ino, IFIX_WRITTEN, 0);
+	else
+		plan_none(rc);
+}
+
 int
 walk_fork(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
 	  int fork, uint64_t *bmbt_blocks, const struct fork_extent_fn *cb)
@@ -47,6 +70,8 @@ walk_fork(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
 	for (uint64_t i = 0; i <= map.next && ret >= 0; i++) {
 		while (p < map.nprob && map.prob[p].at <= i)
 			fix_problem(rc, PR_FORK_BAD, &map.prob[p++].fail);
+		if (i < map.next)
+			check_unwritten(rc, ino, dip, fork, &map.ext[i]);
 		if (i < map.next && cb)
 			ret = cb->fn(cb->ctx, &map.ext[i]);
 	}
@@ -57,13 +82,15 @@ walk_fork(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
 				    fname, (unsigned long long)ino);
 	}
 	ret = (int)map.nprob;
-	/* A count that disagrees is reported, not a reason to rebuild. */
+	/* A count that disagrees is corrected, not a reason to rebuild. */
 	if (ret == 0 && fmt == XK_DINODE_FMT_BTREE &&
-	    map.next != xk_dinode_fork_nextents(dip, fork))
-		report(rc, PR_FORK_BAD, fname, -1, ino, XK_NO_DADDR, "nextents",
-		       "inode says %llu extents, its bmbt holds %llu",
-		       (unsigned long long)xk_dinode_fork_nextents(dip, fork),
-		       (unsigned long long)map.next);
+	    map.next != xk_dinode_fork_nextents(dip, fork) &&
+	    report(rc, PR_FORK_BAD, fname, -1, ino, XK_NO_DADDR, "nextents",
+		   "inode says %llu extents, its bmbt holds %llu",
+		   (unsigned long long)xk_dinode_fork_nextents(dip, fork),
+		   (unsigned long long)map.next))
+		plan_inode(rc, ino, fork == XK_DATA_FORK ? IFIX_NEXTENTS :
+			   IFIX_ANEXTENTS, map.next);
 	xk_fork_map_free(&map);
 	return ret;
 }

@@ -11,7 +11,9 @@
  *     files, for an inode in use;
  *  2. the padding beside the extent counters is zero (di_v3_pad, or
  *     di_nrext64_pad with large extent counters);
- *  3. without bigtime, every timestamp's nanoseconds below 10^9.
+ *  3. without bigtime, every timestamp's nanoseconds below 10^9;
+ *  4. an inode in use is on no unlinked list (the repair empties the
+ *     AGI's buckets), so its di_next_unlinked is null.
  * Each fix is planned as the field with the offending bits cleared.
  */
 #include "repair.h"
@@ -73,6 +75,12 @@ check_core_policy(struct repair_ctx *rc, uint64_t ino,
 	    report(rc, PR_INODE_BAD, "inode", -1, ino, daddr, "pad",
 		   "the padding beside the extent counters is not zero"))
 		plan_inode(rc, ino, IFIX_PAD, 0);
+	if (xk_be16_get(dip->di_mode) &&
+	    xk_be32_get(dip->di_next_unlinked) != XK_NULLAGINO &&
+	    report(rc, PR_INODE_BAD, "inode", -1, ino, daddr, "next_unlinked",
+		   "an inode in use points to 0x%x on an unlinked list",
+		   xk_be32_get(dip->di_next_unlinked)))
+		plan_inode(rc, ino, IFIX_UNLINKED, 0);
 	if (bad_nsec_mask(dip) &&
 	    report(rc, PR_INODE_BAD, "inode", -1, ino, daddr, "nsec",
 		   "a timestamp has 10^9 nanoseconds or more"))

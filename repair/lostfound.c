@@ -29,6 +29,7 @@
 #include <time.h>
 
 #include <xfskit/build.h>
+#include <xfskit/build_attr.h>
 #include <xfskit/init.h>
 #include <xfskit/format/dir.h>
 
@@ -205,6 +206,24 @@ lf_inode_init(struct xk_inode_init *ii)
 	};
 }
 
+/*
+ * A new, empty root directory in the root's slot (as xfs_repair makes
+ * one): its former children are orphans, reconnected under
+ * /lost+found by the next passes.
+ */
+void
+root_inode_init(struct repair_ctx *rc, struct xk_dinode *dip, uint64_t ino)
+{
+	struct xk_inode_init ii;
+
+	lf_inode_init(&ii);
+	ii.mode = XK_S_IFDIR | 0755;
+	xk_inode_init_core(rc->mp, dip, ino, &ii);
+	xk_inode_init_sfdir(rc->mp, dip, ino);
+	info(rc, "Made a new, empty root directory (inode %llu).\n",
+	     (unsigned long long)ino);
+}
+
 /* A new, empty short-form /lost+found at ino, its entry in the root. */
 static int
 create_lost_found(struct repair_ctx *rc, uint64_t ino)
@@ -240,7 +259,9 @@ set_block_dotdot(struct repair_ctx *rc, uint64_t ino, uint64_t parent)
 	struct xk_mount *mp = rc->mp;
 	struct xk_buf *bp, *dbp;
 	struct xk_dinode *dip;
-	struct xk_bmbt_irec r = { 0 };
+	struct xk_bld_ext *ext = NULL, r = { 0 };
+	uint64_t n = 0;
+	const char *why;
 	uint32_t at = sizeof(struct xk_dir3_data_hdr) +
 		      xk_dir3_data_entsize(1, mp->g.has_ftype);
 	const struct xk_buf_ops *ops;
@@ -248,16 +269,20 @@ set_block_dotdot(struct repair_ctx *rc, uint64_t ino, uint64_t parent)
 
 	if (err)
 		return err;
-	if (dip->di_format == XK_DINODE_FMT_EXTENTS &&
-	    xk_dinode_nextents(dip) > 0)
-		xk_bmbt_rec_unpack((const void *)xk_dfork_dptr(dip), &r);
-	xk_buf_release(bp);
-	if (r.startoff != 0 || !r.blockcount ||
-	    !xk_fsbext_valid(mp, r.startblock, 1u << mp->g.dirblklog))
-		return XK_ECORRUPT;
+	/* Block 0 from the extent list or the bmbt. */
+	err = xk_fork_mappings(mp, ino, dip, XK_DATA_FORK, &ext, &n, &why);
+	if (!err && n)
+		r = ext[0];
+	free(ext);
 	ops = xk_be64_get(dip->di_size) == mp->g.dirblksize ?
 	      &xk_dir3_block_buf_ops : &xk_dir3_data_buf_ops;
-	err = xk_buf_read_ctx(mp, xk_fsb_to_daddr(mp, r.startblock),
+	xk_buf_release(bp);
+	if (err)
+		return err;
+	if (r.loff != 0 || !r.len ||
+	    !xk_fsbext_valid(mp, r.fsbno, 1u << mp->g.dirblklog))
+		return XK_ECORRUPT;
+	err = xk_buf_read_ctx(mp, xk_fsb_to_daddr(mp, r.fsbno),
 			      mp->g.dirblksize, ops, -1, ino, 0, &dbp);
 	if (err)
 		return err;

@@ -209,7 +209,9 @@ repair_run(struct repair_ctx *rc, unsigned long *found)
 				continue;
 			}
 		}
-		if (err || (last == 0 && !rc->from_secondary)) {
+		/* A primary fixed at open still needs writing. */
+		if (err || (last == 0 && !rc->from_secondary &&
+			    !rc->sb_primary_fix)) {
 			repair_scan_free(rc);
 			break;
 		}
@@ -367,7 +369,12 @@ main(int argc, char **argv)
 		json_begin(&rc);
 	err = xk_mount_open(rc.device, (rc.no_modify ? XK_MOUNT_RDONLY : 0) |
 			    (rc.direct ? XK_MOUNT_DIRECT : 0), &rc.mp, &f);
-	if (err == XK_ECORRUPT || err == XK_ENOTXFS) {
+	/*
+	 * A version the primary alone claims is damage to the primary when
+	 * a secondary is a good v5 one (a real older filesystem has none).
+	 */
+	if (err == XK_ECORRUPT || err == XK_ENOTXFS ||
+	    (err == XK_EUNSUPP && f.check && !strcmp(f.check, "version"))) {
 		char msg[640];
 
 		err = open_from_secondary(&rc, err, &f, msg, sizeof(msg));
@@ -380,6 +387,9 @@ main(int argc, char **argv)
 		return operational_error(&rc, line);
 	}
 
+	err = vote_primary_features(&rc);
+	if (err)
+		return operational_error(&rc, xk_strerror(err));
 	if (undo_path) {
 		err = xk_undo_create(rc.mp->dev, undo_path, &undo);
 		if (err) {

@@ -110,12 +110,15 @@ static void
 plan_fork_fix(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
 	      const int bad[2])
 {
-	if (bad[XK_ATTR_FORK] > 0)
-		plan_inode(rc, ino, rc->mp->g.has_rmapbt &&
-			   (dip->di_aformat == XK_DINODE_FMT_EXTENTS ||
-			    dip->di_aformat == XK_DINODE_FMT_BTREE) ?
-			   IFIX_RMAP_AFORK : IFIX_NOATTR, 0);
-	if (bad[XK_DATA_FORK] <= 0)
+	if (bad[XK_ATTR_FORK] && rc->mp->g.has_rmapbt &&
+	    (dip->di_aformat == XK_DINODE_FMT_EXTENTS ||
+	     dip->di_aformat == XK_DINODE_FMT_BTREE))
+		plan_inode(rc, ino, IFIX_RMAP_AFORK, 0);
+	else if (bad[XK_ATTR_FORK] && dip->di_aformat == XK_DINODE_FMT_EXTENTS)
+		plan_inode(rc, ino, IFIX_ATRIM, 0);
+	else if (bad[XK_ATTR_FORK])
+		plan_inode(rc, ino, IFIX_NOATTR, 0);
+	if (!bad[XK_DATA_FORK])
 		return;
 	if (dip->di_format == XK_DINODE_FMT_EXTENTS)
 		plan_inode(rc, ino, IFIX_TRIM, 0);
@@ -241,7 +244,7 @@ check_inode(struct repair_ctx *rc, uint64_t ino, int marked_free,
 	const struct xk_dinode *dip = ondisk;
 	struct xk_dinode *copy = NULL;
 	uint64_t blocks;
-	unsigned long before;
+	unsigned long before, fixed;
 	int bad[2] = { 0, 0 };
 	int err;
 
@@ -323,9 +326,10 @@ check_inode(struct repair_ctx *rc, uint64_t ino, int marked_free,
 		break;
 	}
 	before = rc->nproblems;
+	fixed = 0;
 	if (dip->di_forkoff && !bad[XK_ATTR_FORK])
-		check_attr_fork(rc, ino, dip, &maps[XK_ATTR_FORK]);
-	if (rc->nproblems != before)
+		fixed = check_attr_fork(rc, ino, dip, &maps[XK_ATTR_FORK]);
+	if (rc->nproblems - before > fixed)
 		plan_inode(rc, ino, IFIX_NOATTR, 0);
 out:
 	free(maps[0].v);

@@ -270,6 +270,20 @@ plan_entry_drop(struct repair_ctx *rc, uint64_t dir, uint64_t child)
 		plan_none(rc);
 }
 
+/* Entries get their file types from their inodes when rewritten. */
+static void
+plan_ftype_fix(struct repair_ctx *rc, uint64_t dir)
+{
+	struct inode_info *d = find(rc, dir);
+
+	if (d && d->sfdir)
+		plan_inode(rc, dir, IFIX_SF_FTYPE, 0);
+	else if (d && !dir_being_rebuilt(rc, dir))
+		plan_dir_rebuild(rc, dir);
+	else if (!d)
+		plan_none(rc);
+}
+
 /* The first entry of directory dir, in the list ordered by parent. */
 static size_t
 first_edge(struct repair_ctx *rc, uint64_t dir)
@@ -391,13 +405,15 @@ phase_links(struct repair_ctx *rc)
 			continue;
 		}
 		c->refs++;
+		/* The rewrite takes every entry's file type from its inode. */
 		if (e->ftype != EDGE_NO_FTYPE &&
-		    e->ftype != xk_mode_to_ftype(c->mode))
-			report(rc, PR_DIR_BAD, "directory", -1, e->parent,
-			       XK_NO_DADDR, "ftype", "entry for inode %llu "
-			       "records file type %u, the inode is type %u",
-			       (unsigned long long)e->child, e->ftype,
-			       xk_mode_to_ftype(c->mode));
+		    e->ftype != xk_mode_to_ftype(c->mode) &&
+		    report(rc, PR_DIR_BAD, "directory", -1, e->parent,
+			   XK_NO_DADDR, "ftype", "entry for inode %llu "
+			   "records file type %u, the inode is type %u",
+			   (unsigned long long)e->child, e->ftype,
+			   xk_mode_to_ftype(c->mode)))
+			plan_ftype_fix(rc, e->parent);
 		if (is_dir(c) && c->ino != sb->rootino &&
 		    c->parent != e->parent &&
 		    report(rc, PR_DIR_BAD, "directory", -1, c->ino,
@@ -421,9 +437,16 @@ phase_links(struct repair_ctx *rc)
 
 	root = find(rc, sb->rootino);
 	if (!root || !is_dir(root)) {
-		report(rc, PR_DISCONNECTED, "root directory", -1, sb->rootino,
-		       XK_NO_DADDR, "rootino", "the root inode is not a "
-		       "directory in use");
+		/* Lost: a new one, and its children go to /lost+found. */
+		if (report(rc, PR_DISCONNECTED, "root directory", -1,
+			   sb->rootino, XK_NO_DADDR, "rootino", "the root "
+			   "inode is not a directory in use")) {
+			if (xk_ino_valid(rc->mp, sb->rootino))
+				plan_inode(rc, sb->rootino, IFIX_NEWROOT, 0);
+			else
+				plan_none(rc);
+		}
+		root = NULL;
 	} else {
 		if (root->parent != root->ino)
 			report(rc, PR_DIR_BAD, "root directory", -1, root->ino,

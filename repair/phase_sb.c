@@ -45,6 +45,12 @@ compare_with_primary(struct repair_ctx *rc, uint32_t agno, struct xk_buf *bp)
 	const uint8_t *b = (const uint8_t *)&sec;
 
 	xk_sb_decode(&sec, (const struct xk_dsb *)bp->data);
+	/* (mkfs leaves inprogress set in the secondaries: it is not read.) */
+	if (sec.bad_features2 != sec.features2 &&
+	    report(rc, PR_SB_SECONDARY_BAD, "superblock", agno, 0, bp->daddr,
+		   "bad_features2", "bad_features2 0x%x differs from "
+		   "features2 0x%x", sec.bad_features2, sec.features2))
+		rc->sb_bad[agno] = 1;
 	for (size_t i = 0; i < sizeof(same_fields) / sizeof(same_fields[0]);
 	     i++) {
 		size_t o = same_fields[i].off, l = same_fields[i].len;
@@ -67,6 +73,160 @@ compare_with_primary(struct repair_ctx *rc, uint32_t agno, struct xk_buf *bp)
 			   (unsigned long long)pv, (unsigned long long)pv,
 			   (unsigned long long)sv, (unsigned long long)sv))
 			rc->sb_bad[agno] = 1;
+	}
+}
+
+/*
+ * The feature fields, where one damaged bit changes how everything else
+ * is read.  Only the primary is kept current by the kernel, but none of
+ * these changes after mkfs except through tools that write every copy
+ * (and the attr and quota version bits, set in the primary on first
+ * use, which are left out of the comparison).
+ */
+static const struct {
+	const char	*name;
+	size_t		off;
+} vote_fields[] = {
+	{ "versionnum", offsetof(struct xk_sb, versionnum) },
+	{ "features2", offsetof(struct xk_sb, features2) },
+	{ "features_compat", offsetof(struct xk_sb, features_compat) },
+	{ "features_ro_compat", offsetof(struct xk_sb, features_ro_compat) },
+	{ "features_incompat", offsetof(struct xk_sb, features_incompat) },
+};
+
+static uint32_t
+vote_value(const struct xk_sb *sb, size_t i)
+{
+	uint32_t v;
+
+	if (vote_fields[i].off == offsetof(struct xk_sb, versionnum))
+		return sb->versionnum & (uint16_t)~(XK_SB_VERSION_ATTRBIT |
+						    XK_SB_VERSION_QUOTABIT);
+	memcpy(&v, (const uint8_t *)sb + vote_fields[i].off, sizeof(v));
+	return v;
+}
+
+static void
+vote_set(struct xk_sb *sb, size_t i, const struct xk_sb *from)
+{
+	if (vote_fields[i].off == offsetof(struct xk_sb, versionnum))
+		sb->versionnum = (uint16_t)(from->versionnum |
+			(sb->versionnum & (XK_SB_VERSION_ATTRBIT |
+					   XK_SB_VERSION_QUOTABIT)));
+	else
+		memcpy((uint8_t *)sb + vote_fields[i].off,
+		       (const uint8_t *)from + vote_fields[i].off,
+		       sizeof(uint32_t));
+}
+
+/*
+ * The primary's feature fields against the secondaries: a field on which
+ * every secondary that verifies agrees (at least two of them, or the one
+ * there is) while the primary differs is damaged in the primary, and
+ * takes their value, so that nothing is ever judged, nor copied to the
+ * secondaries, by a damaged primary.  The handle is then opened again
+ * from the corrected superblock (its geometry derives from the
+ * features).  In repair the primary is rewritten.
+ */
+int
+vote_primary_features(struct repair_ctx *rc)
+{
+	struct xk_mount *mp = rc->mp;
+	struct xk_sb want = mp->sb, first;
+	uint32_t nsec = 0, agree[5] = { 0 };
+	int changed = 0, err;
+
+	for (uint32_t agno = 1; agno < mp->g.agcount; agno++) {
+		struct xk_buf *bp;
+		struct xk_sb sec;
+
+		err = xk_sb_read(mp, agno, 0, &bp);
+		/* Memory or I/O: no vote on a partial electorate. */
+		if (err && repair_oserr(rc, err, "reading superblock %u",
+					agno))
+			return rc->error;
+		if (err)
+			continue;
+		xk_sb_decode(&sec, (const struct xk_dsb *)bp->data);
+		xk_buf_release(bp);
+		if (!nsec++)
+			first = sec;
+		for (size_t i = 0; i < 5; i++)
+			if (vote_value(&sec, i) == vote_value(&first, i))
+				agree[i]++;
+	}
+	if (nsec == 0 || (nsec == 1 && mp->g.agcount > 2))
+		return 0;
+	for (size_t i = 0; i < 5; i++) {
+		if (agree[i] != nsec ||
+		    vote_value(&first, i) == vote_value(&mp->sb, i))
+			continue;
+		if (!report(rc, PR_SB_PRIMARY_BAD, "superblock", 0, 0, 0,
+			    vote_fields[i].name, "primary has 0x%x, all %u "
+			    "secondaries 0x%x", vote_value(&mp->sb, i), nsec,
+			    vote_value(&first, i)) && rc->no_modify)
+			continue;
+		/* -n too: the check goes on as the repair would. */
+		vote_set(&want, i, &first);
+		changed = 1;
+	}
+	if (!changed)
+		return 0;
+	{
+		struct xk_dev *dev = mp->dev;
+		struct xk_fail f;
+
+		mp->owns_dev = 0;
+		xk_mount_close(mp);
+		rc->mp = NULL;
+		memset(&f, 0, sizeof(f));
+		err = xk_mount_from_sb(dev, &want, (rc->no_modify ?
+				       XK_MOUNT_RDONLY : 0) | (rc->direct ?
+				       XK_MOUNT_DIRECT : 0), &rc->mp, &f);
+		if (err) {
+			xk_dev_close(dev);
+			return err;
+		}
+		rc->mp->owns_dev = 1;
+	}
+	if (!rc->no_modify)
+		rc->sb_primary_fix = 1;
+	return 0;
+}
+
+/*
+ * Primary fields that are not geometry and that xfs_repair corrects:
+ *  1. an LSN beyond the log head (the kernel refuses to mount: "Metadata
+ *     has LSN ahead of current LSN"): reset to 0, never ahead;
+ *  2. the mkfs-in-progress flag: cleared;
+ *  3. bad_features2 (where old kernels wrote features2) equal to
+ *     features2: set to it.
+ */
+static void
+check_primary_fields(struct repair_ctx *rc)
+{
+	struct xk_sb *sb = &rc->mp->sb;
+
+	if (rc->mp->max_lsn && sb->lsn > rc->mp->max_lsn &&
+	    report(rc, PR_SB_PRIMARY_BAD, "superblock", 0, 0, 0, "lsn",
+		   "LSN 0x%llx is beyond the log head 0x%llx",
+		   (unsigned long long)sb->lsn,
+		   (unsigned long long)rc->mp->max_lsn)) {
+		sb->lsn = 0;
+		rc->sb_primary_fix = 1;
+	}
+	if (sb->inprogress &&
+	    report(rc, PR_SB_PRIMARY_BAD, "superblock", 0, 0, 0, "inprogress",
+		   "the mkfs-in-progress flag is %u", sb->inprogress)) {
+		sb->inprogress = 0;
+		rc->sb_primary_fix = 1;
+	}
+	if (sb->bad_features2 != sb->features2 &&
+	    report(rc, PR_SB_PRIMARY_BAD, "superblock", 0, 0, 0,
+		   "bad_features2", "bad_features2 0x%x differs from "
+		   "features2 0x%x", sb->bad_features2, sb->features2)) {
+		sb->bad_features2 = sb->features2;
+		rc->sb_primary_fix = 1;
 	}
 }
 
@@ -109,8 +269,12 @@ check_primary_inodes(struct repair_ctx *rc)
 
 	if (root_ok < 0)
 		return;
-	if (root_ok && sb->rbmino == sb->rootino + 1 &&
-	    sb->rsumino == sb->rootino + 2)
+	/*
+	 * Numbers where mkfs puts them: a root that is no longer a
+	 * directory is rebuilt in its slot (phase_links.c).
+	 */
+	if (sb->rbmino == sb->rootino + 1 && sb->rsumino == sb->rootino + 2 &&
+	    (root_ok || xk_ino_valid(rc->mp, sb->rootino)))
 		return;
 	if (!report(rc, PR_SB_PRIMARY_BAD, "superblock", 0, 0, 0, "rootino",
 		    "root inode %llu%s, realtime inodes %llu and %llu",
@@ -131,8 +295,10 @@ phase_superblocks(struct repair_ctx *rc)
 {
 	struct xk_mount *mp = rc->mp;
 
-	if (!rc->from_secondary)
+	if (!rc->from_secondary) {
 		check_primary_inodes(rc);
+		check_primary_fields(rc);
+	}
 	for (uint32_t agno = 1; agno < mp->g.agcount; agno++) {
 		struct xk_buf *bp;
 		int err = xk_sb_read(mp, agno, XK_READ_SALVAGE, &bp);

@@ -138,6 +138,14 @@ struct ag_scan {
 #define IFIX_FLAGS	(1u << 11)	/* set di_flags to val */
 #define IFIX_PAD	(1u << 12)	/* zero the extent counters' padding */
 #define IFIX_NSEC	(1u << 13)	/* zero out-of-range nanoseconds */
+#define IFIX_NEXTENTS	(1u << 14)	/* set the data extent counter */
+#define IFIX_ANEXTENTS	(1u << 15)	/* set the attr extent counter */
+#define IFIX_UNLINKED	(1u << 16)	/* null di_next_unlinked */
+#define IFIX_ATRIM	(1u << 17)	/* drop invalid attr fork extents */
+#define IFIX_WRITTEN	(1u << 18)	/* clear in-inode unwritten flags */
+#define IFIX_SF_FTYPE	(1u << 19)	/* short-form dir: file types */
+#define IFIX_NEWROOT	(1u << 20)	/* a new, empty root directory */
+#define IFIX_ATTR_USED	(1u << 21)	/* attr leaf at daddr val: usedbytes */
 
 struct ifix {
 	uint64_t	ino;
@@ -480,6 +488,9 @@ void secondary_sb_fixup(struct xk_mount *mp);
 
 XK_MUST_CHECK int phase_log(struct repair_ctx *rc);
 XK_MUST_CHECK int phase_superblocks(struct repair_ctx *rc);
+XK_MUST_CHECK int vote_primary_features(struct repair_ctx *rc);
+void root_inode_init(struct repair_ctx *rc, struct xk_dinode *dip,
+		     uint64_t ino);
 XK_MUST_CHECK int phase_ag_headers(struct repair_ctx *rc);
 XK_MUST_CHECK int phase_inodes(struct repair_ctx *rc);
 XK_MUST_CHECK int phase_space(struct repair_ctx *rc);
@@ -498,7 +509,7 @@ struct fork_map {
 void check_directory(struct repair_ctx *rc, uint64_t ino,
 		     const struct xk_dinode *dip, const struct fork_map *map);
 /* attr.c: check an inode's attr fork contents. */
-void check_attr_fork(struct repair_ctx *rc, uint64_t ino,
+unsigned long check_attr_fork(struct repair_ctx *rc, uint64_t ino,
 		     const struct xk_dinode *dip, const struct fork_map *map);
 /* Map a file block of a fork to a filesystem block; XK_NULLFSBLOCK if none. */
 uint64_t fork_map_lookup(const struct fork_map *map, uint64_t fileoff,

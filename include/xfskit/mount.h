@@ -191,5 +191,10 @@ int xk_agbext_valid(const struct xk_mount *mp, uint32_t agno, uint32_t agbno,
 		    uint64_t len);
 /* Whether fsb..fsb+len-1 lies inside one AG of the filesystem. */
 int xk_fsbext_valid(const struct xk_mount *mp, uint64_t fsb, uint64_t len);
+/*
+ * Whether file blocks off..off+len-1 can exist: len > 0, no wrap, and
+ * the last byte below 2^63 (the kernel's largest file offset).
+ */
+int xk_fileext_valid(const struct xk_mount *mp, uint64_t off, uint64_t len);
 
 #endif /* XFSKIT_MOUNT_H */

@@ -59,7 +59,7 @@ bmbt_rec_check(struct xk_mount *mp, int64_t agno, const void *rec,
 				   "outside the filesystem",
 				   (unsigned long long)blk,
 				   (unsigned long long)len);
-	if (off + len > (1ULL << 54))
+	if (!xk_fileext_valid(mp, off, len))
 		return xk_fail_set(f, "startoff", "extent at offset %llu "
 				   "runs past the largest file offset",
 				   (unsigned long long)off);

@@ -186,17 +186,7 @@ run_case() {
 		[ -z "$kern" ] && kern=ok
 		ours=$(preserved "$T/tree.ours")
 	fi
-	# xfs_repair as an administrator would run it: again while it
-	# still finds something.
-	xfs_repair "$T/x.img" >"$T/xr.out" 2>&1 ||
-		xfs_repair -L "$T/x.img" >>"$T/xr.out" 2>&1
-	xfs_repair -n "$T/x.img" >/dev/null 2>&1 ||
-		xfs_repair "$T/x.img" >>"$T/xr.out" 2>&1
-	theirs=0
-	if xfs_repair -n "$T/x.img" >/dev/null 2>&1; then
-		walk "$T/x.img" "$T/tree.theirs" >/dev/null
-		theirs=$(preserved "$T/tree.theirs")
-	fi
+	theirs=$(xfs_repair_kept "$T/x.img")
 	row "$name" "exit $rc" "xr-n $xr" "$kern" "" "$ours" "$theirs"
 	KEPT_OURS=$ours KEPT_THEIRS=$theirs
 	[ $rc -eq 0 ] || fail "$name: xfskit-repair exit $rc: $(tail -3 "$T/ours.out")"

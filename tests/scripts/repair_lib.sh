@@ -102,5 +102,20 @@ stop_outcome() {
 		OUTCOME=undone
 	else
 		fail "$name: stopped after writing, and the undo file does not restore the image: $msg $(cat "$T/u.out")"
+# xfs_repair_kept IMG: repair IMG with xfs_repair as an administrator
+# would (again while it still finds something; -L when it asks), then,
+# when xfs_repair -n calls it clean, walk it into $T/tree.theirs and
+# print the entries preserved; 0 when it is not clean.  Its output is
+# in $T/xr.out.
+xfs_repair_kept() {
+	xfs_repair "$1" >"$T/xr.out" 2>&1 ||
+		xfs_repair -L "$1" >>"$T/xr.out" 2>&1
+	xfs_repair -n "$1" >/dev/null 2>&1 ||
+		xfs_repair "$1" >>"$T/xr.out" 2>&1
+	if xfs_repair -n "$1" >/dev/null 2>&1; then
+		walk "$1" "$T/tree.theirs" >/dev/null
+		preserved "$T/tree.theirs"
+	else
+		echo 0
 	fi
 }
