@@ -74,6 +74,7 @@ struct salvage {
 	size_t			n, cap;
 	size_t			nold;	/* read from the directory */
 	uint64_t		dotdot;
+	int			any;	/* keep entries naming free inodes */
 };
 
 /* Marks an added entry while sorting (no inode number has this bit). */
@@ -212,10 +213,10 @@ salvage_block(struct repair_ctx *rc, const uint8_t *blk, uint32_t size,
 			continue;
 		}
 		ii = inode_info_find(rc, ino);
-		if (!name_ok(at + 9, namelen) || !ii)
+		if (!name_ok(at + 9, namelen) || (!ii && !s->any))
 			continue;
 		if (salvage_push(s, at + 9, namelen,
-				 xk_mode_to_ftype(ii->mode), ino))
+				 ii ? xk_mode_to_ftype(ii->mode) : 0, ino))
 			return;
 	}
 }
@@ -249,9 +250,9 @@ salvage_sf(struct repair_ctx *rc, const struct xk_dinode *dip,
 			break;
 		ino = xk_dir2_sf_get_ino(h, e, ftype);
 		ii = inode_info_find(rc, ino);
-		if (name_ok(e->name, e->namelen) && ii &&
+		if (name_ok(e->name, e->namelen) && (ii || s->any) &&
 		    salvage_push(s, e->name, e->namelen,
-				 xk_mode_to_ftype(ii->mode), ino))
+				 ii ? xk_mode_to_ftype(ii->mode) : 0, ino))
 			return;
 		e = xk_dir2_sf_nextentry(h, e, ftype);
 	}
@@ -444,6 +445,30 @@ dir_lookup(struct repair_ctx *rc, uint64_t dir, const char *name)
 				found = s.v[i].ino;
 	salvage_free(&s);
 	return found;
+}
+
+int
+dir_entries(struct repair_ctx *rc, uint64_t dir, struct xk_bld_dirent **v,
+	    size_t *n)
+{
+	struct salvage s = { .any = 1 };
+	int err = read_entries(rc, dir, &s);
+
+	if (err) {
+		salvage_free(&s);
+		return err;
+	}
+	*v = s.v;
+	*n = s.n;
+	return 0;
+}
+
+void
+dir_entries_free(struct xk_bld_dirent *v, size_t n)
+{
+	struct salvage s = { .v = v, .n = n };
+
+	salvage_free(&s);
 }
 
 static int
@@ -657,6 +682,73 @@ dirs_prepare(struct repair_ctx *rc)
 	return (int)out;
 }
 
+/* Entries the scan saw in a directory that its rewrite leaves out. */
+struct dropped {
+	uint64_t	*ino;
+	char		**path;
+	size_t		n;
+};
+
+/*
+ * Named (their paths resolved) while the old directory is still there,
+ * to be reported once the new one is written.
+ */
+static void
+dropped_collect(struct repair_ctx *rc, uint64_t dir, const struct salvage *s,
+		struct dropped *d)
+{
+	uint64_t *kept = malloc((s->n ? s->n : 1) * sizeof(*kept));
+	char buf[1024];
+
+	if (!kept)
+		return;
+	for (size_t k = 0; k < s->n; k++)
+		kept[k] = s->v[k].ino;
+	sort_v(kept, s->n, sizeof(*kept), cmp_u64);
+	for (size_t e = 0; e < rc->nedges; e++) {
+		uint64_t child = rc->edges[e].child;
+		void *nv;
+
+		lists_poll(rc, e);
+		if (rc->edges[e].parent != dir ||
+		    (s->n && bsearch(&child, kept, s->n, sizeof(*kept),
+				     cmp_u64)))
+			continue;
+		nv = realloc(d->ino, (d->n + 1) * sizeof(*d->ino));
+		if (!nv)
+			break;
+		d->ino = nv;
+		nv = realloc(d->path, (d->n + 1) * sizeof(*d->path));
+		if (!nv)
+			break;
+		d->path = nv;
+		action_path(rc, child, buf, sizeof(buf));
+		d->ino[d->n] = child;
+		d->path[d->n++] = strdup(buf);
+	}
+	free(kept);
+}
+
+static void
+dropped_report(struct repair_ctx *rc, uint64_t dir, struct dropped *d)
+{
+	for (size_t k = 0; k < d->n; k++)
+		action_report(rc, ACT_ENTRY_REMOVED, d->ino[k], -1,
+			      d->path[k] ? d->path[k] : "?", ", in directory "
+			      "%llu: rewritten without it",
+			      (unsigned long long)dir);
+}
+
+static void
+dropped_free(struct dropped *d)
+{
+	for (size_t k = 0; k < d->n; k++)
+		free(d->path[k]);
+	free(d->ino);
+	free(d->path);
+	memset(d, 0, sizeof(*d));
+}
+
 int
 rebuild_dirs(struct repair_ctx *rc, struct xk_bld *b)
 {
@@ -665,11 +757,15 @@ rebuild_dirs(struct repair_ctx *rc, struct xk_bld *b)
 				    sizeof(*sv));
 	struct xk_bld_inode *ipv = calloc(rc->ndirfix ? rc->ndirfix : 1,
 					  sizeof(*ipv));
+	struct dropped *dv = calloc(rc->ndirfix ? rc->ndirfix : 1,
+				    sizeof(*dv));
+	char path[1024];
 	int err = 0;
 
-	if (!sv || !ipv) {
+	if (!sv || !ipv || !dv) {
 		free(sv);
 		free(ipv);
+		free(dv);
 		return -ENOMEM;
 	}
 	/* Read every old directory before the builder reuses its blocks. */
@@ -683,6 +779,8 @@ rebuild_dirs(struct repair_ctx *rc, struct xk_bld *b)
 		if (err && !bp)
 			break;
 		err = salvage_dir(rc, ino, dip, &sv[i]);
+		if (!err)
+			dropped_collect(rc, ino, &sv[i], &dv[i]);
 		xk_bld_inode_init(b, ip, ino, xk_be16_get(dip->di_mode));
 		ip->uid = xk_be32_get(dip->di_uid);
 		ip->gid = xk_be32_get(dip->di_gid);
@@ -732,23 +830,29 @@ rebuild_dirs(struct repair_ctx *rc, struct xk_bld *b)
 			 * written): the directory matters more than its
 			 * attrs, whose blocks are freed next pass.
 			 */
-			info(rc, "Directory %llu: its attr fork does not fit "
-			     "beside the new directory; dropped.\n",
-			     (unsigned long long)ino);
+			action_report(rc, ACT_ATTR_DROPPED, ino, -1, NULL,
+				      ": they do not fit beside the "
+				      "rewritten directory");
 			free(ipv[i].attr.local);
 			free(ipv[i].attr.ext);
 			memset(&ipv[i].attr, 0, sizeof(ipv[i].attr));
 			err = xk_bld_inode_write(b, &ipv[i]);
 		}
-		if (!err && sv[i].n > sv[i].nold)
-			info(rc, "Rewrote directory %llu with %zu entries "
-			     "added.\n", (unsigned long long)ino,
-			     sv[i].n - sv[i].nold);
-		else if (!err)
-			info(rc, "Rewrote directory %llu from %zu salvaged "
-			     "entries.\n", (unsigned long long)ino, sv[i].n);
+		if (err)
+			break;
+		action_path(rc, ino, path, sizeof(path));
+		if (sv[i].n > sv[i].nold)
+			action_report(rc, ACT_DIR_REWRITTEN, ino, -1, path,
+				      " with %zu entries added",
+				      sv[i].n - sv[i].nold);
+		else
+			action_report(rc, ACT_DIR_REWRITTEN, ino, -1, path,
+				      " from %zu salvaged entries", sv[i].n);
+		dropped_report(rc, ino, &dv[i]);
+		lf_report_moves(rc, ino);
 	}
 	for (size_t i = 0; i < rc->ndirfix; i++) {
+		dropped_free(&dv[i]);
 		salvage_free(&sv[i]);
 		/* Fork memory of inodes not written (an error stopped us). */
 		free(ipv[i].data.local);
@@ -758,5 +862,6 @@ rebuild_dirs(struct repair_ctx *rc, struct xk_bld *b)
 	}
 	free(sv);
 	free(ipv);
+	free(dv);
 	return err;
 }
