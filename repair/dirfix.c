@@ -690,29 +690,32 @@ struct dropped {
 };
 
 /*
- * Named (their paths resolved) while the old directory is still there,
- * to be reported once the new one is written.
+ * The readable entries of the old directory (any inode named) that the
+ * salvaged list s does not keep, each with its path, while the old
+ * directory is still there; reported once the new one is written.
  */
 static void
 dropped_collect(struct repair_ctx *rc, uint64_t dir, const struct salvage *s,
 		struct dropped *d)
 {
-	uint64_t *kept = malloc((s->n ? s->n : 1) * sizeof(*kept));
-	char buf[1024];
+	struct xk_bld_dirent *old = NULL;
+	size_t nold = 0;
+	char dpath[1024];
 
-	if (!kept)
+	if (dir_entries(rc, dir, &old, &nold)) {
+		dir_entries_free(old, nold);
 		return;
-	for (size_t k = 0; k < s->n; k++)
-		kept[k] = s->v[k].ino;
-	sort_v(kept, s->n, sizeof(*kept), cmp_u64);
-	for (size_t e = 0; e < rc->nedges; e++) {
-		uint64_t child = rc->edges[e].child;
+	}
+	action_path(rc, dir, dpath, sizeof(dpath));
+	for (size_t e = 0; e < nold; e++) {
+		/* s is sorted by name, one entry per name. */
+		const struct xk_bld_dirent *k = s->n ?
+			bsearch(&old[e], s->v, s->n, sizeof(*s->v),
+				cmp_dirent) : NULL;
+		size_t len = strlen(dpath) + old[e].namelen + 2;
 		void *nv;
 
-		lists_poll(rc, e);
-		if (rc->edges[e].parent != dir ||
-		    (s->n && bsearch(&child, kept, s->n, sizeof(*kept),
-				     cmp_u64)))
+		if (k && k->ino == old[e].ino)
 			continue;
 		nv = realloc(d->ino, (d->n + 1) * sizeof(*d->ino));
 		if (!nv)
@@ -722,11 +725,16 @@ dropped_collect(struct repair_ctx *rc, uint64_t dir, const struct salvage *s,
 		if (!nv)
 			break;
 		d->path = nv;
-		action_path(rc, child, buf, sizeof(buf));
-		d->ino[d->n] = child;
-		d->path[d->n++] = strdup(buf);
+		d->ino[d->n] = old[e].ino;
+		d->path[d->n] = malloc(len);
+		if (d->path[d->n])
+			snprintf(d->path[d->n], len, "%s/%.*s",
+				 strcmp(dpath, "/") ? dpath : "",
+				 (int)old[e].namelen,
+				 (const char *)old[e].name);
+		d->n++;
 	}
-	free(kept);
+	dir_entries_free(old, nold);
 }
 
 static void

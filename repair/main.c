@@ -58,6 +58,7 @@ operational_error(struct repair_ctx *rc, const char *msg)
 		fprintf(rc->out, ",\n  \"exit_status\": %d\n}\n",
 			REPAIR_EXIT_ERROR);
 	}
+	action_free(rc);
 	return REPAIR_EXIT_ERROR;
 }
 
@@ -328,17 +329,25 @@ main(int argc, char **argv)
 	if (err) {
 		xk_undo_finish(undo);
 		xk_mount_close(rc.mp);
-		if (rc.json)
-			fprintf(rc.out, "],\n  \"error\": \"dirty log\",\n  "
+		if (rc.json) {
+			fprintf(rc.out, "%s]", rc.json_items ? "\n  " : "");
+			action_json(&rc);
+			fprintf(rc.out, ",\n  \"error\": \"dirty log\",\n  "
 				"\"exit_status\": %d\n}\n", err);
+		}
+		action_free(&rc);
 		return err;
 	}
 	if (repair_memory_check(&rc)) {
 		xk_undo_finish(undo);
 		xk_mount_close(rc.mp);
-		if (rc.json)
-			fprintf(rc.out, "],\n  \"error\": \"memory cap\",\n  "
+		if (rc.json) {
+			fprintf(rc.out, "%s]", rc.json_items ? "\n  " : "");
+			action_json(&rc);
+			fprintf(rc.out, ",\n  \"error\": \"memory cap\",\n  "
 				"\"exit_status\": %d\n}\n", REPAIR_EXIT_ERROR);
+		}
+		action_free(&rc);
 		return REPAIR_EXIT_ERROR;
 	}
 	rc.pass = 1;

@@ -11,8 +11,10 @@
 #    "sb_written" one.  An unreported change fails the test.
 #  - by the tree, mounted once xfs_repair -n calls the result clean: a
 #    file gone needs "inode_cleared" with its inode and its path (as
-#    recorded before the damage; "?" may stand for a name not known), a
-#    file now in /lost+found needs "moved_to_lost_found" naming it;
+#    recorded before the damage; "?" may stand for a name not known), or
+#    "entry_removed" when the damage itself freed it; a file now in
+#    /lost+found needs "moved_to_lost_found" naming it there; a name
+#    gone from a directory still there must be the path of an action;
 #  - text and JSON list the same changes (kinds cut in text after 20
 #    lines say how many more), the problem count of -n and of repair
 #    (text and JSON) is the same, and the JSON matches the schema.
@@ -213,19 +215,36 @@ if now:
             gone = [p[0] for p in paths if p[0] not in np]
             if any(p.startswith("/lost+found/") for p in np) and not any(
                     p.startswith("/lost+found/") for p, *_ in paths):
+                # Named as reported, unless a later pass rewrote
+                # /lost+found (the names are then its own).
                 ok = [a for a in by_ino.get(ino, [])
                       if a["action"] == "moved_to_lost_found" and
-                      any(a["message"].endswith(" to " + p) for p in np)]
+                      (any(a["message"].endswith(" to " + p) for p in np)
+                       or any(b["action"] == "dir_rewritten" and
+                              b.get("path") == "/lost+found" and
+                              b["pass"] > a["pass"] for b in acts))]
                 if not ok:
                     bad.append("%s (inode %d) is now in %s, no move reported"
                                % (paths[0][0], ino, np))
             continue
-        ok = [a for a in by_ino.get(ino, []) if a["action"] == "inode_cleared"]
+        # Cleared by the repair, or freed by the damage itself and its
+        # entries removed.
+        ok = [a for a in by_ino.get(ino, [])
+              if a["action"] in ("inode_cleared", "entry_removed")]
         if not ok:
-            bad.append("%s (inode %d) is gone, no inode_cleared" % (paths[0][0], ino))
+            bad.append("%s (inode %d) is gone, no inode_cleared or "
+                       "entry_removed" % (paths[0][0], ino))
         elif not any(same_path(a["path"], p[0]) for a in ok for p in paths):
             bad.append("%s (inode %d) cleared under the path %s"
                        % (paths[0][0], ino, ok[0]["path"]))
+    # Every name gone (below a directory still there) is in an action.
+    had = set(p[0] for ps in base.values() for p in ps)
+    has = set(p[0] for ps in now.values() for p in ps)
+    for p in sorted(had - has):
+        if os.path.dirname(p) in had - has:
+            continue
+        if not any(same_path(a.get("path", ""), p) for a in acts):
+            bad.append("the name %s is gone, no action names it" % p)
 print("%s: %d problems, %d actions, %d inodes changed%s" %
       (name, rj["problem_count"], len(acts), changed,
        "" if now else " (tree not compared)"))
