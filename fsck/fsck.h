@@ -24,7 +24,16 @@ struct fsck_finding {
 	char	code[64];	/* "code": stable identifier, when given */
 	char	structure[64];
 	char	message[512];
+	/*
+	 * The checker's policy for the finding (doc/json.md): FSCK_FLAG_*
+	 * bits for the members that were true; a member absent is false,
+	 * so a report without them is never preened.
+	 */
+	unsigned int	flags;
 };
+#define FSCK_FLAG_PREEN		(1u << 0)	/* "safe_to_preen" */
+#define FSCK_FLAG_DESTRUCTIVE	(1u << 1)	/* "destructive" */
+#define FSCK_FLAG_FIXABLE	(1u << 2)	/* "fixable" */
 
 /* Findings past this many are counted but not kept. */
 #define FSCK_MAX_FINDINGS	256

@@ -245,9 +245,24 @@ parse_problem(struct jp *p, struct fsck_finding *fd)
 	for (;;) {
 		char *dst = NULL;
 		size_t len = 0;
+		unsigned int flag = 0;
 
 		if (parse_string(p, key, sizeof(key)) || expect(p, ':'))
 			return -1;
+		if (!strcmp(key, "safe_to_preen"))
+			flag = FSCK_FLAG_PREEN;
+		else if (!strcmp(key, "destructive"))
+			flag = FSCK_FLAG_DESTRUCTIVE;
+		else if (!strcmp(key, "fixable"))
+			flag = FSCK_FLAG_FIXABLE;
+		if (flag) {
+			skip_ws(p);
+			if (!parse_literal(p, "true"))
+				fd->flags |= flag;
+			else if (parse_literal(p, "false"))
+				return -1;	/* a flag is a boolean */
+			goto next;
+		}
 		if (!strcmp(key, "problem")) {
 			dst = fd->problem;
 			len = sizeof(fd->problem);
@@ -268,6 +283,7 @@ parse_problem(struct jp *p, struct fsck_finding *fd)
 		} else if (parse_value(p)) {
 			return -1;
 		}
+next:
 		skip_ws(p);
 		if (p->s < p->end && *p->s == ',') {
 			p->s++;

@@ -11,9 +11,9 @@
  *      (see man/fsck.xfskit.8, "MOUNTED FILESYSTEMS");
  *   3. replay a dirty log (modes that may write) through libfs;
  *   4. check with `xfskit-repair -n --json` and classify each finding;
- *   5. when the mode allows the fix (-y: any; -p: only safe findings),
- *      run `xfskit-repair`, then check again: clean means corrected,
- *      anything left means uncorrected.
+ *   5. when the mode allows the fix (-y: any; -p: only findings the
+ *      checker marks safe to preen), run `xfskit-repair`, then check
+ *      again: clean means corrected, anything left means uncorrected.
  * The decision is taken on the re-check, never on the exit code of the
  * repair run, so it holds whatever that program fixes or does not yet.
  */
@@ -193,39 +193,17 @@ run(struct fsck_ctx *fc, const char *const *argv, char **out, size_t *outlen)
 }
 
 /*
- * The safe class (man page, "PREEN"): findings whose fix rewrites only
- * values derived from other metadata or redundant copies of the primary
- * superblock.  Nothing a user can see is freed, moved, truncated or
- * relinked by fixing them.  Matched on "code" when the checker gives
- * one, else on the "problem" text.
+ * The safe class (man page, "PREEN") is the checker's to define: its
+ * problem table marks each kind of finding (doc/json.md), and a finding
+ * is preened only when the report says it is safe to preen, fixable and
+ * not destructive.  A report without the flags is never preened.
  */
 static int
 finding_is_safe(const struct fsck_finding *fd)
 {
-	static const char *const safe_codes[] = {
-		"sb_counter", "agf_counter", "agi_counter",
-		"sb_secondary_bad", "sb_secondary_differs",
-	};
-	static const char *const safe_texts[] = {
-		"superblock counter is wrong",
-		"AGF counter is wrong",
-		"AGI counter is wrong",
-		"secondary superblock is bad",
-		"secondary superblock differs from the primary",
-	};
-	size_t i;
-
-	if (fd->code[0]) {
-		for (i = 0; i < sizeof(safe_codes) / sizeof(safe_codes[0]);
-		     i++)
-			if (!strcmp(fd->code, safe_codes[i]))
-				return 1;
-		return 0;
-	}
-	for (i = 0; i < sizeof(safe_texts) / sizeof(safe_texts[0]); i++)
-		if (!strcmp(fd->problem, safe_texts[i]))
-			return 1;
-	return 0;
+	return (fd->flags & FSCK_FLAG_PREEN) &&
+	       (fd->flags & FSCK_FLAG_FIXABLE) &&
+	       !(fd->flags & FSCK_FLAG_DESTRUCTIVE);
 }
 
 static int

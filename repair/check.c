@@ -59,6 +59,7 @@ repair_scan_free(struct repair_ctx *rc)
 		free(as->seen_free);
 	}
 	free(rc->ags);
+	action_scan_free(rc);	/* its index into the lists */
 	xk_vec_free(&rc->inode_vec);
 	xk_vec_free(&rc->edge_vec);
 	free(rc->ifix.v);

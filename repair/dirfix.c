@@ -79,6 +79,7 @@ struct salvage {
 	size_t			n, cap;
 	size_t			nold;	/* read from the directory */
 	uint64_t		dotdot;
+	int			any;	/* keep entries naming free inodes */
 };
 
 /* Marks an added entry while sorting (no inode number has this bit). */
@@ -218,10 +219,10 @@ salvage_block(struct repair_ctx *rc, const uint8_t *blk, uint32_t size,
 			continue;
 		}
 		ii = inode_info_find(rc, ino);
-		if (!name_ok(at + 9, namelen) || !ii)
+		if (!name_ok(at + 9, namelen) || (!ii && !s->any))
 			continue;
 		if (salvage_push(s, at + 9, namelen,
-				 xk_mode_to_ftype(ii->mode), ino))
+				 ii ? xk_mode_to_ftype(ii->mode) : 0, ino))
 			return -ENOMEM;
 	}
 	return 0;
@@ -256,9 +257,9 @@ salvage_sf(struct repair_ctx *rc, const struct xk_dinode *dip,
 			break;
 		ino = xk_dir2_sf_get_ino(h, e, ftype);
 		ii = inode_info_find(rc, ino);
-		if (name_ok(e->name, e->namelen) && ii &&
+		if (name_ok(e->name, e->namelen) && (ii || s->any) &&
 		    salvage_push(s, e->name, e->namelen,
-				 xk_mode_to_ftype(ii->mode), ino))
+				 ii ? xk_mode_to_ftype(ii->mode) : 0, ino))
 			return -ENOMEM;
 		e = xk_dir2_sf_nextentry(h, e, ftype);
 	}
@@ -418,6 +419,30 @@ dir_lookup(struct repair_ctx *rc, uint64_t dir, const char *name,
 			*found = s.v[i].ino;
 	salvage_free(&s);
 	return err;
+}
+
+int
+dir_entries(struct repair_ctx *rc, uint64_t dir, struct xk_bld_dirent **v,
+	    size_t *n)
+{
+	struct salvage s = { .any = 1 };
+	int err = read_entries(rc, dir, &s);
+
+	if (err) {
+		salvage_free(&s);
+		return err;
+	}
+	*v = s.v;
+	*n = s.n;
+	return 0;
+}
+
+void
+dir_entries_free(struct xk_bld_dirent *v, size_t n)
+{
+	struct salvage s = { .v = v, .n = n };
+
+	salvage_free(&s);
 }
 
 static int
@@ -636,6 +661,81 @@ dirs_prepare(struct repair_ctx *rc)
 	return (int)out;
 }
 
+/* Entries the scan saw in a directory that its rewrite leaves out. */
+struct dropped {
+	uint64_t	*ino;
+	char		**path;
+	size_t		n;
+};
+
+/*
+ * The readable entries of the old directory (any inode named) that the
+ * salvaged list s does not keep, each with its path, while the old
+ * directory is still there; reported once the new one is written.
+ */
+static void
+dropped_collect(struct repair_ctx *rc, uint64_t dir, const struct salvage *s,
+		struct dropped *d)
+{
+	struct xk_bld_dirent *old = NULL;
+	size_t nold = 0;
+	char dpath[1024];
+
+	if (dir_entries(rc, dir, &old, &nold)) {
+		dir_entries_free(old, nold);
+		return;
+	}
+	action_path(rc, dir, dpath, sizeof(dpath));
+	for (size_t e = 0; e < nold; e++) {
+		/* s is sorted by name, one entry per name. */
+		const struct xk_bld_dirent *k = s->n ?
+			bsearch(&old[e], s->v, s->n, sizeof(*s->v),
+				cmp_dirent) : NULL;
+		size_t len = strlen(dpath) + old[e].namelen + 2;
+		void *nv;
+
+		if (k && k->ino == old[e].ino)
+			continue;
+		nv = realloc(d->ino, (d->n + 1) * sizeof(*d->ino));
+		if (!nv)
+			break;
+		d->ino = nv;
+		nv = realloc(d->path, (d->n + 1) * sizeof(*d->path));
+		if (!nv)
+			break;
+		d->path = nv;
+		d->ino[d->n] = old[e].ino;
+		d->path[d->n] = malloc(len);
+		if (d->path[d->n])
+			snprintf(d->path[d->n], len, "%s/%.*s",
+				 strcmp(dpath, "/") ? dpath : "",
+				 (int)old[e].namelen,
+				 (const char *)old[e].name);
+		d->n++;
+	}
+	dir_entries_free(old, nold);
+}
+
+static void
+dropped_report(struct repair_ctx *rc, uint64_t dir, struct dropped *d)
+{
+	for (size_t k = 0; k < d->n; k++)
+		action_report(rc, ACT_ENTRY_REMOVED, d->ino[k], -1,
+			      d->path[k] ? d->path[k] : "?", ", in directory "
+			      "%llu: rewritten without it",
+			      (unsigned long long)dir);
+}
+
+static void
+dropped_free(struct dropped *d)
+{
+	for (size_t k = 0; k < d->n; k++)
+		free(d->path[k]);
+	free(d->ino);
+	free(d->path);
+	memset(d, 0, sizeof(*d));
+}
+
 int
 rebuild_dirs(struct repair_ctx *rc, struct xk_bld *b)
 {
@@ -644,11 +744,15 @@ rebuild_dirs(struct repair_ctx *rc, struct xk_bld *b)
 				    sizeof(*sv));
 	struct xk_bld_inode *ipv = xk_calloc(rc->ndirfix ? rc->ndirfix : 1,
 					  sizeof(*ipv));
+	struct dropped *dv = calloc(rc->ndirfix ? rc->ndirfix : 1,
+				    sizeof(*dv));
+	char path[1024];
 	int err = 0;
 
-	if (!sv || !ipv) {
+	if (!sv || !ipv || !dv) {
 		free(sv);
 		free(ipv);
+		free(dv);
 		return -ENOMEM;
 	}
 	/* Read every old directory before the builder reuses its blocks. */
@@ -662,6 +766,8 @@ rebuild_dirs(struct repair_ctx *rc, struct xk_bld *b)
 		if (err && !bp)
 			break;
 		err = salvage_dir(rc, ino, dip, &sv[i]);
+		if (!err)
+			dropped_collect(rc, ino, &sv[i], &dv[i]);
 		xk_bld_inode_init(b, ip, ino, xk_be16_get(dip->di_mode));
 		ip->uid = xk_be32_get(dip->di_uid);
 		ip->gid = xk_be32_get(dip->di_gid);
@@ -718,23 +824,29 @@ rebuild_dirs(struct repair_ctx *rc, struct xk_bld *b)
 			 * written): the directory matters more than its
 			 * attrs, whose blocks are freed next pass.
 			 */
-			info(rc, "Directory %llu: its attr fork does not fit "
-			     "beside the new directory; dropped.\n",
-			     (unsigned long long)ino);
+			action_report(rc, ACT_ATTR_DROPPED, ino, -1, NULL,
+				      ": they do not fit beside the "
+				      "rewritten directory");
 			free(ipv[i].attr.local);
 			free(ipv[i].attr.ext);
 			memset(&ipv[i].attr, 0, sizeof(ipv[i].attr));
 			err = xk_bld_inode_write(b, &ipv[i]);
 		}
-		if (!err && sv[i].n > sv[i].nold)
-			info(rc, "Rewrote directory %llu with %zu entries "
-			     "added.\n", (unsigned long long)ino,
-			     sv[i].n - sv[i].nold);
-		else if (!err)
-			info(rc, "Rewrote directory %llu from %zu salvaged "
-			     "entries.\n", (unsigned long long)ino, sv[i].n);
+		if (err)
+			break;
+		action_path(rc, ino, path, sizeof(path));
+		if (sv[i].n > sv[i].nold)
+			action_report(rc, ACT_DIR_REWRITTEN, ino, -1, path,
+				      " with %zu entries added",
+				      sv[i].n - sv[i].nold);
+		else
+			action_report(rc, ACT_DIR_REWRITTEN, ino, -1, path,
+				      " from %zu salvaged entries", sv[i].n);
+		dropped_report(rc, ino, &dv[i]);
+		lf_report_moves(rc, ino);
 	}
 	for (size_t i = 0; i < rc->ndirfix; i++) {
+		dropped_free(&dv[i]);
 		salvage_free(&sv[i]);
 		/* Fork memory of inodes not written (an error stopped us). */
 		free(ipv[i].data.local);
@@ -744,5 +856,6 @@ rebuild_dirs(struct repair_ctx *rc, struct xk_bld *b)
 	}
 	free(sv);
 	free(ipv);
+	free(dv);
 	return err;
 }

@@ -549,12 +549,17 @@ fix_one_inode(struct repair_ctx *rc, const struct ifix *v, size_t n,
 		goto out;
 	}
 	if (all & IFIX_CLEAR) {
-		if (rc->verbose)
-			info(rc, "        - clearing inode %llu\n",
-			     (unsigned long long)ino);
+		action_report(rc, ACT_INODE_CLEARED, ino, -1, NULL, ": %s",
+			      all & IFIX_CORE ? "its core could not be "
+			      "salvaged" : "it could not be kept (see the "
+			      "findings above)");
 		xk_inode_init_free(mp, dip, ino);
 		goto out;
 	}
+	if (all & IFIX_CORE)
+		action_report(rc, ACT_INODE_FIXED, ino, -1, NULL, ": core "
+			      "fields reset from what can be derived, so "
+			      "that it verifies");
 	/*
 	 * A rebuild that cannot be done (the rmapbt does not give the map)
 	 * falls back to trimming, clearing or dropping; memory or I/O stops
@@ -571,6 +576,9 @@ fix_one_inode(struct repair_ctx *rc, const struct ifix *v, size_t n,
 		} else if (dip->di_format == XK_DINODE_FMT_EXTENTS) {
 			all |= IFIX_TRIM;
 		} else {
+			action_report(rc, ACT_INODE_CLEARED, ino, -1, NULL,
+				      ": its block map is unreadable and the "
+				      "rmapbt could not rebuild it");
 			xk_inode_init_free(mp, dip, ino);
 			goto out;
 		}
@@ -582,17 +590,31 @@ fix_one_inode(struct repair_ctx *rc, const struct ifix *v, size_t n,
 			xk_buf_release(bp);
 			return err;
 		}
-		if (err)
+		if (err) {
+			action_report(rc, ACT_ATTR_DROPPED, ino, -1, NULL,
+				      ": their map is bad and the rmapbt "
+				      "could not rebuild it");
 			drop_attr_fork(rc, dip);
+		}
 	}
 	for (size_t i = 0; i < n; i++) {
 		switch (v[i].what) {
 		case IFIX_NLINK:
+			action_report(rc, ACT_NLINK_SET, ino, -1, NULL,
+				      ": %llu (was %u)",
+				      (unsigned long long)v[i].val,
+				      xk_be32_get(dip->di_nlink));
 			xk_be32_set(&dip->di_nlink, (uint32_t)v[i].val);
 			break;
 		case IFIX_NBLOCKS:
-			if (all & IFIX_NBLOCKS)
-				xk_be64_set(&dip->di_nblocks, v[i].val);
+			if (!(all & IFIX_NBLOCKS))
+				break;
+			action_report(rc, ACT_INODE_FIXED, ino, -1, NULL,
+				      ": block count %llu (was %llu)",
+				      (unsigned long long)v[i].val,
+				      (unsigned long long)
+				      xk_be64_get(dip->di_nblocks));
+			xk_be64_set(&dip->di_nblocks, v[i].val);
 			break;
 		case IFIX_SF_DROP:
 		case IFIX_SF_PARENT:
@@ -616,14 +638,33 @@ fix_one_inode(struct repair_ctx *rc, const struct ifix *v, size_t n,
 			 * lost either way, and the children are reconnected.
 			 */
 			if (err) {
+				action_report(rc, ACT_INODE_CLEARED, ino, -1,
+					      NULL, ": the short-form "
+					      "directory could not be "
+					      "rewritten");
 				xk_inode_init_free(mp, dip, ino);
 				goto out;
 			}
+			if (v[i].what == IFIX_SF_DROP)
+				action_report(rc, ACT_ENTRY_REMOVED, v[i].val,
+					      -1, NULL, ", in directory %llu: "
+					      "the inode is not in use",
+					      (unsigned long long)ino);
+			else
+				action_report(rc, ACT_DOTDOT_SET, ino, -1,
+					      NULL, ": it names %llu",
+					      (unsigned long long)v[i].val);
 			break;
 		case IFIX_NOATTR:
+			action_report(rc, ACT_ATTR_DROPPED, ino, -1, NULL,
+				      ": they could not be read");
 			drop_attr_fork(rc, dip);
 			break;
 		case IFIX_FLAGS:
+			action_report(rc, ACT_INODE_FIXED, ino, -1, NULL,
+				      ": flags 0x%llx (were 0x%x)",
+				      (unsigned long long)v[i].val,
+				      xk_be16_get(dip->di_flags));
 			xk_be16_set(&dip->di_flags, (uint16_t)v[i].val);
 			break;
 		case IFIX_NSEC: {
@@ -637,12 +678,19 @@ fix_one_inode(struct repair_ctx *rc, const struct ifix *v, size_t n,
 				if (bad & (1u << t))
 					xk_be64_set(ts[t], xk_be64_get(*ts[t]) &
 						    ~0xffffffffULL);
+			if (bad)
+				action_report(rc, ACT_INODE_FIXED, ino, -1,
+					      NULL, ": nanoseconds of 10^9 or "
+					      "more set to 0");
 			break;
 		}
 		case IFIX_PAD:
 			/* Rewrites both counters, zeroing the padding. */
 			xk_dinode_set_nextents(dip, xk_dinode_nextents(dip),
 					       xk_dinode_anextents(dip));
+			action_report(rc, ACT_INODE_FIXED, ino, -1, NULL,
+				      ": the padding beside the extent "
+				      "counters zeroed");
 			break;
 		case IFIX_DOTDOT:
 			/*
@@ -659,33 +707,79 @@ fix_one_inode(struct repair_ctx *rc, const struct ifix *v, size_t n,
 				plan_none(rc);
 				if (n == 1)
 					changed = 0;
+			} else {
+				action_report(rc, ACT_DOTDOT_SET, ino, -1,
+					      NULL, ": it names %llu",
+					      (unsigned long long)v[i].val);
 			}
 			break;
-		case IFIX_TRIM:
-			if (all & IFIX_TRIM)
-				trim_extents(rc, dip, XK_DATA_FORK);
+		case IFIX_TRIM: {
+			uint64_t was = xk_dinode_nextents(dip);
+
+			if (!(all & IFIX_TRIM))
+				break;
+			trim_extents(rc, dip, XK_DATA_FORK);
+			if (xk_dinode_nextents(dip) != was)
+				action_report(rc, ACT_FORK_TRIMMED, ino, -1,
+					      NULL, ": %llu invalid of %llu "
+					      "dropped",
+					      (unsigned long long)(was -
+					      xk_dinode_nextents(dip)),
+					      (unsigned long long)was);
 			break;
-		case IFIX_ATRIM:
-			if (!(all & (IFIX_NOATTR | IFIX_RMAP_AFORK)))
-				trim_extents(rc, dip, XK_ATTR_FORK);
+		}
+		case IFIX_ATRIM: {
+			uint64_t was = xk_dinode_anextents(dip);
+
+			if (all & (IFIX_NOATTR | IFIX_RMAP_AFORK))
+				break;
+			trim_extents(rc, dip, XK_ATTR_FORK);
+			if (xk_dinode_anextents(dip) != was)
+				action_report(rc, ACT_FORK_TRIMMED, ino, -1,
+					      NULL, ": %llu invalid of %llu "
+					      "attr fork extents dropped",
+					      (unsigned long long)(was -
+					      xk_dinode_anextents(dip)),
+					      (unsigned long long)was);
 			break;
+		}
 		case IFIX_NEXTENTS:
+			action_report(rc, ACT_INODE_FIXED, ino, -1, NULL,
+				      ": data fork extent count %llu (was "
+				      "%llu)", (unsigned long long)v[i].val,
+				      (unsigned long long)
+				      xk_dinode_nextents(dip));
 			xk_dinode_set_nextents(dip, v[i].val,
 					       xk_dinode_anextents(dip));
 			break;
 		case IFIX_ANEXTENTS:
+			action_report(rc, ACT_INODE_FIXED, ino, -1, NULL,
+				      ": attr fork extent count %llu (was "
+				      "%llu)", (unsigned long long)v[i].val,
+				      (unsigned long long)
+				      xk_dinode_anextents(dip));
 			xk_dinode_set_nextents(dip, xk_dinode_nextents(dip),
 					       v[i].val);
 			break;
 		case IFIX_ATTR_USED:
+			action_report(rc, ACT_INODE_FIXED, ino, -1, NULL,
+				      ": the used byte count of an attribute "
+				      "leaf corrected, its xattrs kept");
 			fix_attr_usedbytes(rc, ino, v[i].val);
 			break;
 		case IFIX_WRITTEN:
+			action_report(rc, ACT_INODE_FIXED, ino, -1, NULL,
+				      ": unwritten flags cleared, the data "
+				      "kept");
 			clear_unwritten(rc, dip);
 			break;
-		case IFIX_UNLINKED:
+		case IFIX_UNLINKED: {
+			action_report(rc, ACT_INODE_FIXED, ino, -1, NULL,
+				      ": next_unlinked 0x%x cleared",
+				      xk_be32_get(dip->di_next_unlinked));
 			xk_be32_set(&dip->di_next_unlinked, XK_NULLAGINO);
 			break;
+		}
 		}
 	}
 	xk_inode_init_crc(mp, dip);
@@ -725,23 +819,23 @@ apply_fixes(struct repair_ctx *rc, unsigned long *applied)
 	int err = 0, changed;
 
 	if (rc->from_secondary || rc->sb_primary_fix) {
-		info(rc, "Writing the primary superblock%s.\n",
-		     rc->from_secondary ? " from the secondary" : "");
 		err = write_sb(rc, 0);
 		if (err)
 			return err;
+		action_report(rc, ACT_SB_WRITTEN, 0, 0, NULL, " (the primary)%s",
+			      rc->from_secondary ? " from a secondary's copy" :
+			      "");
 		rc->from_secondary = rc->sb_primary_fix = 0;
 		(*applied)++;
 	}
 	for (uint32_t agno = 1; agno < mp->g.agcount; agno++) {
 		if (!rc->sb_bad[agno])
 			continue;
-		if (rc->verbose)
-			info(rc, "        - rewriting the superblock of AG "
-			     "%u\n", agno);
 		err = write_sb(rc, agno);
 		if (err)
 			return err;
+		action_report(rc, ACT_SB_WRITTEN, 0, agno, NULL, " from the "
+			      "primary");
 		(*applied)++;
 	}
 	/*
@@ -771,6 +865,8 @@ apply_fixes(struct repair_ctx *rc, unsigned long *applied)
 			return err;
 	}
 	sort_v(p->v, p->n, sizeof(*p->v), cmp_ifix);
+	/* Paths as the check saw them, before any entry changes. */
+	action_prepare(rc);
 	for (size_t i = 0; i < p->n;) {
 		size_t j = i;
 

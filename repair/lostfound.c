@@ -247,8 +247,8 @@ create_lost_found(struct repair_ctx *rc, uint64_t ino)
 	xk_inode_init_sfdir(mp, dip, mp->sb.rootino);
 	xk_buf_dirty(bp);
 	xk_buf_release(bp);
-	info(rc, "Created /%s (inode %llu).\n", LOST_FOUND,
-	     (unsigned long long)ino);
+	action_report(rc, ACT_LOSTFOUND_CREATED, ino, -1, "", ", named in "
+		      "the root directory");
 	return 0;
 }
 
@@ -464,9 +464,8 @@ add_in_place(struct repair_ctx *rc, uint64_t lf, unsigned long *applied)
 			return repair_error(rc, err, "adding inode %llu to "
 					    "/%s", (unsigned long long)o->ino,
 					    LOST_FOUND);
-		if (rc->verbose)
-			info(rc, "        - inode %llu moved to /%s\n",
-			     (unsigned long long)o->ino, LOST_FOUND);
+		action_report(rc, ACT_MOVED, o->ino, -1, NULL, " to /%s/%s",
+			      LOST_FOUND, name);
 		(*applied)++;
 		err = move_dotdot(rc, o, lf);
 		if (err)
@@ -572,16 +571,25 @@ lf_build(struct repair_ctx *rc, struct xk_bld *b)
 			free(ip.data.ext);
 			return err;
 		}
-		info(rc, "Created /%s (inode %llu).\n", LOST_FOUND,
-		     (unsigned long long)p->lf);
+		action_report(rc, ACT_LOSTFOUND_CREATED, p->lf, -1, "",
+			      ", named in the root directory");
+		lf_report_moves(rc, p->lf);
 	}
 	for (size_t i = 0; i < p->ndirs; i++)
 		move_dotdot(rc, &p->dirs[i], p->lf);
-	if (rc->verbose)
-		for (size_t i = 0; i < p->n; i++)
-			info(rc, "        - inode %llu moved to /%s\n",
-			     (unsigned long long)p->ents[i].ino, LOST_FOUND);
 	return 0;
+}
+
+void
+lf_report_moves(struct repair_ctx *rc, uint64_t dir)
+{
+	const struct lf_plan *p = rc->lfplan;
+
+	if (!p || dir != p->lf)
+		return;
+	for (size_t i = 0; i < p->n; i++)
+		action_report(rc, ACT_MOVED, p->ents[i].ino, -1, NULL,
+			      " to /%s/%s", LOST_FOUND, p->names[i]);
 }
 
 /* Union-find over the directory orphans (by index), for the cycles. */

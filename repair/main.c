@@ -33,10 +33,12 @@ usage(FILE *to)
 "  --spill-dir DIR  where -m keeps those files (default $TMPDIR, else\n"
 "          /var/tmp; it should be on a disk, not tmpfs)\n"
 "  --direct  read and write the device with O_DIRECT (no page cache)\n"
-"  --json  print one JSON document (problems with their fields)\n"
+"  --json  print one JSON document: problems, actions (every change\n"
+"          made) and a summary (doc/json.md)\n"
 "  -V      print the version and exit\n"
 "Without -n, a dirty log is replayed, the filesystem checked, what is\n"
-"found repaired, and the check run again to confirm.\n"
+"found repaired (each change reported, with the inode's path), and the\n"
+"check run again to confirm.\n"
 "Exit status: 0 clean or repaired (4 with -e if anything was repaired),\n"
 "1 corruption found (-n) or left unrepaired, or an operational error\n"
 "(memory, I/O: the run stopped, see the message), 2 dirty log that must\n"
@@ -49,11 +51,15 @@ operational_error(struct repair_ctx *rc, const char *msg)
 {
 	fprintf(stderr, "xfskit-repair: %s: %s\n", rc->device, msg);
 	if (rc->json) {
-		fprintf(rc->out, "],\n  \"error\": ");
+		/* What was changed before the error, listed all the same. */
+		fprintf(rc->out, "%s]", rc->json_items ? "\n  " : "");
+		action_json(rc);
+		fprintf(rc->out, ",\n  \"error\": ");
 		json_string(rc->out, msg);
 		fprintf(rc->out, ",\n  \"exit_status\": %d\n}\n",
 			REPAIR_EXIT_ERROR);
 	}
+	action_free(rc);
 	return REPAIR_EXIT_ERROR;
 }
 
@@ -198,6 +204,8 @@ repair_run(struct repair_ctx *rc, unsigned long *found)
 			     "repairs...\n", rc->pass);
 		kept = rc->keep != NULL;
 		err = repair_scan(rc);
+		if (!err)
+			action_note_scan(rc);	/* the summary's files kept */
 		last = rc->nproblems - before;
 		if (rc->pass == 1)
 			first = last + pre;
@@ -413,17 +421,26 @@ main(int argc, char **argv)
 		return finish_stopped(&rc, undo, status);
 	}
 	if (err) {
-		if (rc.json)
-			fprintf(rc.out, "],\n  \"error\": \"dirty log\",\n  "
+		if (rc.json) {
+			fprintf(rc.out, "%s]", rc.json_items ? "\n  " : "");
+			action_json(&rc);
+			fprintf(rc.out, ",\n  \"error\": \"dirty log\",\n  "
 				"\"exit_status\": %d\n}\n", err);
+		}
+		action_free(&rc);
 		return finish_stopped(&rc, undo, err);
 	}
 	if (repair_memory_check(&rc)) {
-		if (rc.json)
-			fprintf(rc.out, "],\n  \"error\": \"memory cap\",\n  "
+		if (rc.json) {
+			fprintf(rc.out, "%s]", rc.json_items ? "\n  " : "");
+			action_json(&rc);
+			fprintf(rc.out, ",\n  \"error\": \"memory cap\",\n  "
 				"\"exit_status\": %d\n}\n", REPAIR_EXIT_ERROR);
+		}
+		action_free(&rc);
 		return finish_stopped(&rc, undo, REPAIR_EXIT_ERROR);
 	}
+	rc.pass = 1;
 	if (rc.no_modify) {
 		err = repair_check(&rc);
 		status = rc.nproblems ? REPAIR_EXIT_CORRUPT :
@@ -447,6 +464,9 @@ main(int argc, char **argv)
 		status = repair_run(&rc, &found);
 		err = status < 0 ? status : 0;
 	}
+	rc.first_problems = found;
+	if (!err && action_error(&rc))
+		err = action_error(&rc);
 	repair_memory_done(&rc);
 	if (err || rc.error) {
 		if (!rc.error)
@@ -478,11 +498,14 @@ main(int argc, char **argv)
 			xk_fault_count(XK_FAULT_PHASE));
 	if (rc.json) {
 		json_end(&rc, status);
+	} else if (!rc.no_modify && found) {
+		action_summary(&rc);
 	} else if (rc.no_modify && found) {
 		fprintf(rc.out, "%lu problem%s found.\n", found,
 			found == 1 ? "" : "s");
 	} else if (!found && rc.verbose) {
 		fprintf(rc.out, "No problems found.\n");
 	}
+	action_free(&rc);
 	return status;
 }

@@ -361,7 +361,6 @@ phase_links(struct repair_ctx *rc)
 {
 	const struct xk_sb *sb = &rc->mp->sb;
 	struct inode_info *root;
-	size_t reported = 0;
 
 	/* Filled: from here on searched by binary search. */
 	xk_vec_probe_random(&rc->inode_vec);
@@ -396,8 +395,7 @@ phase_links(struct repair_ctx *rc)
 
 		lists_poll(rc, i);
 		if (!c) {
-			if ((reported++ < 100 || !rc->no_modify) &&
-			    report(rc, PR_DIR_BAD, "directory", -1,
+			if (report(rc, PR_DIR_BAD, "directory", -1,
 				   e->parent, XK_NO_DADDR, "entry",
 				   "an entry names inode %llu, which is "
 				   "not in use", (unsigned long long)e->child))
@@ -457,18 +455,23 @@ phase_links(struct repair_ctx *rc)
 					    "directory tree from the root");
 	}
 
-	reported = 0;
 	for (size_t i = 0; i < rc->ninodes; i++) {
 		struct inode_info *ii = &rc->inodes[i];
 
 		lists_poll(rc, i);
 		if (is_metadata_ino(sb, ii->ino))
 			continue;
-		if (root && !ii->reached &&
-		    (reported++ < 100 || !rc->no_modify) &&
-		    report(rc, PR_DISCONNECTED, "inode", -1, ii->ino,
-			   XK_NO_DADDR, "reachable", "in use but not "
-			   "reachable from the root directory")) {
+		/*
+		 * Every finding is reported and counted the same with and
+		 * without -n (one count of problems): a disconnected
+		 * inode is one finding, its link count checked once it
+		 * is reconnected.
+		 */
+		if (root && !ii->reached) {
+			if (!report(rc, PR_DISCONNECTED, "inode", -1, ii->ino,
+				    XK_NO_DADDR, "reachable", "in use but not "
+				    "reachable from the root directory"))
+				continue;
 			/*
 			 * Unlinked and unreferenced: an open-but-deleted
 			 * file whose last close never came; it goes.

@@ -63,7 +63,8 @@ phase_log(struct repair_ctx *rc)
 				xk_strerror(err));
 			return REPAIR_EXIT_ERROR;
 		}
-		info(rc, "Log zeroed: the changes it held are lost.\n");
+		action_report(rc, ACT_LOG_ZEROED, 0, -1, NULL, ": the changes "
+			      "it held are lost");
 		set_max_lsn(rc);
 		return 0;
 	}
@@ -116,8 +117,9 @@ phase_log(struct repair_ctx *rc)
 			"(its changes are lost)\n");
 		return REPAIR_EXIT_LOG;
 	}
-	info(rc, "Replayed the log: %u transactions, %llu blocks written.\n",
-	     rep.transactions, (unsigned long long)rep.blocks_written);
+	action_report(rc, ACT_LOG_REPLAYED, 0, -1, NULL, ": %u transactions, "
+		      "%llu blocks written", rep.transactions,
+		      (unsigned long long)rep.blocks_written);
 	set_max_lsn(rc);
 	return 0;
 }

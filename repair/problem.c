@@ -63,6 +63,38 @@ static const struct {
 	[PR_QUOTA_FLAGS]	  = { "quota flags are wrong", "quota_flags" },
 };
 
+/*
+ * The policy of each kind (PF_*, repair.h), which fsck.xfskit and
+ * scripts act on through --json (doc/json.md): preen marks findings
+ * whose fix only rewrites values derived from other metadata or from
+ * redundant copies; destructive, those whose fix may lose data (an
+ * inode cleared, a fork or entry dropped, a file moved to /lost+found);
+ * unfixable, those repair only reports.  A kind missing here has none:
+ * never fixed by a preen.
+ */
+static const unsigned int problem_policy[PR_NR] = {
+	[PR_SB_SECONDARY_BAD]	  = PF_PREEN,
+	[PR_SB_SECONDARY_DIFFERS] = PF_PREEN,
+	[PR_AGF_COUNTER]	  = PF_PREEN,
+	[PR_AGI_COUNTER]	  = PF_PREEN,
+	[PR_SB_COUNTER]		  = PF_PREEN,
+	[PR_INODE_BAD]		  = PF_DESTRUCTIVE,
+	[PR_FORK_BAD]		  = PF_DESTRUCTIVE,
+	[PR_DIR_BAD]		  = PF_DESTRUCTIVE,
+	[PR_ATTR_BAD]		  = PF_DESTRUCTIVE,
+	[PR_SYMLINK_BAD]	  = PF_DESTRUCTIVE,
+	[PR_SPACE_CONFLICT]	  = PF_DESTRUCTIVE,
+	[PR_DISCONNECTED]	  = PF_DESTRUCTIVE,
+	[PR_QUOTA_INODE]	  = PF_DESTRUCTIVE,
+	[PR_QUOTA_DQUOT]	  = PF_DESTRUCTIVE,
+};
+
+unsigned int
+problem_flags(enum problem pr)
+{
+	return problem_policy[pr];
+}
+
 void
 json_string(FILE *out, const char *s)
 {
@@ -86,11 +118,29 @@ json_problem(struct repair_ctx *rc, enum problem pr, const struct xk_fail *f)
 	FILE *o = rc->out;
 	char line[512];
 
+	unsigned int fl = problem_flags(pr);
+
 	xk_fail_format(f, line, sizeof(line));
-	fprintf(o, "%s\n    {\"problem\": ", rc->nproblems > 1 ? "," : "");
+	/*
+	 * "problems" holds the findings the run starts from (the problem
+	 * count); the passes after the first repairs, what follows from
+	 * them and what is left, go to "later_problems".
+	 */
+	if (rc->pass > 1 && !rc->json_later) {
+		fprintf(o, "%s],\n  \"later_problems\": [",
+			rc->json_items ? "\n  " : "");
+		rc->json_later = 1;
+		rc->json_items = 0;
+	}
+	fprintf(o, "%s\n    {\"problem\": ", rc->json_items++ ? "," : "");
 	json_string(o, problems[pr].what);
 	fprintf(o, ", \"code\": ");
 	json_string(o, problems[pr].code);
+	fprintf(o, ", \"pass\": %d, \"safe_to_preen\": %s, "
+		"\"destructive\": %s, \"fixable\": %s", rc->pass,
+		fl & PF_PREEN ? "true" : "false",
+		fl & PF_DESTRUCTIVE ? "true" : "false",
+		fl & PF_UNFIXABLE ? "false" : "true");
 	fprintf(o, ", \"structure\": ");
 	json_string(o, f->structure ? f->structure : "");
 	if (f->daddr != XK_NO_DADDR)
@@ -131,8 +181,12 @@ json_begin(struct repair_ctx *rc)
 void
 json_end(struct repair_ctx *rc, int status)
 {
-	fprintf(rc->out, "%s],\n  \"problem_count\": %lu,\n  \"exit_status\": "
-		"%d\n}\n", rc->nproblems ? "\n  " : "", rc->nproblems, status);
+	fprintf(rc->out, "%s]", rc->json_items ? "\n  " : "");
+	if (!rc->json_later)
+		fprintf(rc->out, ",\n  \"later_problems\": []");
+	action_json(rc);
+	fprintf(rc->out, ",\n  \"problem_count\": %lu,\n  \"exit_status\": "
+		"%d\n}\n", rc->first_problems, status);
 }
 
 void

@@ -611,14 +611,21 @@ quota_apply(struct repair_ctx *rc, unsigned long *applied)
 		if (qt->fix & QFIX_SIZE) {
 			err = fix_size(rc, qt);
 			(*applied)++;
+			if (!err)
+				action_report(rc, ACT_QUOTA_FIXED, 0, -1, NULL,
+					      "Set the size of the %s quota "
+					      "file (inode %llu)", qt->name,
+					      (unsigned long long)qt->ino);
 		}
 		if (!err && (qt->fix & QFIX_RECORDS)) {
 			err = fix_records(rc, qt, &nrec);
 			if (nrec)
-				info(rc, "Rewrote %lu %s record%s%s.\n", nrec,
-				     qt->name, nrec == 1 ? "" : "s",
-				     qt->counting ? " with the usage counted" :
-				     "");
+				action_report(rc, ACT_QUOTA_FIXED, 0, -1, NULL,
+					      "Rewrote %lu %s record%s%s",
+					      nrec, qt->name,
+					      nrec == 1 ? "" : "s",
+					      qt->counting ? " with the usage "
+					      "counted" : "");
 			*applied += nrec;
 		}
 		if (!err && (qt->fix & QFIX_MISSING) && qt->counting &&
@@ -637,10 +644,13 @@ quota_apply(struct repair_ctx *rc, unsigned long *applied)
 			}
 			if (!gerr) {
 				if (nb)
-					info(rc, "Added %lu block%s of dquots "
-					     "to the %s file for the ids in "
-					     "use with none.\n", nb,
-					     nb == 1 ? "" : "s", qt->name);
+					action_report(rc, ACT_QUOTA_FIXED, 0,
+						      -1, NULL, "Added %lu "
+						      "block%s of dquots to "
+						      "the %s file for the ids "
+						      "in use with none", nb,
+						      nb == 1 ? "" : "s",
+						      qt->name);
 				*applied += nb;
 				continue;
 			}
@@ -666,6 +676,11 @@ quota_apply(struct repair_ctx *rc, unsigned long *applied)
 	if (!err && ((rc->mp->sb.qflags & clear) || lost)) {
 		err = fix_sb(rc, clear, lost);
 		(*applied)++;
+		if (!err)
+			action_report(rc, ACT_SB_WRITTEN, 0, 0, NULL,
+				      " (the primary): quota flags 0x%x "
+				      "cleared%s", clear, lost ? ", lost "
+				      "quota inodes forgotten" : "");
 	}
 	quota_free(rc);
 	return err;

@@ -184,6 +184,23 @@ clear_unlinked(struct repair_ctx *rc)
 	return 0;
 }
 
+/* What the rebuild wrote: each AG's structures, the counters. */
+static void
+report_rebuild(struct repair_ctx *rc)
+{
+	const struct xk_geom *g = &rc->mp->g;
+
+	for (uint32_t agno = 0; agno < g->agcount; agno++)
+		action_report(rc, ACT_AG_REBUILT, 0, agno, NULL, ": bnobt, "
+			      "cntbt, inobt%s%s%s, AGFL, AGF and AGI "
+			      "(unlinked lists emptied)",
+			      g->has_finobt ? ", finobt" : "",
+			      g->has_rmapbt ? ", rmapbt" : "",
+			      g->has_reflink ? ", refcountbt" : "");
+	action_report(rc, ACT_SB_WRITTEN, 0, 0, NULL, " (the primary): its "
+		      "inode and free space counters recomputed");
+}
+
 int
 rebuild_ags(struct repair_ctx *rc, unsigned long *applied)
 {
@@ -227,7 +244,9 @@ rebuild_ags(struct repair_ctx *rc, unsigned long *applied)
 		err = clear_unlinked(rc);
 	if (!err)
 		err = xk_buf_flush(mp);
-	if (!err)
+	if (!err) {
 		(*applied)++;
+		report_rebuild(rc);
+	}
 	return err;
 }

@@ -467,10 +467,11 @@ fork_rebuild(struct repair_ctx *rc, uint64_t ino, struct xk_dinode *dip,
 		}
 		/* The other fork's blocks as the rmapbt counts them. */
 		xk_be64_set(&dip->di_nblocks, blocks + used + other);
-		info(rc, "Rebuilt the %s map of inode %llu from the rmapbt: "
-		     "%llu extents, %llu blocks.\n", attr ? "attr fork" :
-		     "block", (unsigned long long)ino, (unsigned long long)n,
-		     (unsigned long long)blocks);
+		action_report(rc, ACT_FORK_REBUILT, ino, -1, NULL, ": its %s "
+			      "map, from the rmapbt: %llu extents, %llu "
+			      "blocks", attr ? "attr fork" : "block",
+			      (unsigned long long)n,
+			      (unsigned long long)blocks);
 	}
 	free(was);
 	free(recs);

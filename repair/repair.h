@@ -63,6 +63,40 @@ enum problem {
 };
 
 /*
+ * Policy flags of a finding kind (problem.c's table; --json emits them
+ * per finding and fsck.xfskit decides from them; doc/json.md).
+ */
+#define PF_PREEN	(1u << 0)	/* safe to fix when preening (fsck -p) */
+#define PF_DESTRUCTIVE	(1u << 1)	/* the fix may lose data */
+#define PF_UNFIXABLE	(1u << 2)	/* reported only, never fixed */
+unsigned int problem_flags(enum problem pr);
+
+/*
+ * Every kind of change repair makes, one line each in action.c's table:
+ * each change is reported through action_report, as a line of text and
+ * an element of --json's "actions".
+ */
+enum action {
+	ACT_LOG_REPLAYED,
+	ACT_LOG_ZEROED,
+	ACT_SB_WRITTEN,
+	ACT_INODE_CLEARED,
+	ACT_INODE_FIXED,
+	ACT_NLINK_SET,
+	ACT_FORK_REBUILT,
+	ACT_FORK_TRIMMED,
+	ACT_ATTR_DROPPED,
+	ACT_ENTRY_REMOVED,
+	ACT_DOTDOT_SET,
+	ACT_DIR_REWRITTEN,
+	ACT_LOSTFOUND_CREATED,
+	ACT_MOVED,
+	ACT_AG_REBUILT,
+	ACT_QUOTA_FIXED,
+	ACT_NR
+};
+
+/*
  * A claim on AG space: what the scan saw using agbno..agbno+len-1.  The
  * owner uses the rmap encoding: an inode number, or an XK_RMAP_OWN_*
  * value; offset carries the file offset and the rmap fork/bmbt flags.
@@ -225,6 +259,16 @@ struct repair_ctx {
 	FILE		*out;
 	unsigned long	counts[PR_NR];
 	unsigned long	nproblems;
+	/*
+	 * The problem count: the findings the run starts from (before
+	 * and in the first check pass), the same with and without -n.
+	 */
+	unsigned long	first_problems;
+	int		json_later;	/* "later_problems" is open */
+	size_t		json_items;	/* elements in the open array */
+	/* The changes made, for the report and summary (action.c). */
+	struct action_log *acts;
+	int		actions_lost;	/* acts could not be allocated */
 	struct ag_scan	*ags;
 	/*
 	 * The inode list (sorted by ino once collected) and the directory
@@ -307,6 +351,37 @@ void json_string(FILE *out, const char *s);
 /* An informational line: stdout, or stderr when stdout carries JSON. */
 void info(struct repair_ctx *rc, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/*
+ * action.c: report a change just made (or, for a rewrite that follows
+ * at once, about to be made).  ino (0: none) is the inode changed, with
+ * its path: path, or when NULL resolved from the scan's lists and the
+ * directories ("?" for what is unknown; "" for none shown); agno (-1:
+ * none) the AG.  The line reads: the kind's verb, " N (PATH)" or
+ * " AG", then fmt.  Under -n nothing is ever reported.
+ */
+void action_report(struct repair_ctx *rc, enum action act, uint64_t ino,
+		   int64_t agno, const char *path, const char *fmt, ...)
+	__attribute__((format(printf, 6, 7)));
+/* ino's path as the last check pass saw the tree, into buf. */
+void action_path(struct repair_ctx *rc, uint64_t ino, char *buf,
+		 size_t len);
+/*
+ * Before applying rc->ifix: resolve the paths of the inodes its plans
+ * change (and of the entries they drop), as the scan saw the tree, so
+ * that a fix applied first (an entry dropped) does not hide them.
+ */
+void action_prepare(struct repair_ctx *rc);
+/* The inodes in use the scan just made counted as kept (summary). */
+void action_note_scan(struct repair_ctx *rc);
+/* Forget what refers to the scan's lists (they are about to go). */
+void action_scan_free(struct repair_ctx *rc);
+/* The summary lines (text), or the JSON members; then free. */
+void action_summary(struct repair_ctx *rc);
+void action_json(struct repair_ctx *rc);
+/* Nonzero when an action could not be recorded (out of memory). */
+int action_error(const struct repair_ctx *rc);
+void action_free(struct repair_ctx *rc);
 
 /* Build a failure site and pass it to fix_problem. */
 int report(struct repair_ctx *rc, enum problem pr, const char *structure,
@@ -446,6 +521,8 @@ XK_MUST_CHECK int reconnect_orphans(struct repair_ctx *rc,
 /* Entries the directory rewrite adds to dir (the orphans, lost+found). */
 void lf_extra(const struct repair_ctx *rc, uint64_t dir,
 	      const struct xk_bld_dirent **ents, size_t *n);
+/* Report the orphans' moves once dir, the /lost+found, is written. */
+void lf_report_moves(struct repair_ctx *rc, uint64_t dir);
 /* In the rebuild session: a new /lost+found, moved directories' "..". */
 XK_MUST_CHECK int lf_build(struct repair_ctx *rc, struct xk_bld *b);
 void lf_plan_free(struct repair_ctx *rc);
@@ -462,6 +539,13 @@ XK_MUST_CHECK int rebuild_dirs(struct repair_ctx *rc, struct xk_bld *b);
 /* *found: the inode an entry of directory dir names, or 0. */
 XK_MUST_CHECK int dir_lookup(struct repair_ctx *rc, uint64_t dir,
 			     const char *name, uint64_t *found);
+/*
+ * Every readable entry of dir, naming an inode in use or not (ftype 0
+ * for those), names malloc'd; free with dir_entries_free.
+ */
+int dir_entries(struct repair_ctx *rc, uint64_t dir,
+		struct xk_bld_dirent **v, size_t *n);
+void dir_entries_free(struct xk_bld_dirent *v, size_t n);
 /*
  * The names of dir's entries shorter than cap bytes, each in a cap-byte
  * NUL-terminated slot of *buf (malloc'd), sorted by strcmp.

@@ -70,18 +70,33 @@ fake "echo '$head], \"error\": \"dirty log\", \"exit_status\": 2}'; exit 2"
 XK_REPAIR=$T/fake run_fsck 4 -y "$img"
 fake 'kill -TERM $$'
 XK_REPAIR=$T/fake run_fsck 32 -n "$img"
-prob='{"problem": "new wording", "code": "agf_counter", "structure": "AGF", "check": "freeblks", "crc_bad": false, "message": "m"}'
-fake "case \"\$1\" in -n) ;; *) touch '$T/fixed'; exit 0;; esac
+# Preen decides from the finding's flags (the checker's problem table),
+# not from a list of codes of its own: a code it has never heard of that
+# is flagged safe is preened; a known code flagged unsafe, destructive or
+# unfixable, or a finding without flags, is not.
+safe='"safe_to_preen": true, "destructive": false, "fixable": true'
+# preen_case WANT-STATUS WANT-REPAIR-RUN CODE FLAGS
+preen_case() {
+	local prob="{\"problem\": \"new wording\", \"code\": \"$3\", \"structure\": \"AGF\", \"check\": \"freeblks\", ${4:+$4, }\"crc_bad\": false, \"message\": \"m\"}"
+	rm -f "$T/fixed"
+	fake "case \"\$1\" in -n) ;; *) touch '$T/fixed'; exit 0;; esac
 if [ -e '$T/fixed' ]; then echo '$head], \"problem_count\": 0, \"exit_status\": 0}'; exit 0; fi
 echo '$head$prob], \"problem_count\": 1, \"exit_status\": 1}'; exit 1"
-XK_REPAIR=$T/fake run_fsck 4 -n "$img"
-XK_REPAIR=$T/fake run_fsck 1 -p "$img"
-[ -e "$T/fixed" ] || fail "preen did not run the repair for a safe code"
+	XK_REPAIR=$T/fake run_fsck "$1" -p "$img"
+	if [ "$2" = yes ] && [ ! -e "$T/fixed" ]; then
+		fail "preen did not run the repair for $3 with flags {$4}"
+	elif [ "$2" = no ] && [ -e "$T/fixed" ]; then
+		fail "preen ran the repair for $3 with flags {$4}"
+	fi
+}
+preen_case 1 yes agf_counter "$safe"
+preen_case 1 yes a_kind_fsck_never_heard_of "$safe"
+preen_case 4 no agf_counter ""
+preen_case 4 no agf_counter "$(echo "$safe" | sed 's/"safe_to_preen": true/"safe_to_preen": false/')"
+preen_case 4 no agf_counter "$(echo "$safe" | sed 's/"destructive": false/"destructive": true/')"
+preen_case 4 no agf_counter "$(echo "$safe" | sed 's/"fixable": true/"fixable": false/')"
+preen_case 8 no agf_counter '"safe_to_preen": "yes"'
 rm -f "$T/fixed"
-fake "case \"\$1\" in -n) ;; *) touch '$T/fixed'; exit 0;; esac
-echo '$head$(echo "$prob" | sed 's/agf_counter/dir_bad/')], \"problem_count\": 1, \"exit_status\": 1}'; exit 1"
-XK_REPAIR=$T/fake run_fsck 4 -p "$img"
-[ -e "$T/fixed" ] && fail "preen ran the repair for an unsafe code"
 
 # A corruption outside the safe class: the magic of AGF 1.  -n and -p
 # leave it (4) and write nothing; the oracle agrees it is corrupt.
@@ -133,6 +148,48 @@ case $rc in
 		pass "-p could not correct the counter (4: repair mode lacks it); oracle agrees" ;;
 *)	fail "fsck.xfskit -p on a counter finding exited $rc: $(cat "$T/fsck.out")" ;;
 esac
+
+# Preen on real findings: it fixes exactly the findings the checker's
+# report flags safe (before the flags came from the checker, fsck kept
+# its own list: superblock, AGF and AGI counters and secondary
+# superblocks, the same classes the recipes marked "safe" hit), and
+# leaves the image untouched otherwise.  The verdict after is the
+# oracle's.
+# preen_real SAFE|UNSAFE DB-COMMANDS...
+preen_real() {
+	local want=$1 img2=$T/preen.img sum got flagged
+	shift
+	cp --sparse=always "$img" "$img2"
+	xfs_db -x "$@" "$img2" >/dev/null 2>&1
+	oracle_clean "$img2" && { fail "xfs_repair -n misses: $*"; return; }
+	"$REPAIR" -n --json "$img2" >"$T/preen.json" 2>/dev/null
+	flagged=$(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+ok = d["problems"] and all(p["safe_to_preen"] and p["fixable"] and
+			   not p["destructive"] for p in d["problems"])
+print("SAFE" if ok else "UNSAFE")' "$T/preen.json") ||
+		{ fail "$*: no report: $(head -c 500 "$T/preen.json")"; return; }
+	[ "$flagged" = "$want" ] ||
+		fail "$*: the report flags it $flagged, expected $want: $(cat "$T/preen.json")"
+	sum=$(sha256sum <"$img2")
+	"$FSCK" -p "$img2" >"$T/fsck.out" 2>&1
+	got=$?
+	if [ "$flagged" = SAFE ]; then
+		[ $got = 1 ] && oracle_clean "$img2" &&
+			pass "-p fixed the safe finding of: $*" ||
+			fail "-p on a safe finding ($*) exited $got: $(cat "$T/fsck.out") $(cat "$T/xr.out")"
+	else
+		[ $got = 4 ] && [ "$(sha256sum <"$img2")" = "$sum" ] &&
+			pass "-p left the unsafe finding of: $*" ||
+			fail "-p on an unsafe finding ($*) exited $got or wrote: $(cat "$T/fsck.out")"
+	fi
+}
+preen_real SAFE -c 'sb 0' -c "write -d fdblocks $((fd - 1000))"
+preen_real SAFE -c 'agf 0' -c 'write -d longest 3'
+preen_real SAFE -c 'sb 2' -c 'write -d dblocks 1234'
+preen_real UNSAFE -c 'agf 1' -c 'write -d freeblks 100'
+preen_real UNSAFE -c 'inode 128' -c 'write -d core.nlinkv2 7'
 
 # Mounted filesystems (root only; the helpers skip elsewhere).
 if [ "$(id -u)" -eq 0 ]; then

@@ -53,7 +53,12 @@ d = json.load(open(sys.argv[1]))
 assert d["exit_status"] == int(sys.argv[2]), d["exit_status"]
 if "problem_count" in d:
     assert d["problem_count"] == len(d["problems"])
-    assert (d["problem_count"] > 0) == (d["exit_status"] == 1)
+    if d["mode"] == "check":
+        assert (d["problem_count"] > 0) == (d["exit_status"] == 1)
+        assert d["actions"] == [] and d["later_problems"] == []
+    assert d["summary"]["actions"] == len(d["actions"])
+    for p in d["problems"] + d["later_problems"]:
+        assert p["pass"] <= 1 if p in d["problems"] else p["pass"] > 1, p
 PY
 }
 
@@ -70,6 +75,11 @@ xfs_db -x -c 'agf 1' -c 'write -d magicnum 0x11223344' \
 xfs_repair -n "$bad" >/dev/null 2>&1 && fail "xfs_repair -n misses the corruption"
 repair_json corrupt 1 -n "$bad"
 grep -q '"crc_bad"' "$T/corrupt.json" || fail "corrupt: no problem objects"
+# Repaired: the actions taken are in the document too.
+cp --sparse=always "$bad" "$T/fix.img"
+repair_json corrupt-repair 0 "$T/fix.img"
+grep -q '"action": "ag_rebuilt"' "$T/corrupt-repair.json" ||
+	fail "corrupt-repair: no actions: $(cat "$T/corrupt-repair.json")"
 
 # An operational error: not a filesystem.
 head -c 1M /dev/zero >"$T/zero.img"
@@ -117,6 +127,13 @@ reject xfskit-repair.schema.json "a string exit status" \
 	"$(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); d["exit_status"]="1"; print(json.dumps(d))' "$good")"
 reject xfskit-repair.schema.json "a problem without its message" \
 	"$(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); del d["problems"][0]["message"]; print(json.dumps(d))' "$good")"
+reject xfskit-repair.schema.json "a problem flag that is not a boolean" \
+	"$(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); d["problems"][0]["safe_to_preen"]=1; print(json.dumps(d))' "$good")"
+fixed=$(cat "$T/corrupt-repair.json")
+reject xfskit-repair.schema.json "an action without its message" \
+	"$(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); del d["actions"][0]["message"]; print(json.dumps(d))' "$fixed")"
+reject xfskit-repair.schema.json "an action path without its inode" \
+	"$(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); d["actions"][0]["path"]="/x"; d["actions"][0].pop("ino",None); print(json.dumps(d))' "$fixed")"
 reject xfskit-repair.schema.json "both an error and a problem count" \
 	"$(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); d["error"]="x"; print(json.dumps(d))' "$good")"
 reject xfskit-db.schema.json "an output line with two kinds" \
