@@ -2,7 +2,8 @@
 /*
  * Inode forks mapped to extents: the extent list in the inode, or the
  * bmbt rooted in the fork.  Every extent is checked (non-empty, inside
- * one AG, in file-offset order without overlap) before a caller sees it;
+ * one AG, or inside the realtime volume for a realtime file's data, in
+ * file-offset order without overlap) before a caller sees it;
  * bmbt blocks are claimed for the inode as they are walked.
  */
 #include <string.h>
@@ -17,6 +18,7 @@ struct fork_walk {
 	uint64_t		next_off;	/* lowest offset still free */
 	uint64_t		nrecs;
 	uint64_t		bmbt_blocks;
+	int			rt;		/* realtime extents */
 	int			problems;
 	int			ret;
 };
@@ -29,7 +31,9 @@ fork_extent(struct fork_walk *fw, const struct xk_bmbt_irec *r)
 
 	fw->nrecs++;
 	if (r->blockcount == 0 ||
-	    !xk_fsbext_valid(fw->rc->mp, r->startblock, r->blockcount) ||
+	    (fw->rt ? r->startblock + r->blockcount < r->startblock ||
+	     r->startblock + r->blockcount > fw->rc->mp->sb.rblocks :
+	     !xk_fsbext_valid(fw->rc->mp, r->startblock, r->blockcount)) ||
 	    r->startoff + r->blockcount > XK_MAX_FILEOFF) {
 		fw->problems++;
 		return report(fw->rc, PR_FORK_BAD, fname, -1, fw->ino,
@@ -96,6 +100,8 @@ walk_fork(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
 	const char *fname = fork == XK_DATA_FORK ? "data fork" : "attr fork";
 
 	*bmbt_blocks = 0;
+	/* A realtime file's data extents are realtime block numbers. */
+	fw.rt = fork_is_rt(mp, dip, fork);
 	switch (xk_dfork_format(dip, fork)) {
 	case XK_DINODE_FMT_EXTENTS:
 		/* The inode verifier checked that nex records fit. */

@@ -39,7 +39,10 @@ usage(FILE *to)
 "found repaired, and the check run again to confirm.\n"
 "Exit status: 0 clean or repaired (4 with -e if anything was repaired),\n"
 "1 corruption found (-n) or left unrepaired, 2 dirty log that must be\n"
-"mounted, 3 usage error, 4 operational error.\n");
+"mounted, 3 usage error, 4 operational error (a mounted filesystem\n"
+"included), 5 parts of the filesystem xfskit does not support were not\n"
+"checked (-n, nothing else found) or, without -n, nothing was written\n"
+"because of them.\n");
 }
 
 /* Report an error that stops the check. */
@@ -54,6 +57,24 @@ operational_error(struct repair_ctx *rc, const char *msg)
 			REPAIR_EXIT_ERROR);
 	}
 	return REPAIR_EXIT_ERROR;
+}
+
+/*
+ * Stop the run after an error, naming the undo file when it was the
+ * cause.  The undo file is finished first: from then on the device
+ * refuses writes, so closing the handle writes nothing more.
+ */
+static int
+stop_run(struct repair_ctx *rc, struct xk_undo *undo, const char *undo_path,
+	 int err)
+{
+	char msg[600];
+	const char *why = guard_error_text(undo, undo_path, err, msg,
+					   sizeof(msg));
+
+	xk_undo_finish(undo);
+	xk_mount_close(rc->mp);
+	return operational_error(rc, why);
 }
 
 /*
@@ -290,6 +311,15 @@ main(int argc, char **argv)
 
 	if (rc.json)
 		json_begin(&rc);
+	{
+		char msg[600];
+
+		if (guard_mounted(&rc, msg, sizeof(msg)))
+			return operational_error(&rc, msg);
+	}
+	status = guard_unsupported(&rc);
+	if (status)
+		return status;
 	err = xk_mount_open(rc.device, (rc.no_modify ? XK_MOUNT_RDONLY : 0) |
 			    (rc.direct ? XK_MOUNT_DIRECT : 0), &rc.mp, &f);
 	if (err == XK_ECORRUPT || err == XK_ENOTXFS) {
@@ -318,6 +348,9 @@ main(int argc, char **argv)
 		info(&rc, "Recording overwritten blocks in %s.\n", undo_path);
 	}
 	err = phase_log(&rc);
+	/* Not the log's fault when the undo file failed under it. */
+	if (err && xk_undo_error(undo))
+		return stop_run(&rc, undo, undo_path, err);
 	if (err) {
 		xk_undo_finish(undo);
 		xk_mount_close(rc.mp);
@@ -358,14 +391,14 @@ main(int argc, char **argv)
 		err = status < 0 ? status : 0;
 	}
 	repair_memory_done(&rc);
-	if (err) {
-		xk_undo_finish(undo);
-		xk_mount_close(rc.mp);
-		return operational_error(&rc, xk_strerror(err));
-	}
+	status = guard_unchecked(&rc, status);
+	if (err)
+		return stop_run(&rc, undo, undo_path, err);
 	err = xk_mount_close(rc.mp);
-	if (!err)
-		err = xk_undo_finish(undo);
+	rc.mp = NULL;
+	if (err)
+		return stop_run(&rc, undo, undo_path, err);
+	err = xk_undo_finish(undo);
 	if (err)
 		return operational_error(&rc, xk_strerror(err));
 	if (rc.progress)
@@ -375,7 +408,7 @@ main(int argc, char **argv)
 	} else if (rc.no_modify && found) {
 		fprintf(rc.out, "%lu problem%s found.\n", found,
 			found == 1 ? "" : "s");
-	} else if (!found && rc.verbose) {
+	} else if (!found && rc.verbose && !rc.nunsup) {
 		fprintf(rc.out, "No problems found.\n");
 	}
 	return status;

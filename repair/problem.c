@@ -129,8 +129,10 @@ json_begin(struct repair_ctx *rc)
 void
 json_end(struct repair_ctx *rc, int status)
 {
-	fprintf(rc->out, "%s],\n  \"problem_count\": %lu,\n  \"exit_status\": "
-		"%d\n}\n", rc->nproblems ? "\n  " : "", rc->nproblems, status);
+	fprintf(rc->out, "%s],\n  \"problem_count\": %lu",
+		rc->nproblems ? "\n  " : "", rc->nproblems);
+	guard_json(rc);
+	fprintf(rc->out, ",\n  \"exit_status\": %d\n}\n", status);
 }
 
 void
