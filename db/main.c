@@ -19,6 +19,39 @@
 /* readline's completion callback has no user pointer; see input.c. */
 struct db_ctx *db_completion_ctx;
 
+/*
+ * A mounted filesystem is shown read-only, with a warning, and never
+ * opened for -x writes; parts xfskit does not support are named.
+ * Returns 0 to go on.
+ */
+static int
+open_checks(struct db_ctx *ctx)
+{
+	struct xk_unsupported un[XK_UNSUPPORTED_MAX];
+	struct xk_mounted ms;
+	char where[400];
+	int n;
+
+	if (!xk_mounted_state(ctx->image, &ms) && ms.mounted) {
+		xk_mounted_describe(&ms, where, sizeof(where));
+		if (ctx->expert) {
+			fprintf(stderr, "xfskit-db: %s is %s; -x would write "
+				"under it: unmount it first\n", ctx->image,
+				where);
+			return 2;
+		}
+		fprintf(stderr, "xfskit-db: warning: %s is %s; opening it "
+			"read-only, and what is shown may lag behind the "
+			"mount\n", ctx->image, where);
+		ctx->readonly = 1;
+	}
+	n = xk_unsupported_probe(ctx->image, un, XK_UNSUPPORTED_MAX);
+	for (int i = 0; i < n; i++)
+		fprintf(stderr, "xfskit-db: warning: %s: %s is not "
+			"supported: %s\n", ctx->image, un[i].what, un[i].why);
+	return 0;
+}
+
 static void
 usage(FILE *fp)
 {
@@ -80,6 +113,10 @@ main(int argc, char **argv)
 		return 2;
 	}
 	ctx.image = argv[optind];
+	if (open_checks(&ctx)) {
+		free(cmds);
+		return 2;
+	}
 	if (ctx.readonly)
 		flags |= XK_MOUNT_RDONLY;
 	err = xk_mount_open(ctx.image, flags, &ctx.mp, &f);

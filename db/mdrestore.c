@@ -135,6 +135,15 @@ take_sb(struct rst *r, const uint8_t *buf, size_t have, const char *target)
 	memcpy(r->sb, buf, ss);
 	r->fssize = dblocks * bs;
 
+	{
+		struct xk_mounted ms;
+		char where[400];
+
+		if (!xk_mounted_state(target, &ms) && ms.mounted) {
+			xk_mounted_describe(&ms, where, sizeof(where));
+			die("%s is %s; unmount it first", target, where);
+		}
+	}
 	r->fd = open(target, O_RDWR | O_CREAT, 0644);
 	if (r->fd < 0)
 		die("cannot open %s: %s", target, strerror(errno));

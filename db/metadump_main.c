@@ -80,6 +80,19 @@ main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	{
+		struct xk_mounted ms;
+		char where[400];
+
+		/* xfs_metadump warns too: the dump may be inconsistent. */
+		if (!xk_mounted_state(argv[optind], &ms) && ms.mounted &&
+		    !ms.readonly) {
+			xk_mounted_describe(&ms, where, sizeof(where));
+			fprintf(stderr, "xfskit-metadump: warning: %s is %s; "
+				"the dump may be inconsistent\n",
+				argv[optind], where);
+		}
+	}
 	err = xk_mount_open(argv[optind], XK_MOUNT_RDONLY, &mp, &f);
 	if (err) {
 		char msg[400];

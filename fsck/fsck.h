@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * fsck.xfskit: the fsck(8) front end of xfskit-repair.  Shared between
- * main.c (modes, exit codes, running the checker), json.c (reading the
- * checker's JSON report) and mounted.c (is the device mounted?).
+ * main.c (modes, exit codes, running the checker) and json.c (reading the
+ * checker's JSON report).
  */
 #ifndef XFSKIT_FSCK_H
 #define XFSKIT_FSCK_H
@@ -49,14 +49,5 @@ struct fsck_report {
 
 int fsck_parse_report(const char *text, size_t len, struct fsck_report *r);
 
-/* What mounted.c finds about a device or image file. */
-struct fsck_mount_state {
-	int	mounted;
-	int	readonly;	/* every mount of it is read-only */
-	int	is_root;	/* one of its mounts is "/" */
-	char	where[256];	/* one mount point, for messages */
-};
-
-int fsck_mount_state(const char *path, struct fsck_mount_state *ms);
 
 #endif /* XFSKIT_FSCK_H */

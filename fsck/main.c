@@ -397,10 +397,10 @@ parse_args(struct fsck_ctx *fc, int argc, char **argv)
 static int
 mounted_check(struct fsck_ctx *fc, int *reboot)
 {
-	struct fsck_mount_state ms;
+	struct xk_mounted ms;
 
 	*reboot = 0;
-	if (fsck_mount_state(fc->device, &ms)) {
+	if (xk_mounted_state(fc->device, &ms)) {
 		fprintf(stderr, "fsck.xfskit: %s: warning: cannot read "
 			"/proc/self/mountinfo; assuming it is not mounted\n",
 			fc->device);
@@ -427,6 +427,28 @@ mounted_check(struct fsck_ctx *fc, int *reboot)
 	fprintf(stderr, "fsck.xfskit: %s is mounted on %s; unmount it to "
 		"repair it (or use -n)\n", fc->device, ms.where);
 	return -1;
+}
+
+/*
+ * Parts xfskit does not support are neither checked nor written (no log
+ * replay either): the filesystem is not called clean, in any mode.
+ */
+static int
+unsupported_check(struct fsck_ctx *fc)
+{
+	struct xk_unsupported un[XK_UNSUPPORTED_MAX];
+	int n = xk_unsupported_probe(fc->device, un, XK_UNSUPPORTED_MAX);
+	int opens = 0;
+
+	for (int i = 0; i < n; i++) {
+		printf("%s: %s was not checked: %s\n", fc->device,
+		       un[i].what, un[i].why);
+		opens |= un[i].blocks_open;
+	}
+	if (n > 0)
+		printf("%s: nothing was checked or written%s\n", fc->device,
+		       opens ? "" : " (xfskit-repair -n checks the rest)");
+	return n > 0;
 }
 
 int
@@ -459,6 +481,8 @@ main(int argc, char **argv)
 	}
 	if (mounted_check(&fc, &reboot))
 		return FSCK_ERROR;
+	if (unsupported_check(&fc))
+		return FSCK_UNCORRECTED;
 
 	/* Step 3: the log, as a mount would replay it. */
 	log_state = replay_log(&fc, fc.mode == MODE_CHECK);

@@ -18,6 +18,7 @@
 #include <xfskit/dev.h>
 #include <xfskit/errors.h>
 #include <xfskit/fault.h>
+#include <xfskit/mounted.h>
 #include <xfskit/undo.h>
 
 static void
@@ -62,6 +63,19 @@ xk_dev_open(const char *path, unsigned int flags, struct xk_dev **devp)
 	*devp = NULL;
 	if (flags & XK_DEV_CREATE)
 		oflags |= O_CREAT;
+	/*
+	 * Nothing writes under a mounted filesystem, through the device or
+	 * through the image file behind a loop device (O_EXCL only guards
+	 * the former, and refuses a read-only mount just the same).  The
+	 * tools ask xk_mounted_state() first to name the
+	 * mount point; this is the net under them.
+	 */
+	if (!(flags & XK_DEV_RDONLY)) {
+		struct xk_mounted ms;
+
+		if (xk_mounted_state(path, &ms) == 0 && ms.mounted)
+			return -EBUSY;
+	}
 	dev = calloc(1, sizeof(*dev));
 	if (!dev)
 		return -ENOMEM;

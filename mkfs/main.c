@@ -11,6 +11,21 @@
 
 #include "mkfs.h"
 
+/* Never under a mounted filesystem, -f or not. */
+static int
+mkfs_refuse_mounted(const char *dev)
+{
+	struct xk_mounted ms;
+	char where[400];
+
+	if (!dev || xk_mounted_state(dev, &ms) || !ms.mounted)
+		return 0;
+	xk_mounted_describe(&ms, where, sizeof(where));
+	fprintf(stderr, "xfskit-mkfs: %s contains a mounted filesystem (%s); "
+		"refusing to overwrite it, with or without -f\n", dev, where);
+	return 1;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -23,6 +38,10 @@ main(int argc, char **argv)
 		return 1;
 	if (cli.pop.src && mkfs_populate_prepare(&cli.pop))
 		return 1;
+	if (!cli.dry_run && mkfs_refuse_mounted(cli.dev)) {
+		mkfs_populate_release(&cli.pop);
+		return 1;
+	}
 	if (mkfs_geometry(&cli, &cfg)) {
 		mkfs_populate_release(&cli.pop);
 		return 1;

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Inode forks mapped to extents through libfs's fork reader, salvaging:
- * every extent is checked (non-empty, inside one AG, in file-offset
- * order without overlap) before a caller sees it, each problem is
- * reported where the reader met it, and bmbt blocks are claimed for the
- * inode.
+ * every extent is checked (non-empty, inside one AG, or inside the
+ * realtime volume for a realtime file's data, in file-offset order
+ * without overlap) before a caller sees it, each problem is reported
+ * where it was met, and bmbt blocks are claimed for the inode.
  */
 #include <string.h>
 
@@ -35,6 +35,37 @@ check_unwritten(struct repair_ctx *rc, uint64_t ino,
 		plan_none(rc);
 }
 
+/*
+ * A realtime extent: inside the realtime volume, a valid file range, in
+ * offset order.  The reader checks only data-device extents.
+ */
+static int
+rt_extent_ok(struct repair_ctx *rc, uint64_t ino,
+	     const struct xk_bmbt_irec *r, uint64_t *next_off)
+{
+	if (r->blockcount == 0 ||
+	    r->startblock + r->blockcount < r->startblock ||
+	    r->startblock + r->blockcount > rc->mp->sb.rblocks ||
+	    !xk_fileext_valid(rc->mp, r->startoff, r->blockcount)) {
+		report(rc, PR_FORK_BAD, "data fork", -1, ino, XK_NO_DADDR,
+		       "extent", "realtime extent at offset %llu, block "
+		       "%llu, length %llu is not valid",
+		       (unsigned long long)r->startoff,
+		       (unsigned long long)r->startblock,
+		       (unsigned long long)r->blockcount);
+		return 0;
+	}
+	if (r->startoff < *next_off) {
+		report(rc, PR_FORK_BAD, "data fork", -1, ino, XK_NO_DADDR,
+		       "extent order", "extent at offset %llu overlaps or "
+		       "precedes the one before",
+		       (unsigned long long)r->startoff);
+		return 0;
+	}
+	*next_off = r->startoff + r->blockcount;
+	return 1;
+}
+
 int
 walk_fork(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
 	  int fork, uint64_t *bmbt_blocks, const struct fork_extent_fn *cb)
@@ -45,13 +76,16 @@ walk_fork(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
 	uint64_t p = 0;
 	int fmt = xk_dfork_format(dip, fork);
 	const char *fname = fork == XK_DATA_FORK ? "data fork" : "attr fork";
-	int err, ret = 0;
+	uint64_t next_off = 0, rtbad = 0;
+	int err, rt, ret = 0;
 
 	*bmbt_blocks = 0;
 	if (fmt != XK_DINODE_FMT_EXTENTS && fmt != XK_DINODE_FMT_BTREE)
 		return 0;
+	/* A realtime file's data extents are realtime block numbers. */
+	rt = fork_is_rt(rc->mp, dip, fork);
 	err = xk_fork_read(rc->mp, ino, dip, fork, XK_FORK_SALVAGE |
-			   XK_FORK_CHECK | XK_FORK_BLOCKS, &map);
+			   (rt ? 0 : XK_FORK_CHECK) | XK_FORK_BLOCKS, &map);
 	/* Memory or I/O: the run stops; anything else is damage. */
 	if (err && err != XK_ECORRUPT &&
 	    repair_oserr(rc, err, "reading the %s of inode %llu", fname,
@@ -70,6 +104,11 @@ walk_fork(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
 	for (uint64_t i = 0; i <= map.next && ret >= 0; i++) {
 		while (p < map.nprob && map.prob[p].at <= i)
 			fix_problem(rc, PR_FORK_BAD, &map.prob[p++].fail);
+		if (i < map.next && rt &&
+		    !rt_extent_ok(rc, ino, &map.ext[i], &next_off)) {
+			rtbad++;
+			continue;
+		}
 		if (i < map.next)
 			check_unwritten(rc, ino, dip, fork, &map.ext[i]);
 		if (i < map.next && cb)
@@ -81,7 +120,7 @@ walk_fork(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
 		return repair_error(rc, ret, "mapping the %s of inode %llu",
 				    fname, (unsigned long long)ino);
 	}
-	ret = (int)map.nprob;
+	ret = (int)(map.nprob + rtbad);
 	/* A count that disagrees is corrected, not a reason to rebuild. */
 	if (ret == 0 && fmt == XK_DINODE_FMT_BTREE &&
 	    map.next != xk_dinode_fork_nextents(dip, fork) &&

@@ -41,8 +41,10 @@ usage(FILE *to)
 "check run again to confirm.\n"
 "Exit status: 0 clean or repaired (4 with -e if anything was repaired),\n"
 "1 corruption found (-n) or left unrepaired, or an operational error\n"
-"(memory, I/O: the run stopped, see the message), 2 dirty log that must\n"
-"be mounted, 3 usage error.\n");
+"(memory, I/O, a mounted filesystem: the run stopped, see the message),\n"
+"2 dirty log that must be mounted, 3 usage error, 5 parts of the\n"
+"filesystem xfskit does not support were not checked (-n, nothing else\n"
+"found) or, without -n, nothing was written because of them.\n");
 }
 
 /* Report an error that stops the check. */
@@ -114,6 +116,22 @@ finish_stopped(struct repair_ctx *rc, struct xk_undo *undo, int status)
 		status = REPAIR_EXIT_ERROR;
 	}
 	return status;
+}
+
+/*
+ * Stop the run after the undo file failed, naming it: blocks not yet
+ * written are dropped and the undo file is completed, so that it still
+ * restores what was written.
+ */
+static int
+stop_run(struct repair_ctx *rc, struct xk_undo *undo, const char *undo_path,
+	 int err)
+{
+	char msg[600];
+	const char *why = guard_error_text(undo, undo_path, err, msg,
+					   sizeof(msg));
+
+	return finish_stopped(rc, undo, operational_error(rc, why));
 }
 
 /*
@@ -375,6 +393,15 @@ main(int argc, char **argv)
 
 	if (rc.json)
 		json_begin(&rc);
+	{
+		char msg[600];
+
+		if (guard_mounted(&rc, msg, sizeof(msg)))
+			return operational_error(&rc, msg);
+	}
+	status = guard_unsupported(&rc);
+	if (status)
+		return status;
 	err = xk_mount_open(rc.device, (rc.no_modify ? XK_MOUNT_RDONLY : 0) |
 			    (rc.direct ? XK_MOUNT_DIRECT : 0), &rc.mp, &f);
 	/*
@@ -414,6 +441,9 @@ main(int argc, char **argv)
 	writes0 = rc.mp->dev->writes;
 	rc.phase_what = "replaying the log";
 	err = phase_log(&rc);
+	/* Not the log's fault when the undo file failed under it. */
+	if (err && xk_undo_error(undo))
+		return stop_run(&rc, undo, undo_path, err);
 	if (!err && repair_phase_end(&rc, 0))
 		err = REPAIR_EXIT_ERROR;
 	if (rc.error) {
@@ -468,6 +498,9 @@ main(int argc, char **argv)
 	if (!err && action_error(&rc))
 		err = action_error(&rc);
 	repair_memory_done(&rc);
+	status = guard_unchecked(&rc, status);
+	if (err && xk_undo_error(undo))
+		return stop_run(&rc, undo, undo_path, err);
 	if (err || rc.error) {
 		if (!rc.error)
 			repair_error(&rc, err, "checking");
@@ -475,6 +508,9 @@ main(int argc, char **argv)
 		return finish_stopped(&rc, undo, status);
 	}
 	err = xk_mount_close(rc.mp);
+	rc.mp = NULL;
+	if (err && xk_undo_error(undo))
+		return stop_run(&rc, undo, undo_path, err);
 	if (!err)
 		err = xk_undo_finish(undo);
 	if (err) {
@@ -503,7 +539,7 @@ main(int argc, char **argv)
 	} else if (rc.no_modify && found) {
 		fprintf(rc.out, "%lu problem%s found.\n", found,
 			found == 1 ? "" : "s");
-	} else if (!found && rc.verbose) {
+	} else if (!found && rc.verbose && !rc.nunsup) {
 		fprintf(rc.out, "No problems found.\n");
 	}
 	action_free(&rc);

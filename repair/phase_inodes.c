@@ -39,6 +39,7 @@ struct extent_sum {
 	int			fork;
 	uint64_t		blocks;
 	struct fork_map		*map;
+	int			rt;	/* realtime data fork */
 };
 
 /* Each mapped extent is space the inode owns. */
@@ -52,7 +53,9 @@ claim_extent(void *ctx, const struct xk_bmbt_irec *r)
 		off |= XK_RMAP_OFF_ATTR_FORK;
 	if (r->unwritten)
 		off |= XK_RMAP_OFF_UNWRITTEN;
-	claim_fsb(es->rc, r->startblock, r->blockcount, es->ino, off);
+	/* Realtime extents are not data-device space (not checked yet). */
+	if (!es->rt)
+		claim_fsb(es->rc, r->startblock, r->blockcount, es->ino, off);
 	if (es->rc->error)
 		return es->rc->error;
 	es->blocks += r->blockcount;
@@ -82,7 +85,8 @@ scan_forks(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
 	uint64_t total = 0;
 
 	for (int fork = XK_DATA_FORK; fork <= XK_ATTR_FORK; fork++) {
-		struct extent_sum es = { rc, ino, fork, 0, &maps[fork] };
+		struct extent_sum es = { rc, ino, fork, 0, &maps[fork],
+					 fork_is_rt(rc->mp, dip, fork) };
 		struct fork_extent_fn cb = { &es, claim_extent };
 		uint64_t bmbt = 0;
 		int ret;

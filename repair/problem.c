@@ -185,6 +185,7 @@ json_end(struct repair_ctx *rc, int status)
 	if (!rc->json_later)
 		fprintf(rc->out, ",\n  \"later_problems\": []");
 	action_json(rc);
+	guard_json(rc);
 	fprintf(rc->out, ",\n  \"problem_count\": %lu,\n  \"exit_status\": "
 		"%d\n}\n", rc->first_problems, status);
 }

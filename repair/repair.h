@@ -21,6 +21,8 @@
  * "corruption found"; the message (and --json's "error") tells them apart.
  */
 #define REPAIR_EXIT_ERROR	1
+/* -n: nothing found, but parts were not checked (unsupported.h). */
+#define REPAIR_EXIT_UNCHECKED	5
 /*
  * xfs_repair's -e status: corruption was found and every finding was
  * repaired.  Only with -e; without it a full repair exits 0.
@@ -299,6 +301,9 @@ struct repair_ctx {
 	struct scan_keep *keep;
 	/* The quota check's state and plans (phase_quota.h), repair only. */
 	struct quota_state *quota;
+	/* Parts not understood, so not checked and never written. */
+	struct xk_unsupported unsup[XK_UNSUPPORTED_MAX];
+	int		nunsup;
 };
 
 #define REPAIR_VIEWS(vf, field, member) \
@@ -346,6 +351,13 @@ void progress(struct repair_ctx *rc, const char *what, uint64_t n,
 /* JSON output: open and close the document. */
 void json_begin(struct repair_ctx *rc);
 void json_end(struct repair_ctx *rc, int status);
+/* guard.c: entry checks (mounted, unsupported parts). */
+int guard_mounted(struct repair_ctx *rc, char *msg, size_t len);
+int guard_unsupported(struct repair_ctx *rc);
+int guard_unchecked(struct repair_ctx *rc, int status);
+void guard_json(struct repair_ctx *rc);
+const char *guard_error_text(struct xk_undo *undo, const char *undo_path,
+			     int err, char *buf, size_t len);
 void json_string(FILE *out, const char *s);
 
 /* An informational line: stdout, or stderr when stdout carries JSON. */
@@ -613,6 +625,13 @@ struct fork_extent_fn {
 	void	*ctx;
 	int	(*fn)(void *ctx, const struct xk_bmbt_irec *irec);
 };
+/* Does this fork map realtime blocks (a realtime file's data)? */
+static inline int
+fork_is_rt(const struct xk_mount *mp, const struct xk_dinode *dip, int fork)
+{
+	return fork == XK_DATA_FORK && mp->sb.rblocks &&
+	       (xk_be16_get(dip->di_flags) & XK_DIFLAG_REALTIME);
+}
 XK_MUST_CHECK int walk_fork(struct repair_ctx *rc, uint64_t ino,
 			   const struct xk_dinode *dip, int fork,
 			   uint64_t *bmbt_blocks,

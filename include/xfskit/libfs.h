@@ -8,7 +8,9 @@
 #include <xfskit/fault.h>
 #include <xfskit/crc32c.h>
 #include <xfskit/dev.h>
+#include <xfskit/mounted.h>
 #include <xfskit/undo.h>
+#include <xfskit/unsupported.h>
 #include <xfskit/buf.h>
 #include <xfskit/mount.h>
 #include <xfskit/ag.h>

@@ -85,7 +85,8 @@ START_TEST(test_roundtrip)
 
 	scribble();
 	ck_assert(!same_as_orig());
-	ck_assert_int_eq(xk_undo_apply(undo_path, dev_path, 0, &r), 0);
+	ck_assert_int_eq(xk_undo_apply(undo_path, dev_path, 0, NULL, NULL, &r),
+			 0);
 	ck_assert(r.complete);
 	ck_assert_uint_ge(r.records, 4);
 	ck_assert(same_as_orig());
@@ -106,7 +107,7 @@ START_TEST(test_damaged_changes_nothing)
 	ck_assert_int_eq(pwrite(fd, &b, 1, 4096 + 24 + 100), 1);
 	close(fd);
 	ck_assert_int_eq(xk_undo_apply(undo_path, dev_path, XK_UNDO_FORCE,
-				       &r), XK_EBADCRC);
+				       NULL, NULL, &r), XK_EBADCRC);
 	ck_assert(strstr(r.msg, "checksum"));
 	ck_assert(!same_as_orig());
 	{
@@ -133,7 +134,8 @@ START_TEST(test_wrong_fs)
 	ck_assert_int_eq(xk_dev_open(dev_path, 0, &dev), 0);
 	ck_assert_int_eq(xk_dev_pwrite(dev, other, 16, 32), 0);
 	xk_dev_close(dev);
-	ck_assert_int_eq(xk_undo_apply(undo_path, dev_path, 0, &r), -EINVAL);
+	ck_assert_int_eq(xk_undo_apply(undo_path, dev_path, 0, NULL, NULL, &r),
+			 XK_UNDO_EMISMATCH);
 	ck_assert(strstr(r.msg, "UUID"));
 }
 END_TEST
@@ -142,7 +144,8 @@ START_TEST(test_not_undo)
 {
 	struct xk_undo_result r;
 
-	ck_assert_int_ne(xk_undo_apply(dev_path, dev_path, 0, &r), 0);
+	ck_assert_int_ne(xk_undo_apply(dev_path, dev_path, 0, NULL, NULL, &r),
+			 0);
 	ck_assert(strstr(r.msg, "not an xfskit undo file") ||
 		  strstr(r.msg, "short"));
 	ck_assert(same_as_orig());

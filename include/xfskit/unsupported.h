@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Parts of a filesystem xfskit does not understand yet.  What is listed
+ * here the check cannot call clean (xfskit-repair -n names each part it
+ * did not check and exits 5) and no tool repairs (repair refuses to
+ * write, naming the reason).  The one place the list is made: repair,
+ * fsck (through repair) and db all ask here.
+ */
+#ifndef XFSKIT_UNSUPPORTED_H
+#define XFSKIT_UNSUPPORTED_H
+
+#include <stddef.h>
+
+struct xk_sb;
+
+struct xk_unsupported {
+	const char	*code;		/* stable: "realtime", "external_log",
+					   "ro_compat", "incompat",
+					   "log_incompat" */
+	char		what[128];	/* "the realtime volume (rtdev)" */
+	char		why[192];	/* the reason, in a sentence */
+	int		blocks_open;	/* libfs cannot open the filesystem
+					   at all (nothing was checked) */
+};
+
+#define XK_UNSUPPORTED_MAX	8
+
+/* The unsupported parts a superblock declares; returns how many. */
+int xk_unsupported_scan(const struct xk_sb *sb, struct xk_unsupported *v,
+			int max);
+
+/*
+ * The same from the primary superblock of path, read directly so that a
+ * superblock libfs refuses to open (an external log) is still named for
+ * what it is.  Only a superblock with a good magic and CRC is trusted;
+ * anything else gives 0 entries (the open then reports the damage).
+ * Returns the count, or a negative errno when path cannot be read.
+ */
+int xk_unsupported_probe(const char *path, struct xk_unsupported *v, int max);
+
+#endif /* XFSKIT_UNSUPPORTED_H */

@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Entry checks of xfskit-repair, before the filesystem is opened:
+ *
+ *  1. Mounted?  A read-write mount is refused with and without -n (the
+ *     blocks on disk lag behind the kernel's cache, and a write would be
+ *     lost or trusted); a read-only mount may be checked with -n, with a
+ *     warning, and is never written.
+ *  2. Understood?  What libfs does not handle (unsupported.h) is never
+ *     written: without -n the run refuses, naming the reason.  With -n
+ *     the rest is checked and each part left out is named at the end;
+ *     the exit status is then REPAIR_EXIT_UNCHECKED unless corruption
+ *     was found in what was checked.
+ */
+#include <string.h>
+
+#include "repair.h"
+
+int
+guard_mounted(struct repair_ctx *rc, char *msg, size_t len)
+{
+	struct xk_mounted ms;
+	char where[400];
+	int err = xk_mounted_state(rc->device, &ms);
+
+	if (err) {
+		fprintf(stderr, "xfskit-repair: %s: warning: cannot tell "
+			"whether it is mounted (%s)\n", rc->device,
+			xk_strerror(err));
+		return 0;
+	}
+	if (!ms.mounted)
+		return 0;
+	xk_mounted_describe(&ms, where, sizeof(where));
+	if (!ms.readonly) {
+		snprintf(msg, len, "contains a mounted and writable "
+			 "filesystem (%s); unmount it first", where);
+		return -EBUSY;
+	}
+	if (!rc->no_modify) {
+		snprintf(msg, len, "contains a mounted filesystem (%s); "
+			 "unmount it to repair it, or check it with -n",
+			 where);
+		return -EBUSY;
+	}
+	fprintf(stderr, "xfskit-repair: %s: warning: %s; checking the blocks "
+		"on disk, which may lag behind the mount\n", rc->device,
+		where);
+	return 0;
+}
+
+static void
+json_unchecked(struct repair_ctx *rc)
+{
+	fprintf(rc->out, ",\n  \"not_checked\": [");
+	for (int i = 0; i < rc->nunsup; i++) {
+		fprintf(rc->out, "%s\n    {\"code\": \"%s\", \"what\": ",
+			i ? "," : "", rc->unsup[i].code);
+		json_string(rc->out, rc->unsup[i].what);
+		fprintf(rc->out, ", \"reason\": ");
+		json_string(rc->out, rc->unsup[i].why);
+		fprintf(rc->out, "}");
+	}
+	fprintf(rc->out, "\n  ]");
+}
+
+/* The JSON document's last fields, for json_end(). */
+void
+guard_json(struct repair_ctx *rc)
+{
+	if (rc->nunsup)
+		json_unchecked(rc);
+}
+
+static void
+say_unchecked(struct repair_ctx *rc)
+{
+	for (int i = 0; i < rc->nunsup; i++)
+		info(rc, "%s was not checked: %s.\n", rc->unsup[i].what,
+		     rc->unsup[i].why);
+}
+
+int
+guard_unsupported(struct repair_ctx *rc)
+{
+	int n = xk_unsupported_probe(rc->device, rc->unsup,
+				     XK_UNSUPPORTED_MAX);
+	int opens = 0;
+
+	if (n <= 0)
+		return 0;	/* unreadable: the open reports it */
+	rc->nunsup = n;
+	for (int i = 0; i < n; i++)
+		opens |= rc->unsup[i].blocks_open;
+	if (!rc->no_modify) {
+		for (int i = 0; i < n; i++)
+			fprintf(stderr, "xfskit-repair: %s: refusing to change "
+				"anything: %s cannot be handled: %s.\n",
+				rc->device, rc->unsup[i].what,
+				rc->unsup[i].why);
+		fprintf(stderr, "xfskit-repair: %s: nothing was written%s.\n",
+			rc->device, opens ? "" : "; -n checks the rest");
+	} else if (!opens) {
+		return 0;	/* check the rest: guard_unchecked() */
+	} else {
+		say_unchecked(rc);
+	}
+	if (rc->json)
+		json_end(rc, REPAIR_EXIT_UNCHECKED);
+	return REPAIR_EXIT_UNCHECKED;
+}
+
+int
+guard_unchecked(struct repair_ctx *rc, int status)
+{
+	if (!rc->nunsup)
+		return status;
+	say_unchecked(rc);
+	return status == REPAIR_EXIT_CLEAN ? REPAIR_EXIT_UNCHECKED : status;
+}
+
+/*
+ * The message for an error that stopped the run: when the undo file
+ * failed, that file is named (its error, not the device's), and the
+ * device is known to hold only changes the file records.
+ */
+const char *
+guard_error_text(struct xk_undo *undo, const char *undo_path, int err,
+		 char *buf, size_t len)
+{
+	int uerr = xk_undo_error(undo);
+
+	if (!uerr)
+		return xk_strerror(err);
+	snprintf(buf, len, "the undo file %s failed: %s; stopped before any "
+		 "further write to the device (every write made so far is in "
+		 "the undo file: xfskit-undo %s DEVICE takes it back)",
+		 undo_path, xk_strerror(uerr), undo_path);
+	return buf;
+}
