@@ -490,12 +490,17 @@ dump_bmbt_blocks(struct md_ctx *c, uint64_t ino,
 
 	for (uint64_t i = 0; i < map->nblk && !c->err; i++) {
 		struct xk_buf *bp;
+		int err = xk_buf_read_ctx(mp, xk_fsb_to_daddr(mp,
+					  map->blk[i].fsb), mp->g.blocksize,
+					  xk_bmbt_ops.buf_ops, -1, ino,
+					  XK_READ_SALVAGE, &bp);
 
-		xk_buf_read_ctx(mp, xk_fsb_to_daddr(mp, map->blk[i].fsb),
-				mp->g.blocksize, xk_bmbt_ops.buf_ops, -1, ino,
-				XK_READ_SALVAGE, &bp);
-		if (!bp)
+		/* Memory or I/O: the dump would be incomplete, it stops. */
+		if (!bp) {
+			if (xk_err_operational(err))
+				c->err = err;
 			continue;
+		}
 		if (bp->data)
 			dump_mem(c, bp->daddr, bp->data, bp->len, MK_BTREE,
 				 &xk_bmbt_ops);

@@ -176,8 +176,9 @@ vote_primary_features(struct repair_ctx *rc)
 		struct xk_dev *dev = mp->dev;
 		struct xk_fail f;
 
+		/* Nothing was changed yet: the handle goes without writing. */
 		mp->owns_dev = 0;
-		xk_mount_close(mp);
+		xk_mount_discard(mp);
 		rc->mp = NULL;
 		memset(&f, 0, sizeof(f));
 		err = xk_mount_from_sb(dev, &want, (rc->no_modify ?

@@ -68,7 +68,7 @@ main(int argc, char **argv)
 	err = xk_walk_metadata(mp, 0, mp->g.agcount - 1, &w);
 	if (err && err != XK_ECORRUPT) {
 		fprintf(stderr, "xk_walk_count: walk: %s\n", xk_strerror(err));
-		xk_mount_close(mp);
+		xk_mount_discard(mp);
 		return 1;
 	}
 	for (int i = 0; i < c.ntypes; i++)
@@ -76,6 +76,5 @@ main(int argc, char **argv)
 	printf("inodes %llu\n", (unsigned long long)w.ninodes);
 	printf("logbytes %llu\n", c.logbytes);
 	printf("problems %u\n", w.nproblems);
-	xk_mount_close(mp);
-	return 0;
+	return xk_mount_close(mp) ? 1 : 0;
 }
