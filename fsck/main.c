@@ -49,7 +49,6 @@ struct fsck_ctx {
 	int		verbose;
 	const char	*device;
 	char		repair[PATH_MAX];
-	int		wrote;		/* something was written */
 };
 
 static volatile sig_atomic_t cancelled;
@@ -77,7 +76,7 @@ usage(FILE *to)
 "  -C FD   progress to FD (accepted; no progress is shown)\n"
 "  -t, -T, -M, -l, -s, -r  options of fsck(8) itself; ignored\n"
 "  -V      print the version and exit\n"
-"Exit status (fsck(8)): 0 clean, 1 errors corrected, 2 reboot needed,\n"
+"Exit status (fsck(8)): 0 clean, 1 errors corrected,\n"
 "4 errors left uncorrected, 8 operational error, 16 usage error,\n"
 "32 cancelled.\n");
 }
@@ -327,12 +326,10 @@ replay_log(struct fsck_ctx *fc, int dry_run)
 			fc->device, xk_strerror(err ? err : cerr));
 		return -1;
 	}
-	if (!dry_run && rep.replayed) {
-		fc->wrote = 1;
+	if (!dry_run && rep.replayed)
 		printf("%s: replayed the log: %u transactions, %llu blocks "
 		       "written\n", fc->device, rep.transactions,
 		       (unsigned long long)rep.blocks_written);
-	}
 	return 0;
 }
 
@@ -395,11 +392,10 @@ parse_args(struct fsck_ctx *fc, int argc, char **argv)
 
 /* Step 2: may this mode run on the device as it is mounted? */
 static int
-mounted_check(struct fsck_ctx *fc, int *reboot)
+mounted_check(struct fsck_ctx *fc)
 {
 	struct xk_mounted ms;
 
-	*reboot = 0;
 	if (xk_mounted_state(fc->device, &ms)) {
 		fprintf(stderr, "fsck.xfskit: %s: warning: cannot read "
 			"/proc/self/mountinfo; assuming it is not mounted\n",
@@ -420,8 +416,16 @@ mounted_check(struct fsck_ctx *fc, int *reboot)
 		return 0;
 	}
 	if (ms.is_root) {
-		/* The boot case: / is still read-only; reboot after writes. */
-		*reboot = 1;
+		/*
+		 * The boot case: / is still read-only.  Nothing writes under
+		 * a mounted filesystem (the device layer refuses it), so it
+		 * is checked only; a repair is for the initramfs or a rescue
+		 * system, before the mount.
+		 */
+		fprintf(stderr, "fsck.xfskit: %s: mounted read-only on %s; "
+			"checking only, nothing will be written (repair it "
+			"before it is mounted)\n", fc->device, ms.where);
+		fc->mode = MODE_CHECK;
 		return 0;
 	}
 	fprintf(stderr, "fsck.xfskit: %s is mounted on %s; unmount it to "
@@ -458,7 +462,7 @@ main(int argc, char **argv)
 	struct check_result cr;
 	struct sigaction sa;
 	struct stat st;
-	int reboot, log_state, code;
+	int log_state, code;
 
 	if (parse_args(&fc, argc, argv))
 		return FSCK_USAGE;
@@ -479,7 +483,7 @@ main(int argc, char **argv)
 			fc.repair);
 		return FSCK_ERROR;
 	}
-	if (mounted_check(&fc, &reboot))
+	if (mounted_check(&fc))
 		return FSCK_ERROR;
 	if (unsupported_check(&fc))
 		return FSCK_UNCORRECTED;
@@ -494,7 +498,7 @@ main(int argc, char **argv)
 	/* Step 4. */
 	check(&fc, log_state == 0, &cr);
 	if (cr.status >= 0)
-		return cr.status | (fc.wrote && reboot ? FSCK_REBOOT : 0);
+		return cr.status;
 	if (!cr.nfindings) {
 		if (cr.log_dirty && fc.mode == MODE_CHECK)
 			printf("%s: the log is dirty; a mount or fsck -p will "
@@ -502,20 +506,18 @@ main(int argc, char **argv)
 			       "clean\n", fc.device);
 		else if (fc.verbose)
 			printf("%s: clean\n", fc.device);
-		return fc.wrote && reboot ? FSCK_REBOOT : FSCK_OK;
+		return FSCK_OK;
 	}
 	if (fc.mode == MODE_CHECK || log_state == 1) {
 		if (fc.mode != MODE_CHECK)
 			printf("%s: mount and unmount the filesystem to replay "
 			       "its log, then run fsck again\n", fc.device);
-		return FSCK_UNCORRECTED |
-		       (fc.wrote && reboot ? FSCK_REBOOT : 0);
+		return FSCK_UNCORRECTED;
 	}
 	if (fc.mode == MODE_PREEN && !cr.all_safe) {
 		printf("%s: UNEXPECTED INCONSISTENCY; run fsck.xfskit -y "
 		       "(or xfskit-repair) manually\n", fc.device);
-		return FSCK_UNCORRECTED |
-		       (fc.wrote && reboot ? FSCK_REBOOT : 0);
+		return FSCK_UNCORRECTED;
 	}
 
 	/* Step 5: fix, then believe only the re-check. */
@@ -525,14 +527,12 @@ main(int argc, char **argv)
 
 		if (cancelled || st2 == 128 + SIGINT ||
 		    st2 == 128 + SIGTERM || st2 == 128 + SIGHUP)
-			return FSCK_CANCELLED | (reboot ? FSCK_REBOOT : 0);
+			return FSCK_CANCELLED;
 		if (st2 < 0 || st2 >= 126) {
 			fprintf(stderr, "fsck.xfskit: %s: the repair run "
 				"failed (status %d)\n", fc.device, st2);
 			return FSCK_ERROR;
 		}
-		/* It may have written even when it failed. */
-		fc.wrote = 1;
 	}
 	printf("%s: checking again after repair\n", fc.device);
 	check(&fc, 0, &cr);
@@ -540,5 +540,5 @@ main(int argc, char **argv)
 		code = cr.status;
 	else
 		code = cr.nfindings ? FSCK_UNCORRECTED : FSCK_CORRECTED;
-	return code | (reboot ? FSCK_REBOOT : 0);
+	return code;
 }

@@ -113,7 +113,7 @@ report() {
 }
 
 ref "$dmg" "$T/ref.img" -t 1 || finish
-grep -q 'Rebuilt the block map' "$T/ref.out" &&
+grep -q 'Rebuilt a fork of inode' "$T/ref.out" &&
 	grep -q 'Rewrote directory' "$T/ref.out" &&
 	grep -q 'Created /lost+found' "$T/ref.out" &&
 	grep -q 'Rebuilding the AG btrees' "$T/ref.out" ||

@@ -102,6 +102,9 @@ stop_outcome() {
 		OUTCOME=undone
 	else
 		fail "$name: stopped after writing, and the undo file does not restore the image: $msg $(cat "$T/u.out")"
+	fi
+}
+
 # xfs_repair_kept IMG: repair IMG with xfs_repair as an administrator
 # would (again while it still finds something; -L when it asks), then,
 # when xfs_repair -n calls it clean, walk it into $T/tree.theirs and
