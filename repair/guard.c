@@ -80,20 +80,18 @@ say_unchecked(struct repair_ctx *rc)
 		     rc->unsup[i].why);
 }
 
-int
-guard_unsupported(struct repair_ctx *rc)
+/* The parts found so far decide: refuse to write, or check the rest. */
+static int
+guard_decide(struct repair_ctx *rc)
 {
-	int n = xk_unsupported_probe(rc->device, rc->unsup,
-				     XK_UNSUPPORTED_MAX);
 	int opens = 0;
 
-	if (n <= 0)
-		return 0;	/* unreadable: the open reports it */
-	rc->nunsup = n;
-	for (int i = 0; i < n; i++)
+	if (!rc->nunsup)
+		return 0;
+	for (int i = 0; i < rc->nunsup; i++)
 		opens |= rc->unsup[i].blocks_open;
 	if (!rc->no_modify) {
-		for (int i = 0; i < n; i++)
+		for (int i = 0; i < rc->nunsup; i++)
 			fprintf(stderr, "xfskit-repair: %s: refusing to change "
 				"anything: %s cannot be handled: %s.\n",
 				rc->device, rc->unsup[i].what,
@@ -110,6 +108,39 @@ guard_unsupported(struct repair_ctx *rc)
 	return REPAIR_EXIT_UNCHECKED;
 }
 
+/*
+ * Before the open, from the primary as it is on disk.  Unknown
+ * read-only-compatible bits wait for guard_unsupported_voted(): the
+ * secondaries may show them to be damage to the primary, which the
+ * repair corrects (the open and the vote need nothing they name).
+ */
+int
+guard_unsupported(struct repair_ctx *rc)
+{
+	struct xk_unsupported found[XK_UNSUPPORTED_MAX];
+	int n = xk_unsupported_probe(rc->device, found, XK_UNSUPPORTED_MAX);
+
+	if (n <= 0)
+		return 0;	/* unreadable: the open reports it */
+	for (int i = 0; i < n; i++)
+		if (strcmp(found[i].code, "ro_compat"))
+			rc->unsup[rc->nunsup++] = found[i];
+	return guard_decide(rc);
+}
+
+/* After the superblock vote: the read-only-compatible bits that remain. */
+int
+guard_unsupported_voted(struct repair_ctx *rc)
+{
+	struct xk_unsupported found[XK_UNSUPPORTED_MAX];
+	int n = xk_unsupported_scan(&rc->mp->sb, found, XK_UNSUPPORTED_MAX);
+
+	for (int i = 0; i < n && rc->nunsup < XK_UNSUPPORTED_MAX; i++)
+		if (!strcmp(found[i].code, "ro_compat"))
+			rc->unsup[rc->nunsup++] = found[i];
+	return guard_decide(rc);
+}
+
 int
 guard_unchecked(struct repair_ctx *rc, int status)
 {
@@ -117,24 +148,4 @@ guard_unchecked(struct repair_ctx *rc, int status)
 		return status;
 	say_unchecked(rc);
 	return status == REPAIR_EXIT_CLEAN ? REPAIR_EXIT_UNCHECKED : status;
-}
-
-/*
- * The message for an error that stopped the run: when the undo file
- * failed, that file is named (its error, not the device's), and the
- * device is known to hold only changes the file records.
- */
-const char *
-guard_error_text(struct xk_undo *undo, const char *undo_path, int err,
-		 char *buf, size_t len)
-{
-	int uerr = xk_undo_error(undo);
-
-	if (!uerr)
-		return xk_strerror(err);
-	snprintf(buf, len, "the undo file %s failed: %s; stopped before any "
-		 "further write to the device (every write made so far is in "
-		 "the undo file: xfskit-undo %s DEVICE takes it back)",
-		 undo_path, xk_strerror(uerr), undo_path);
-	return buf;
 }

@@ -125,13 +125,23 @@ finish_stopped(struct repair_ctx *rc, struct xk_undo *undo, int status)
  */
 static int
 stop_run(struct repair_ctx *rc, struct xk_undo *undo, const char *undo_path,
-	 int err)
+	 uint64_t writes0, int err)
 {
-	char msg[600];
-	const char *why = guard_error_text(undo, undo_path, err, msg,
-					   sizeof(msg));
+	char msg[700];
+	int uerr = xk_undo_error(undo);
 
-	return finish_stopped(rc, undo, operational_error(rc, why));
+	/* Reading the old contents or writing them: the undo file's step. */
+	repair_error(rc, uerr ? uerr : err, "saving the old contents of the "
+		     "device to the undo file %s", undo_path);
+	if (rc->mp)
+		return finish_stopped(rc, undo,
+				      run_stopped(rc, undo_path, writes0));
+	/* The handle is gone (its last flush failed): no count to give. */
+	snprintf(msg, sizeof(msg), "%s while %s: stopping; 'xfskit-undo %s "
+		 "%s' restores the device as it was before this run",
+		 repair_error_cause(rc->error), rc->error_what, undo_path,
+		 rc->device);
+	return finish_stopped(rc, undo, operational_error(rc, msg));
 }
 
 /*
@@ -425,6 +435,9 @@ main(int argc, char **argv)
 	err = vote_primary_features(&rc);
 	if (err)
 		return operational_error(&rc, xk_strerror(err));
+	status = guard_unsupported_voted(&rc);
+	if (status)
+		return finish_stopped(&rc, NULL, status);
 	if (undo_path) {
 		err = xk_undo_create(rc.mp->dev, undo_path, &undo);
 		if (err) {
@@ -443,7 +456,7 @@ main(int argc, char **argv)
 	err = phase_log(&rc);
 	/* Not the log's fault when the undo file failed under it. */
 	if (err && xk_undo_error(undo))
-		return stop_run(&rc, undo, undo_path, err);
+		return stop_run(&rc, undo, undo_path, writes0, err);
 	if (!err && repair_phase_end(&rc, 0))
 		err = REPAIR_EXIT_ERROR;
 	if (rc.error) {
@@ -500,7 +513,7 @@ main(int argc, char **argv)
 	repair_memory_done(&rc);
 	status = guard_unchecked(&rc, status);
 	if (err && xk_undo_error(undo))
-		return stop_run(&rc, undo, undo_path, err);
+		return stop_run(&rc, undo, undo_path, writes0, err);
 	if (err || rc.error) {
 		if (!rc.error)
 			repair_error(&rc, err, "checking");
@@ -510,7 +523,7 @@ main(int argc, char **argv)
 	err = xk_mount_close(rc.mp);
 	rc.mp = NULL;
 	if (err && xk_undo_error(undo))
-		return stop_run(&rc, undo, undo_path, err);
+		return stop_run(&rc, undo, undo_path, writes0, err);
 	if (!err)
 		err = xk_undo_finish(undo);
 	if (err) {

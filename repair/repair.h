@@ -354,10 +354,9 @@ void json_end(struct repair_ctx *rc, int status);
 /* guard.c: entry checks (mounted, unsupported parts). */
 int guard_mounted(struct repair_ctx *rc, char *msg, size_t len);
 int guard_unsupported(struct repair_ctx *rc);
+int guard_unsupported_voted(struct repair_ctx *rc);
 int guard_unchecked(struct repair_ctx *rc, int status);
 void guard_json(struct repair_ctx *rc);
-const char *guard_error_text(struct xk_undo *undo, const char *undo_path,
-			     int err, char *buf, size_t len);
 void json_string(FILE *out, const char *s);
 
 /* An informational line: stdout, or stderr when stdout carries JSON. */

@@ -83,7 +83,7 @@ grep -q '"action": "ag_rebuilt"' "$T/corrupt-repair.json" ||
 
 # An operational error: not a filesystem.
 head -c 1M /dev/zero >"$T/zero.img"
-repair_json zero 4 -n "$T/zero.img"
+repair_json zero 1 -n "$T/zero.img"
 
 # A kernel-dirtied log, reported by -n as a finding.
 workload() {

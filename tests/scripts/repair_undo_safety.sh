@@ -75,7 +75,7 @@ for mode in repair zero-log; do
 		>"$T/r.out" 2>&1
 	rc=$?
 	if [ $rc -eq 1 ] &&
-	   grep -q "undo file $T/tiny/u.undo failed: No space left on device" "$T/r.out" &&
+	   grep -q "no space left while saving the old contents of the device to the undo file $T/tiny/u.undo: stopping" "$T/r.out" &&
 	   ! grep -q "s.img: No space left" "$T/r.out"; then
 		pass "$mode: ENOSPC on the undo file stops the run (exit $rc), the message names the undo file"
 	else
