@@ -130,7 +130,12 @@ stop_run(struct repair_ctx *rc, struct xk_undo *undo, const char *undo_path,
 	char msg[700];
 	int uerr = xk_undo_error(undo);
 
-	/* Reading the old contents or writing them: the undo file's step. */
+	/*
+	 * Reading the old contents or writing them: the undo file's step,
+	 * whatever the step that then failed on it recorded.
+	 */
+	if (uerr)
+		rc->error = 0;
 	repair_error(rc, uerr ? uerr : err, "saving the old contents of the "
 		     "device to the undo file %s", undo_path);
 	if (rc->mp)
@@ -455,7 +460,7 @@ main(int argc, char **argv)
 	rc.phase_what = "replaying the log";
 	err = phase_log(&rc);
 	/* Not the log's fault when the undo file failed under it. */
-	if (err && xk_undo_error(undo))
+	if (xk_undo_error(undo))
 		return stop_run(&rc, undo, undo_path, writes0, err);
 	if (!err && repair_phase_end(&rc, 0))
 		err = REPAIR_EXIT_ERROR;
@@ -512,7 +517,7 @@ main(int argc, char **argv)
 		err = action_error(&rc);
 	repair_memory_done(&rc);
 	status = guard_unchecked(&rc, status);
-	if (err && xk_undo_error(undo))
+	if (xk_undo_error(undo))
 		return stop_run(&rc, undo, undo_path, writes0, err);
 	if (err || rc.error) {
 		if (!rc.error)
@@ -522,7 +527,7 @@ main(int argc, char **argv)
 	}
 	err = xk_mount_close(rc.mp);
 	rc.mp = NULL;
-	if (err && xk_undo_error(undo))
+	if (xk_undo_error(undo))
 		return stop_run(&rc, undo, undo_path, writes0, err);
 	if (!err)
 		err = xk_undo_finish(undo);
