@@ -224,7 +224,7 @@ to_heap(struct xk_vec *vec, size_t ncap, size_t size)
 int
 xk_vec_reserve(struct xk_vec *vec, size_t want, size_t size)
 {
-	size_t ncap = vec->cap ? vec->cap : FIRST_CAP;
+	size_t ncap = vec->cap ? vec->cap : vec->first ? vec->first : FIRST_CAP;
 	void *nv;
 
 	if (want <= vec->cap)
@@ -319,6 +319,7 @@ void
 xk_vec_move(struct xk_vec *dst, struct xk_vec *src)
 {
 	struct xk_vec_spill *dsp = dst->spill, *ssp = src->spill;
+	size_t first = src->first;
 
 	xk_vec_free(dst);
 	*dst = *src;
@@ -327,6 +328,7 @@ xk_vec_move(struct xk_vec *dst, struct xk_vec *src)
 		dst->spill = dsp;
 	memset(src, 0, sizeof(*src));
 	src->spill = ssp;
+	src->first = first;
 }
 
 int
@@ -353,6 +355,7 @@ xk_vec_free(struct xk_vec *vec)
 {
 	struct xk_vec_spill *sp = vec->spill;
 	struct xk_vec_map *map = vec->map;
+	size_t first = vec->first;
 
 	if (map)
 		map_drop(sp, map);
@@ -360,6 +363,7 @@ xk_vec_free(struct xk_vec *vec)
 		free(vec->v);
 	memset(vec, 0, sizeof(*vec));
 	vec->spill = sp;
+	vec->first = first;
 }
 
 /*

@@ -69,9 +69,29 @@ struct xk_vec {
 	size_t		cap;		/* elements room is allocated for */
 	struct xk_vec_spill *spill;	/* NULL: stays on the heap */
 	struct xk_vec_map	*map;		/* set when v is a file mapping */
+	size_t		first;		/* elements of the first allocation;
+					 * 0: 256 (small per-object lists
+					 * set less) */
 };
 
-/* Room for at least want elements of size bytes. */
+/*
+ * A vector of T read as a typed array: x.v[0..x.n-1], with the same
+ * rules as above; the functions take &x.vec and sizeof(*x.v).  An
+ * all-zero one is empty.
+ */
+#define XK_VEC_OF(T)							\
+	union {								\
+		struct xk_vec	vec;					\
+		struct {						\
+			T	*v;					\
+			size_t	n;					\
+		};							\
+	}
+
+/*
+ * Room for at least want elements of size bytes; the caller may then
+ * fill v[n..want-1] in place and raise n up to want.
+ */
 XK_MUST_CHECK int xk_vec_reserve(struct xk_vec *vec, size_t want,
 			       size_t size);
 /* Append one element, or m elements from src. */
@@ -101,7 +121,7 @@ XK_MUST_CHECK int xk_vec_spill_now(struct xk_vec *vec, size_t size);
 /* Sort in place (qsort: works the same on a mapping). */
 void xk_vec_sort(struct xk_vec *vec, size_t size,
 	      int (*cmp)(const void *, const void *));
-/* Release the elements; the vector is empty (and keeps its spill). */
+/* Release the elements; the vector is empty (and keeps spill and first). */
 void xk_vec_free(struct xk_vec *vec);
 
 static inline void *
