@@ -359,7 +359,7 @@ compare() {
 }
 
 runs=0 cut=0 kept=""
-for delay in ${DELAYS:-2.3 2.45 2.6 2.75 2.9 3.05}; do
+for delay in ${DELAYS:-2.3 2.6 2.9 3.05}; do
 	img="$T/p-$delay.img"
 	dirty "$img" "$delay" || continue
 	runs=$((runs + 1))

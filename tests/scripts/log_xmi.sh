@@ -232,7 +232,7 @@ compare() {
 
 runs=0 cut=0 keep="" kept="" xmd_img=""
 for feat in ${FEATS:-reflink=1,rmapbt=0 reflink=1,rmapbt=1}; do
-	for delay in ${DELAYS:-0.1 0.17 0.24 0.31 0.38}; do
+	for delay in ${DELAYS:-0.1 0.24 0.38}; do
 		img="$T/x-$feat-$delay.img"
 		dirty_xmi "$img" "$delay" -m "$feat" || continue
 		runs=$((runs + 1))
