@@ -27,6 +27,8 @@
  *     attribute value and compared against the others' totals;
  *   - the first reservation with the largest total wins a tie, in the
  *     kernel's table order.
+ * Filesystems with parent pointers drop the historical choices: their
+ * minimum uses the runtime reservations.
  * Only v5 filesystems without a realtime section or quotas enabled at
  * mkfs time are handled (the reservations still include the quota
  * records: the kernel counts them whether or not quotas are on).
@@ -591,10 +593,16 @@ xk_trans_max_logres(const struct xk_sb *sb, unsigned int *logcount)
 	struct resv_geo g;
 	struct xk_resv r[R_NR], best = { 0, 0 };
 	uint64_t space = 0, attr, nblks, size;
+	/*
+	 * From parent pointers on (a feature no kernel without the fixes
+	 * mounts), the minimum uses the runtime reservations and counts the
+	 * attribute value in blocks, not bytes.
+	 */
+	int fixed = !!(sb->features_incompat & XK_SB_FEAT_INCOMPAT_PARENT);
 	int i;
 
-	geo_init(sb, 1, &g);
-	resv_calc(&g, 1, r);
+	geo_init(sb, !fixed, &g);
+	resv_calc(&g, !fixed, r);
 
 	/*
 	 * The attribute set sized for the largest local value: the attr
@@ -603,12 +611,15 @@ xk_trans_max_logres(const struct xk_sb *sb, unsigned int *logcount)
 	 * in bytes as a block count (kept: it is what the kernel checks).
 	 * The kernel takes the two attribute reservations from its runtime
 	 * table; they do not depend on the historical sizing, so the
-	 * values here are the same.
+	 * values here are the same.  (With the fixes the size is rounded
+	 * up to blocks first.)
 	 */
 	size = (g.bsize >> 1) + (g.bsize >> 2) - MAXNAMELEN - 1;
 	nblks = DA_NODE_MAXDEPTH +
 		DA_NODE_MAXDEPTH * nextentadd(&g, 1, 1);
 	nblks += div_up(size, g.bsize);
+	if (fixed)
+		size = div_up(size, g.bsize);
 	nblks += nextentadd(&g, size, 1);
 	attr = r[R_ATTRSETM].logres + r[R_ATTRSETRT].logres * nblks;
 
