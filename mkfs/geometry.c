@@ -23,7 +23,9 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <limits.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <uuid/uuid.h>
 
 #include <xfskit/init.h>
@@ -98,6 +100,39 @@ static int
 flag(const struct mkfs_val *v, int dflt)
 {
 	return v->set ? (int)v->num : dflt;
+}
+
+/*
+ * The xfs:autofsck property, as mkfs.xfs 7.2 decides it: the value
+ * given (0 is "none", 1 "repair"); a value that asks for checking turns
+ * on reverse mapping and parent pointers unless they were set off, then
+ * only warns; with neither given and both features on, "repair".
+ */
+static void
+autofsck_choice(const struct mkfs_cli *cli, struct mkfs_cfg *cfg)
+{
+	const char *w = NULL;
+
+	if (cli->autofsck.set) {
+		w = cli->autofsck.str;
+		if (cli->autofsck.num >= 0)
+			w = cli->autofsck.num ? "repair" : "none";
+	}
+	if (w && strcmp(w, "none")) {
+		if (!cfg->rmapbt && cli->rmapbt.set)
+			printf("-m autofsck=%s is less effective without "
+			       "reverse mapping\n", w);
+		else
+			cfg->rmapbt = 1;
+		if (!cfg->parent && cli->parent.set)
+			printf("-m autofsck=%s is less effective without "
+			       "parent pointers\n", w);
+		else
+			cfg->parent = 1;
+	}
+	if (!w && cfg->rmapbt && cfg->parent)
+		w = "repair";
+	cfg->autofsck = w;
 }
 
 /* Step 1 to 3: sizes and features that need no device. */
@@ -199,6 +234,19 @@ basic_sizes(const struct mkfs_cli *cli, struct mkfs_cfg *cfg,
 	cfg->sparse = flag(&cli->sparse, 1);
 	cfg->nrext64 = flag(&cli->nrext64, 1);
 	cfg->parent = flag(&cli->parent, 0);
+	cfg->exchange = flag(&cli->exchange, 0);
+	if (flag(&cli->metadir, 0)) {
+		fprintf(stderr, "-m metadir=1 (the metadata directory tree) "
+			"is not supported by xfskit-mkfs yet; nothing was "
+			"written.\n");
+		return 1;
+	}
+	autofsck_choice(cli, cfg);
+	if (cli->cowextsize.set && cli->cowextsize.num && !cfg->reflink) {
+		fprintf(stderr, "cowextsize not supported without reflink "
+			"support\n");
+		return 1;
+	}
 	if (cfg->inobtcount && !cfg->finobt) {
 		if (cli->inobtcount.set) {
 			fprintf(stderr, "inode btree counters not supported "
@@ -422,14 +470,68 @@ done:
 	*agcount = dblocks / blocks + (dblocks % blocks != 0);
 }
 
+/* -d/-l concurrency=N: 1 stands for the number of online CPUs. */
+static long long
+concurrency(const struct mkfs_val *v)
+{
+	long cpus;
+
+	if (!v->set || v->num != 1)
+		return v->set ? v->num : 0;
+	cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	return cpus < 0 ? 0 : cpus > INT_MAX ? INT_MAX : cpus;
+}
+
+/*
+ * -d concurrency=N (mkfs.xfs 7.2): an AG count that is a multiple of N
+ * threads, never fewer AGs than the default geometry nor AGs under
+ * 4 GiB (then as many AGs of at least 4 GiB as fit, if that beats the
+ * default); large filesystems add N AGs at a time until the AGs are
+ * below both the maximum and the default AG size.
+ */
+static void
+concurrency_ag_geometry(struct mkfs_cfg *cfg, long long threads)
+{
+	unsigned int blog = cfg->blocklog;
+	uint64_t def_agsize, def_agcount, agsize;
+	long long try;
+
+	default_ag_geometry(blog, cfg->dblocks, cfg->dsunit != 0,
+			    &def_agsize, &def_agcount);
+	agsize = def_agsize;
+	if (threads < (long long)def_agcount)
+		goto out;
+	try = threads;
+	agsize = cfg->dblocks / (uint64_t)try;
+	if (agsize < GiB(4, blog)) {
+		do {
+			if (--try <= (long long)def_agcount) {
+				agsize = def_agsize;
+				goto out;
+			}
+			agsize = cfg->dblocks / (uint64_t)try;
+		} while (agsize < GiB(4, blog));
+		goto out;
+	}
+	while (agsize > AG_MAX_BLOCKS(blog) && agsize > def_agsize) {
+		try += threads;
+		agsize = cfg->dblocks / (uint64_t)try;
+	}
+out:
+	cfg->agsize = agsize;
+	cfg->agcount = cfg->dblocks / agsize + (cfg->dblocks % agsize != 0);
+}
+
 static int
 ag_geometry(const struct mkfs_cli *cli, struct mkfs_cfg *cfg)
 {
 	unsigned int blog = cfg->blocklog;
 	uint64_t dsunit = cfg->dsunit, tmp;
-	long long n;
+	long long n, threads = concurrency(&cli->dconcurrency);
 
-	if (cli->agsize.set) {
+	if (threads > 0) {
+		concurrency_ag_geometry(cfg, threads);
+	} else if (cli->agsize.set) {
 		if (size_opt(&cli->agsize, 'd', "agsize", cfg->blocksize,
 			     cfg->sectsize, 16LL << 20, 1LL << 40, 0, &n))
 			return 1;
@@ -534,6 +636,38 @@ ag_geometry(const struct mkfs_cli *cli, struct mkfs_cfg *cfg)
 	return 0;
 }
 
+/*
+ * The root directory's inheritable hints (-d daxinherit, projinherit,
+ * extszinherit, cowextsize): a zero extent size hint means none; a hint
+ * is at most half an AG and fits a bmbt extent, as the kernel's inode
+ * verifier requires.
+ */
+static int
+root_hints(const struct mkfs_cli *cli, struct mkfs_cfg *cfg)
+{
+	uint64_t max = cfg->agsize / 2;
+
+	if (max > XK_MAX_BMBT_EXTLEN)
+		max = XK_MAX_BMBT_EXTLEN;
+	cfg->daxinherit = flag(&cli->daxinherit, 0);
+	cfg->projinherit = cli->projinherit.set != 0;
+	cfg->projid = (uint32_t)cli->projinherit.num;
+	cfg->extsize = (uint32_t)cli->extszinherit.num;
+	cfg->cowextsize = (uint32_t)cli->cowextsize.num;
+	if (cfg->extsize > max) {
+		fprintf(stderr, "illegal extent size hint %u, must be less "
+			"than %llu.\n", cfg->extsize, (unsigned long long)max);
+		return 1;
+	}
+	if (cfg->cowextsize > max) {
+		fprintf(stderr, "illegal CoW extent size hint %u, must be less "
+			"than %llu.\n", cfg->cowextsize,
+			(unsigned long long)max);
+		return 1;
+	}
+	return 0;
+}
+
 /* The superblock fields that depend only on the layout so far. */
 static void
 sb_start(struct mkfs_cfg *cfg)
@@ -599,6 +733,11 @@ sb_start(struct mkfs_cfg *cfg)
 		sb->features_incompat |= XK_SB_FEAT_INCOMPAT_PARENT;
 		sb->versionnum |= XK_SB_VERSION_ATTRBIT;
 	}
+	if (cfg->exchange)
+		sb->features_incompat |= XK_SB_FEAT_INCOMPAT_EXCHRANGE;
+	/* The root holds the autofsck property in an attribute. */
+	if (cfg->autofsck)
+		sb->versionnum |= XK_SB_VERSION_ATTRBIT;
 	sb->logsunit = cfg->lsunit ? cfg->lsunit * cfg->blocksize : 1;
 	/* No realtime section: the extent size is the 4 KiB minimum. */
 	sb->rextsize = cfg->blocksize < 4096 ? 4096 >> cfg->blocklog : 1;
@@ -676,6 +815,30 @@ log_min_max_check(struct mkfs_cfg *cfg, uint64_t min_logblocks)
 	return 0;
 }
 
+/*
+ * -l concurrency=N (mkfs.xfs 7.2), from 1 GiB up: room for N largest
+ * transactions at once (all their rolls) and half as many again for the
+ * background threads, within the largest log; never less than the
+ * size-proportional log.
+ */
+static void
+concurrency_logblocks(const struct mkfs_cli *cli, struct mkfs_cfg *cfg)
+{
+	long long threads = concurrency(&cli->lconcurrency);
+	unsigned int logcount;
+	uint64_t res, bytes, blocks;
+
+	if (threads <= 0 || cfg->dblocks < GiB(1, cfg->blocklog))
+		return;
+	res = xk_trans_max_logres(&cfg->sb, &logcount);
+	bytes = res * (logcount ? logcount : 1) * 3 * (uint64_t)threads / 2;
+	blocks = bytes >> cfg->blocklog;
+	if (blocks > (MAX_LOG_BYTES >> cfg->blocklog))
+		blocks = MAX_LOG_BYTES >> cfg->blocklog;
+	if (blocks > cfg->logblocks)
+		cfg->logblocks = blocks;
+}
+
 /* Step 7. */
 static int
 log_geometry(const struct mkfs_cli *cli, struct mkfs_cfg *cfg)
@@ -729,6 +892,7 @@ log_geometry(const struct mkfs_cli *cli, struct mkfs_cfg *cfg)
 	} else {
 		cfg->logblocks = ((cfg->dblocks << cfg->blocklog) / 2048) >>
 				 cfg->blocklog;
+		concurrency_logblocks(cli, cfg);
 		if (cfg->logblocks < MiB(64, cfg->blocklog))
 			cfg->logblocks = MiB(64, cfg->blocklog);
 		if (cfg->dblocks < MiB(300, cfg->blocklog))
@@ -924,7 +1088,8 @@ mkfs_geometry(const struct mkfs_cli *cli, struct mkfs_cfg *cfg)
 			(unsigned long long)AG_MIN_BLOCKS(cfg->blocklog));
 		return 1;
 	}
-	if (stripes(cli, cfg, &topo) || ag_geometry(cli, cfg))
+	if (stripes(cli, cfg, &topo) || ag_geometry(cli, cfg) ||
+	    root_hints(cli, cfg))
 		return 1;
 	/* Step 6. */
 	if (cli->imaxpct.set)

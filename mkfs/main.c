@@ -42,6 +42,16 @@ main(int argc, char **argv)
 		mkfs_populate_release(&cli.pop);
 		return 1;
 	}
+	if (cli.pop.src && (cli.daxinherit.num || cli.projinherit.set ||
+			    cli.extszinherit.num || cli.cowextsize.num)) {
+		/* The populated tree would not inherit them: refused. */
+		fprintf(stderr, "xfskit-mkfs: -d daxinherit, projinherit, "
+			"extszinherit and cowextsize cannot be combined with "
+			"-p yet (the populated files would not inherit "
+			"them)\n");
+		mkfs_populate_release(&cli.pop);
+		return 1;
+	}
 	if (mkfs_geometry(&cli, &cfg)) {
 		mkfs_populate_release(&cli.pop);
 		return 1;

@@ -37,11 +37,17 @@ struct mkfs_cli {
 	struct mkfs_val	bsize;
 	struct mkfs_val	agcount, agsize, dsize, su, sw, sunit, swidth, noalign;
 	struct mkfs_val	isize, iperblock, imaxpct, ialign, sparse, nrext64;
+	struct mkfs_val	exchange;
+	/* Hints for the root directory, which it passes on (-d). */
+	struct mkfs_val	daxinherit, projinherit, extszinherit, cowextsize;
+	/* -d / -l concurrency: 1 means the number of online CPUs. */
+	struct mkfs_val	dconcurrency, lconcurrency;
 	struct mkfs_val	iattr, projid32bit;	/* forced on by v5 */
 	struct mkfs_val	logsize, loginternal, lsunit, lsu, logversion;
 	struct mkfs_val	logagno, lazycount;
 	struct mkfs_val	crc, finobt, rmapbt, reflink, bigtime;
-	struct mkfs_val	inobtcount;
+	struct mkfs_val	inobtcount, metadir;
+	struct mkfs_val	autofsck;	/* str: none/check/optimize/repair */
 	struct mkfs_val	uuid;
 	struct mkfs_val	dirsize, ftype, parent;
 	struct mkfs_val	sectsize;
@@ -72,6 +78,12 @@ struct mkfs_cfg {
 	int		crc, finobt, rmapbt, reflink, bigtime, inobtcount;
 	int		sparse, nrext64, ialign;
 	int		parent;		/* parent pointers (-n parent=1) */
+	int		exchange;	/* exchange-range (-i exchange=1) */
+	/* The xfs:autofsck property stored on the root; NULL: none. */
+	const char	*autofsck;
+	/* The root directory's inheritable hints (-d ...inherit=). */
+	int		daxinherit, projinherit;
+	uint32_t	projid, extsize, cowextsize;
 	uint8_t		uuid[16];
 	char		label[12];
 	struct xk_sb	sb;		/* final primary superblock */

@@ -40,9 +40,18 @@ struct subopt {
 static const struct subopt subopts[] = {
 	{ 'b', "size", V(bsize), K_SIZE, 512, 65536, 1, { NULL } },
 	{ 'd', "agcount", V(agcount), K_NUM, 1, UINT_MAX - 1, 0,
-	  { "agsize" } },
+	  { "agsize", "concurrency" } },
 	{ 'd', "agsize", V(agsize), K_SIZE, 16LL << 20, 1LL << 40, 0,
-	  { "agcount" } },
+	  { "agcount", "concurrency" } },
+	{ 'd', "concurrency", V(dconcurrency), K_NUM, 0, INT_MAX, 0,
+	  { "agcount", "agsize" } },
+	{ 'd', "daxinherit", V(daxinherit), K_BOOL, 0, 1, 0, { NULL } },
+	{ 'd', "projinherit", V(projinherit), K_NUM, 0, UINT_MAX, 0,
+	  { NULL } },
+	{ 'd', "extszinherit", V(extszinherit), K_NUM, 0, UINT_MAX, 0,
+	  { NULL } },
+	{ 'd', "cowextsize", V(cowextsize), K_NUM, 0, UINT_MAX, 0,
+	  { NULL } },
 	{ 'd', "size", V(dsize), K_SIZE, 16LL << 20, LLONG_MAX, 0, { NULL } },
 	{ 'd', "su", V(su), K_SIZE, 0, UINT_MAX, 0,
 	  { "sunit", "swidth", "noalign" } },
@@ -64,8 +73,11 @@ static const struct subopt subopts[] = {
 	{ 'i', "align", V(ialign), K_BOOL, 0, 1, 0, { NULL } },
 	{ 'i', "sparse", V(sparse), K_BOOL, 0, 1, 0, { NULL } },
 	{ 'i', "nrext64", V(nrext64), K_BOOL, 0, 1, 0, { NULL } },
+	{ 'i', "exchange", V(exchange), K_BOOL, 0, 1, 0, { NULL } },
 	{ 'l', "size", V(logsize), K_SIZE, 2LL << 20,
-	  (2LL << 30) - (10LL << 20), 0, { NULL } },
+	  (2LL << 30) - (10LL << 20), 0, { "concurrency" } },
+	{ 'l', "concurrency", V(lconcurrency), K_NUM, 0, INT_MAX, 0,
+	  { "size" } },
 	{ 'l', "internal", V(loginternal), K_BOOL, 0, 1, 0, { NULL } },
 	{ 'l', "sunit", V(lsunit), K_NUM, 1, 512, 0, { "su" } },
 	{ 'l', "su", V(lsu), K_SIZE, 512, 256 << 10, 0, { "sunit" } },
@@ -78,6 +90,9 @@ static const struct subopt subopts[] = {
 	{ 'm', "reflink", V(reflink), K_BOOL, 0, 1, 0, { NULL } },
 	{ 'm', "bigtime", V(bigtime), K_BOOL, 0, 1, 0, { NULL } },
 	{ 'm', "inobtcount", V(inobtcount), K_BOOL, 0, 1, 0, { NULL } },
+	{ 'm', "metadir", V(metadir), K_BOOL, 0, 1, 0, { NULL } },
+	/* 0 or 1 (none or repair), or a word: checked in autofsck_word. */
+	{ 'm', "autofsck", V(autofsck), K_STR, 0, 1, 0, { NULL } },
 	{ 'm', "uuid", V(uuid), K_STR, 0, 0, 0, { NULL } },
 	{ 'n', "size", V(dirsize), K_SIZE, 4096, 65536, 1, { NULL } },
 	{ 'n', "ftype", V(ftype), K_BOOL, 0, 1, 0, { NULL } },
@@ -96,13 +111,20 @@ mkfs_usage(FILE *f)
 "Options:\n"
 "  -b size=num                 filesystem block size (1024..65536)\n"
 "  -d agcount=n,agsize=n,size=num,su=num,sw=n,sunit=n,swidth=n,\n"
-"     noalign,file,name=path   data section and the target\n"
+"     noalign,file,name=path,concurrency=n|nr_cpus\n"
+"                              data section and the target\n"
+"  -d daxinherit=0|1,projinherit=n,extszinherit=n,cowextsize=n\n"
+"                              hints the root directory passes on\n"
 "  -i size=num|perblock=n,maxpct=n,align=1,sparse=0|1,nrext64=0|1,\n"
-"     attr=2,projid32bit=1     inode size and allocation\n"
-"  -l size=num,internal,sunit=n,su=num,version=2,agnum=n,\n"
-"     lazy-count=1             internal log\n"
+"     exchange=0|1,attr=2,projid32bit=1\n"
+"                              inode size, allocation, exchange-range\n"
+"  -l size=num|concurrency=n|nr_cpus,internal,sunit=n,su=num,\n"
+"     version=2,agnum=n,lazy-count=1\n"
+"                              internal log\n"
 "  -m crc=1,finobt=0|1,rmapbt=0|1,reflink=0|1,bigtime=0|1,\n"
-"     inobtcount=0|1,uuid=UUID metadata features\n"
+"     inobtcount=0|1,metadir=0,uuid=UUID,\n"
+"     autofsck=0|1|none|check|optimize|repair\n"
+"                              metadata features\n"
 "  -n size=num,version=2,ftype=1,parent=0|1\n"
 "                              directory block size, parent pointers\n"
 "  -s size=num                 sector size\n"
@@ -207,6 +229,33 @@ parse_plain(const struct subopt *so, const char *value, long long *out)
 	return 0;
 }
 
+/*
+ * -m autofsck: a number (0 stores "none", 1 "repair", as mkfs.xfs maps
+ * them) or one of the property's words, kept as that word.
+ */
+static int
+autofsck_word(const struct subopt *so, const char *value, struct mkfs_val *v)
+{
+	static const char *const words[] = {
+		"none", "check", "optimize", "repair",
+	};
+	long long n;
+
+	if (isdigit((unsigned char)value[0])) {
+		if (parse_plain(so, value, &n))
+			return 1;
+		v->num = n;
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (!strcmp(value, words[i])) {
+			v->num = -1;
+			return 0;
+		}
+	fprintf(stderr, "Invalid value %s for -m autofsck option\n", value);
+	return 1;
+}
+
 int
 mkfs_set_subopt(struct mkfs_cli *cli, char opt, const char *name,
 		const char *value, int from_file)
@@ -263,6 +312,12 @@ mkfs_set_subopt(struct mkfs_cli *cli, char opt, const char *name,
 			return 1;
 		}
 	}
+	/* A bare concurrency, or nr_cpus, asks for the CPU count (1). */
+	if (!strcmp(name, "concurrency") &&
+	    (!value || !*value || !strcmp(value, "nr_cpus")))
+		value = "1";
+	if (so->off == V(autofsck) && (!value || !*value))
+		value = "1";
 	if (!value || !*value) {
 		if (so->kind != K_BOOL) {
 			fprintf(stderr, "-%c %s option requires a value\n",
@@ -286,6 +341,8 @@ mkfs_set_subopt(struct mkfs_cli *cli, char opt, const char *name,
 		break;
 	case K_STR:
 	case K_FLAG:
+		if (so->off == V(autofsck) && autofsck_word(so, value, v))
+			return 1;
 		v->str = value;
 		break;
 	}

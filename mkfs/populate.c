@@ -30,6 +30,8 @@
 #include <unistd.h>
 
 #include <xfskit/build_acl.h>
+#include <xfskit/build_attr.h>
+#include <xfskit/meta.h>
 #include <xfskit/format/attr.h>
 #include <xfskit/format/dinode.h>
 #include <xfskit/format/dir.h>
@@ -832,6 +834,45 @@ spoil_image(const char *dev)
 		"superblock; it does not hold a filesystem.\n", dev);
 }
 
+/*
+ * The xfs:autofsck property goes back on the populated root, whose
+ * attributes were rewritten from the source: set last, as mkfs.xfs 7.2
+ * sets it after populating, replacing one the source may have had.
+ */
+static int
+pop_set_autofsck(struct pop_ctx *c, const char *value)
+{
+	static const uint8_t name[] = "xfs:autofsck";
+	uint64_t ino = xk_bld_rootino(c->b);
+	struct xk_attr_list l = { 0 };
+	struct xk_dinode *dip;
+	struct xk_buf *bp;
+	const char *why = NULL;
+	int err;
+
+	err = xk_inode_read(c->mp, ino, 0, &bp, &dip);
+	if (err)
+		return err;
+	err = xk_attr_list_read(c->mp, ino, dip, &l, &why);
+	xk_buf_release(bp);
+	if (!err) {
+		xk_attr_list_remove(&l, XK_ATTR_ROOT, name, sizeof(name) - 1,
+				    NULL, 0);
+		err = xk_attr_list_add(&l, XK_ATTR_ROOT, name,
+				       sizeof(name) - 1,
+				       (const uint8_t *)value,
+				       (uint32_t)strlen(value));
+	}
+	if (!err)
+		err = xk_bld_attr_rewrite(c->b, ino, &l, &why);
+	if (err)
+		fprintf(stderr, "xfskit-mkfs: setting the autofsck property "
+			"on the root failed: %s%s%s\n", why ? why : "",
+			why ? ": " : "", xk_strerror(err));
+	xk_attr_list_free(&l);
+	return err;
+}
+
 int
 mkfs_populate(const struct mkfs_cfg *cfg, struct mkfs_populate *p, int quiet)
 {
@@ -897,6 +938,8 @@ mkfs_populate(const struct mkfs_cfg *cfg, struct mkfs_populate *p, int quiet)
 				(unsigned long long)bad, why ? why : "",
 				xk_strerror(err));
 	}
+	if (!err && cfg->autofsck)
+		err = pop_set_autofsck(c, cfg->autofsck);
 	if (!err) {
 		err = xk_bld_commit(c->b);
 		if (err)

@@ -16,6 +16,7 @@ mkfs_report(FILE *f, const struct mkfs_cfg *cfg)
 "         =%-22s sectsz=%-5u attr=%u, projid32bit=%u\n"
 "         =%-22s crc=%-8u finobt=%u, sparse=%u, rmapbt=%u\n"
 "         =%-22s reflink=%-4u bigtime=%u inobtcount=%u nrext64=%u\n"
+"%s"
 "data     =%-22s bsize=%-6u blocks=%llu, imaxpct=%u\n"
 "         =%-22s sunit=%-6u swidth=%u blks\n"
 "naming   =version %-14u bsize=%-6u ascii-ci=%d, ftype=%d%s\n"
@@ -26,6 +27,9 @@ mkfs_report(FILE *f, const struct mkfs_cfg *cfg)
 		"", sb->sectsize, 2, 1,
 		"", 1, cfg->finobt, cfg->sparse, cfg->rmapbt,
 		"", cfg->reflink, cfg->bigtime, cfg->inobtcount, cfg->nrext64,
+		/* mkfs.xfs 7.2's line; 6.1 has none: only shown when on */
+		cfg->exchange ? "         =                       exchange=1   "
+				"metadir=0\n" : "",
 		"", sb->blocksize, (unsigned long long)sb->dblocks,
 		sb->imax_pct,
 		"", sb->unit, sb->width,

@@ -16,7 +16,9 @@
 
 #include <blkid/blkid.h>
 
+#include <xfskit/build.h>
 #include <xfskit/init.h>
+#include <xfskit/format/attr.h>
 #include <xfskit/format/dinode.h>
 
 #include "mkfs.h"
@@ -201,27 +203,55 @@ make_plan(struct xk_mount *mp, struct plan *p)
 }
 
 /*
- * With parent pointers every inode the kernel creates for the tree gets
- * an empty attr fork at once (extents format, the default fork offset),
- * so adding its first parent pointer needs no fork change; mkfs.xfs
- * gives the root directory one too, although the root has no parent
- * pointer.
+ * The root directory as mkfs.xfs 7.2 leaves it: the inheritable hints
+ * of -d daxinherit, projinherit, extszinherit and cowextsize, and the
+ * xfs:autofsck property, a "trusted" (root namespace) attribute in a
+ * short-form attr fork, whose setting counts as two more changes.
  */
-static void
-root_attr_fork(const struct xk_mount *mp, struct xk_dinode *dip)
+static int
+root_extras(const struct xk_mount *mp, const struct mkfs_cfg *cfg,
+	    struct xk_dinode *dip)
 {
-	uint32_t lit = xk_dinode_litino(mp->g.inodesize);
-	/* Room for a bmbt root of 2 pointers (256-byte inodes) or 12. */
-	uint32_t off = mp->g.inodesize == 256 ? lit - (4 + 2 * 16) :
-						4 + 12 * 16;
+	static const char name[] = "xfs:autofsck";
+	uint16_t flags = xk_be16_get(dip->di_flags);
+	uint64_t flags2 = xk_be64_get(dip->di_flags2);
 
-	dip->di_forkoff = (uint8_t)(off / 8);
-	dip->di_aformat = XK_DINODE_FMT_EXTENTS;
+	if (cfg->daxinherit)
+		flags2 |= XK_DIFLAG2_DAX;
+	if (cfg->projinherit) {
+		flags |= XK_DIFLAG_PROJINHERIT;
+		xk_dinode_set_projid(dip, cfg->projid);
+	}
+	if (cfg->extsize) {
+		flags |= XK_DIFLAG_EXTSZINHERIT;
+		xk_be32_set(&dip->di_extsize, cfg->extsize);
+	}
+	if (cfg->cowextsize) {
+		flags2 |= XK_DIFLAG2_COWEXTSIZE;
+		xk_be32_set(&dip->di_cowextsize, cfg->cowextsize);
+	}
+	xk_be16_set(&dip->di_flags, flags);
+	xk_be64_set(&dip->di_flags2, flags2);
 	xk_inode_init_crc(mp, dip);
+	if (cfg->autofsck) {
+		struct xk_bld_xattr xa = {
+			.flags = XK_ATTR_ROOT,
+			.name = (const uint8_t *)name,
+			.namelen = sizeof(name) - 1,
+			.value = (const uint8_t *)cfg->autofsck,
+			.valuelen = (uint32_t)strlen(cfg->autofsck),
+		};
+
+		xk_be64_set(&dip->di_changecount,
+			    xk_be64_get(dip->di_changecount) + 2);
+		return xk_inode_init_sfattr(mp, dip, &xa, 1);
+	}
+	return 0;
 }
 
 static int
-write_inodes(struct xk_mount *mp, const struct plan *p)
+write_inodes(struct xk_mount *mp, const struct mkfs_cfg *cfg,
+	     const struct plan *p)
 {
 	const struct xk_ag_init *ai = &p->ags[0];
 	int64_t now_sec;
@@ -248,10 +278,11 @@ write_inodes(struct xk_mount *mp, const struct plan *p)
 		return err;
 	xk_inode_init_core(mp, dip, p->rootino, &ii);
 	xk_inode_init_sfdir(mp, dip, p->rootino);
-	if (mp->g.has_parent)
-		root_attr_fork(mp, dip);
+	err = root_extras(mp, cfg, dip);
 	xk_buf_dirty(bp);
 	xk_buf_release(bp);
+	if (err)
+		return err;
 	/* The realtime bitmap and summary: empty regular files. */
 	ii.mode = XK_S_IFREG;
 	ii.nlink = 1;
@@ -328,7 +359,7 @@ mkfs_write(const struct mkfs_cfg *cfg, int discard)
 			break;
 	}
 	if (!err)
-		err = write_inodes(mp, &p);
+		err = write_inodes(mp, cfg, &p);
 	if (!err)
 		err = xk_log_init_clean(mp, mp->g.log_daddr,
 					(uint64_t)cfg->logblocks <<

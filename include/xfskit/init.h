@@ -19,6 +19,7 @@
 
 #include <xfskit/errors.h>
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <xfskit/mount.h>
@@ -136,6 +137,16 @@ void xk_inode_init_crc(const struct xk_mount *mp, void *dip);
 /* An empty short-form directory (only '..' to parent) in the data fork. */
 uint32_t xk_inode_init_sfdir(const struct xk_mount *mp, void *dip,
 			     uint64_t parent);
+/*
+ * A short-form attr fork holding xa[0..n) (in that order) on an inode
+ * with no attr fork and a short-form or extents data fork, at the fork
+ * offset the kernel would pick for it; CRC recomputed.  -ENOSPC when it
+ * does not fit beside the data fork, -E2BIG for a value over 255 bytes.
+ */
+struct xk_bld_xattr;
+XK_MUST_CHECK int xk_inode_init_sfattr(const struct xk_mount *mp, void *dip,
+				       const struct xk_bld_xattr *xa,
+				       size_t n);
 /*
  * Write the inode chunk at agbno of AG agno (ai->chunk_*) through the
  * cache: every slot free.  Returns 0 or an errno.

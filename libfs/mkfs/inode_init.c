@@ -17,6 +17,8 @@
 #include <xfskit/format/dinode.h>
 #include <xfskit/format/dir.h>
 
+#include "write/attr_fmt.h"
+
 void
 xk_inode_init_crc(const struct xk_mount *mp, void *dip)
 {
@@ -142,5 +144,58 @@ xk_inode_init_get(struct xk_mount *mp, uint64_t ino, struct xk_buf **bpp,
 	if (err)
 		return err;
 	*dipp = (*bpp)->data + im.offset;
+	return 0;
+}
+
+/*
+ * Where the kernel starts a new attr fork of `bytes` short-form bytes
+ * on an inode without one whose data fork is short form or extents:
+ * right below the attributes, but no higher than leaves room for an
+ * attr bmbt root of 2 pointers and no lower than a data bmbt root of 3
+ * pointers (or the data fork) needs.  0 when it does not fit.
+ */
+static uint32_t
+sf_forkoff(uint32_t lit, uint32_t bytes, uint32_t dsize)
+{
+	uint32_t bmdr2 = 4 + 2 * 16, bmdr3 = 4 + 3 * 16;
+	uint32_t offset, minfo, maxfo;
+
+	if (bytes > lit)
+		return 0;
+	offset = (lit - bytes) >> 3;
+	minfo = ((dsize > bmdr3 ? dsize : bmdr3) + 7) >> 3;
+	maxfo = (lit - bmdr2) >> 3;
+	if (offset >= maxfo)
+		return maxfo;
+	return offset >= minfo ? offset : 0;
+}
+
+int
+xk_inode_init_sfattr(const struct xk_mount *mp, void *p,
+		     const struct xk_bld_xattr *xa, size_t n)
+{
+	struct xk_dinode *dip = p;
+	uint32_t lit = xk_dinode_litino(mp->g.inodesize);
+	uint32_t bytes = sizeof(struct xk_attr_sf_hdr), dsize, fo;
+
+	if (dip->di_forkoff || (dip->di_format != XK_DINODE_FMT_LOCAL &&
+				dip->di_format != XK_DINODE_FMT_EXTENTS))
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		if (xa[i].valuelen > 255)
+			return -E2BIG;
+		bytes += xk_attr_sf_entsize_byname(xa[i].namelen,
+						   xa[i].valuelen);
+	}
+	dsize = dip->di_format == XK_DINODE_FMT_LOCAL ?
+		(uint32_t)xk_be64_get(dip->di_size) :
+		(uint32_t)(xk_dinode_nextents(dip) * sizeof(struct xk_bmbt_rec));
+	fo = sf_forkoff(lit, bytes, dsize);
+	if (!fo || lit - fo * 8 < bytes)
+		return -ENOSPC;
+	dip->di_forkoff = (uint8_t)fo;
+	dip->di_aformat = XK_DINODE_FMT_LOCAL;
+	attr_sf_fill(xa, n, xk_dfork_dptr(dip) + fo * 8);
+	xk_inode_init_crc(mp, dip);
 	return 0;
 }
