@@ -134,6 +134,32 @@ if [ -f "$CONFDIR/lts_6.1.conf" ]; then
 		fail "lts_6.1.conf: versionnum $(db_get "$T/k.img" 'sb 0' versionnum), expected 6.1's plus the attribute bit"
 fi
 
+# -p: the property is set on the populated root (7.2 sets it after
+# populating); the root hints, which the populated files would not
+# inherit, are refused with -p.
+mkdir -p "$T/src/d" && echo data >"$T/src/d/f" && setfattr -n user.k -v v "$T/src" 2>/dev/null
+truncate -s 2g "$T/p.img"
+if "$MKFS" -q -f -c options="$T/d72.conf" -p "$T/src" "$T/p.img" >"$T/p.err" 2>&1; then
+	val=$(xfs72 xfs_db -r -c 'sb 0' -c 'print rootino' "$T/p.img" | awk '{print $3}')
+	xfs72 xfs_db -r -c "inode $val" -c print "$T/p.img" >"$T/p.root"
+	grep -q '^a\..*name = "xfs:autofsck"' "$T/p.root" &&
+		grep -q '^a\..*value = "repair"' "$T/p.root" ||
+		fail "-p: the populated root lacks xfs:autofsck=repair: $(grep '^a\.' "$T/p.root" | tr '
+' ' ')"
+	xfs72 xfs_repair -n "$T/p.img" >"$T/r.out" 2>&1 ||
+		fail "-p: xfs_repair 7.2 -n: $(tail -3 "$T/r.out" | tr '
+' ' ')"
+else
+	fail "-p with 7.2's defaults failed: $(head -1 "$T/p.err")"
+fi
+if "$MKFS" -q -f -d extszinherit=16 -p "$T/src" "$T/p.img" >"$T/p.err" 2>&1; then
+	fail "-d extszinherit with -p accepted"
+else
+	grep -q 'cannot be combined with -p' "$T/p.err" ||
+		fail "-d extszinherit with -p: unexpected message $(head -1 "$T/p.err")"
+fi
+pass "-p keeps the autofsck property and refuses the root hints"
+
 # The kernel mounts a 7.2-default image of ours (parent pointers,
 # exchange-range, autofsck property) with every root hint set, and
 # reads the property back.
