@@ -27,7 +27,8 @@ static const struct {
 	char		opt;
 } sections[] = {
 	{ "block", 'b' }, { "data", 'd' }, { "inode", 'i' }, { "log", 'l' },
-	{ "metadata", 'm' }, { "naming", 'n' }, { "sector", 's' },
+	{ "metadata", 'm' }, { "naming", 'n' }, { "realtime", 'r' },
+	{ "sector", 's' },
 };
 
 static int

@@ -271,6 +271,17 @@ basic_sizes(const struct mkfs_cli *cli, struct mkfs_cfg *cfg,
 				    cfg->blocksize;
 	}
 	cfg->dirblocklog = log2_of(cfg->dirblocksize);
+	if (cli->rtextsize.set) {
+		if (size_opt(&cli->rtextsize, 'r', "extsize", cfg->blocksize,
+			     cfg->sectsize, 4096, 1LL << 30, 0, &n))
+			return 1;
+		if (n % cfg->blocksize) {
+			fprintf(stderr, "illegal rt extent size %lld, not a "
+				"multiple of %u\n", n, cfg->blocksize);
+			return 1;
+		}
+		cfg->rtextsize = (uint32_t)(n >> cfg->blocklog);
+	}
 	/* Inodes. */
 	cfg->inodesize = 512;
 	if (cli->isize.set) {
@@ -739,8 +750,12 @@ sb_start(struct mkfs_cfg *cfg)
 	if (cfg->autofsck)
 		sb->versionnum |= XK_SB_VERSION_ATTRBIT;
 	sb->logsunit = cfg->lsunit ? cfg->lsunit * cfg->blocksize : 1;
-	/* No realtime section: the extent size is the 4 KiB minimum. */
-	sb->rextsize = cfg->blocksize < 4096 ? 4096 >> cfg->blocklog : 1;
+	/*
+	 * No realtime section: the extent size given (-r extsize), else
+	 * the 4 KiB minimum.
+	 */
+	sb->rextsize = cfg->rtextsize ? cfg->rtextsize :
+		       cfg->blocksize < 4096 ? 4096u >> cfg->blocklog : 1u;
 	sb->imax_pct = (uint8_t)cfg->imaxpct;
 	sb->unit = cfg->dsunit;
 	sb->width = cfg->dswidth;

@@ -51,6 +51,7 @@ struct mkfs_cli {
 	struct mkfs_val	uuid;
 	struct mkfs_val	dirsize, ftype, parent;
 	struct mkfs_val	sectsize;
+	struct mkfs_val	rtextsize;	/* -r extsize: no realtime section */
 	const char	*label;
 	const char	*config;	/* -c options= */
 	int		dry_run, quiet, force, nodiscard, unsupported;
@@ -75,6 +76,7 @@ struct mkfs_cfg {
 	uint64_t	logstart;		/* fsblock */
 	uint32_t	logagno;
 	uint32_t	imaxpct;
+	uint32_t	rtextsize;		/* fs blocks; 0: default */
 	int		crc, finobt, rmapbt, reflink, bigtime, inobtcount;
 	int		sparse, nrext64, ialign;
 	int		parent;		/* parent pointers (-n parent=1) */

@@ -97,6 +97,9 @@ static const struct subopt subopts[] = {
 	{ 'n', "size", V(dirsize), K_SIZE, 4096, 65536, 1, { NULL } },
 	{ 'n', "ftype", V(ftype), K_BOOL, 0, 1, 0, { NULL } },
 	{ 'n', "parent", V(parent), K_BOOL, 0, 1, 0, { NULL } },
+	/* Only the extent size: there is no realtime section. */
+	{ 'r', "extsize", V(rtextsize), K_SIZE, 4096, 1LL << 30, 0,
+	  { NULL } },
 	{ 's', "size", V(sectsize), K_SIZE, 512, 32768, 1, { "sectsize" } },
 	{ 's', "sectsize", V(sectsize), K_SIZE, 512, 32768, 1, { "size" } },
 };
@@ -127,6 +130,8 @@ mkfs_usage(FILE *f)
 "                              metadata features\n"
 "  -n size=num,version=2,ftype=1,parent=0|1\n"
 "                              directory block size, parent pointers\n"
+"  -r extsize=num              realtime extent size (recorded only: no\n"
+"                              realtime section)\n"
 "  -s size=num                 sector size\n"
 "  -L label                    filesystem label (up to 12 bytes)\n"
 "  -p [file=]source[,uid=n][,gid=n]\n"
@@ -396,11 +401,11 @@ mkfs_parse_args(int argc, char **argv, struct mkfs_cli *cli)
 	int c;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "b:c:d:i:l:L:m:n:p:s:NqfKVh",
+	while ((c = getopt_long(argc, argv, "b:c:d:i:l:L:m:n:p:r:s:NqfKVh",
 				longopts, NULL)) != -1) {
 		switch (c) {
 		case 'b': case 'c': case 'd': case 'i': case 'l': case 'm':
-		case 'n': case 's':
+		case 'n': case 'r': case 's':
 			if (parse_subopts(cli, (char)c, optarg))
 				return 1;
 			break;
@@ -438,7 +443,7 @@ mkfs_parse_args(int argc, char **argv, struct mkfs_cli *cli)
 			mkfs_usage(stdout);
 			exit(0);
 		default:
-			if (optopt && strchr("bcdilLmnps", optopt))
+			if (optopt && strchr("bcdilLmnprs", optopt))
 				fprintf(stderr, "option -%c requires an "
 					"argument\n", optopt);
 			else if (optopt)

@@ -39,6 +39,8 @@ SETS=(
 "-i size=2048 -d projinherit=3" "-b size=65536 -i exchange=0"
 "-n size=65536" "-s size=4096" "-d su=64k,sw=4" "-d agcount=7"
 "-l size=100m -d concurrency=3"
+"-r extsize=8k" "-r extsize=1m -b size=1024" "-r extsize=6k" "-r extsize=1k"
+"-r extsize=2g"
 )
 
 # dump IMG: what is compared, through xfs_db 7.2.
@@ -103,6 +105,7 @@ for opts in "-d concurrency=16" "-d concurrency=5 -n parent=0" \
 	compare 200g "$opts (200g)" $opts -- -c options="$T/d72.conf" $opts
 done
 pass "$SAME option sets give what mkfs.xfs 7.2 gives, $REFUSED refused alike, of $((${#SETS[@]} + 4))"
+[ $SAME -gt 0 ] || fail "no option set was accepted by both"
 
 SAME=0 REFUSED=0
 n=0
@@ -112,6 +115,14 @@ for conf in "$CONFDIR"/lts_*.conf; do
 	compare 2g "-c options=${conf##*/}" -c options="$conf" -- -c options="$conf"
 done
 [ $n -gt 0 ] || fail "no lts_*.conf in $CONFDIR"
+# dax_x86_64.conf leaves the features to the defaults: ours are given
+# 7.2's on the command line.
+if [ -f "$CONFDIR/dax_x86_64.conf" ]; then
+	n=$((n + 1))
+	compare 2g "-c options=dax_x86_64.conf" -c options="$CONFDIR/dax_x86_64.conf" -- \
+		-c options="$CONFDIR/dax_x86_64.conf" -i exchange=1 -n parent=1
+fi
+[ $REFUSED -eq 0 ] || fail "$REFUSED configuration files refused by both"
 pass "$SAME of $n configuration files 7.2 ships give what mkfs.xfs 7.2 gives with them"
 
 # lts_6.1.conf against mkfs.xfs 6.1's defaults: the same but for the
