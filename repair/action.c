@@ -364,7 +364,7 @@ void
 action_prepare(struct repair_ctx *rc)
 {
 	struct action_log *al = log_get(rc);
-	const struct ifixes *p = &rc->ifix;
+	const struct ifixes *p = &rc->plan.ifix;
 	char path[ACTION_PATH_MAX];
 	size_t n = 0, out = 0;
 

@@ -62,19 +62,9 @@ repair_scan_free(struct repair_ctx *rc)
 	action_scan_free(rc);	/* its index into the lists */
 	xk_vec_free(&rc->inode_vec);
 	xk_vec_free(&rc->edge_vec);
-	free(rc->ifix.v);
-	free(rc->sb_bad);
-	free(rc->orphans);
-	free(rc->dirfix);
-	lf_plan_free(rc);
+	plan_free(&rc->plan);
 	quota_free(rc);
-	rc->dirfix = NULL;
-	rc->ndirfix = rc->capdirfix = 0;
-	rc->orphans = NULL;
-	rc->norphans = rc->caporphans = 0;
 	rc->ags = NULL;
-	memset(&rc->ifix, 0, sizeof(rc->ifix));
-	rc->sb_bad = NULL;
 }
 
 /*
@@ -97,8 +87,7 @@ int
 repair_scan(struct repair_ctx *rc)
 {
 	rc->ags = xk_calloc(rc->mp->g.agcount, sizeof(*rc->ags));
-	rc->sb_bad = xk_calloc(rc->mp->g.agcount, 1);
-	if (!rc->ags || !rc->sb_bad) {
+	if (!rc->ags || plan_start(&rc->plan, rc->mp)) {
 		repair_scan_free(rc);
 		return repair_error(rc, -ENOMEM, "starting the check");
 	}
@@ -141,7 +130,7 @@ repair_scan(struct repair_ctx *rc)
 		return rc->error;
 	/* Repair: maps the rmapbt can restore (a no-op under -n). */
 	rc->phase_what = "planning fork rebuilds from the rmapbt";
-	plan_rmap_forks(rc);
+	check_rmap_forks(rc);
 	if (rc->error)
 		return rc->error;
 	phase(rc, "Phase 5 - check directory connectivity and link "

@@ -50,7 +50,7 @@ keep_allowed(const struct repair_ctx *rc)
 	const struct xk_sb *sb = &rc->mp->sb;
 	unsigned long covered = 0, all = 0;
 
-	if (rc->no_modify || rc->ndirfix || rc->from_secondary)
+	if (rc->no_modify || rc->plan.ndirfix || rc->from_secondary)
 		return 0;
 	/* Quota usage is summed by the inode scan. */
 	if (xk_ino_valid(rc->mp, sb->uquotino) ||

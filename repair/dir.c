@@ -18,21 +18,6 @@
 #include <xfskit/format/dir.h>
 #include <xfskit/sort.h>
 
-uint64_t
-fork_map_lookup(const struct fork_map *map, uint64_t off, uint64_t *contig)
-{
-	for (size_t i = 0; i < map->n; i++) {
-		const struct xk_bmbt_irec *r = &map->v[i];
-
-		if (off >= r->startoff && off < r->startoff + r->blockcount) {
-			*contig = r->startoff + r->blockcount - off;
-			return r->startblock + (off - r->startoff);
-		}
-	}
-	*contig = 0;
-	return XK_NULLFSBLOCK;
-}
-
 void
 note_edge(struct repair_ctx *rc, uint64_t parent, uint64_t child,
 	  uint8_t ftype)

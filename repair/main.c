@@ -252,13 +252,14 @@ repair_run(struct repair_ctx *rc, unsigned long *found)
 		}
 		/* A primary fixed at open still needs writing. */
 		if (err || (last == 0 && !rc->from_secondary &&
-			    !rc->sb_primary_fix)) {
+			    !rc->plan.sb_primary_fix)) {
 			repair_scan_free(rc);
 			break;
 		}
 		rc->phase_what = "repairing";
 		err = repair_phase_end(rc, apply_fixes(rc, &applied));
-		if (!err && !applied && (need_rebuild(rc) || rc->ndirfix)) {
+		if (!err && !applied &&
+		    (need_rebuild(rc) || rc->plan.ndirfix)) {
 			/*
 			 * The confirming pass may reuse this inode scan.
 			 * Optional: without the copy (no memory for it) that

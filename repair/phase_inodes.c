@@ -535,25 +535,6 @@ worker_open(struct worker *w, struct repair_ctx *parent)
 	return 0;
 }
 
-static int
-append(void **dst, size_t *n, size_t *cap, const void *src, size_t m,
-       size_t size)
-{
-	if (*n + m > *cap) {
-		size_t ncap = *n + m;
-		void *nv = xk_realloc(*dst, ncap * size);
-
-		if (!nv)
-			return -ENOMEM;
-		*dst = nv;
-		*cap = ncap;
-	}
-	if (m)
-		memcpy((char *)*dst + *n * size, src, m * size);
-	*n += m;
-	return 0;
-}
-
 /*
  * Move a worker's list into the parent's: taken over whole when the
  * parent's is empty, else appended and freed at once, so at most one
@@ -603,60 +584,21 @@ worker_merge(struct repair_ctx *parent, struct worker *w)
 
 /*
  * Repair: the workers' plans (inode fixes, directory rewrites), put back
- * in the order a single thread would have made them — AG by AG, each AG
- * from the worker that scanned it — so the repair does not depend on the
- * thread count.
+ * in the order a single thread would have made them, so the repair does
+ * not depend on the thread count.
  */
 static int
 merge_plans(struct repair_ctx *rc, struct worker *w, unsigned int n)
 {
-	const struct xk_mount *mp = rc->mp;
-	size_t *fi = xk_calloc(n, sizeof(*fi)), *di = xk_calloc(n, sizeof(*di));
-	int err = 0;
+	struct repair_plan **src = xk_calloc(n, sizeof(*src));
+	int err;
 
-	if (!fi || !di) {
-		err = -ENOMEM;
-		goto out;
-	}
-	for (uint32_t agno = 0; agno < mp->g.agcount && !err; agno++) {
-		struct repair_ctx *wc = &w[agno % n].ctx;
-		size_t *f = &fi[agno % n], *d = &di[agno % n], start;
-
-		start = *f;
-		while (*f < wc->ifix.n &&
-		       xk_ino_to_agno(mp, wc->ifix.v[*f].ino) == agno)
-			(*f)++;
-		err = append((void **)&rc->ifix.v, &rc->ifix.n,
-			     &rc->ifix.cap, wc->ifix.v + start, *f - start,
-			     sizeof(*rc->ifix.v));
-		start = *d;
-		while (!err && *d < wc->ndirfix &&
-		       xk_ino_to_agno(mp, wc->dirfix[*d]) == agno)
-			(*d)++;
-		if (!err)
-			err = append((void **)&rc->dirfix, &rc->ndirfix,
-				     &rc->capdirfix, wc->dirfix + start,
-				     *d - start, sizeof(*rc->dirfix));
-	}
-	for (unsigned int i = 0; i < n && !err; i++) {
-		rc->unfixable += w[i].ctx.unfixable;
-		/* A plan for an inode outside the worker's AGs: keep it. */
-		if (fi[i] != w[i].ctx.ifix.n || di[i] != w[i].ctx.ndirfix) {
-			err = append((void **)&rc->ifix.v, &rc->ifix.n,
-				     &rc->ifix.cap, w[i].ctx.ifix.v + fi[i],
-				     w[i].ctx.ifix.n - fi[i],
-				     sizeof(*rc->ifix.v));
-			if (!err)
-				err = append((void **)&rc->dirfix,
-					     &rc->ndirfix, &rc->capdirfix,
-					     w[i].ctx.dirfix + di[i],
-					     w[i].ctx.ndirfix - di[i],
-					     sizeof(*rc->dirfix));
-		}
-	}
-out:
-	free(fi);
-	free(di);
+	if (!src)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < n; i++)
+		src[i] = &w[i].ctx.plan;
+	err = plan_merge(&rc->plan, src, n, rc->mp);
+	free(src);
 	return err;
 }
 
@@ -671,8 +613,7 @@ worker_close(struct worker *w, uint32_t agcount)
 	free(rc->ags);
 	xk_vec_free(&rc->inode_vec);
 	xk_vec_free(&rc->edge_vec);
-	free(rc->ifix.v);
-	free(rc->dirfix);
+	plan_free(&rc->plan);
 	xk_mount_discard(rc->mp);	/* read-only */
 }
 

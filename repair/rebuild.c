@@ -232,7 +232,7 @@ rebuild_ags(struct repair_ctx *rc, unsigned long *applied)
 		return err;
 	for (uint32_t agno = 0; agno < mp->g.agcount && !err; agno++)
 		err = feed_ag(rc, b, agno);
-	if (!err && rc->ndirfix)
+	if (!err && rc->plan.ndirfix)
 		err = rebuild_dirs(rc, b);
 	if (!err)
 		err = xk_bld_commit(b);

@@ -10,6 +10,8 @@
 
 #include <xfskit/vec.h>
 
+#include "plan.h"
+
 /* Exit codes (xfskit-repair(8)), xfs_repair's where it has one. */
 #define REPAIR_EXIT_CLEAN	0
 #define REPAIR_EXIT_CORRUPT	1
@@ -156,44 +158,6 @@ struct ag_scan {
 	int		chunks_synth, chunks_lost;
 };
 
-/*
- * A planned inode fix (repair only), applied between check passes.
- * Several plans for one inode are merged when applied.
- */
-#define IFIX_CORE	(1u << 0)	/* rewrite the salvaged core */
-#define IFIX_CLEAR	(1u << 1)	/* free the inode */
-#define IFIX_NLINK	(1u << 2)	/* set di_nlink to val */
-#define IFIX_NBLOCKS	(1u << 3)	/* set di_nblocks to val */
-#define IFIX_SF_DROP	(1u << 4)	/* short-form dir: drop entry val */
-#define IFIX_SF_PARENT	(1u << 5)	/* short-form dir: ".." = val */
-#define IFIX_NOATTR	(1u << 6)	/* remove the attr fork */
-#define IFIX_TRIM	(1u << 7)	/* drop invalid data fork extents */
-#define IFIX_RMAP_FORK	(1u << 8)	/* rebuild the data fork from rmap */
-#define IFIX_DOTDOT	(1u << 9)	/* block-form dir: ".." = val */
-#define IFIX_RMAP_AFORK	(1u << 10)	/* rebuild the attr fork from rmap */
-#define IFIX_FLAGS	(1u << 11)	/* set di_flags to val */
-#define IFIX_PAD	(1u << 12)	/* zero the extent counters' padding */
-#define IFIX_NSEC	(1u << 13)	/* zero out-of-range nanoseconds */
-#define IFIX_NEXTENTS	(1u << 14)	/* set the data extent counter */
-#define IFIX_ANEXTENTS	(1u << 15)	/* set the attr extent counter */
-#define IFIX_UNLINKED	(1u << 16)	/* null di_next_unlinked */
-#define IFIX_ATRIM	(1u << 17)	/* drop invalid attr fork extents */
-#define IFIX_WRITTEN	(1u << 18)	/* clear in-inode unwritten flags */
-#define IFIX_SF_FTYPE	(1u << 19)	/* short-form dir: file types */
-#define IFIX_NEWROOT	(1u << 20)	/* a new, empty root directory */
-#define IFIX_ATTR_USED	(1u << 21)	/* attr leaf at daddr val: usedbytes */
-
-struct ifix {
-	uint64_t	ino;
-	uint32_t	what;		/* one IFIX_* bit */
-	uint64_t	val;
-};
-
-struct ifixes {
-	struct ifix	*v;
-	size_t		n, cap;
-};
-
 /* Per-inode facts gathered for the link-count and connectivity pass. */
 struct inode_info {
 	uint64_t	ino;
@@ -235,24 +199,8 @@ struct repair_ctx {
 	int		error;
 	char		error_what[160];
 	const char	*phase_what;
-	/* Repair plans, filled through fix_problem's verdicts. */
-	struct ifixes	ifix;
-	uint8_t		*sb_bad;	/* per AG: rewrite this secondary */
-	int		sb_primary_fix;	/* rewrite the primary from mp->sb */
-	unsigned long	unfixable;	/* findings no fix is planned for */
-	/* Inodes no entry names, to reconnect under /lost+found. */
-	struct orphan {
-		uint64_t	ino;
-		uint16_t	mode;
-		uint8_t		sfdir;
-		uint32_t	suffix;	/* name "ino.suffix" when not 0 */
-	}		*orphans;
-	size_t		norphans, caporphans;
-	/* Block/leaf/node directories to rewrite from salvaged entries. */
-	uint64_t	*dirfix;
-	size_t		ndirfix, capdirfix;
-	/* Orphans for /lost+found that the rewrite adds (lostfound.c). */
-	struct lf_plan	*lfplan;
+	/* What the repair will do (plan.h); appliers read it. */
+	struct repair_plan plan;
 	uint64_t	cache_bytes;	/* buffer cache budget per handle */
 	uint64_t	mem_cap_mb;	/* -m, 0: no cap */
 	const char	*spill_dir;	/* --spill-dir, else $TMPDIR, /var/tmp */
@@ -466,18 +414,9 @@ XK_MUST_CHECK int ag_push_chunk(struct ag_scan *as,
 /* phase_inodes.c: scan the AG's chunks from index from on (serially). */
 XK_MUST_CHECK int scan_chunks_from(struct repair_ctx *rc, uint32_t agno,
 				  size_t from);
-/*
- * phase_links.c: order rc->inodes by inode number, in place (it is made
- * of ordered runs: no copy, unlike qsort's, is needed).
- */
-void inodes_order(struct repair_ctx *rc);
-/* phase_links.c: the facts on ino once rc->inodes is sorted, or NULL. */
-struct inode_info *inode_info_find(const struct repair_ctx *rc, uint64_t ino);
 /* inode_policy.c: xfs_repair's own inode core rules (flags, padding). */
 void check_core_policy(struct repair_ctx *rc, uint64_t ino,
 		       const struct xk_dinode *dip, uint64_t daddr);
-/* Bit i set: timestamp i (a, m, c, crtime) has nanoseconds >= 10^9. */
-unsigned int bad_nsec_mask(const struct xk_dinode *dip);
 /* chunkfind.c: chunks of AGs whose inode btree and rmapbt are lost. */
 XK_MUST_CHECK int phase_find_chunks(struct repair_ctx *rc);
 /*
@@ -502,17 +441,38 @@ XK_MUST_CHECK int repair_check(struct repair_ctx *rc);
 XK_MUST_CHECK int repair_scan(struct repair_ctx *rc);
 void repair_scan_free(struct repair_ctx *rc);
 
-/* fix.c: plans and their application. */
-void plan_inode(struct repair_ctx *rc, uint64_t ino, uint32_t what,
-		uint64_t val);
-/* Note a finding that no fix covers (the run then exits 1). */
-void plan_none(struct repair_ctx *rc);
 /*
- * Make a failing inode core verify by resetting the fields that can be
- * derived; returns 0 when the copy at dip now verifies.
+ * salvage.c: make a failing inode core verify by resetting the fields
+ * that can be derived; returns 0 when the copy at dip now verifies.
  */
 XK_MUST_CHECK int salvage_core(struct repair_ctx *rc, uint64_t ino,
 			      struct xk_dinode *dip);
+/* Bit i set: timestamp i (a, m, c, crtime) has nanoseconds >= 10^9. */
+unsigned int bad_nsec_mask(const struct xk_dinode *dip);
+
+/*
+ * lookup.c: the scan's lists and maps, read by checks and repairs.
+ * inodes_order, edges_order: order rc->inodes by inode number and
+ * rc->edges by parent, in place (they are made of ordered runs: no copy,
+ * unlike qsort's, is needed).
+ */
+void inodes_order(struct repair_ctx *rc);
+void edges_order(struct repair_ctx *rc);
+/* The facts on ino once rc->inodes is sorted, or NULL. */
+struct inode_info *inode_info_find(const struct repair_ctx *rc, uint64_t ino);
+/* The same, trying first *hint's next slot; *hint is where it was found. */
+struct inode_info *inode_info_find_from(struct repair_ctx *rc, uint64_t ino,
+					size_t *hint);
+/* The rmapbt of every AG was read whole: its records can be trusted. */
+int rmaps_usable(const struct repair_ctx *rc);
+
+/* phase_rmap_forks.c: plan data forks the rmapbt can restore (repair). */
+void check_rmap_forks(struct repair_ctx *rc);
+
+/*
+ * The appliers: they read rc->plan and write.
+ * fix.c: superblock and inode plans.
+ */
 /* An entry to append to a short-form directory. */
 struct sf_add {
 	const uint8_t	*name;
@@ -523,10 +483,11 @@ struct sf_add {
 XK_MUST_CHECK int sf_rewrite(struct repair_ctx *rc, struct xk_dinode *dip,
 			    uint64_t drop, uint64_t parent,
 			    const struct sf_add *add);
+/* Apply superblock and inode plans; *applied counts what was written. */
+XK_MUST_CHECK int apply_fixes(struct repair_ctx *rc, unsigned long *applied);
 /* lostfound.c */
 struct xk_bld;
 struct xk_bld_dirent;
-void plan_orphan(struct repair_ctx *rc, const struct inode_info *ii);
 XK_MUST_CHECK int reconnect_orphans(struct repair_ctx *rc,
 				   unsigned long *applied);
 /* Entries the directory rewrite adds to dir (the orphans, lost+found). */
@@ -536,15 +497,10 @@ void lf_extra(const struct repair_ctx *rc, uint64_t dir,
 void lf_report_moves(struct repair_ctx *rc, uint64_t dir);
 /* In the rebuild session: a new /lost+found, moved directories' "..". */
 XK_MUST_CHECK int lf_build(struct repair_ctx *rc, struct xk_bld *b);
-void lf_plan_free(struct repair_ctx *rc);
 /* Point a block-form directory's ".." at parent, in place. */
 XK_MUST_CHECK int set_block_dotdot(struct repair_ctx *rc, uint64_t ino,
 				  uint64_t parent);
-/* Apply superblock and inode plans; *applied counts what was written. */
-XK_MUST_CHECK int apply_fixes(struct repair_ctx *rc, unsigned long *applied);
 /* dirfix.c: directories rewritten by the builder. */
-void plan_dir_rebuild(struct repair_ctx *rc, uint64_t ino);
-int dir_being_rebuilt(const struct repair_ctx *rc, uint64_t owner);
 int dirs_prepare(struct repair_ctx *rc);
 XK_MUST_CHECK int rebuild_dirs(struct repair_ctx *rc, struct xk_bld *b);
 /* *found: the inode an entry of directory dir names, or 0. */
@@ -563,8 +519,7 @@ void dir_entries_free(struct xk_bld_dirent *v, size_t n);
  */
 XK_MUST_CHECK int dir_short_names(struct repair_ctx *rc, uint64_t dir,
 				 size_t cap, char **buf, size_t *n);
-/* rebuild_fork.c: data forks from the reverse mappings. */
-void plan_rmap_forks(struct repair_ctx *rc);
+/* rebuild_fork.c: forks rebuilt from the reverse mappings. */
 XK_MUST_CHECK int rmap_fork_rebuild(struct repair_ctx *rc, uint64_t ino,
 				    struct xk_dinode *dip);
 XK_MUST_CHECK int rmap_afork_rebuild(struct repair_ctx *rc, uint64_t ino,
@@ -606,7 +561,7 @@ void check_directory(struct repair_ctx *rc, uint64_t ino,
 /* attr.c: check an inode's attr fork contents. */
 unsigned long check_attr_fork(struct repair_ctx *rc, uint64_t ino,
 		     const struct xk_dinode *dip, const struct fork_map *map);
-/* Map a file block of a fork to a filesystem block; XK_NULLFSBLOCK if none. */
+/* lookup.c: a fork's file block to a filesystem block, or XK_NULLFSBLOCK. */
 uint64_t fork_map_lookup(const struct fork_map *map, uint64_t fileoff,
 			 uint64_t *contig);
 /* Record a directory entry: parent names child. */
