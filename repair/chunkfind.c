@@ -63,7 +63,7 @@ wanted(const struct repair_ctx *rc, const uint8_t *lost, uint64_t ino,
 	agno = xk_ino_to_agno(mp, ino);
 	if (!lost[agno])
 		return 0;
-	as = &rc->ags[agno];
+	as = &rc->scan.ags[agno];
 	out->agno = agno;
 	out->start = xk_ino_to_agino(mp, ino) & ~(XK_INODES_PER_CHUNK - 1u);
 	xk_be32_set(&key.ir_startino, out->start);
@@ -171,13 +171,13 @@ gather(struct repair_ctx *rc, const uint8_t *lost, size_t from_edge,
 	for (size_t i = 0; seed && i < sizeof(seeds) / sizeof(seeds[0]); i++)
 		if (wanted(rc, lost, seeds[i], &c) && push_cand(out, &c))
 			return -ENOMEM;
-	for (size_t i = from_edge; i < rc->nedges; i++)
-		if (wanted(rc, lost, rc->edges[i].child, &c) &&
+	for (size_t i = from_edge; i < rc->scan.nedges; i++)
+		if (wanted(rc, lost, rc->scan.edges[i].child, &c) &&
 		    push_cand(out, &c))
 			return -ENOMEM;
 	/* A directory's ".." may name a parent in a lost AG too. */
-	for (size_t i = 0; seed && i < rc->ninodes; i++)
-		if (wanted(rc, lost, rc->inodes[i].parent, &c) &&
+	for (size_t i = 0; seed && i < rc->scan.ninodes; i++)
+		if (wanted(rc, lost, rc->scan.inodes[i].parent, &c) &&
 		    push_cand(out, &c))
 			return -ENOMEM;
 	sort_v(out->v, out->n, sizeof(*out->v), cmp_cand);
@@ -233,23 +233,23 @@ phase_find_chunks(struct repair_ctx *rc)
 		goto out;
 	}
 	for (uint32_t agno = 0; agno < agcount; agno++)
-		if (rc->ags[agno].chunks_lost)
+		if (rc->scan.ags[agno].chunks_lost)
 			lost[agno] = any = 1;
 	if (!any)
 		goto out;
 	for (int round = 0; !err; round++) {
-		size_t mark = rc->nedges;
+		size_t mark = rc->scan.nedges;
 		int added = 0;
 
 		err = gather(rc, lost, from_edge, round == 0, &cands);
 		from_edge = mark;
 		for (size_t i = 0; i < cands.n && !err; i++) {
-			struct ag_scan *as = &rc->ags[cands.v[i].agno];
+			struct ag_scan *as = &rc->scan.ags[cands.v[i].agno];
 			struct xk_inobt_rec rec;
 			size_t at = as->nchunks;
 
 			if (!probe_chunk(rc, &cands.v[i], &rec)) {
-				err = rc->error;
+				err = rc->found.error;
 				continue;
 			}
 			err = ag_push_chunk(as, &rec);
@@ -260,15 +260,15 @@ phase_find_chunks(struct repair_ctx *rc)
 		}
 		for (uint32_t agno = 0; agno < agcount && !err; agno++)
 			if (lost[agno])
-				err = sort_chunks(&rc->ags[agno]);
+				err = sort_chunks(&rc->scan.ags[agno]);
 		if (!added)
 			break;
 	}
 	for (uint32_t agno = 0; agno < agcount && !err; agno++) {
 		if (!lost[agno])
 			continue;
-		rc->ags[agno].chunks_lost = 0;
-		rc->ags[agno].chunks_synth = 1;
+		rc->scan.ags[agno].chunks_lost = 0;
+		rc->scan.ags[agno].chunks_synth = 1;
 		info(rc, "AG %u: found %zu inode chunk%s through the "
 		     "directory entries that name them.\n", agno, found[agno],
 		     found[agno] == 1 ? "" : "s");

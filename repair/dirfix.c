@@ -475,7 +475,7 @@ attr_extents(struct repair_ctx *rc, uint64_t ino, struct xk_bld_fork *fk)
 	struct xk_bld_ext *v = NULL;
 
 	for (uint32_t agno = 0; agno < mp->g.agcount; agno++) {
-		const struct claims *u = &rc->ags[agno].used;
+		const struct claims *u = &rc->scan.ags[agno].used;
 
 		for (size_t i = 0; i < u->n; i++) {
 			const struct claim *c = &u->v[i];
@@ -574,9 +574,9 @@ parent_of(const struct repair_ctx *rc, uint64_t dir, uint64_t dotdot)
 
 	if (p && (p->mode & XK_S_IFMT) == XK_S_IFDIR)
 		return dotdot;
-	for (size_t i = 0; i < rc->nedges; i++)
-		if (rc->edges[i].child == dir)
-			return rc->edges[i].parent;
+	for (size_t i = 0; i < rc->scan.nedges; i++)
+		if (rc->scan.edges[i].child == dir)
+			return rc->scan.edges[i].parent;
 	return rc->mp->sb.rootino;
 }
 

@@ -613,7 +613,7 @@ apply_fixes(struct repair_ctx *rc, unsigned long *applied)
 		p->n = keep;
 	}
 	/* Quota usage follows from every other inode fix: wait for them. */
-	if (rc->quota && !p->n && !rc->plan.ndirfix && !rc->plan.norphans) {
+	if (rc->scan.quota && !p->n && !rc->plan.ndirfix && !rc->plan.norphans) {
 		err = quota_apply(rc, applied);
 		if (err)
 			return err;

@@ -161,8 +161,8 @@ order_runs(void *base, size_t n, size_t size, struct xk_vec_spill *sp)
 void
 inodes_order(struct repair_ctx *rc)
 {
-	order_runs(rc->inodes, rc->ninodes, sizeof(*rc->inodes),
-		   rc->inode_vec.map ? rc->spill : NULL);
+	order_runs(rc->scan.inodes, rc->scan.ninodes, sizeof(*rc->scan.inodes),
+		   rc->scan.inode_vec.map ? rc->spill : NULL);
 }
 
 /*
@@ -174,26 +174,26 @@ inodes_order(struct repair_ctx *rc)
 struct inode_info *
 inode_info_find_from(struct repair_ctx *rc, uint64_t ino, size_t *hint)
 {
-	size_t h = *hint, lo = 0, hi = rc->ninodes;
+	size_t h = *hint, lo = 0, hi = rc->scan.ninodes;
 
-	if (h + 1 < rc->ninodes && rc->inodes[h + 1].ino == ino) {
+	if (h + 1 < rc->scan.ninodes && rc->scan.inodes[h + 1].ino == ino) {
 		*hint = h + 1;
-		return &rc->inodes[h + 1];
+		return &rc->scan.inodes[h + 1];
 	}
-	if (h < rc->ninodes && rc->inodes[h].ino == ino)
-		return &rc->inodes[h];
+	if (h < rc->scan.ninodes && rc->scan.inodes[h].ino == ino)
+		return &rc->scan.inodes[h];
 	search_poll(rc);
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (rc->inodes[mid].ino < ino)
+		if (rc->scan.inodes[mid].ino < ino)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (lo < rc->ninodes && rc->inodes[lo].ino == ino) {
+	if (lo < rc->scan.ninodes && rc->scan.inodes[lo].ino == ino) {
 		*hint = lo;
-		return &rc->inodes[lo];
+		return &rc->scan.inodes[lo];
 	}
 	return NULL;
 }
@@ -209,8 +209,8 @@ inode_info_find(const struct repair_ctx *rc, uint64_t ino)
 void
 edges_order(struct repair_ctx *rc)
 {
-	order_runs(rc->edges, rc->nedges, sizeof(*rc->edges),
-		   rc->edge_vec.map ? rc->spill : NULL);
+	order_runs(rc->scan.edges, rc->scan.nedges, sizeof(*rc->scan.edges),
+		   rc->scan.edge_vec.map ? rc->spill : NULL);
 }
 
 
@@ -236,7 +236,7 @@ rmaps_usable(const struct repair_ctx *rc)
 	if (!rc->mp->g.has_rmapbt)
 		return 0;
 	for (uint32_t agno = 0; agno < rc->mp->g.agcount; agno++)
-		if (!rc->ags[agno].trees_ok[XK_BT_RMAP])
+		if (!rc->scan.ags[agno].trees_ok[XK_BT_RMAP])
 			return 0;
 	return 1;
 }

@@ -72,7 +72,7 @@ static uint64_t
 pick_free_inode(struct repair_ctx *rc)
 {
 	struct xk_mount *mp = rc->mp;
-	uint64_t *named = xk_malloc((rc->nedges + rc->plan.ifix.n + 1) *
+	uint64_t *named = xk_malloc((rc->scan.nedges + rc->plan.ifix.n + 1) *
 				 sizeof(*named));
 	size_t nn = 0;
 	uint64_t found = 0;
@@ -82,13 +82,13 @@ pick_free_inode(struct repair_ctx *rc)
 			     LOST_FOUND);
 		return 0;
 	}
-	for (size_t i = 0; i < rc->nedges; i++)
-		named[nn++] = rc->edges[i].child;
+	for (size_t i = 0; i < rc->scan.nedges; i++)
+		named[nn++] = rc->scan.edges[i].child;
 	for (size_t i = 0; i < rc->plan.ifix.n; i++)
 		named[nn++] = rc->plan.ifix.v[i].ino;
 	sort_v(named, nn, sizeof(*named), cmp_u64);
 	for (uint32_t agno = 0; agno < mp->g.agcount && !found; agno++) {
-		const struct ag_scan *as = &rc->ags[agno];
+		const struct ag_scan *as = &rc->scan.ags[agno];
 
 		if (!as->seen_free)
 			continue;
@@ -429,7 +429,7 @@ static void
 mark_in_use(struct repair_ctx *rc, uint64_t ino)
 {
 	struct xk_mount *mp = rc->mp;
-	struct ag_scan *as = &rc->ags[xk_ino_to_agno(mp, ino)];
+	struct ag_scan *as = &rc->scan.ags[xk_ino_to_agno(mp, ino)];
 	uint32_t agino = xk_ino_to_agino(mp, ino);
 
 	if (!as->seen_free)
@@ -593,11 +593,11 @@ drop_named_dirs(struct repair_ctx *rc)
 	for (size_t i = 0; i < rc->plan.norphans; i++)
 		if ((rc->plan.orphans[i].mode & XK_S_IFMT) == XK_S_IFDIR)
 			dirs = 1;
-	if (!dirs || !rc->nedges)
+	if (!dirs || !rc->scan.nedges)
 		return;
 	sort_v(rc->plan.orphans, rc->plan.norphans, sizeof(*rc->plan.orphans),
 	       cmp_orphan);
-	named = xk_malloc(rc->nedges * sizeof(*named));
+	named = xk_malloc(rc->scan.nedges * sizeof(*named));
 	up = xk_malloc(rc->plan.norphans * sizeof(*up));
 	keep = xk_calloc(rc->plan.norphans, 1);
 	group_kept = xk_calloc(rc->plan.norphans, 1);
@@ -607,15 +607,15 @@ drop_named_dirs(struct repair_ctx *rc)
 		rc->plan.norphans = 0;
 		goto out;
 	}
-	for (size_t i = 0; i < rc->nedges; i++)
-		named[i] = rc->edges[i].child;
-	sort_v(named, rc->nedges, sizeof(*named), cmp_u64);
+	for (size_t i = 0; i < rc->scan.nedges; i++)
+		named[i] = rc->scan.edges[i].child;
+	sort_v(named, rc->scan.nedges, sizeof(*named), cmp_u64);
 	for (size_t i = 0; i < rc->plan.norphans; i++)
 		up[i] = i;
 	/* Group the orphan directories the entries join. */
-	for (size_t i = 0; i < rc->nedges; i++) {
-		ssize_t p = orphan_index(rc, rc->edges[i].parent);
-		ssize_t c = p < 0 ? -1 : orphan_index(rc, rc->edges[i].child);
+	for (size_t i = 0; i < rc->scan.nedges; i++) {
+		ssize_t p = orphan_index(rc, rc->scan.edges[i].parent);
+		ssize_t c = p < 0 ? -1 : orphan_index(rc, rc->scan.edges[i].child);
 
 		if (c >= 0 &&
 		    (rc->plan.orphans[c].mode & XK_S_IFMT) == XK_S_IFDIR)
@@ -625,7 +625,7 @@ drop_named_dirs(struct repair_ctx *rc)
 		const struct orphan *o = &rc->plan.orphans[i];
 
 		keep[i] = (o->mode & XK_S_IFMT) != XK_S_IFDIR ||
-			  !bsearch(&o->ino, named, rc->nedges, sizeof(*named),
+			  !bsearch(&o->ino, named, rc->scan.nedges, sizeof(*named),
 				   cmp_u64);
 		if (keep[i])
 			group_kept[uf_find(up, i)] = 1;
@@ -663,8 +663,8 @@ reconnect_orphans(struct repair_ctx *rc, unsigned long *applied)
 
 	lf_plan_free(&rc->plan);
 	drop_named_dirs(rc);
-	if (rc->error)
-		return rc->error;
+	if (rc->found.error)
+		return rc->found.error;
 	if (!rc->plan.norphans)
 		return 0;
 	/* Edits of this pass's inode fixes must be read back as written. */
@@ -679,23 +679,23 @@ reconnect_orphans(struct repair_ctx *rc, unsigned long *applied)
 	 */
 	err = dir_lookup(rc, root, LOST_FOUND, &lf);
 	if (repair_oserr(rc, err, "looking up /%s", LOST_FOUND))
-		return rc->error;
+		return rc->found.error;
 	if (lf && !dir_in_use(rc, lf))
 		return 0;	/* the name is taken by a file */
 	if (!lf) {
 		lf = pick_free_inode(rc);
 		if (!lf)
-			return rc->error;
+			return rc->found.error;
 		err = name_orphans(rc, 0);
 		if (err)
 			return repair_error(rc, err, "naming the orphans");
 		fits = all_fit_new(rc, lf);
-		if (rc->error)
-			return rc->error;
+		if (rc->found.error)
+			return rc->found.error;
 		if (fits) {
 			err = create_lost_found(rc, lf);
 			if (repair_oserr(rc, err, "creating /%s", LOST_FOUND))
-				return rc->error;
+				return rc->found.error;
 		}
 		if (fits && !err) {
 			err = add_in_place(rc, lf, applied);
@@ -706,18 +706,18 @@ reconnect_orphans(struct repair_ctx *rc, unsigned long *applied)
 	}
 	err = name_orphans(rc, lf);
 	if (repair_oserr(rc, err, "reading the names in /%s", LOST_FOUND))
-		return rc->error;
+		return rc->found.error;
 	if (err)
 		return 0;
 	err = xk_inode_read(mp, lf, 0, &bp, &dip);
 	if (repair_oserr(rc, err, "reading /%s", LOST_FOUND))
-		return rc->error;
+		return rc->found.error;
 	if (err)
 		return 0;
 	fits = all_fit_sf(rc, dip, lf);
 	xk_buf_release(bp);
-	if (rc->error)
-		return rc->error;
+	if (rc->found.error)
+		return rc->found.error;
 	if (fits)
 		return add_in_place(rc, lf, applied);
 	return plan_rewrite(rc, lf, 0);

@@ -5,7 +5,7 @@
  * refcountbt, inobt and finobt through the btree walker.
  *
  * In: an open handle.  Out: a finding per failed header, block or link;
- * and, per AG in rc->ags: the space the headers, log, AGFL and btree
+ * and, per AG in rc->scan.ags: the space the headers, log, AGFL and btree
  * blocks occupy (claims), the records of every tree (for the space and
  * inode phases), the header counters, and the inobt/finobt agreement and
  * the AGI and AGF counters that only need the trees.
@@ -40,7 +40,7 @@ walk_block(void *ctx, unsigned int level, uint64_t bno, struct xk_buf *bp)
 	(void)bp;
 	claim_agb(wc->rc, wc->agno, (uint32_t)bno, 1, wc->owner);
 	/* A claim that could not be recorded ends the walk. */
-	return wc->rc->error;
+	return wc->rc->found.error;
 }
 
 static int
@@ -117,7 +117,7 @@ static void
 walk_tree(struct repair_ctx *rc, uint32_t agno, enum xk_btnum bt,
 	  uint32_t root, uint32_t levels, uint64_t owner)
 {
-	struct ag_scan *as = &rc->ags[agno];
+	struct ag_scan *as = &rc->scan.ags[agno];
 	const struct xk_btree_ops *ops = xk_btree_ops_get(bt);
 	struct walk_ctx wc = { .rc = rc, .agno = agno, .as = as,
 			       .owner = owner, .bt = bt };
@@ -141,7 +141,7 @@ walk_tree(struct repair_ctx *rc, uint32_t agno, enum xk_btnum bt,
 		       "walk", "%s", xk_strerror(err));
 	as->tree_blocks[bt] = w.nblocks;
 	as->trees_ok[bt] = (err == 0);
-	if (rc->verbose)
+	if (rc->opt.verbose)
 		fprintf(rc->out, "        - AG %u %s: %llu blocks, %llu "
 			"records\n", agno, ops->name,
 			(unsigned long long)w.nblocks,
@@ -196,7 +196,7 @@ scan_agfl(struct repair_ctx *rc, uint32_t agno, const struct xk_agf *agf)
 				continue;
 			}
 			claim_agb(rc, agno, b, 1, XK_RMAP_OWN_AG);
-			rc->ags[agno].agfl_live++;
+			rc->scan.ags[agno].agfl_live++;
 		}
 	}
 	xk_buf_release(bp);
@@ -228,7 +228,7 @@ static void
 scan_agf(struct repair_ctx *rc, uint32_t agno)
 {
 	struct xk_mount *mp = rc->mp;
-	struct ag_scan *as = &rc->ags[agno];
+	struct ag_scan *as = &rc->scan.ags[agno];
 	struct xk_buf *bp;
 	int err = xk_agf_read(mp, agno, XK_READ_SALVAGE, &bp);
 	const struct xk_agf *h;
@@ -273,7 +273,7 @@ static void
 scan_agi(struct repair_ctx *rc, uint32_t agno)
 {
 	struct xk_mount *mp = rc->mp;
-	struct ag_scan *as = &rc->ags[agno];
+	struct ag_scan *as = &rc->scan.ags[agno];
 	struct xk_buf *bp;
 	int err = xk_agi_read(mp, agno, XK_READ_SALVAGE, &bp);
 	const struct xk_agi *h;
@@ -339,7 +339,7 @@ static void
 check_ag_counters(struct repair_ctx *rc, uint32_t agno)
 {
 	struct xk_mount *mp = rc->mp;
-	struct ag_scan *as = &rc->ags[agno];
+	struct ag_scan *as = &rc->scan.ags[agno];
 	uint64_t agi_daddr = xk_ag_hdr_daddr(mp, agno, XK_AGI_SECTOR);
 	uint64_t agf_daddr = xk_ag_hdr_daddr(mp, agno, XK_AGF_SECTOR);
 
@@ -452,7 +452,7 @@ static void
 chunks_from_rmap(struct repair_ctx *rc, uint32_t agno)
 {
 	struct xk_mount *mp = rc->mp;
-	struct ag_scan *as = &rc->ags[agno];
+	struct ag_scan *as = &rc->scan.ags[agno];
 	uint32_t per_blk_log = mp->g.inopblog;
 	uint32_t last_start = XK_NULLAGINO;
 	struct xk_inobt_rec rec;
@@ -530,16 +530,16 @@ phase_ag_headers(struct repair_ctx *rc)
 					  mp->g.blocksize - 1) >>
 					 mp->g.blocklog);
 
-	for (uint32_t agno = 0; agno < mp->g.agcount && !rc->error; agno++) {
-		if (rc->verbose)
+	for (uint32_t agno = 0; agno < mp->g.agcount && !rc->found.error; agno++) {
+		if (rc->opt.verbose)
 			fprintf(rc->out, "        - agno = %u\n", agno);
 		claim_agb(rc, agno, 0, hdr_blocks, XK_RMAP_OWN_FS);
 		scan_agf(rc, agno);
 		scan_agi(rc, agno);
 		check_ag_counters(rc, agno);
-		if (!rc->ags[agno].trees_ok[XK_BT_INO])
+		if (!rc->scan.ags[agno].trees_ok[XK_BT_INO])
 			chunks_from_rmap(rc, agno);
 	}
 	claim_fsb(rc, mp->g.logstart, mp->g.logblocks, XK_RMAP_OWN_LOG, 0);
-	return rc->error;
+	return rc->found.error;
 }

@@ -6,7 +6,7 @@
  * inode's link count equals the references to it: one per entry naming
  * it, and for a directory also its own "." and each subdirectory's "..".
  *
- * In: rc->inodes and rc->edges from the inode phase.  Out: findings,
+ * In: rc->scan.inodes and rc->scan.edges from the inode phase.  Out: findings,
  * and in repair the plans: entries naming inodes not in use dropped,
  * ".." and link counts set to what the entries say, unreferenced
  * unlinked inodes cleared.
@@ -94,13 +94,13 @@ static size_t
 first_edge(struct repair_ctx *rc, uint64_t dir)
 {
 	struct edge key = { .parent = dir };
-	size_t lo = 0, hi = rc->nedges;
+	size_t lo = 0, hi = rc->scan.nedges;
 
 	search_poll(rc);
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
 
-		if (cmp_parent(&rc->edges[mid], &key) < 0)
+		if (cmp_parent(&rc->scan.edges[mid], &key) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -113,8 +113,8 @@ static int
 names(struct repair_ctx *rc, uint64_t dir, uint64_t child)
 {
 	for (size_t i = first_edge(rc, dir);
-	     i < rc->nedges && rc->edges[i].parent == dir; i++)
-		if (rc->edges[i].child == child)
+	     i < rc->scan.nedges && rc->scan.edges[i].parent == dir; i++)
+		if (rc->scan.edges[i].child == child)
 			return 1;
 	return 0;
 }
@@ -140,9 +140,9 @@ reach_from_root(struct repair_ctx *rc, struct inode_info *root)
 		size_t lo = first_edge(rc, dir);
 
 		for (size_t hint = 0;
-		     lo < rc->nedges && rc->edges[lo].parent == dir; lo++) {
+		     lo < rc->scan.nedges && rc->scan.edges[lo].parent == dir; lo++) {
 			struct inode_info *c = inode_info_find_from(rc,
-						rc->edges[lo].child, &hint);
+						rc->scan.edges[lo].child, &hint);
 
 			lists_poll(rc, ++visited);
 			if (!c || c->reached)
@@ -156,8 +156,8 @@ reach_from_root(struct repair_ctx *rc, struct inode_info *root)
 	}
 	xk_vec_free(&stack);
 	if (err)
-		for (size_t i = 0; i < rc->ninodes; i++)
-			rc->inodes[i].reached = 1;
+		for (size_t i = 0; i < rc->scan.ninodes; i++)
+			rc->scan.inodes[i].reached = 1;
 	return err;
 }
 
@@ -168,14 +168,14 @@ phase_links(struct repair_ctx *rc)
 	struct inode_info *root;
 
 	/* Filled: from here on searched by binary search. */
-	xk_vec_probe_random(&rc->inode_vec);
-	xk_vec_probe_random(&rc->edge_vec);
+	xk_vec_probe_random(&rc->scan.inode_vec);
+	xk_vec_probe_random(&rc->scan.edge_vec);
 	/* The inode scan goes in inode order: one run per worker. */
 	inodes_order(rc);
 	edges_order(rc);
 
-	for (size_t i = 0; i < rc->ninodes; i++) {
-		struct inode_info *ii = &rc->inodes[i];
+	for (size_t i = 0; i < rc->scan.ninodes; i++) {
+		struct inode_info *ii = &rc->scan.inodes[i];
 
 		lists_poll(rc, i);
 		if (!is_dir(ii))
@@ -193,8 +193,8 @@ phase_links(struct repair_ctx *rc)
 				       (unsigned long long)ii->parent);
 		}
 	}
-	for (size_t i = 0, hint = 0; i < rc->nedges; i++) {
-		const struct edge *e = &rc->edges[i];
+	for (size_t i = 0, hint = 0; i < rc->scan.nedges; i++) {
+		const struct edge *e = &rc->scan.edges[i];
 		struct inode_info *c = inode_info_find_from(rc, e->child,
 							    &hint);
 
@@ -260,8 +260,8 @@ phase_links(struct repair_ctx *rc)
 					    "directory tree from the root");
 	}
 
-	for (size_t i = 0; i < rc->ninodes; i++) {
-		struct inode_info *ii = &rc->inodes[i];
+	for (size_t i = 0; i < rc->scan.ninodes; i++) {
+		struct inode_info *ii = &rc->scan.inodes[i];
 
 		lists_poll(rc, i);
 		if (is_metadata_ino(sb, ii->ino))
@@ -301,5 +301,5 @@ phase_links(struct repair_ctx *rc)
 			   ii->nlink, ii->refs))
 			plan_inode(rc, ii->ino, IFIX_NLINK, ii->refs);
 	}
-	return rc->error;
+	return rc->found.error;
 }

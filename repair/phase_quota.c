@@ -166,7 +166,7 @@ check_blocks(struct repair_ctx *rc, struct qtype *qt)
 	return 0;
 }
 
-/* Whether a directory entry names ino (rc->inodes is sorted by ino). */
+/* Whether a directory entry names ino (rc->scan.inodes is sorted by ino). */
 static int
 named(const struct repair_ctx *rc, uint64_t ino)
 {
@@ -277,8 +277,8 @@ count_usage(struct repair_ctx *rc, struct qtype *qt)
 	struct fork_map scratch = { 0 };
 	int ret = 0;
 
-	for (size_t i = 0; i < rc->ninodes; i++) {
-		uint64_t ino = rc->inodes[i].ino;
+	for (size_t i = 0; i < rc->scan.ninodes; i++) {
+		uint64_t ino = rc->scan.inodes[i].ino;
 		struct xk_buf *bp;
 		struct xk_dinode *dip;
 		uint32_t ids[NQTYPES];
@@ -419,8 +419,8 @@ compare_usage(struct repair_ctx *rc, struct qtype *qt)
 }
 
 /*
- * In: rc->inodes (every inode in use).  Out: findings; in repair, the
- * state in rc->quota when anything is planned (quota_apply uses it).
+ * In: rc->scan.inodes (every inode in use).  Out: findings; in repair, the
+ * state in rc->scan.quota when anything is planned (quota_apply uses it).
  */
 int
 phase_quota(struct repair_ctx *rc)
@@ -502,8 +502,8 @@ phase_quota(struct repair_ctx *rc)
 	planned = qs->bogus != 0;
 	for (int t = 0; t < NQTYPES; t++)
 		planned |= qt[t].fix != 0;
-	rc->quota = qs;
-	if (err || rc->no_modify || !planned)
+	rc->scan.quota = qs;
+	if (err || rc->opt.no_modify || !planned)
 		quota_free(rc);
 	return err;
 }

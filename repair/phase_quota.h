@@ -3,7 +3,7 @@
  * The quota phase: quota inodes, dquot blocks, and every dquot's usage
  * counters against the usage the inodes add up to (phase_quota.c); and
  * the repair of what it found (quotafix.c).  The check leaves its state
- * (usage tables, quota file maps, plans) in rc->quota for the fix.
+ * (usage tables, quota file maps, plans) in rc->scan.quota for the fix.
  */
 #ifndef XFSKIT_REPAIR_PHASE_QUOTA_H
 #define XFSKIT_REPAIR_PHASE_QUOTA_H
@@ -62,17 +62,17 @@ struct qtype {
 	 XK_GQUOTA_ACCT | XK_GQUOTA_ENFD | XK_GQUOTA_CHKD | \
 	 XK_PQUOTA_ACCT | XK_PQUOTA_ENFD | XK_PQUOTA_CHKD)
 
-/* What the check hands to the fix (rc->quota). */
+/* What the check hands to the fix (rc->scan.quota). */
 struct quota_state {
 	struct qtype	qt[NQTYPES];
 	uint16_t	bogus;		/* sb_qflags bits to clear */
 };
 
 /*
- * Run after phase_inodes (it needs rc->inodes: every inode in use).
+ * Run after phase_inodes (it needs rc->scan.inodes: every inode in use).
  * Findings go through fix_problem; returns 0, or a negative errno when
  * the phase could not run at all.  In repair, the plans and the usage
- * counted stay in rc->quota.
+ * counted stay in rc->scan.quota.
  */
 XK_MUST_CHECK int phase_quota(struct repair_ctx *rc);
 
@@ -87,13 +87,13 @@ const char *quota_record_problem(struct xk_mount *mp, const struct qtype *qt,
 				 char *why, size_t whylen);
 
 /*
- * quotafix.c: apply the plans in rc->quota (repair only; called between
+ * quotafix.c: apply the plans in rc->scan.quota (repair only; called between
  * check passes when no inode fix is pending, since those change the
  * usage) and count what was written in *applied.
  */
 XK_MUST_CHECK int quota_apply(struct repair_ctx *rc,
 				unsigned long *applied);
-/* Drop rc->quota (plans not applied are made again by the next pass). */
+/* Drop rc->scan.quota (plans not applied are made again by the next pass). */
 void quota_free(struct repair_ctx *rc);
 
 #endif /* XFSKIT_REPAIR_PHASE_QUOTA_H */

@@ -20,7 +20,7 @@ static int
 overlaps_other(const struct repair_ctx *rc, uint32_t agno,
 	       const struct claim *r)
 {
-	const struct claims *u = &rc->ags[agno].used;
+	const struct claims *u = &rc->scan.ags[agno].used;
 
 	for (size_t i = 0; i < u->n; i++) {
 		const struct claim *c = &u->v[i];
@@ -66,8 +66,8 @@ sum_owners(const struct repair_ctx *rc, int from_rmap, size_t *np, int *errp)
 	struct owned *v = NULL;
 
 	for (uint32_t agno = 0; agno < rc->mp->g.agcount; agno++) {
-		const struct claims *c = from_rmap ? &rc->ags[agno].rmaps :
-					 &rc->ags[agno].used;
+		const struct claims *c = from_rmap ? &rc->scan.ags[agno].rmaps :
+					 &rc->scan.ags[agno].used;
 
 		for (size_t i = 0; i < c->n; i++) {
 			if (xk_rmap_owner_is_special(c->v[i].owner) ||
@@ -110,7 +110,7 @@ static int
 rmap_clash(const struct repair_ctx *rc, uint64_t ino)
 {
 	for (uint32_t agno = 0; agno < rc->mp->g.agcount; agno++) {
-		const struct claims *r = &rc->ags[agno].rmaps;
+		const struct claims *r = &rc->scan.ags[agno].rmaps;
 
 		for (size_t i = 0; i < r->n; i++)
 			if (r->v[i].owner == ino && is_data(&r->v[i]) &&
@@ -134,7 +134,7 @@ check_rmap_forks(struct repair_ctx *rc)
 	int err = 0;
 
 	/* Only plans come out of this: nothing to do for a check. */
-	if (rc->no_modify || !rmaps_usable(rc))
+	if (rc->opt.no_modify || !rmaps_usable(rc))
 		return;
 	mapped = sum_owners(rc, 0, &nm, &err);
 	known = sum_owners(rc, 1, &nk, &err);
@@ -155,12 +155,12 @@ check_rmap_forks(struct repair_ctx *rc)
 			j++;
 		if (mapped && j < nm && mapped[j].owner == known[i].owner)
 			have = mapped[j].blocks;
-		if (known[i].blocks <= have || !rc->ninodes ||
-		    !bsearch(&key, rc->inodes, rc->ninodes, sizeof(key),
+		if (known[i].blocks <= have || !rc->scan.ninodes ||
+		    !bsearch(&key, rc->scan.inodes, rc->scan.ninodes, sizeof(key),
 			     cmp_ino) ||
 		    rmap_clash(rc, known[i].owner))
 			continue;
-		if (rc->verbose)
+		if (rc->opt.verbose)
 			info(rc, "        - inode %llu maps %llu of the %llu "
 			     "blocks the rmapbt gives it\n",
 			     (unsigned long long)known[i].owner,

@@ -144,7 +144,7 @@ vote_primary_features(struct repair_ctx *rc)
 		/* Memory or I/O: no vote on a partial electorate. */
 		if (err && repair_oserr(rc, err, "reading superblock %u",
 					agno))
-			return rc->error;
+			return rc->found.error;
 		if (err)
 			continue;
 		xk_sb_decode(&sec, (const struct xk_dsb *)bp->data);
@@ -164,7 +164,7 @@ vote_primary_features(struct repair_ctx *rc)
 		if (!report(rc, PR_SB_PRIMARY_BAD, "superblock", 0, 0, 0,
 			    vote_fields[i].name, "primary has 0x%x, all %u "
 			    "secondaries 0x%x", vote_value(&mp->sb, i), nsec,
-			    vote_value(&first, i)) && rc->no_modify)
+			    vote_value(&first, i)) && rc->opt.no_modify)
 			continue;
 		/* -n too: the check goes on as the repair would. */
 		vote_set(&want, i, &first);
@@ -181,8 +181,8 @@ vote_primary_features(struct repair_ctx *rc)
 		xk_mount_discard(mp);
 		rc->mp = NULL;
 		memset(&f, 0, sizeof(f));
-		err = xk_mount_from_sb(dev, &want, (rc->no_modify ?
-				       XK_MOUNT_RDONLY : 0) | (rc->direct ?
+		err = xk_mount_from_sb(dev, &want, (rc->opt.no_modify ?
+				       XK_MOUNT_RDONLY : 0) | (rc->opt.direct ?
 				       XK_MOUNT_DIRECT : 0), &rc->mp, &f);
 		if (err) {
 			xk_dev_close(dev);
@@ -190,7 +190,7 @@ vote_primary_features(struct repair_ctx *rc)
 		}
 		rc->mp->owns_dev = 1;
 	}
-	if (!rc->no_modify)
+	if (!rc->opt.no_modify)
 		plan_sb_primary(rc);
 	return 0;
 }
@@ -323,5 +323,5 @@ phase_superblocks(struct repair_ctx *rc)
 			compare_with_primary(rc, agno, bp);
 		xk_buf_release(bp);
 	}
-	return rc->error;
+	return rc->found.error;
 }

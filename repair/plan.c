@@ -14,7 +14,7 @@ plan_inode(struct repair_ctx *rc, uint64_t ino, uint32_t what, uint64_t val)
 	struct ifixes *p = &rc->plan.ifix;
 
 	/* fix_problem already said no under -n; plans are repair-only. */
-	if (rc->no_modify)
+	if (rc->opt.no_modify)
 		return;
 	if (p->n == p->cap) {
 		size_t ncap = p->cap ? p->cap * 2 : 64;
@@ -43,7 +43,7 @@ plan_dir_rebuild(struct repair_ctx *rc, uint64_t ino)
 {
 	struct repair_plan *p = &rc->plan;
 
-	if (rc->no_modify)
+	if (rc->opt.no_modify)
 		return;
 	if (p->ndirfix == p->capdirfix) {
 		size_t ncap = p->capdirfix ? p->capdirfix * 2 : 16;
@@ -90,7 +90,7 @@ plan_orphan(struct repair_ctx *rc, const struct inode_info *ii)
 {
 	struct repair_plan *p = &rc->plan;
 
-	if (rc->no_modify)
+	if (rc->opt.no_modify)
 		return;
 	if (p->norphans == p->caporphans) {
 		size_t ncap = p->caporphans ? p->caporphans * 2 : 16;

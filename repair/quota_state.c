@@ -138,10 +138,10 @@ qtype_free(struct qtype *qt)
 void
 quota_free(struct repair_ctx *rc)
 {
-	if (!rc->quota)
+	if (!rc->scan.quota)
 		return;
 	for (int t = 0; t < NQTYPES; t++)
-		qtype_free(&rc->quota->qt[t]);
-	free(rc->quota);
-	rc->quota = NULL;
+		qtype_free(&rc->scan.quota->qt[t]);
+	free(rc->scan.quota);
+	rc->scan.quota = NULL;
 }

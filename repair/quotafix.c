@@ -545,7 +545,7 @@ static int
 other_findings(const struct repair_ctx *rc)
 {
 	for (int pr = 0; pr < PR_NR; pr++)
-		if (rc->counts[pr] && pr != PR_QUOTA_INODE &&
+		if (rc->found.counts[pr] && pr != PR_QUOTA_INODE &&
 		    pr != PR_QUOTA_DQUOT && pr != PR_QUOTA_COUNT &&
 		    pr != PR_QUOTA_FLAGS)
 			return 1;
@@ -589,7 +589,7 @@ fix_sb(struct repair_ctx *rc, uint16_t clear, unsigned int lost)
 int
 quota_apply(struct repair_ctx *rc, unsigned long *applied)
 {
-	struct quota_state *qs = rc->quota;
+	struct quota_state *qs = rc->scan.quota;
 	uint16_t clear = qs ? qs->bogus : 0;
 	unsigned int lost = 0;
 	int err = 0;

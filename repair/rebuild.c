@@ -12,7 +12,7 @@
  * same session: their old blocks are not fed, the builder allocates new
  * ones.
  *
- * In: rc->ags from a check pass that planned no inode fix (so the claims
+ * In: rc->scan.ags from a check pass that planned no inode fix (so the claims
  * describe inodes as they will stay).  The rebuild refuses (and the run
  * ends with findings) when an AG's inode chunks are unknown: rebuilding
  * then would free live inodes.
@@ -44,7 +44,7 @@ need_rebuild(const struct repair_ctx *rc)
 {
 	for (size_t i = 0; i < sizeof(ag_problems) / sizeof(ag_problems[0]);
 	     i++)
-		if (rc->counts[ag_problems[i]])
+		if (rc->found.counts[ag_problems[i]])
 			return 1;
 	return 0;
 }
@@ -104,7 +104,7 @@ resolve_conflicts(struct repair_ctx *rc, uint32_t agno, struct claims *used)
 				uint64_t victim = fed_owner(c->owner) ?
 						  c->owner : prev->owner;
 
-				if (rc->verbose)
+				if (rc->opt.verbose)
 					info(rc, "        - AG %u block %u is "
 					     "claimed twice; clearing inode "
 					     "%llu\n", agno, c->agbno,
@@ -125,7 +125,7 @@ static int
 feed_ag(struct repair_ctx *rc, struct xk_bld *b, uint32_t agno)
 {
 	struct xk_mount *mp = rc->mp;
-	struct ag_scan *as = &rc->ags[agno];
+	struct ag_scan *as = &rc->scan.ags[agno];
 	int err = 0;
 
 	for (size_t i = 0; i < as->used.n && !err; i++) {
@@ -210,22 +210,22 @@ rebuild_ags(struct repair_ctx *rc, unsigned long *applied)
 	int err;
 
 	for (uint32_t agno = 0; agno < mp->g.agcount; agno++) {
-		if (rc->ags[agno].chunks_lost) {
+		if (rc->scan.ags[agno].chunks_lost) {
 			info(rc, "AG %u: its inode chunks are unknown (inode "
 			     "btree and rmapbt both unreadable); not "
 			     "rebuilding, to keep its inodes.\n", agno);
 			return 0;
 		}
-		conflicts += resolve_conflicts(rc, agno, &rc->ags[agno].used);
+		conflicts += resolve_conflicts(rc, agno, &rc->scan.ags[agno].used);
 	}
-	if (rc->error)
-		return rc->error;
+	if (rc->found.error)
+		return rc->found.error;
 	if (conflicts)
 		return apply_fixes(rc, applied);
 	if (!dirs_prepare(rc) && !need_rebuild(rc))
-		return rc->error;
-	if (rc->error)
-		return rc->error;
+		return rc->found.error;
+	if (rc->found.error)
+		return rc->found.error;
 	info(rc, "Rebuilding the AG btrees, free lists and counters...\n");
 	err = xk_bld_open_empty(mp, &b);
 	if (err)

@@ -50,7 +50,7 @@ gather(struct repair_ctx *rc, uint64_t ino, int whichfork,
 
 	*blocksp = *otherp = 0;
 	for (uint32_t agno = 0; agno < mp->g.agcount; agno++) {
-		const struct ag_scan *as = &rc->ags[agno];
+		const struct ag_scan *as = &rc->scan.ags[agno];
 
 		for (size_t i = 0; i < as->rmaps.n; i++) {
 			const struct claim *r = &as->rmaps.v[i];

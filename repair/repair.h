@@ -177,48 +177,26 @@ struct edge {
 };
 #define EDGE_NO_FTYPE	0xff
 
-struct repair_ctx {
-	struct xk_mount	*mp;
+/*
+ * The run's options, as main() parsed them; the phases only read them.
+ * A scan worker sets just the few it needs (phase_inodes.c).
+ */
+struct repair_opts {
 	const char	*device;
 	int		no_modify;
 	int		verbose;
 	int		json;		/* --json: one JSON document */
 	int		progress;	/* show progress on stderr */
-	int		from_secondary;	/* geometry came from a secondary */
 	unsigned int	threads;	/* inode scan workers (-t) */
 	int		zero_log;	/* -L */
 	int		exit_fixed;	/* -e: exit 4 after repairs */
-	int		pass;		/* check pass, from 1 */
-	/*
-	 * The first operational error (repair_error): memory, I/O, a
-	 * thread that could not start.  Once set, findings are no longer
-	 * reported or planned, every phase returns at its next look at it,
-	 * and the run stops before its next write.  error_what says what
-	 * was being done; phase_what what the current phase does.
-	 */
-	int		error;
-	char		error_what[160];
-	const char	*phase_what;
-	/* What the repair will do (plan.h); appliers read it. */
-	struct repair_plan plan;
-	uint64_t	cache_bytes;	/* buffer cache budget per handle */
 	uint64_t	mem_cap_mb;	/* -m, 0: no cap */
 	const char	*spill_dir;	/* --spill-dir, else $TMPDIR, /var/tmp */
-	struct xk_vec_spill *spill;	/* set when -m calls for spilling */
 	int		direct;		/* --direct: O_DIRECT I/O */
-	FILE		*out;
-	unsigned long	counts[PR_NR];
-	unsigned long	nproblems;
-	/*
-	 * The problem count: the findings the run starts from (before
-	 * and in the first check pass), the same with and without -n.
-	 */
-	unsigned long	first_problems;
-	int		json_later;	/* "later_problems" is open */
-	size_t		json_items;	/* elements in the open array */
-	/* The changes made, for the report and summary (action.c). */
-	struct action_log *acts;
-	int		actions_lost;	/* acts could not be allocated */
+};
+
+/* What a check pass learned; dropped and made again by every pass. */
+struct repair_scan {
 	struct ag_scan	*ags;
 	/*
 	 * The inode list (sorted by ino once collected) and the directory
@@ -249,20 +227,66 @@ struct repair_ctx {
 	struct scan_keep *keep;
 	/* The quota check's state and plans (phase_quota.h), repair only. */
 	struct quota_state *quota;
+};
+
+#define SCAN_VIEWS(vf, field, member) \
+	(offsetof(struct repair_scan, field) == \
+	 offsetof(struct repair_scan, vf) + offsetof(struct xk_vec, member))
+_Static_assert(SCAN_VIEWS(inode_vec, inodes, v) &&
+	       SCAN_VIEWS(inode_vec, ninodes, n) &&
+	       SCAN_VIEWS(edge_vec, edges, v) &&
+	       SCAN_VIEWS(edge_vec, nedges, n),
+	       "the inode and entry lists view struct vecs");
+#undef SCAN_VIEWS
+
+/* What the run found and reports, and the error that stops it. */
+struct repair_findings {
+	/*
+	 * The first operational error (repair_error): memory, I/O, a
+	 * thread that could not start.  Once set, findings are no longer
+	 * reported or planned, every phase returns at its next look at it,
+	 * and the run stops before its next write.  error_what says what
+	 * was being done.
+	 */
+	int		error;
+	char		error_what[160];
+	unsigned long	counts[PR_NR];
+	unsigned long	nproblems;
+	/*
+	 * The problem count: the findings the run starts from (before
+	 * and in the first check pass), the same with and without -n.
+	 */
+	unsigned long	first_problems;
+	int		json_later;	/* "later_problems" is open */
+	size_t		json_items;	/* elements in the open array */
+	/* The changes made, for the report and summary (action.c). */
+	struct action_log *acts;
+	int		actions_lost;	/* acts could not be allocated */
 	/* Parts not understood, so not checked and never written. */
 	struct xk_unsupported unsup[XK_UNSUPPORTED_MAX];
 	int		nunsup;
 };
 
-#define REPAIR_VIEWS(vf, field, member) \
-	(offsetof(struct repair_ctx, field) == \
-	 offsetof(struct repair_ctx, vf) + offsetof(struct xk_vec, member))
-_Static_assert(REPAIR_VIEWS(inode_vec, inodes, v) &&
-	       REPAIR_VIEWS(inode_vec, ninodes, n) &&
-	       REPAIR_VIEWS(edge_vec, edges, v) &&
-	       REPAIR_VIEWS(edge_vec, nedges, n),
-	       "the inode and entry lists view struct vecs");
-#undef REPAIR_VIEWS
+/*
+ * One run: the handle, its options, the current pass's scan, what was
+ * found and the plan (plan.h).  The phases take it whole; a parallel
+ * scan worker has its own, with its own handle, scan, findings and plan,
+ * merged into the parent's after the scan.
+ */
+struct repair_ctx {
+	struct xk_mount	*mp;
+	FILE		*out;
+	struct repair_opts opt;
+	int		pass;		/* check pass, from 1 */
+	int		from_secondary;	/* geometry came from a secondary */
+	const char	*phase_what;	/* what the current phase does */
+	uint64_t	cache_bytes;	/* buffer cache budget per handle */
+	struct xk_vec_spill *spill;	/* set when -m calls for spilling */
+	struct repair_scan scan;
+	struct repair_findings found;
+	/* What the repair will do (plan.h); appliers read it. */
+	struct repair_plan plan;
+};
 
 /*
  * The one gate every finding passes: prints it, counts it, and says
@@ -273,7 +297,7 @@ int fix_problem(struct repair_ctx *rc, enum problem pr,
 /*
  * Record an operational error err (a negative errno) with what was being
  * done (printf-style); the first one is kept.
- * Returns rc->error, so that callers can `return repair_error(...)`;
+ * Returns rc->found.error, so that callers can `return repair_error(...)`;
  * the record is what matters, the result may be dropped.
  */
 int repair_error(struct repair_ctx *rc, int err, const char *fmt, ...)
@@ -352,8 +376,8 @@ uint64_t repair_memory_estimate(struct repair_ctx *rc,
 				uint64_t *without_cache);
 int repair_memory_check(struct repair_ctx *rc);
 /*
- * Tie rc->ags' claim vectors and rc's inode and entry lists to rc->spill
- * (if any); after allocating rc->ags.
+ * Tie rc->scan.ags' claim vectors and rc's inode and entry lists to rc->spill
+ * (if any); after allocating rc->scan.ags.
  */
 void ags_attach_spill(struct repair_ctx *rc);
 /* -v under -m: where the inode and entry lists are (memory or files). */
@@ -381,7 +405,7 @@ lists_poll(const struct repair_ctx *rc, size_t i)
 static inline void
 search_poll(struct repair_ctx *rc)
 {
-	if (rc->spill && !(++rc->list_searches & SEARCH_POLL_MASK))
+	if (rc->spill && !(++rc->scan.list_searches & SEARCH_POLL_MASK))
 		xk_vec_spill_poll(rc->spill);
 }
 /* Stop spilling (after the run; its vectors freed); -v prints the figures. */
@@ -430,14 +454,14 @@ XK_MUST_CHECK int phase_inodes_kept(struct repair_ctx *rc);
 
 /*
  * check.c: after a phase or a repair step that returned err: nonzero
- * (rc->error, recorded) when the run must stop — err, an operational
+ * (rc->found.error, recorded) when the run must stop — err, an operational
  * error it recorded, or the stop XFSKIT_FAULT=phase:N asks for in test
  * builds.  rc->phase_what names the step.
  */
 XK_MUST_CHECK int repair_phase_end(struct repair_ctx *rc, int err);
 /* check.c: run every phase on rc->mp; findings go through fix_problem. */
 XK_MUST_CHECK int repair_check(struct repair_ctx *rc);
-/* The same, keeping rc->ags and the inode lists for the repair. */
+/* The same, keeping rc->scan.ags and the inode lists for the repair. */
 XK_MUST_CHECK int repair_scan(struct repair_ctx *rc);
 void repair_scan_free(struct repair_ctx *rc);
 
@@ -452,13 +476,13 @@ unsigned int bad_nsec_mask(const struct xk_dinode *dip);
 
 /*
  * lookup.c: the scan's lists and maps, read by checks and repairs.
- * inodes_order, edges_order: order rc->inodes by inode number and
- * rc->edges by parent, in place (they are made of ordered runs: no copy,
+ * inodes_order, edges_order: order rc->scan.inodes by inode number and
+ * rc->scan.edges by parent, in place (they are made of ordered runs: no copy,
  * unlike qsort's, is needed).
  */
 void inodes_order(struct repair_ctx *rc);
 void edges_order(struct repair_ctx *rc);
-/* The facts on ino once rc->inodes is sorted, or NULL. */
+/* The facts on ino once rc->scan.inodes is sorted, or NULL. */
 struct inode_info *inode_info_find(const struct repair_ctx *rc, uint64_t ino);
 /* The same, trying first *hint's next slot; *hint is where it was found. */
 struct inode_info *inode_info_find_from(struct repair_ctx *rc, uint64_t ino,
