@@ -54,8 +54,8 @@ repair_scan_free(struct repair_ctx *rc)
 		claims_free(&as->cntsp);
 		claims_free(&as->rmaps);
 		claims_free(&as->refcs);
-		free(as->chunks);
-		free(as->fchunks);
+		xk_vec_free(&as->chunks.vec);
+		xk_vec_free(&as->fchunks.vec);
 		free(as->seen_free);
 	}
 	free(rc->scan.ags);

@@ -34,8 +34,7 @@ struct cand {
 };
 
 struct cands {
-	struct cand	*v;
-	size_t		n, cap;
+	XK_VEC_OF(struct cand);
 };
 
 static int
@@ -68,24 +67,14 @@ wanted(const struct repair_ctx *rc, const uint8_t *lost, uint64_t ino,
 	out->start = xk_ino_to_agino(mp, ino) & ~(XK_INODES_PER_CHUNK - 1u);
 	xk_be32_set(&key.ir_startino, out->start);
 	/* The AG's list is kept sorted between rounds. */
-	return !(as->nchunks && bsearch(&key, as->chunks, as->nchunks,
+	return !(as->chunks.n && bsearch(&key, as->chunks.v, as->chunks.n,
 					sizeof(key), cmp_chunk_start));
 }
 
 static int
 push_cand(struct cands *c, const struct cand *x)
 {
-	if (c->n == c->cap) {
-		size_t ncap = c->cap ? c->cap * 2 : 64;
-		struct cand *nv = xk_realloc(c->v, ncap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		c->v = nv;
-		c->cap = ncap;
-	}
-	c->v[c->n++] = *x;
-	return 0;
+	return xk_vec_push(&c->vec, x, sizeof(*x));
 }
 
 /* Does the inode at ino say it is that inode of this filesystem? */
@@ -197,19 +186,19 @@ sort_chunks(struct ag_scan *as)
 		uint64_t		seen;
 	} *p;
 
-	if (as->nchunks < 2)
+	if (as->chunks.n < 2)
 		return 0;
-	p = xk_malloc(as->nchunks * sizeof(*p));
+	p = xk_malloc(as->chunks.n * sizeof(*p));
 	if (!p)
 		return -ENOMEM;
-	for (size_t i = 0; i < as->nchunks; i++) {
-		p[i].rec = as->chunks[i];
+	for (size_t i = 0; i < as->chunks.n; i++) {
+		p[i].rec = as->chunks.v[i];
 		p[i].seen = as->seen_free ? as->seen_free[i] : ~0ULL;
 	}
 	/* rec is the first member: cmp_chunk_start reads ir_startino there. */
-	qsort(p, as->nchunks, sizeof(*p), cmp_chunk_start);
-	for (size_t i = 0; i < as->nchunks; i++) {
-		as->chunks[i] = p[i].rec;
+	qsort(p, as->chunks.n, sizeof(*p), cmp_chunk_start);
+	for (size_t i = 0; i < as->chunks.n; i++) {
+		as->chunks.v[i] = p[i].rec;
 		if (as->seen_free)
 			as->seen_free[i] = p[i].seen;
 	}
@@ -246,7 +235,7 @@ phase_find_chunks(struct repair_ctx *rc)
 		for (size_t i = 0; i < cands.n && !err; i++) {
 			struct ag_scan *as = &rc->scan.ags[cands.v[i].agno];
 			struct xk_inobt_rec rec;
-			size_t at = as->nchunks;
+			size_t at = as->chunks.n;
 
 			if (!probe_chunk(rc, &cands.v[i], &rec)) {
 				err = rc->found.error;
@@ -274,7 +263,7 @@ phase_find_chunks(struct repair_ctx *rc)
 		     found[agno] == 1 ? "" : "s");
 	}
 out:
-	free(cands.v);
+	xk_vec_free(&cands.vec);
 	free(found);
 	free(lost);
 	return err;

@@ -50,7 +50,7 @@ keep_allowed(const struct repair_ctx *rc)
 	const struct xk_sb *sb = &rc->mp->sb;
 	unsigned long covered = 0, all = 0;
 
-	if (rc->opt.no_modify || rc->plan.ndirfix || rc->from_secondary)
+	if (rc->opt.no_modify || rc->plan.dirfix.n || rc->from_secondary)
 		return 0;
 	/* Quota usage is summed by the inode scan. */
 	if (xk_ino_valid(rc->mp, sb->uquotino) ||
@@ -143,11 +143,11 @@ keep_take(struct repair_ctx *rc)
 				err = claims_add(&k->used[agno], c->agbno,
 						 c->len, c->owner, c->offset);
 		}
-		ch->n = as->nchunks;
-		ch->recs = dup_array(as->chunks, as->nchunks,
-				     sizeof(*as->chunks));
+		ch->n = as->chunks.n;
+		ch->recs = dup_array(as->chunks.v, as->chunks.n,
+				     sizeof(*as->chunks.v));
 		ch->seen = as->seen_free ?
-			   dup_array(as->seen_free, as->nchunks,
+			   dup_array(as->seen_free, as->chunks.n,
 				     sizeof(*as->seen_free)) : NULL;
 		if (!ch->recs || (as->seen_free && !ch->seen))
 			err = -ENOMEM;
@@ -181,14 +181,14 @@ compare_chunks(struct repair_ctx *rc, uint32_t agno,
 	struct xk_mount *mp = rc->mp;
 	const struct ag_scan *as = &rc->scan.ags[agno];
 
-	if (ch->n != as->nchunks)
+	if (ch->n != as->chunks.n)
 		report(rc, PR_INODE_STATE, "inobt", agno, 0, XK_NO_DADDR,
 		       "chunks", "the inobt has %zu chunks, the inode scan "
-		       "saw %zu", as->nchunks, ch->n);
+		       "saw %zu", as->chunks.n, ch->n);
 	for (size_t i = 0; i < ch->n; i++) {
-		const struct xk_inobt_rec *r = bsearch(&ch->recs[i], as->chunks,
-						       as->nchunks,
-						       sizeof(*as->chunks),
+		const struct xk_inobt_rec *r = bsearch(&ch->recs[i], as->chunks.v,
+						       as->chunks.n,
+						       sizeof(*as->chunks.v),
 						       cmp_chunk_start);
 		uint32_t start = xk_be32_get(ch->recs[i].ir_startino);
 		uint64_t holes, want, have;

@@ -591,10 +591,10 @@ dirs_prepare(struct repair_ctx *rc)
 {
 	size_t out = 0;
 
-	sort_v(rc->plan.dirfix, rc->plan.ndirfix, sizeof(*rc->plan.dirfix),
+	sort_v(rc->plan.dirfix.v, rc->plan.dirfix.n, sizeof(*rc->plan.dirfix.v),
 	       cmp_u64);
-	for (size_t i = 0; i < rc->plan.ndirfix; i++) {
-		uint64_t ino = rc->plan.dirfix[i];
+	for (size_t i = 0; i < rc->plan.dirfix.n; i++) {
+		uint64_t ino = rc->plan.dirfix.v[i];
 		struct xk_buf *bp;
 		struct xk_dinode *dip;
 		const struct xk_bld_dirent *add;
@@ -603,7 +603,7 @@ dirs_prepare(struct repair_ctx *rc)
 
 		int err;
 
-		if (out && rc->plan.dirfix[out - 1] == ino)
+		if (out && rc->plan.dirfix.v[out - 1] == ino)
 			continue;
 		err = xk_inode_read(rc->mp, ino, XK_READ_SALVAGE, &bp, &dip);
 		if (err && !bp && repair_oserr(rc, err, "reading directory "
@@ -623,11 +623,11 @@ dirs_prepare(struct repair_ctx *rc)
 		     !xk_dinode_verify(rc->mp, ino, dip, &(struct xk_fail){0});
 		xk_buf_release(bp);
 		if (ok)
-			rc->plan.dirfix[out++] = ino;
+			rc->plan.dirfix.v[out++] = ino;
 		else
 			plan_none(rc);
 	}
-	rc->plan.ndirfix = out;
+	rc->plan.dirfix.n = out;
 	return (int)out;
 }
 
@@ -710,12 +710,12 @@ int
 rebuild_dirs(struct repair_ctx *rc, struct xk_bld *b)
 {
 	struct xk_mount *mp = rc->mp;
-	struct salvage *sv = xk_calloc(rc->plan.ndirfix ? rc->plan.ndirfix : 1,
+	struct salvage *sv = xk_calloc(rc->plan.dirfix.n ? rc->plan.dirfix.n : 1,
 				    sizeof(*sv));
-	struct xk_bld_inode *ipv = xk_calloc(rc->plan.ndirfix ?
-					     rc->plan.ndirfix : 1,
+	struct xk_bld_inode *ipv = xk_calloc(rc->plan.dirfix.n ?
+					     rc->plan.dirfix.n : 1,
 					  sizeof(*ipv));
-	struct dropped *dv = calloc(rc->plan.ndirfix ? rc->plan.ndirfix : 1,
+	struct dropped *dv = calloc(rc->plan.dirfix.n ? rc->plan.dirfix.n : 1,
 				    sizeof(*dv));
 	char path[1024];
 	int err = 0;
@@ -727,8 +727,8 @@ rebuild_dirs(struct repair_ctx *rc, struct xk_bld *b)
 		return -ENOMEM;
 	}
 	/* Read every old directory before the builder reuses its blocks. */
-	for (size_t i = 0; i < rc->plan.ndirfix && !err; i++) {
-		uint64_t ino = rc->plan.dirfix[i];
+	for (size_t i = 0; i < rc->plan.dirfix.n && !err; i++) {
+		uint64_t ino = rc->plan.dirfix.v[i];
 		struct xk_buf *bp;
 		struct xk_dinode *dip;
 		struct xk_bld_inode *ip = &ipv[i];
@@ -782,8 +782,8 @@ rebuild_dirs(struct repair_ctx *rc, struct xk_bld *b)
 	/* /lost+found made anew, and ".." of the directories moved there. */
 	if (!err)
 		err = lf_build(rc, b);
-	for (size_t i = 0; i < rc->plan.ndirfix && !err; i++) {
-		uint64_t ino = rc->plan.dirfix[i];
+	for (size_t i = 0; i < rc->plan.dirfix.n && !err; i++) {
+		uint64_t ino = rc->plan.dirfix.v[i];
 
 		err = xk_bld_dir(b, &ipv[i], parent_of(rc, ino, sv[i].dotdot),
 				 sv[i].v, sv[i].n);
@@ -816,7 +816,7 @@ rebuild_dirs(struct repair_ctx *rc, struct xk_bld *b)
 		dropped_report(rc, ino, &dv[i]);
 		lf_report_moves(rc, ino);
 	}
-	for (size_t i = 0; i < rc->plan.ndirfix; i++) {
+	for (size_t i = 0; i < rc->plan.dirfix.n; i++) {
 		dropped_free(&dv[i]);
 		salvage_free(&sv[i]);
 		/* Fork memory of inodes not written (an error stopped us). */

@@ -597,12 +597,12 @@ apply_fixes(struct repair_ctx *rc, unsigned long *applied)
 	 * fixed in this pass may name them again.  (Not a loop without
 	 * end: every pass that defers them applies something.)
 	 */
-	if (p->n || rc->plan.ndirfix)
-		rc->plan.norphans = 0;
+	if (p->n || rc->plan.dirfix.n)
+		rc->plan.orphans.n = 0;
 	/* Link counts likewise: other fixes may change the references. */
 	{
 		size_t keep = 0;
-		int others = rc->plan.ndirfix != 0;
+		int others = rc->plan.dirfix.n != 0;
 
 		for (size_t i = 0; i < p->n; i++)
 			if (p->v[i].what != IFIX_NLINK)
@@ -613,7 +613,7 @@ apply_fixes(struct repair_ctx *rc, unsigned long *applied)
 		p->n = keep;
 	}
 	/* Quota usage follows from every other inode fix: wait for them. */
-	if (rc->scan.quota && !p->n && !rc->plan.ndirfix && !rc->plan.norphans) {
+	if (rc->scan.quota && !p->n && !rc->plan.dirfix.n && !rc->plan.orphans.n) {
 		err = quota_apply(rc, applied);
 		if (err)
 			return err;
@@ -632,10 +632,10 @@ apply_fixes(struct repair_ctx *rc, unsigned long *applied)
 		*applied += changed;
 		i = j;
 	}
-	if (!err && rc->plan.norphans)
+	if (!err && rc->plan.orphans.n)
 		err = reconnect_orphans(rc, applied);
 	p->n = 0;
-	rc->plan.norphans = 0;
+	rc->plan.orphans.n = 0;
 	if (err)
 		return err;
 	return xk_buf_flush(mp);

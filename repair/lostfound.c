@@ -92,8 +92,8 @@ pick_free_inode(struct repair_ctx *rc)
 
 		if (!as->seen_free)
 			continue;
-		for (size_t i = 0; i < as->nchunks && !found; i++) {
-			const struct xk_inobt_rec *r = &as->chunks[i];
+		for (size_t i = 0; i < as->chunks.n && !found; i++) {
+			const struct xk_inobt_rec *r = &as->chunks.v[i];
 			uint16_t holes = mp->g.has_sparse ?
 				xk_be16_get(r->ir_u.sp.ir_holemask) : 0;
 
@@ -319,8 +319,8 @@ name_orphans(struct repair_ctx *rc, uint64_t lf)
 
 	if (err)
 		return err;
-	for (size_t i = 0; i < rc->plan.norphans; i++) {
-		struct orphan *o = &rc->plan.orphans[i];
+	for (size_t i = 0; i < rc->plan.orphans.n; i++) {
+		struct orphan *o = &rc->plan.orphans.v[i];
 
 		o->suffix = 0;
 		while (orphan_name(o, name) < ORPHAN_NAME_MAX && ntaken &&
@@ -352,8 +352,8 @@ all_fit_sf(struct repair_ctx *rc, const struct xk_dinode *dip, uint64_t lf)
 		return 0;
 	}
 	memcpy(copy, dip, isize);
-	for (size_t i = 0; i < rc->plan.norphans && ok; i++) {
-		const struct orphan *o = &rc->plan.orphans[i];
+	for (size_t i = 0; i < rc->plan.orphans.n && ok; i++) {
+		const struct orphan *o = &rc->plan.orphans.v[i];
 		char name[ORPHAN_NAME_MAX];
 		struct sf_add add = { (const uint8_t *)name, 0,
 				      xk_mode_to_ftype(o->mode), o->ino };
@@ -401,8 +401,8 @@ add_in_place(struct repair_ctx *rc, uint64_t lf, unsigned long *applied)
 {
 	int err;
 
-	for (size_t i = 0; i < rc->plan.norphans; i++) {
-		const struct orphan *o = &rc->plan.orphans[i];
+	for (size_t i = 0; i < rc->plan.orphans.n; i++) {
+		const struct orphan *o = &rc->plan.orphans.v[i];
 		char name[ORPHAN_NAME_MAX];
 
 		if (o->ino == lf)
@@ -434,8 +434,8 @@ mark_in_use(struct repair_ctx *rc, uint64_t ino)
 
 	if (!as->seen_free)
 		return;
-	for (size_t i = 0; i < as->nchunks; i++) {
-		uint32_t start = xk_be32_get(as->chunks[i].ir_startino);
+	for (size_t i = 0; i < as->chunks.n; i++) {
+		uint32_t start = xk_be32_get(as->chunks.v[i].ir_startino);
 
 		if (agino >= start && agino < start + XK_INODES_PER_CHUNK)
 			as->seen_free[i] &= ~(1ULL << (agino - start));
@@ -447,7 +447,7 @@ static int
 plan_rewrite(struct repair_ctx *rc, uint64_t lf, int create)
 {
 	struct lf_plan *p = xk_calloc(1, sizeof(*p));
-	size_t cap = rc->plan.norphans ? rc->plan.norphans : 1;
+	size_t cap = rc->plan.orphans.n ? rc->plan.orphans.n : 1;
 
 	if (!p)
 		return -ENOMEM;
@@ -462,8 +462,8 @@ plan_rewrite(struct repair_ctx *rc, uint64_t lf, int create)
 	p->lf = lf;
 	p->root = rc->mp->sb.rootino;
 	p->create = create;
-	for (size_t i = 0; i < rc->plan.norphans; i++) {
-		const struct orphan *o = &rc->plan.orphans[i];
+	for (size_t i = 0; i < rc->plan.orphans.n; i++) {
+		const struct orphan *o = &rc->plan.orphans.v[i];
 		int len;
 
 		if (o->ino == lf)
@@ -565,11 +565,11 @@ static ssize_t
 orphan_index(const struct repair_ctx *rc, uint64_t ino)
 {
 	struct orphan key = { .ino = ino };
-	const struct orphan *o = rc->plan.norphans ?
-		bsearch(&key, rc->plan.orphans, rc->plan.norphans, sizeof(key),
-			cmp_orphan) : NULL;
+	const struct orphan *o = rc->plan.orphans.n ?
+		bsearch(&key, rc->plan.orphans.v, rc->plan.orphans.n,
+			sizeof(key), cmp_orphan) : NULL;
 
-	return o ? o - rc->plan.orphans : -1;
+	return o ? o - rc->plan.orphans.v : -1;
 }
 
 /*
@@ -590,27 +590,27 @@ drop_named_dirs(struct repair_ctx *rc)
 	uint8_t *keep = NULL, *group_kept = NULL;
 	int dirs = 0;
 
-	for (size_t i = 0; i < rc->plan.norphans; i++)
-		if ((rc->plan.orphans[i].mode & XK_S_IFMT) == XK_S_IFDIR)
+	for (size_t i = 0; i < rc->plan.orphans.n; i++)
+		if ((rc->plan.orphans.v[i].mode & XK_S_IFMT) == XK_S_IFDIR)
 			dirs = 1;
 	if (!dirs || !rc->scan.nedges)
 		return;
-	sort_v(rc->plan.orphans, rc->plan.norphans, sizeof(*rc->plan.orphans),
+	sort_v(rc->plan.orphans.v, rc->plan.orphans.n, sizeof(*rc->plan.orphans.v),
 	       cmp_orphan);
 	named = xk_malloc(rc->scan.nedges * sizeof(*named));
-	up = xk_malloc(rc->plan.norphans * sizeof(*up));
-	keep = xk_calloc(rc->plan.norphans, 1);
-	group_kept = xk_calloc(rc->plan.norphans, 1);
+	up = xk_malloc(rc->plan.orphans.n * sizeof(*up));
+	keep = xk_calloc(rc->plan.orphans.n, 1);
+	group_kept = xk_calloc(rc->plan.orphans.n, 1);
 	if (!named || !up || !keep || !group_kept) {
 		repair_error(rc, -ENOMEM, "choosing the orphans for /%s",
 			     LOST_FOUND);
-		rc->plan.norphans = 0;
+		rc->plan.orphans.n = 0;
 		goto out;
 	}
 	for (size_t i = 0; i < rc->scan.nedges; i++)
 		named[i] = rc->scan.edges[i].child;
 	sort_v(named, rc->scan.nedges, sizeof(*named), cmp_u64);
-	for (size_t i = 0; i < rc->plan.norphans; i++)
+	for (size_t i = 0; i < rc->plan.orphans.n; i++)
 		up[i] = i;
 	/* Group the orphan directories the entries join. */
 	for (size_t i = 0; i < rc->scan.nedges; i++) {
@@ -618,11 +618,11 @@ drop_named_dirs(struct repair_ctx *rc)
 		ssize_t c = p < 0 ? -1 : orphan_index(rc, rc->scan.edges[i].child);
 
 		if (c >= 0 &&
-		    (rc->plan.orphans[c].mode & XK_S_IFMT) == XK_S_IFDIR)
+		    (rc->plan.orphans.v[c].mode & XK_S_IFMT) == XK_S_IFDIR)
 			up[uf_find(up, (size_t)p)] = uf_find(up, (size_t)c);
 	}
-	for (size_t i = 0; i < rc->plan.norphans; i++) {
-		const struct orphan *o = &rc->plan.orphans[i];
+	for (size_t i = 0; i < rc->plan.orphans.n; i++) {
+		const struct orphan *o = &rc->plan.orphans.v[i];
 
 		keep[i] = (o->mode & XK_S_IFMT) != XK_S_IFDIR ||
 			  !bsearch(&o->ino, named, rc->scan.nedges, sizeof(*named),
@@ -631,20 +631,20 @@ drop_named_dirs(struct repair_ctx *rc)
 			group_kept[uf_find(up, i)] = 1;
 	}
 	/* A group nothing brings back: its lowest directory (inode order). */
-	for (size_t i = 0; i < rc->plan.norphans; i++) {
+	for (size_t i = 0; i < rc->plan.orphans.n; i++) {
 		size_t g = uf_find(up, i);
 
 		if (!keep[i] && !group_kept[g])
 			keep[i] = group_kept[g] = 1;
 	}
-	for (size_t i = 0; i < rc->plan.norphans; i++) {
+	for (size_t i = 0; i < rc->plan.orphans.n; i++) {
 		if (!keep[i]) {
 			plan_none(rc);
 			continue;
 		}
-		rc->plan.orphans[out++] = rc->plan.orphans[i];
+		rc->plan.orphans.v[out++] = rc->plan.orphans.v[i];
 	}
-	rc->plan.norphans = out;
+	rc->plan.orphans.n = out;
 out:
 	free(named);
 	free(up);
@@ -665,7 +665,7 @@ reconnect_orphans(struct repair_ctx *rc, unsigned long *applied)
 	drop_named_dirs(rc);
 	if (rc->found.error)
 		return rc->found.error;
-	if (!rc->plan.norphans)
+	if (!rc->plan.orphans.n)
 		return 0;
 	/* Edits of this pass's inode fixes must be read back as written. */
 	err = xk_buf_flush(mp);

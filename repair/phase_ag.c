@@ -52,19 +52,9 @@ cmp_rmap_start(const void *a, const void *b)
 }
 
 static int
-push_chunk(struct xk_inobt_rec **v, size_t *n, size_t *cap, const void *rec)
+push_chunk(struct xk_vec *v, const struct xk_inobt_rec *rec)
 {
-	if (*n == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 64;
-		struct xk_inobt_rec *nv = xk_realloc(*v, ncap * sizeof(**v));
-
-		if (!nv)
-			return -ENOMEM;
-		*v = nv;
-		*cap = ncap;
-	}
-	memcpy(&(*v)[(*n)++], rec, sizeof(**v));
-	return 0;
+	return xk_vec_push(v, rec, sizeof(*rec));
 }
 
 static int
@@ -103,11 +93,9 @@ walk_rec(void *ctx, const void *rec)
 				  xk_be32_get(r->rc_refcount), 0);
 	}
 	case XK_BT_INO:
-		return push_chunk(&as->chunks, &as->nchunks, &as->capchunks,
-				  rec);
+		return push_chunk(&as->chunks.vec, rec);
 	case XK_BT_FINO:
-		return push_chunk(&as->fchunks, &as->nfchunks,
-				  &as->capfchunks, rec);
+		return push_chunk(&as->fchunks.vec, rec);
 	default:
 		return 0;
 	}
@@ -348,17 +336,17 @@ check_ag_counters(struct repair_ctx *rc, uint32_t agno)
 		size_t j = 0;
 		int fino_ok = mp->g.has_finobt && as->trees_ok[XK_BT_FINO];
 
-		for (size_t i = 0; i < as->nchunks; i++) {
+		for (size_t i = 0; i < as->chunks.n; i++) {
 			uint32_t c, fr;
-			const struct xk_inobt_rec *r = &as->chunks[i];
+			const struct xk_inobt_rec *r = &as->chunks.v[i];
 
 			chunk_counts(mp, r, &c, &fr);
 			count += c;
 			nfree += fr;
 			if (!fino_ok || fr == 0)
 				continue;
-			if (j >= as->nfchunks ||
-			    memcmp(&as->fchunks[j], r, sizeof(*r))) {
+			if (j >= as->fchunks.n ||
+			    memcmp(&as->fchunks.v[j], r, sizeof(*r))) {
 				report(rc, PR_FINOBT_MISMATCH, "finobt", agno,
 				       0, XK_NO_DADDR, "records", "inode chunk "
 				       "%u has free inodes but no matching "
@@ -369,11 +357,11 @@ check_ag_counters(struct repair_ctx *rc, uint32_t agno)
 			}
 			j++;
 		}
-		if (fino_ok && j != as->nfchunks)
+		if (fino_ok && j != as->fchunks.n)
 			report(rc, PR_FINOBT_MISMATCH, "finobt", agno, 0,
 			       XK_NO_DADDR, "records", "the finobt has %zu "
 			       "records, the inobt %zu chunks with free "
-			       "inodes", as->nfchunks, j);
+			       "inodes", as->fchunks.n, j);
 		if (count != as->agi_count)
 			report(rc, PR_AGI_COUNTER, "AGI", agno, 0, agi_daddr,
 			       "count", "AGI says %u inodes, the inobt holds "
@@ -438,7 +426,7 @@ cmp_chunk_start(const void *a, const void *b)
 int
 ag_push_chunk(struct ag_scan *as, const struct xk_inobt_rec *rec)
 {
-	return push_chunk(&as->chunks, &as->nchunks, &as->capchunks, rec);
+	return push_chunk(&as->chunks.vec, rec);
 }
 
 /*
@@ -461,7 +449,7 @@ chunks_from_rmap(struct repair_ctx *rc, uint32_t agno)
 		as->chunks_lost = 1;
 		return;
 	}
-	as->nchunks = 0;
+	as->chunks.n = 0;
 	sort_v(as->rmaps.v, as->rmaps.n, sizeof(*as->rmaps.v), cmp_rmap_start);
 	for (size_t i = 0; i < as->rmaps.n; i++) {
 		const struct claim *c = &as->rmaps.v[i];
@@ -478,8 +466,7 @@ chunks_from_rmap(struct repair_ctx *rc, uint32_t agno)
 
 			if (start != last_start) {
 				if (last_start != XK_NULLAGINO &&
-				    push_chunk(&as->chunks, &as->nchunks,
-					       &as->capchunks, &rec)) {
+				    push_chunk(&as->chunks.vec, &rec)) {
 					repair_error(rc, -ENOMEM, "listing "
 						     "the inode chunks of AG "
 						     "%u from its rmapbt",
@@ -511,14 +498,14 @@ chunks_from_rmap(struct repair_ctx *rc, uint32_t agno)
 		}
 	}
 	if (last_start != XK_NULLAGINO &&
-	    push_chunk(&as->chunks, &as->nchunks, &as->capchunks, &rec)) {
+	    push_chunk(&as->chunks.vec, &rec)) {
 		repair_error(rc, -ENOMEM, "listing the inode chunks of AG %u "
 			     "from its rmapbt", agno);
 		return;
 	}
 	as->chunks_synth = 1;
 	info(rc, "AG %u: inode btree unreadable; using the %zu inode chunks "
-	     "the rmapbt records.\n", agno, as->nchunks);
+	     "the rmapbt records.\n", agno, as->chunks.n);
 }
 
 int

@@ -29,8 +29,8 @@ phase_counters(struct repair_ctx *rc)
 		    !as->trees_ok[XK_BT_INO] ||
 		    (mp->g.has_rmapbt && !as->trees_ok[XK_BT_RMAP]))
 			return 0;
-		for (size_t i = 0; i < as->nchunks; i++) {
-			const struct xk_inobt_rec *r = &as->chunks[i];
+		for (size_t i = 0; i < as->chunks.n; i++) {
+			const struct xk_inobt_rec *r = &as->chunks.v[i];
 
 			if (mp->g.has_sparse) {
 				icount += r->ir_u.sp.ir_count;

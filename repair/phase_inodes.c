@@ -59,18 +59,8 @@ claim_extent(void *ctx, const struct xk_bmbt_irec *r)
 	if (es->rc->found.error)
 		return es->rc->found.error;
 	es->blocks += r->blockcount;
-	if (es->map->n == es->map->cap) {
-		size_t ncap = es->map->cap ? es->map->cap * 2 : 16;
-		struct xk_bmbt_irec *nv = xk_realloc(es->map->v,
-						  ncap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		es->map->v = nv;
-		es->map->cap = ncap;
-	}
-	es->map->v[es->map->n++] = *r;
-	return 0;
+	es->map->vec.first = FORK_MAP_FIRST;
+	return xk_vec_push(&es->map->vec, r, sizeof(*r));
 }
 
 /*
@@ -244,7 +234,7 @@ check_inode(struct repair_ctx *rc, uint64_t ino, int marked_free,
 	struct xk_fail f;
 	uint16_t mode;
 	struct inode_info *ii;
-	struct fork_map maps[2] = { { 0 }, { 0 } };
+	struct fork_map maps[2] = { { .vec = { 0 } }, { .vec = { 0 } } };
 	const struct xk_dinode *dip = ondisk;
 	struct xk_dinode *copy = NULL;
 	uint64_t blocks;
@@ -336,8 +326,8 @@ check_inode(struct repair_ctx *rc, uint64_t ino, int marked_free,
 	if (rc->found.nproblems - before > fixed)
 		plan_inode(rc, ino, IFIX_NOATTR, 0);
 out:
-	free(maps[0].v);
-	free(maps[1].v);
+	xk_vec_free(&maps[0].vec);
+	xk_vec_free(&maps[1].vec);
 	free(copy);
 	return 1;
 }
@@ -421,7 +411,7 @@ scan_ag(struct repair_ctx *rc, struct ag_scan *src, uint32_t agno)
 	struct ra_plan ra;
 
 	free(src->seen_free);
-	src->seen_free = xk_calloc(src->nchunks ? src->nchunks : 1,
+	src->seen_free = xk_calloc(src->chunks.n ? src->chunks.n : 1,
 				sizeof(*src->seen_free));
 	/* Without it a rebuild would take every inode for free. */
 	if (!src->seen_free) {
@@ -431,15 +421,15 @@ scan_ag(struct repair_ctx *rc, struct ag_scan *src, uint32_t agno)
 
 	if (rc->opt.verbose)
 		fprintf(rc->out, "        - agno = %u: %zu inode chunks\n",
-			agno, src->nchunks);
+			agno, src->chunks.n);
 	/* Read ahead the chunks a window ahead of the scan (readahead.c). */
-	ra_chunks(&ra, rc->mp, agno, src->chunks, src->nchunks);
-	for (size_t i = 0; i < src->nchunks && !rc->found.error; i++) {
+	ra_chunks(&ra, rc->mp, agno, src->chunks.v, src->chunks.n);
+	for (size_t i = 0; i < src->chunks.n && !rc->found.error; i++) {
 		ra_step(&ra, i);
 		if ((i & 63) == 0)
 			progress(rc, "Phase 3 - inode chunks, AG", agno,
 				 rc->mp->g.agcount);
-		scan_chunk(rc, agno, &src->chunks[i], src->chunks_synth, &last,
+		scan_chunk(rc, agno, &src->chunks.v[i], src->chunks_synth, &last,
 			   &src->seen_free[i]);
 	}
 	ra_free(&ra);
@@ -450,14 +440,14 @@ scan_chunks_from(struct repair_ctx *rc, uint32_t agno, size_t from)
 {
 	struct ag_scan *as = &rc->scan.ags[agno];
 	uint32_t last = XK_NULLAGBLOCK;
-	uint64_t *nv = xk_realloc(as->seen_free, (as->nchunks ? as->nchunks : 1) *
+	uint64_t *nv = xk_realloc(as->seen_free, (as->chunks.n ? as->chunks.n : 1) *
 			       sizeof(*nv));
 
 	if (!nv)
 		return -ENOMEM;
 	as->seen_free = nv;
-	for (size_t i = from; i < as->nchunks && !rc->found.error; i++)
-		scan_chunk(rc, agno, &as->chunks[i], 1, &last, &nv[i]);
+	for (size_t i = from; i < as->chunks.n && !rc->found.error; i++)
+		scan_chunk(rc, agno, &as->chunks.v[i], 1, &last, &nv[i]);
 	return rc->found.error;
 }
 

@@ -40,10 +40,10 @@ data_extents(struct xk_mount *mp, uint64_t ino, const struct xk_dinode *dip,
 	err = xk_fork_read(mp, ino, dip, XK_DATA_FORK, 0, &fm);
 	if (!err) {
 		/* Hand the reader's array over rather than copy it. */
-		free(m->v);
-		m->v = fm.ext;
-		m->n = fm.next;
-		m->cap = fm.ext_cap;
+		xk_vec_free(&m->vec);
+		m->vec.v = fm.ext;	/* a heap vector may take a malloc'd array */
+		m->vec.n = fm.next;
+		m->vec.cap = fm.ext_cap;
 		fm.ext = NULL;
 	}
 	xk_fork_map_free(&fm);
@@ -53,17 +53,8 @@ data_extents(struct xk_mount *mp, uint64_t ino, const struct xk_dinode *dip,
 static int
 bad_add(struct badblocks *b, uint64_t fileblock)
 {
-	if (b->n == b->cap) {
-		size_t ncap = b->cap ? b->cap * 2 : 8;
-		uint64_t *nv = xk_realloc(b->v, ncap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		b->v = nv;
-		b->cap = ncap;
-	}
-	b->v[b->n++] = fileblock;
-	return 0;
+	b->vec.first = 8;	/* seldom more than a few */
+	return xk_vec_push(&b->vec, &fileblock, sizeof(fileblock));
 }
 
 static int
@@ -326,7 +317,7 @@ count_usage(struct repair_ctx *rc, struct qtype *qt)
 		}
 	}
 out:
-	free(scratch.v);
+	xk_vec_free(&scratch.vec);
 	return ret;
 }
 

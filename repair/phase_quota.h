@@ -31,8 +31,7 @@ struct qtab {
 
 /* The file blocks of a quota inode whose records could not be trusted. */
 struct badblocks {
-	uint64_t	*v;
-	size_t		n, cap;
+	XK_VEC_OF(uint64_t);
 };
 
 /* Repair plans for one quota type (QFIX_* bits in struct qtype). */

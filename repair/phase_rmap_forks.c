@@ -62,32 +62,30 @@ cmp_owned(const void *a, const void *b)
 static struct owned *
 sum_owners(const struct repair_ctx *rc, int from_rmap, size_t *np, int *errp)
 {
-	size_t n = 0, cap = 0;
-	struct owned *v = NULL;
+	XK_VEC_OF(struct owned) list = { 0 };
+	struct owned *v;
+	size_t n;
 
 	for (uint32_t agno = 0; agno < rc->mp->g.agcount; agno++) {
 		const struct claims *c = from_rmap ? &rc->scan.ags[agno].rmaps :
 					 &rc->scan.ags[agno].used;
 
 		for (size_t i = 0; i < c->n; i++) {
+			const struct owned o = { c->v[i].owner, c->v[i].len };
+
 			if (xk_rmap_owner_is_special(c->v[i].owner) ||
 			    !is_data(&c->v[i]))
 				continue;
-			if (n == cap) {
-				struct owned *nv;
-
-				cap = cap ? cap * 2 : 256;
-				nv = xk_realloc(v, cap * sizeof(*v));
-				if (!nv) {
-					free(v);
-					*errp = -ENOMEM;
-					return NULL;
-				}
-				v = nv;
+			if (xk_vec_push(&list.vec, &o, sizeof(o))) {
+				xk_vec_free(&list.vec);
+				*errp = -ENOMEM;
+				return NULL;
 			}
-			v[n++] = (struct owned){ c->v[i].owner, c->v[i].len };
 		}
 	}
+	/* The caller frees the elements (a heap vector's are malloc'd). */
+	v = list.v;
+	n = list.n;
 	sort_v(v, n, sizeof(*v), cmp_owned);
 	/* One entry per owner. */
 	{

@@ -11,25 +11,15 @@
 void
 plan_inode(struct repair_ctx *rc, uint64_t ino, uint32_t what, uint64_t val)
 {
-	struct ifixes *p = &rc->plan.ifix;
+	const struct ifix f = { ino, what, val };
 
 	/* fix_problem already said no under -n; plans are repair-only. */
 	if (rc->opt.no_modify)
 		return;
-	if (p->n == p->cap) {
-		size_t ncap = p->cap ? p->cap * 2 : 64;
-		struct ifix *nv = xk_realloc(p->v, ncap * sizeof(*nv));
-
-		/* A plan left out would make a partial repair: stop. */
-		if (!nv) {
-			repair_error(rc, -ENOMEM, "planning a fix of inode "
-				     "%llu", (unsigned long long)ino);
-			return;
-		}
-		p->v = nv;
-		p->cap = ncap;
-	}
-	p->v[p->n++] = (struct ifix){ ino, what, val };
+	/* A plan left out would make a partial repair: stop. */
+	if (xk_vec_push(&rc->plan.ifix.vec, &f, sizeof(f)))
+		repair_error(rc, -ENOMEM, "planning a fix of inode %llu",
+			     (unsigned long long)ino);
 }
 
 void
@@ -41,32 +31,19 @@ plan_none(struct repair_ctx *rc)
 void
 plan_dir_rebuild(struct repair_ctx *rc, uint64_t ino)
 {
-	struct repair_plan *p = &rc->plan;
-
 	if (rc->opt.no_modify)
 		return;
-	if (p->ndirfix == p->capdirfix) {
-		size_t ncap = p->capdirfix ? p->capdirfix * 2 : 16;
-		uint64_t *nv = xk_realloc(p->dirfix, ncap * sizeof(*nv));
-
-		if (!nv) {
-			repair_error(rc, -ENOMEM, "planning the rewrite of "
-				     "directory %llu",
-				     (unsigned long long)ino);
-			return;
-		}
-		p->dirfix = nv;
-		p->capdirfix = ncap;
-	}
-	p->dirfix[p->ndirfix++] = ino;
+	if (xk_vec_push(&rc->plan.dirfix.vec, &ino, sizeof(ino)))
+		repair_error(rc, -ENOMEM, "planning the rewrite of directory "
+			     "%llu", (unsigned long long)ino);
 }
 
 /* Few directories are ever planned: a linear look is enough. */
 int
 dir_being_rebuilt(const struct repair_ctx *rc, uint64_t owner)
 {
-	for (size_t i = 0; i < rc->plan.ndirfix; i++)
-		if (rc->plan.dirfix[i] == owner)
+	for (size_t i = 0; i < rc->plan.dirfix.n; i++)
+		if (rc->plan.dirfix.v[i] == owner)
 			return 1;
 	return 0;
 }
@@ -88,25 +65,13 @@ lf_plan_free(struct repair_plan *plan)
 void
 plan_orphan(struct repair_ctx *rc, const struct inode_info *ii)
 {
-	struct repair_plan *p = &rc->plan;
+	const struct orphan o = { ii->ino, ii->mode, ii->sfdir, 0 };
 
 	if (rc->opt.no_modify)
 		return;
-	if (p->norphans == p->caporphans) {
-		size_t ncap = p->caporphans ? p->caporphans * 2 : 16;
-		struct orphan *nv = xk_realloc(p->orphans, ncap * sizeof(*nv));
-
-		if (!nv) {
-			repair_error(rc, -ENOMEM, "planning the reconnection "
-				     "of inode %llu",
-				     (unsigned long long)ii->ino);
-			return;
-		}
-		p->orphans = nv;
-		p->caporphans = ncap;
-	}
-	p->orphans[p->norphans++] = (struct orphan){ ii->ino, ii->mode,
-						     ii->sfdir };
+	if (xk_vec_push(&rc->plan.orphans.vec, &o, sizeof(o)))
+		repair_error(rc, -ENOMEM, "planning the reconnection of inode "
+			     "%llu", (unsigned long long)ii->ino);
 }
 
 void
@@ -134,34 +99,15 @@ plan_free(struct repair_plan *p)
 	int primary = p->sb_primary_fix;
 	unsigned long unfixable = p->unfixable;
 
-	free(p->ifix.v);
+	xk_vec_free(&p->ifix.vec);
 	free(p->sb_bad);
-	free(p->orphans);
-	free(p->dirfix);
+	xk_vec_free(&p->orphans.vec);
+	xk_vec_free(&p->dirfix.vec);
 	lf_plan_free(p);
 	memset(p, 0, sizeof(*p));
 	/* The run's verdicts, not one pass's plans: main reads them. */
 	p->sb_primary_fix = primary;
 	p->unfixable = unfixable;
-}
-
-static int
-append(void **dst, size_t *n, size_t *cap, const void *src, size_t m,
-       size_t size)
-{
-	if (*n + m > *cap) {
-		size_t ncap = *n + m;
-		void *nv = xk_realloc(*dst, ncap * size);
-
-		if (!nv)
-			return -ENOMEM;
-		*dst = nv;
-		*cap = ncap;
-	}
-	if (m)
-		memcpy((char *)*dst + *n * size, src, m * size);
-	*n += m;
-	return 0;
 }
 
 int
@@ -183,34 +129,29 @@ plan_merge(struct repair_plan *dst, struct repair_plan *const *src,
 		while (*f < w->ifix.n &&
 		       xk_ino_to_agno(mp, w->ifix.v[*f].ino) == agno)
 			(*f)++;
-		err = append((void **)&dst->ifix.v, &dst->ifix.n,
-			     &dst->ifix.cap, w->ifix.v + start, *f - start,
-			     sizeof(*dst->ifix.v));
+		err = xk_vec_append(&dst->ifix.vec, w->ifix.v + start,
+				    *f - start, sizeof(*w->ifix.v));
 		start = *d;
-		while (!err && *d < w->ndirfix &&
-		       xk_ino_to_agno(mp, w->dirfix[*d]) == agno)
+		while (!err && *d < w->dirfix.n &&
+		       xk_ino_to_agno(mp, w->dirfix.v[*d]) == agno)
 			(*d)++;
 		if (!err)
-			err = append((void **)&dst->dirfix, &dst->ndirfix,
-				     &dst->capdirfix, w->dirfix + start,
-				     *d - start, sizeof(*dst->dirfix));
+			err = xk_vec_append(&dst->dirfix.vec,
+					    w->dirfix.v + start, *d - start,
+					    sizeof(*w->dirfix.v));
 	}
 	for (unsigned int i = 0; i < n && !err; i++) {
 		const struct repair_plan *w = src[i];
 
 		dst->unfixable += w->unfixable;
 		/* A plan for an inode outside the worker's AGs: keep it. */
-		if (fi[i] != w->ifix.n || di[i] != w->ndirfix) {
-			err = append((void **)&dst->ifix.v, &dst->ifix.n,
-				     &dst->ifix.cap, w->ifix.v + fi[i],
-				     w->ifix.n - fi[i], sizeof(*dst->ifix.v));
-			if (!err)
-				err = append((void **)&dst->dirfix,
-					     &dst->ndirfix, &dst->capdirfix,
-					     w->dirfix + di[i],
-					     w->ndirfix - di[i],
-					     sizeof(*dst->dirfix));
-		}
+		err = xk_vec_append(&dst->ifix.vec, w->ifix.v + fi[i],
+				    w->ifix.n - fi[i], sizeof(*w->ifix.v));
+		if (!err)
+			err = xk_vec_append(&dst->dirfix.vec,
+					    w->dirfix.v + di[i],
+					    w->dirfix.n - di[i],
+					    sizeof(*w->dirfix.v));
 	}
 out:
 	free(fi);

@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include <xfskit/build.h>
+#include <xfskit/vec.h>
 
 struct repair_ctx;
 struct inode_info;
@@ -57,9 +58,9 @@ struct ifix {
 	uint64_t	val;
 };
 
+/* A vector (xk_vec) of inode fixes: v[0..n-1]. */
 struct ifixes {
-	struct ifix	*v;
-	size_t		n, cap;
+	XK_VEC_OF(struct ifix);
 };
 
 /* An inode no entry names, to reconnect under /lost+found. */
@@ -92,11 +93,10 @@ struct repair_plan {
 	uint8_t		*sb_bad;	/* per AG: rewrite this secondary */
 	int		sb_primary_fix;	/* rewrite the primary from mp->sb */
 	unsigned long	unfixable;	/* findings no fix is planned for */
-	struct orphan	*orphans;	/* to reconnect under /lost+found */
-	size_t		norphans, caporphans;
+	/* Inodes to reconnect under /lost+found. */
+	XK_VEC_OF(struct orphan) orphans;
 	/* Block/leaf/node directories to rewrite from salvaged entries. */
-	uint64_t	*dirfix;
-	size_t		ndirfix, capdirfix;
+	XK_VEC_OF(uint64_t) dirfix;
 	struct lf_plan	*lfplan;	/* NULL: no rewrite of /lost+found */
 };
 

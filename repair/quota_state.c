@@ -130,8 +130,8 @@ quota_record_problem(struct xk_mount *mp, const struct qtype *qt,
 static void
 qtype_free(struct qtype *qt)
 {
-	free(qt->map.v);
-	free(qt->bad.v);
+	xk_vec_free(&qt->map.vec);
+	xk_vec_free(&qt->bad.vec);
 	free(qt->tab.v);
 }
 

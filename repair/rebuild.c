@@ -151,8 +151,8 @@ feed_ag(struct repair_ctx *rc, struct xk_bld *b, uint32_t agno)
 		err = xk_bld_claim(b, agno, c->agbno, c->len, c->owner,
 				   c->offset & XK_RMAP_OFF_MASK, flags);
 	}
-	for (size_t i = 0; i < as->nchunks && !err; i++) {
-		const struct xk_inobt_rec *r = &as->chunks[i];
+	for (size_t i = 0; i < as->chunks.n && !err; i++) {
+		const struct xk_inobt_rec *r = &as->chunks.v[i];
 		uint16_t holes = mp->g.has_sparse ?
 				 xk_be16_get(r->ir_u.sp.ir_holemask) : 0;
 		uint64_t seen = as->seen_free ? as->seen_free[i] : ~0ULL;
@@ -232,7 +232,7 @@ rebuild_ags(struct repair_ctx *rc, unsigned long *applied)
 		return err;
 	for (uint32_t agno = 0; agno < mp->g.agcount && !err; agno++)
 		err = feed_ag(rc, b, agno);
-	if (!err && rc->plan.ndirfix)
+	if (!err && rc->plan.dirfix.n)
 		err = rebuild_dirs(rc, b);
 	if (!err)
 		err = xk_bld_commit(b);

@@ -137,10 +137,8 @@ struct ag_scan {
 	struct claims	cntsp;		/* cntbt records */
 	struct claims	rmaps;		/* rmapbt records */
 	struct claims	refcs;		/* refcountbt: owner = refcount */
-	struct xk_inobt_rec *chunks;	/* inobt records, in order */
-	size_t		nchunks, capchunks;
-	struct xk_inobt_rec *fchunks;	/* finobt records */
-	size_t		nfchunks, capfchunks;
+	XK_VEC_OF(struct xk_inobt_rec) chunks;	/* inobt records, in order */
+	XK_VEC_OF(struct xk_inobt_rec) fchunks;	/* finobt records */
 	int		agf_ok, agi_ok;	/* headers usable for cross-checks */
 	uint32_t	agf_freeblks, agf_longest, agf_btreeblks;
 	uint32_t	agf_rmap_blocks, agf_refc_blocks, agf_flcount;
@@ -573,11 +571,14 @@ XK_MUST_CHECK int phase_counters(struct repair_ctx *rc);
 /* pptr.c: parent pointers against directory entries (PARENT feature). */
 XK_MUST_CHECK int phase_pptr(struct repair_ctx *rc);
 
-/* A fork's extents, in file offset order, as the inode scan found them. */
+/*
+ * A fork's extents, in file offset order, as the inode scan found them:
+ * a vector (xk_vec) read as v[0..n-1].  Most forks have few extents.
+ */
 struct fork_map {
-	struct xk_bmbt_irec	*v;
-	size_t			n, cap;
+	XK_VEC_OF(struct xk_bmbt_irec);
 };
+#define FORK_MAP_FIRST	16	/* elements of a fork map's first allocation */
 
 /* dir.c: check a directory inode's contents and record its entries. */
 void check_directory(struct repair_ctx *rc, uint64_t ino,
