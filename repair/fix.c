@@ -565,6 +565,33 @@ write_sb(struct repair_ctx *rc, uint32_t agno)
 	return 0;
 }
 
+/*
+ * Test builds: a plan changes only what the check saw, an inode of a
+ * chunk the scan read (a plan made from anything else would write to
+ * an inode nothing vouched for).
+ */
+static void
+assert_plans_seen(const struct repair_ctx *rc)
+{
+	const struct repair_plan *p = &rc->plan;
+
+	for (size_t i = 0; i < p->ifix.n; i++)
+		REPAIR_ASSERT(scan_saw_inode(rc, p->ifix.v[i].ino),
+			      "a fix (%#x) is planned for inode %llu, in no "
+			      "chunk the scan read", p->ifix.v[i].what,
+			      (unsigned long long)p->ifix.v[i].ino);
+	for (size_t i = 0; i < p->dirfix.n; i++)
+		REPAIR_ASSERT(scan_saw_inode(rc, p->dirfix.v[i]),
+			      "directory %llu is planned for a rewrite, in "
+			      "no chunk the scan read",
+			      (unsigned long long)p->dirfix.v[i]);
+	for (size_t i = 0; i < p->orphans.n; i++)
+		REPAIR_ASSERT(inode_info_find(rc, p->orphans.v[i].ino),
+			      "inode %llu is planned for /lost+found but is "
+			      "not in the scan's inode list",
+			      (unsigned long long)p->orphans.v[i].ino);
+}
+
 int
 apply_fixes(struct repair_ctx *rc, unsigned long *applied)
 {
@@ -572,6 +599,8 @@ apply_fixes(struct repair_ctx *rc, unsigned long *applied)
 	struct ifixes *p = &rc->plan.ifix;
 	int err = 0, changed;
 
+	if (REPAIR_DEBUG)
+		assert_plans_seen(rc);
 	if (rc->from_secondary || rc->plan.sb_primary_fix) {
 		err = write_sb(rc, 0);
 		if (err)

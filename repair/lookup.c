@@ -240,3 +240,30 @@ rmaps_usable(const struct repair_ctx *rc)
 			return 0;
 	return 1;
 }
+
+static int
+cmp_agino_chunk(const void *key, const void *elem)
+{
+	uint32_t agino = *(const uint32_t *)key;
+	uint32_t start = xk_be32_get(
+		((const struct xk_inobt_rec *)elem)->ir_startino);
+
+	if (agino < start)
+		return -1;
+	return agino >= start + XK_INODES_PER_CHUNK;
+}
+
+int
+scan_saw_inode(const struct repair_ctx *rc, uint64_t ino)
+{
+	const struct xk_mount *mp = rc->mp;
+	uint32_t agno = xk_ino_to_agno(mp, ino), agino;
+	const struct ag_scan *as;
+
+	if (!xk_ino_valid(mp, ino) || !rc->scan.ags || agno >= mp->g.agcount)
+		return 0;
+	as = &rc->scan.ags[agno];
+	agino = xk_ino_to_agino(mp, ino);
+	return as->chunks.n && bsearch(&agino, as->chunks.v, as->chunks.n,
+				       sizeof(*as->chunks.v), cmp_agino_chunk);
+}

@@ -271,6 +271,22 @@ repair_oserr(struct repair_ctx *rc, int err, const char *fmt, ...)
 	return rc->found.error;
 }
 
+void
+repair_assert_fail(const char *cond, const char *file, int line,
+		   const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fprintf(stderr, "xfskit-repair: %s:%d: engine invariant broken (%s): ",
+		file, line, cond);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	abort();
+}
+
 int
 fix_problem(struct repair_ctx *rc, enum problem pr, const struct xk_fail *f)
 {

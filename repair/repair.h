@@ -287,6 +287,26 @@ struct repair_ctx {
 };
 
 /*
+ * Invariants of the engine, checked in test builds (configure
+ * --enable-fault-injection defines XK_FAULT_INJECTION) and compiled out
+ * of others, where cond is type-checked but not evaluated.  A broken
+ * one is a bug of the engine, not a state of the filesystem: it says
+ * what and where on stderr and aborts, before the next write.
+ */
+#ifdef XK_FAULT_INJECTION
+#define REPAIR_DEBUG	1
+#define REPAIR_ASSERT(cond, ...)					\
+	((cond) ? (void)0 :						\
+	 repair_assert_fail(#cond, __FILE__, __LINE__, __VA_ARGS__))
+#else
+#define REPAIR_DEBUG	0
+#define REPAIR_ASSERT(cond, ...)	((void)sizeof(!(cond)))
+#endif
+__attribute__((noreturn, format(printf, 4, 5)))
+void repair_assert_fail(const char *cond, const char *file, int line,
+			const char *fmt, ...);
+
+/*
  * The one gate every finding passes: prints it, counts it, and says
  * whether the caller may fix it (never under -n).
  */
@@ -487,6 +507,8 @@ struct inode_info *inode_info_find_from(struct repair_ctx *rc, uint64_t ino,
 					size_t *hint);
 /* The rmapbt of every AG was read whole: its records can be trusted. */
 int rmaps_usable(const struct repair_ctx *rc);
+/* Does an inode chunk the scan read (its AG's chunk list) hold ino? */
+int scan_saw_inode(const struct repair_ctx *rc, uint64_t ino);
 
 /* phase_rmap_forks.c: plan data forks the rmapbt can restore (repair). */
 void check_rmap_forks(struct repair_ctx *rc);
