@@ -11,7 +11,7 @@
  *
  * Usage is summed in one small hash table per quota type, keyed by id:
  * memory grows with the number of distinct ids, not with inodes.  In
- * repair the findings become plans (QFIX_* in phase_quota.h) that
+ * repair the findings become plans (QFIX_* in plan.h) that
  * quotafix.c applies with the usage counted here.
  */
 #include <string.h>
@@ -82,7 +82,7 @@ check_record(struct repair_ctx *rc, struct qtype *qt, uint64_t daddr,
 		return 1;
 	if (report(rc, PR_QUOTA_DQUOT, qt->name, -1, qt->ino, daddr, check,
 		   "dquot for id %u: %s", id, why))
-		qt->fix |= QFIX_RECORDS;
+		plan_quota(rc, qt->type, QFIX_RECORDS);
 	return 0;
 }
 
@@ -132,7 +132,7 @@ check_blocks(struct repair_ctx *rc, struct qtype *qt)
 					   (unsigned long long)fb,
 					   xk_strerror(err))) {
 					/* Its usage cannot be trusted. */
-					qt->fix |= QFIX_UNCHECK;
+					plan_quota(rc, qt->type, QFIX_UNCHECK);
 					plan_none(rc);
 				}
 				ok = 0;
@@ -196,7 +196,7 @@ check_qinode(struct repair_ctx *rc, struct qtype *qt)
 		if (report(rc, PR_QUOTA_INODE, qt->name, -1, qt->ino,
 			   XK_NO_DADDR, "read", "quota inode cannot be "
 			   "read: %s", xk_strerror(err)))
-			qt->fix |= QFIX_LOST;
+			plan_quota(rc, qt->type, QFIX_LOST);
 		return 0;
 	}
 	/* A core failing its verifier was reported by the inode scan. */
@@ -205,7 +205,7 @@ check_qinode(struct repair_ctx *rc, struct qtype *qt)
 		if (!err && report(rc, PR_QUOTA_INODE, qt->name, -1, qt->ino,
 				   bp->daddr, "type", "quota inode is not a "
 				   "regular file (mode 0%o)", mode))
-			qt->fix |= QFIX_LOST;
+			plan_quota(rc, qt->type, QFIX_LOST);
 		xk_buf_release(bp);
 		return 0;
 	}
@@ -213,7 +213,7 @@ check_qinode(struct repair_ctx *rc, struct qtype *qt)
 	    report(rc, PR_QUOTA_INODE, qt->name, -1, qt->ino, bp->daddr,
 		   "size", "quota inode has size %llu, expected 0",
 		   (unsigned long long)xk_be64_get(dip->di_size)))
-		qt->fix |= QFIX_SIZE;
+		plan_quota(rc, qt->type, QFIX_SIZE);
 	err = data_extents(mp, qt->ino, dip, &qt->map);
 	xk_buf_release(bp);
 	if (xk_err_operational(err))
@@ -222,7 +222,7 @@ check_qinode(struct repair_ctx *rc, struct qtype *qt)
 		if (report(rc, PR_QUOTA_INODE, qt->name, -1, qt->ino,
 			   XK_NO_DADDR, "fork", "quota inode's data fork "
 			   "cannot be mapped"))
-			qt->fix |= QFIX_LOST;
+			plan_quota(rc, qt->type, QFIX_LOST);
 		return 0;
 	}
 	qt->usable = 1;
@@ -232,8 +232,9 @@ check_qinode(struct repair_ctx *rc, struct qtype *qt)
 		if (report(rc, PR_QUOTA_INODE, qt->name, -1, qt->ino,
 			   XK_NO_DADDR, "contents", "quota inode holds no "
 			   "%s record and is a user's file", qt->name)) {
-			qt->fix |= QFIX_LOST;
-			qt->fix &= ~QFIX_SIZE;	/* not ours to change */
+			plan_quota(rc, qt->type, QFIX_LOST);
+			/* not ours to change */
+			plan_quota_unplan(rc, qt->type, QFIX_SIZE);
 		}
 		qt->usable = 0;
 	}
@@ -331,7 +332,7 @@ count_mismatch(struct repair_ctx *rc, struct qtype *qt, uint64_t daddr,
 		   "id %u: dquot says %s %llu, the inodes add up to %llu",
 		   id, what, (unsigned long long)found,
 		   (unsigned long long)expected))
-		qt->fix |= QFIX_RECORDS;
+		plan_quota(rc, qt->type, QFIX_RECORDS);
 }
 
 /*
@@ -404,7 +405,7 @@ compare_usage(struct repair_ctx *rc, struct qtype *qt)
 			   "(in use by %llu inodes, %llu blocks)", u->id,
 			   (unsigned long long)u->icount,
 			   (unsigned long long)u->bcount))
-			qt->fix |= QFIX_MISSING;
+			plan_quota(rc, qt->type, QFIX_MISSING);
 	}
 	return 0;
 }
@@ -446,6 +447,7 @@ phase_quota(struct repair_ctx *rc)
 		qt[t].dqtype = types[t].dqtype;
 		qt[t].chkd = types[t].chkd;
 		qt[t].ino = inos[t];
+		qt[t].type = (unsigned int)t;
 	}
 	/*
 	 * Unknown bits: the kernel refuses a v5 superblock with the old
@@ -455,7 +457,7 @@ phase_quota(struct repair_ctx *rc)
 	    report(rc, PR_QUOTA_FLAGS, "superblock", 0, 0, XK_NO_DADDR,
 		   "qflags", "quota flags 0x%x are not valid in a v5 "
 		   "superblock", sb->qflags & ~QFLAGS_KNOWN))
-		qs->bogus = sb->qflags & ~QFLAGS_KNOWN;
+		plan_quota_flags(rc, sb->qflags & ~QFLAGS_KNOWN);
 	for (int t = 0; t < NQTYPES && !err; t++) {
 		if (!qt[t].ino || qt[t].ino == XK_NULLFSINO) {
 			/*
@@ -468,7 +470,7 @@ phase_quota(struct repair_ctx *rc)
 				   XK_NO_DADDR, "qflags", "%s usage is "
 				   "marked as counted, but there is no %s "
 				   "inode", qt[t].name, qt[t].name))
-				qt[t].fix |= QFIX_UNCHECK;
+				plan_quota(rc, (unsigned int)t, QFIX_UNCHECK);
 			continue;
 		}
 		if (!xk_ino_valid(mp, qt[t].ino)) {
@@ -476,7 +478,7 @@ phase_quota(struct repair_ctx *rc)
 				   qt[t].ino, XK_NO_DADDR, "inode number",
 				   "the superblock's quota inode number is "
 				   "not valid"))
-				qt[t].fix |= QFIX_LOST;
+				plan_quota(rc, (unsigned int)t, QFIX_LOST);
 			continue;
 		}
 		err = check_qinode(rc, &qt[t]);
@@ -490,9 +492,9 @@ phase_quota(struct repair_ctx *rc)
 	for (int t = 0; t < NQTYPES && !err; t++)
 		if (qt[t].counting)
 			err = compare_usage(rc, &qt[t]);
-	planned = qs->bogus != 0;
+	planned = rc->plan.quota_flags_clear != 0;
 	for (int t = 0; t < NQTYPES; t++)
-		planned |= qt[t].fix != 0;
+		planned |= rc->plan.quota_fix[t] != 0;
 	rc->scan.quota = qs;
 	if (err || rc->opt.no_modify || !planned)
 		quota_free(rc);

@@ -3,7 +3,8 @@
  * The quota phase: quota inodes, dquot blocks, and every dquot's usage
  * counters against the usage the inodes add up to (phase_quota.c); and
  * the repair of what it found (quotafix.c).  The check leaves its state
- * (usage tables, quota file maps, plans) in rc->scan.quota for the fix.
+ * (usage tables, quota file maps) in rc->scan.quota and its plans in
+ * rc->plan (QFIX_*, plan.h) for the fix.
  */
 #ifndef XFSKIT_REPAIR_PHASE_QUOTA_H
 #define XFSKIT_REPAIR_PHASE_QUOTA_H
@@ -13,7 +14,7 @@
 #include <xfskit/format/dquot.h>
 #include <xfskit/format/sb.h>
 
-#define NQTYPES		3
+#define NQTYPES		PLAN_QTYPES
 
 /* One id's usage as the inodes add it up. */
 struct qrec {
@@ -34,12 +35,6 @@ struct badblocks {
 	XK_VEC_OF(uint64_t);
 };
 
-/* Repair plans for one quota type (QFIX_* bits in struct qtype). */
-#define QFIX_RECORDS	(1u << 0)	/* rewrite bad records, counters */
-#define QFIX_UNCHECK	(1u << 1)	/* clear the CHKD flag */
-#define QFIX_LOST	(1u << 2)	/* forget the quota inode */
-#define QFIX_SIZE	(1u << 3)	/* set the quota inode's size to 0 */
-#define QFIX_MISSING	(1u << 4)	/* ids in use without a dquot */
 
 struct qtype {
 	const char	*name;		/* "user quota" ... */
@@ -48,7 +43,7 @@ struct qtype {
 	uint64_t	ino;
 	int		usable;		/* inode and fork are sound */
 	int		counting;	/* usage is compared */
-	unsigned int	fix;		/* QFIX_* planned */
+	unsigned int	type;		/* its index: rc->plan.quota_fix[type] */
 	uint64_t	dq_like;	/* records with magic and type right */
 	struct fork_map	map;
 	struct badblocks bad;
@@ -64,7 +59,6 @@ struct qtype {
 /* What the check hands to the fix (rc->scan.quota). */
 struct quota_state {
 	struct qtype	qt[NQTYPES];
-	uint16_t	bogus;		/* sb_qflags bits to clear */
 };
 
 /*

@@ -75,6 +75,26 @@ plan_orphan(struct repair_ctx *rc, const struct inode_info *ii)
 }
 
 void
+plan_quota(struct repair_ctx *rc, unsigned int type, unsigned int qfix)
+{
+	if (!rc->opt.no_modify)
+		rc->plan.quota_fix[type] |= qfix;
+}
+
+void
+plan_quota_unplan(struct repair_ctx *rc, unsigned int type, unsigned int qfix)
+{
+	rc->plan.quota_fix[type] &= ~qfix;
+}
+
+void
+plan_quota_flags(struct repair_ctx *rc, uint16_t clear)
+{
+	if (!rc->opt.no_modify)
+		rc->plan.quota_flags_clear |= clear;
+}
+
+void
 plan_sb_primary(struct repair_ctx *rc)
 {
 	rc->plan.sb_primary_fix = 1;

@@ -88,6 +88,14 @@ struct lf_plan {
 	struct xk_bld_dirent	lfent;	/* the root's new entry */
 };
 
+/* Repair plans for one quota type (rc->plan.quota_fix[type]). */
+#define PLAN_QTYPES	3	/* user, group, project */
+#define QFIX_RECORDS	(1u << 0)	/* rewrite bad records, counters */
+#define QFIX_UNCHECK	(1u << 1)	/* clear the CHKD flag */
+#define QFIX_LOST	(1u << 2)	/* forget the quota inode */
+#define QFIX_SIZE	(1u << 3)	/* set the quota inode's size to 0 */
+#define QFIX_MISSING	(1u << 4)	/* ids in use without a dquot */
+
 struct repair_plan {
 	struct ifixes	ifix;		/* inode fixes, in the order planned */
 	uint8_t		*sb_bad;	/* per AG: rewrite this secondary */
@@ -98,6 +106,9 @@ struct repair_plan {
 	/* Block/leaf/node directories to rewrite from salvaged entries. */
 	XK_VEC_OF(uint64_t) dirfix;
 	struct lf_plan	*lfplan;	/* NULL: no rewrite of /lost+found */
+	/* Quota (quotafix.c applies them with the check's rc->scan.quota). */
+	unsigned int	quota_fix[PLAN_QTYPES];	/* QFIX_* per quota type */
+	uint16_t	quota_flags_clear;	/* sb_qflags bits to clear */
 };
 
 /* Fix inode ino: one IFIX_* with its value. */
@@ -108,6 +119,14 @@ void plan_none(struct repair_ctx *rc);
 /* Rewrite the primary superblock from mp->sb; secondary agno from it. */
 void plan_sb_primary(struct repair_ctx *rc);
 void plan_sb_secondary(struct repair_ctx *rc, uint32_t agno);
+/*
+ * Quota: plan qfix (QFIX_*) for quota type type, or take it back (a
+ * fix found not to be the repair's to make); clear sb_qflags bits.
+ */
+void plan_quota(struct repair_ctx *rc, unsigned int type, unsigned int qfix);
+void plan_quota_unplan(struct repair_ctx *rc, unsigned int type,
+		       unsigned int qfix);
+void plan_quota_flags(struct repair_ctx *rc, uint16_t clear);
 /* Reconnect the inode ii under /lost+found. */
 void plan_orphan(struct repair_ctx *rc, const struct inode_info *ii);
 /* Rewrite directory ino from its salvaged entries (dirfix.c). */

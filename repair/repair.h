@@ -223,7 +223,7 @@ struct repair_scan {
 	unsigned long	list_searches;	/* binary searches (lists_poll) */
 	/* An inode scan kept across an AG rebuild (confirm.c), or NULL. */
 	struct scan_keep *keep;
-	/* The quota check's state and plans (phase_quota.h), repair only. */
+	/* The quota check's state (phase_quota.h), repair only. */
 	struct quota_state *quota;
 };
 
