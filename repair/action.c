@@ -118,14 +118,14 @@ struct action_log {
 static struct action_log *
 log_get(struct repair_ctx *rc)
 {
-	if (!rc->acts) {
-		rc->acts = calloc(1, sizeof(*rc->acts));
-		if (rc->acts) {
-			rc->acts->json.spill = rc->spill;
-			rc->acts->index.spill = rc->spill;
+	if (!rc->found.acts) {
+		rc->found.acts = calloc(1, sizeof(*rc->found.acts));
+		if (rc->found.acts) {
+			rc->found.acts->json.spill = rc->spill;
+			rc->found.acts->index.spill = rc->spill;
 		}
 	}
-	return rc->acts;
+	return rc->found.acts;
 }
 
 static int
@@ -157,13 +157,13 @@ static int
 index_build(struct repair_ctx *rc, struct action_log *al)
 {
 	if (al->indexed)
-		return al->index.n || !rc->nedges ? 0 : -ENOMEM;
+		return al->index.n || !rc->scan.nedges ? 0 : -ENOMEM;
 	al->indexed = 1;
-	if (xk_vec_reserve(&al->index, rc->nedges, sizeof(struct named_by)))
+	if (xk_vec_reserve(&al->index, rc->scan.nedges, sizeof(struct named_by)))
 		return -ENOMEM;
-	for (size_t i = 0; i < rc->nedges; i++) {
-		struct named_by nb = { rc->edges[i].child,
-				       rc->edges[i].parent };
+	for (size_t i = 0; i < rc->scan.nedges; i++) {
+		struct named_by nb = { rc->scan.edges[i].child,
+				       rc->scan.edges[i].parent };
 
 		lists_poll(rc, i);
 		if (nb.child != nb.parent &&
@@ -278,7 +278,7 @@ action_path(struct repair_ctx *rc, uint64_t ino, char *out, size_t len)
 		return;
 	}
 	buf = malloc(ACTION_PATH_MAX);
-	if (!al || !buf || !rc->ninodes) {
+	if (!al || !buf || !rc->scan.ninodes) {
 		free(buf);
 		snprintf(out, len, "?");
 		return;
@@ -343,7 +343,7 @@ action_path(struct repair_ctx *rc, uint64_t ino, char *out, size_t len)
 static int
 plan_needs_path(const struct repair_ctx *rc, const struct ifix *f)
 {
-	if (rc->json)
+	if (rc->opt.json)
 		return 1;
 	return !(f->what & (IFIX_NLINK | IFIX_NBLOCKS | IFIX_FLAGS |
 			    IFIX_PAD | IFIX_NSEC | IFIX_DOTDOT |
@@ -364,11 +364,11 @@ void
 action_prepare(struct repair_ctx *rc)
 {
 	struct action_log *al = log_get(rc);
-	const struct ifixes *p = &rc->ifix;
+	const struct ifixes *p = &rc->plan.ifix;
 	char path[ACTION_PATH_MAX];
 	size_t n = 0, out = 0;
 
-	if (!al || rc->no_modify)
+	if (!al || rc->opt.no_modify)
 		return;
 	prepared_free(al);
 	for (size_t i = 0; i < p->n; i++)
@@ -457,22 +457,22 @@ action_report(struct repair_ctx *rc, enum action act, uint64_t ino,
 	int shown;
 	va_list ap;
 
-	if (rc->no_modify)
+	if (rc->opt.no_modify)
 		return;
 	al = log_get(rc);
 	if (!al) {
 		/* Nothing can be recorded: the run reports the error. */
-		rc->actions_lost = 1;
+		rc->found.actions_lost = 1;
 		return;
 	}
 	al->count++;
 	al->by_kind[act]++;
-	shown = !kinds[act].plural || rc->verbose ||
+	shown = !kinds[act].plural || rc->opt.verbose ||
 		al->by_kind[act] <= ACTION_TEXT_MAX;
 	if (!shown)
 		al->hidden[act]++;
 	/* A path costs directory reads: only for a line that is shown. */
-	if (!shown && !rc->json)
+	if (!shown && !rc->opt.json)
 		return;
 	where[0] = '\0';
 	if (ino && !path)
@@ -499,11 +499,11 @@ action_report(struct repair_ctx *rc, enum action act, uint64_t ino,
 		va_end(ap);
 	}
 	if (shown) {
-		if (rc->progress)
+		if (rc->opt.progress)
 			fprintf(stderr, "\r\033[K");
 		info(rc, "%s.\n", msg);
 	}
-	if (rc->json)
+	if (rc->opt.json)
 		json_record(rc, al, act, ino, agno, path ? path : "", msg);
 }
 
@@ -516,8 +516,8 @@ action_note_scan(struct repair_ctx *rc)
 
 	if (!al)
 		return;
-	for (size_t i = 0; i < rc->ninodes; i++) {
-		uint64_t ino = rc->inodes[i].ino;
+	for (size_t i = 0; i < rc->scan.ninodes; i++) {
+		uint64_t ino = rc->scan.inodes[i].ino;
 
 		lists_poll(rc, i);
 		/* The filesystem's own inodes are not files. */
@@ -533,7 +533,7 @@ action_note_scan(struct repair_ctx *rc)
 void
 action_scan_free(struct repair_ctx *rc)
 {
-	struct action_log *al = rc->acts;
+	struct action_log *al = rc->found.acts;
 
 	if (!al)
 		return;
@@ -553,7 +553,7 @@ action_scan_free(struct repair_ctx *rc)
 void
 action_summary(struct repair_ctx *rc)
 {
-	const struct action_log *al = rc->acts;
+	const struct action_log *al = rc->found.acts;
 	unsigned long count = al ? al->count : 0;
 
 	for (int k = 0; al && k < ACT_NR; k++)
@@ -561,8 +561,8 @@ action_summary(struct repair_ctx *rc)
 			info(rc, "And %lu more %s (-v or --json lists each).\n",
 			     al->hidden[k], kinds[k].plural);
 	info(rc, "%lu problem%s found, %lu change%s made; files: %lu removed, "
-	     "%lu moved to /lost+found, %lu kept.\n", rc->first_problems,
-	     rc->first_problems == 1 ? "" : "s", count,
+	     "%lu moved to /lost+found, %lu kept.\n", rc->found.first_problems,
+	     rc->found.first_problems == 1 ? "" : "s", count,
 	     count == 1 ? "" : "s",
 	     al ? al->by_kind[ACT_INODE_CLEARED] : 0,
 	     al ? al->by_kind[ACT_MOVED] : 0, al ? al->kept : 0);
@@ -571,7 +571,7 @@ action_summary(struct repair_ctx *rc)
 void
 action_json(struct repair_ctx *rc)
 {
-	const struct action_log *al = rc->acts;
+	const struct action_log *al = rc->found.acts;
 	FILE *o = rc->out;
 
 	fprintf(o, ",\n  \"actions\": [");
@@ -588,18 +588,18 @@ action_json(struct repair_ctx *rc)
 int
 action_error(const struct repair_ctx *rc)
 {
-	if (rc->actions_lost)
+	if (rc->found.actions_lost)
 		return -ENOMEM;
-	return rc->acts ? rc->acts->err : 0;
+	return rc->found.acts ? rc->found.acts->err : 0;
 }
 
 void
 action_free(struct repair_ctx *rc)
 {
-	if (!rc->acts)
+	if (!rc->found.acts)
 		return;
 	action_scan_free(rc);
-	xk_vec_free(&rc->acts->json);
-	free(rc->acts);
-	rc->acts = NULL;
+	xk_vec_free(&rc->found.acts->json);
+	free(rc->found.acts);
+	rc->found.acts = NULL;
 }

@@ -214,10 +214,10 @@ check_attr_blocks(struct repair_ctx *rc, uint64_t ino,
 		return 0;
 	if (da_walk(&dw, 0))
 		goto out;
-	for (size_t i = 0; i < as.nrmt && !rc->error; i++)
+	for (size_t i = 0; i < as.nrmt && !rc->found.error; i++)
 		check_remote_value(&as, map, &as.rmt[i], &dw.reached,
 				   &dw.nreached);
-	if (rc->error)
+	if (rc->found.error)
 		goto out;
 	for (size_t i = 0; i < map->n && reported < 5; i++) {
 		const struct xk_bmbt_irec *r = &map->v[i];

@@ -16,11 +16,11 @@ static void
 phase(struct repair_ctx *rc, const char *what, const char *doing)
 {
 	rc->phase_what = doing;
-	if (rc->progress && !rc->verbose) {
+	if (rc->opt.progress && !rc->opt.verbose) {
 		fprintf(stderr, "\r\033[K%s", what);
 		fflush(stderr);
 	}
-	if (rc->verbose)
+	if (rc->opt.verbose)
 		fprintf(rc->out, "%s\n", what);
 }
 
@@ -46,59 +46,48 @@ malloc_tuning(void)
 void
 repair_scan_free(struct repair_ctx *rc)
 {
-	for (uint32_t agno = 0; rc->ags && agno < rc->mp->g.agcount; agno++) {
-		struct ag_scan *as = &rc->ags[agno];
+	for (uint32_t agno = 0; rc->scan.ags && agno < rc->mp->g.agcount; agno++) {
+		struct ag_scan *as = &rc->scan.ags[agno];
 
 		claims_free(&as->used);
 		claims_free(&as->freesp);
 		claims_free(&as->cntsp);
 		claims_free(&as->rmaps);
 		claims_free(&as->refcs);
-		free(as->chunks);
-		free(as->fchunks);
+		xk_vec_free(&as->chunks.vec);
+		xk_vec_free(&as->fchunks.vec);
 		free(as->seen_free);
 	}
-	free(rc->ags);
+	free(rc->scan.ags);
 	action_scan_free(rc);	/* its index into the lists */
-	xk_vec_free(&rc->inode_vec);
-	xk_vec_free(&rc->edge_vec);
-	free(rc->ifix.v);
-	free(rc->sb_bad);
-	free(rc->orphans);
-	free(rc->dirfix);
-	lf_plan_free(rc);
+	xk_vec_free(&rc->scan.inode_vec);
+	xk_vec_free(&rc->scan.edge_vec);
+	plan_free(&rc->plan);
 	quota_free(rc);
-	rc->dirfix = NULL;
-	rc->ndirfix = rc->capdirfix = 0;
-	rc->orphans = NULL;
-	rc->norphans = rc->caporphans = 0;
-	rc->ags = NULL;
-	memset(&rc->ifix, 0, sizeof(rc->ifix));
-	rc->sb_bad = NULL;
+	rc->scan.ags = NULL;
 }
 
 /*
  * After each phase: its error (a phase returns 0 or a negative errno,
- * and records operational errors in rc->error), and the stop that
+ * and records operational errors in rc->found.error), and the stop that
  * XFSKIT_FAULT=phase:N asks for in test builds.  Nonzero: stop the run.
  */
 int
 repair_phase_end(struct repair_ctx *rc, int err)
 {
-	if (err && !rc->error)
+	if (err && !rc->found.error)
 		repair_error(rc, err, "%s", rc->phase_what);
-	if (!rc->error && xk_fault(XK_FAULT_PHASE))
+	if (!rc->found.error && xk_fault(XK_FAULT_PHASE))
 		repair_error(rc, -ECANCELED, "%s (XFSKIT_FAULT stops after "
 			     "this phase)", rc->phase_what);
-	return rc->error;
+	return rc->found.error;
 }
 
 int
 repair_scan(struct repair_ctx *rc)
 {
-	rc->ags = xk_calloc(rc->mp->g.agcount, sizeof(*rc->ags));
-	rc->sb_bad = xk_calloc(rc->mp->g.agcount, 1);
-	if (!rc->ags || !rc->sb_bad) {
+	rc->scan.ags = xk_calloc(rc->mp->g.agcount, sizeof(*rc->scan.ags));
+	if (!rc->scan.ags || plan_start(&rc->plan, rc->mp)) {
 		repair_scan_free(rc);
 		return repair_error(rc, -ENOMEM, "starting the check");
 	}
@@ -114,53 +103,53 @@ repair_scan(struct repair_ctx *rc)
 	phase(rc, "Phase 1 - find and verify superblock...",
 	      "checking the superblocks");
 	if (repair_phase_end(rc, phase_superblocks(rc)))
-		return rc->error;
+		return rc->found.error;
 	phase(rc, "Phase 2 - scan AG headers and btrees...",
 	      "scanning the AG headers and btrees");
 	if (repair_phase_end(rc, phase_ag_headers(rc)))
-		return rc->error;
-	if (rc->keep) {
+		return rc->found.error;
+	if (rc->scan.keep) {
 		/* Only AG structures were rewritten since the last pass. */
 		phase(rc, "Phase 3 - inodes as the last pass saw them...",
 		      "taking the inodes the last pass saw");
 		if (repair_phase_end(rc, phase_inodes_kept(rc)))
-			return rc->error;
+			return rc->found.error;
 	} else {
 		phase(rc, "Phase 3 - check every inode...",
 		      "scanning inodes");
 		if (repair_phase_end(rc, phase_inodes(rc)))
-			return rc->error;
+			return rc->found.error;
 		rc->phase_what = "finding the inode chunks of lost AGs";
 		if (repair_phase_end(rc, phase_find_chunks(rc)))
-			return rc->error;
+			return rc->found.error;
 	}
 	lists_report(rc);
 	phase(rc, "Phase 4 - check space ownership, free space, rmap and "
 	      "refcount...", "checking space ownership");
 	if (repair_phase_end(rc, phase_space(rc)))
-		return rc->error;
+		return rc->found.error;
 	/* Repair: maps the rmapbt can restore (a no-op under -n). */
 	rc->phase_what = "planning fork rebuilds from the rmapbt";
-	plan_rmap_forks(rc);
-	if (rc->error)
-		return rc->error;
+	check_rmap_forks(rc);
+	if (rc->found.error)
+		return rc->found.error;
 	phase(rc, "Phase 5 - check directory connectivity and link "
 	      "counts...", "checking directory connectivity and link counts");
 	if (repair_phase_end(rc, phase_links(rc)))
-		return rc->error;
+		return rc->found.error;
 	phase(rc, "Phase 6 - check superblock counters...",
 	      "checking the superblock counters");
 	if (repair_phase_end(rc, phase_counters(rc)))
-		return rc->error;
+		return rc->found.error;
 	phase(rc, "Phase 7 - check quota inodes and usage...",
 	      "checking quotas");
 	if (repair_phase_end(rc, phase_quota(rc)))
-		return rc->error;
+		return rc->found.error;
 	if (rc->mp->g.has_parent) {
 		phase(rc, "Phase 8 - check parent pointers...",
 		      "checking parent pointers");
 		if (repair_phase_end(rc, phase_pptr(rc)))
-			return rc->error;
+			return rc->found.error;
 	}
 	return 0;
 }

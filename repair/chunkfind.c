@@ -34,8 +34,7 @@ struct cand {
 };
 
 struct cands {
-	struct cand	*v;
-	size_t		n, cap;
+	XK_VEC_OF(struct cand);
 };
 
 static int
@@ -63,29 +62,19 @@ wanted(const struct repair_ctx *rc, const uint8_t *lost, uint64_t ino,
 	agno = xk_ino_to_agno(mp, ino);
 	if (!lost[agno])
 		return 0;
-	as = &rc->ags[agno];
+	as = &rc->scan.ags[agno];
 	out->agno = agno;
 	out->start = xk_ino_to_agino(mp, ino) & ~(XK_INODES_PER_CHUNK - 1u);
 	xk_be32_set(&key.ir_startino, out->start);
 	/* The AG's list is kept sorted between rounds. */
-	return !(as->nchunks && bsearch(&key, as->chunks, as->nchunks,
+	return !(as->chunks.n && bsearch(&key, as->chunks.v, as->chunks.n,
 					sizeof(key), cmp_chunk_start));
 }
 
 static int
 push_cand(struct cands *c, const struct cand *x)
 {
-	if (c->n == c->cap) {
-		size_t ncap = c->cap ? c->cap * 2 : 64;
-		struct cand *nv = xk_realloc(c->v, ncap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		c->v = nv;
-		c->cap = ncap;
-	}
-	c->v[c->n++] = *x;
-	return 0;
+	return xk_vec_push(&c->vec, x, sizeof(*x));
 }
 
 /* Does the inode at ino say it is that inode of this filesystem? */
@@ -171,13 +160,13 @@ gather(struct repair_ctx *rc, const uint8_t *lost, size_t from_edge,
 	for (size_t i = 0; seed && i < sizeof(seeds) / sizeof(seeds[0]); i++)
 		if (wanted(rc, lost, seeds[i], &c) && push_cand(out, &c))
 			return -ENOMEM;
-	for (size_t i = from_edge; i < rc->nedges; i++)
-		if (wanted(rc, lost, rc->edges[i].child, &c) &&
+	for (size_t i = from_edge; i < rc->scan.nedges; i++)
+		if (wanted(rc, lost, rc->scan.edges[i].child, &c) &&
 		    push_cand(out, &c))
 			return -ENOMEM;
 	/* A directory's ".." may name a parent in a lost AG too. */
-	for (size_t i = 0; seed && i < rc->ninodes; i++)
-		if (wanted(rc, lost, rc->inodes[i].parent, &c) &&
+	for (size_t i = 0; seed && i < rc->scan.ninodes; i++)
+		if (wanted(rc, lost, rc->scan.inodes[i].parent, &c) &&
 		    push_cand(out, &c))
 			return -ENOMEM;
 	sort_v(out->v, out->n, sizeof(*out->v), cmp_cand);
@@ -197,19 +186,19 @@ sort_chunks(struct ag_scan *as)
 		uint64_t		seen;
 	} *p;
 
-	if (as->nchunks < 2)
+	if (as->chunks.n < 2)
 		return 0;
-	p = xk_malloc(as->nchunks * sizeof(*p));
+	p = xk_malloc(as->chunks.n * sizeof(*p));
 	if (!p)
 		return -ENOMEM;
-	for (size_t i = 0; i < as->nchunks; i++) {
-		p[i].rec = as->chunks[i];
+	for (size_t i = 0; i < as->chunks.n; i++) {
+		p[i].rec = as->chunks.v[i];
 		p[i].seen = as->seen_free ? as->seen_free[i] : ~0ULL;
 	}
 	/* rec is the first member: cmp_chunk_start reads ir_startino there. */
-	qsort(p, as->nchunks, sizeof(*p), cmp_chunk_start);
-	for (size_t i = 0; i < as->nchunks; i++) {
-		as->chunks[i] = p[i].rec;
+	qsort(p, as->chunks.n, sizeof(*p), cmp_chunk_start);
+	for (size_t i = 0; i < as->chunks.n; i++) {
+		as->chunks.v[i] = p[i].rec;
 		if (as->seen_free)
 			as->seen_free[i] = p[i].seen;
 	}
@@ -233,23 +222,23 @@ phase_find_chunks(struct repair_ctx *rc)
 		goto out;
 	}
 	for (uint32_t agno = 0; agno < agcount; agno++)
-		if (rc->ags[agno].chunks_lost)
+		if (rc->scan.ags[agno].chunks_lost)
 			lost[agno] = any = 1;
 	if (!any)
 		goto out;
 	for (int round = 0; !err; round++) {
-		size_t mark = rc->nedges;
+		size_t mark = rc->scan.nedges;
 		int added = 0;
 
 		err = gather(rc, lost, from_edge, round == 0, &cands);
 		from_edge = mark;
 		for (size_t i = 0; i < cands.n && !err; i++) {
-			struct ag_scan *as = &rc->ags[cands.v[i].agno];
+			struct ag_scan *as = &rc->scan.ags[cands.v[i].agno];
 			struct xk_inobt_rec rec;
-			size_t at = as->nchunks;
+			size_t at = as->chunks.n;
 
 			if (!probe_chunk(rc, &cands.v[i], &rec)) {
-				err = rc->error;
+				err = rc->found.error;
 				continue;
 			}
 			err = ag_push_chunk(as, &rec);
@@ -260,21 +249,21 @@ phase_find_chunks(struct repair_ctx *rc)
 		}
 		for (uint32_t agno = 0; agno < agcount && !err; agno++)
 			if (lost[agno])
-				err = sort_chunks(&rc->ags[agno]);
+				err = sort_chunks(&rc->scan.ags[agno]);
 		if (!added)
 			break;
 	}
 	for (uint32_t agno = 0; agno < agcount && !err; agno++) {
 		if (!lost[agno])
 			continue;
-		rc->ags[agno].chunks_lost = 0;
-		rc->ags[agno].chunks_synth = 1;
+		rc->scan.ags[agno].chunks_lost = 0;
+		rc->scan.ags[agno].chunks_synth = 1;
 		info(rc, "AG %u: found %zu inode chunk%s through the "
 		     "directory entries that name them.\n", agno, found[agno],
 		     found[agno] == 1 ? "" : "s");
 	}
 out:
-	free(cands.v);
+	xk_vec_free(&cands.vec);
 	free(found);
 	free(lost);
 	return err;

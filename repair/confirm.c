@@ -50,7 +50,7 @@ keep_allowed(const struct repair_ctx *rc)
 	const struct xk_sb *sb = &rc->mp->sb;
 	unsigned long covered = 0, all = 0;
 
-	if (rc->no_modify || rc->ndirfix || rc->from_secondary)
+	if (rc->opt.no_modify || rc->plan.dirfix.n || rc->from_secondary)
 		return 0;
 	/* Quota usage is summed by the inode scan. */
 	if (xk_ino_valid(rc->mp, sb->uquotino) ||
@@ -59,9 +59,9 @@ keep_allowed(const struct repair_ctx *rc)
 		return 0;
 	for (size_t i = 0; i < sizeof(rebuild_only) / sizeof(rebuild_only[0]);
 	     i++)
-		covered += rc->counts[rebuild_only[i]];
+		covered += rc->found.counts[rebuild_only[i]];
 	for (int i = 0; i < PR_NR; i++)
-		all += rc->counts[i];
+		all += rc->found.counts[i];
 	return all && covered == all;
 }
 
@@ -85,7 +85,7 @@ dup_array(const void *v, size_t n, size_t size)
 void
 keep_free(struct repair_ctx *rc)
 {
-	struct scan_keep *k = rc->keep;
+	struct scan_keep *k = rc->scan.keep;
 
 	if (!k)
 		return;
@@ -102,7 +102,7 @@ keep_free(struct repair_ctx *rc)
 	xk_vec_free(&k->inodes);
 	xk_vec_free(&k->edges);
 	free(k);
-	rc->keep = NULL;
+	rc->scan.keep = NULL;
 }
 
 int
@@ -116,7 +116,7 @@ keep_take(struct repair_ctx *rc)
 	k = xk_calloc(1, sizeof(*k));
 	if (!k)
 		return -ENOMEM;
-	rc->keep = k;
+	rc->scan.keep = k;
 	k->used = xk_calloc(agcount, sizeof(*k->used));
 	k->chunks = xk_calloc(agcount, sizeof(*k->chunks));
 	if (!k->used || !k->chunks)
@@ -125,15 +125,15 @@ keep_take(struct repair_ctx *rc)
 	k->inodes.spill = rc->spill;
 	k->edges.spill = rc->spill;
 	if (!err)
-		err = xk_vec_append(&k->inodes, rc->inodes, rc->ninodes,
-				 sizeof(*rc->inodes));
+		err = xk_vec_append(&k->inodes, rc->scan.inodes, rc->scan.ninodes,
+				 sizeof(*rc->scan.inodes));
 	if (!err)
-		err = xk_vec_append(&k->edges, rc->edges, rc->nedges,
-				 sizeof(*rc->edges));
+		err = xk_vec_append(&k->edges, rc->scan.edges, rc->scan.nedges,
+				 sizeof(*rc->scan.edges));
 	for (uint32_t agno = 0; agno < agcount && !err; agno++)
 		k->used[agno].vec.spill = rc->spill;
 	for (uint32_t agno = 0; agno < agcount && !err; agno++) {
-		const struct ag_scan *as = &rc->ags[agno];
+		const struct ag_scan *as = &rc->scan.ags[agno];
 		struct ag_chunks *ch = &k->chunks[agno];
 
 		for (size_t i = 0; i < as->used.n && !err; i++) {
@@ -143,11 +143,11 @@ keep_take(struct repair_ctx *rc)
 				err = claims_add(&k->used[agno], c->agbno,
 						 c->len, c->owner, c->offset);
 		}
-		ch->n = as->nchunks;
-		ch->recs = dup_array(as->chunks, as->nchunks,
-				     sizeof(*as->chunks));
+		ch->n = as->chunks.n;
+		ch->recs = dup_array(as->chunks.v, as->chunks.n,
+				     sizeof(*as->chunks.v));
 		ch->seen = as->seen_free ?
-			   dup_array(as->seen_free, as->nchunks,
+			   dup_array(as->seen_free, as->chunks.n,
 				     sizeof(*as->seen_free)) : NULL;
 		if (!ch->recs || (as->seen_free && !ch->seen))
 			err = -ENOMEM;
@@ -179,16 +179,16 @@ compare_chunks(struct repair_ctx *rc, uint32_t agno,
 	       const struct ag_chunks *ch)
 {
 	struct xk_mount *mp = rc->mp;
-	const struct ag_scan *as = &rc->ags[agno];
+	const struct ag_scan *as = &rc->scan.ags[agno];
 
-	if (ch->n != as->nchunks)
+	if (ch->n != as->chunks.n)
 		report(rc, PR_INODE_STATE, "inobt", agno, 0, XK_NO_DADDR,
 		       "chunks", "the inobt has %zu chunks, the inode scan "
-		       "saw %zu", as->nchunks, ch->n);
+		       "saw %zu", as->chunks.n, ch->n);
 	for (size_t i = 0; i < ch->n; i++) {
-		const struct xk_inobt_rec *r = bsearch(&ch->recs[i], as->chunks,
-						       as->nchunks,
-						       sizeof(*as->chunks),
+		const struct xk_inobt_rec *r = bsearch(&ch->recs[i], as->chunks.v,
+						       as->chunks.n,
+						       sizeof(*as->chunks.v),
 						       cmp_chunk_start);
 		uint32_t start = xk_be32_get(ch->recs[i].ir_startino);
 		uint64_t holes, want, have;
@@ -214,22 +214,22 @@ compare_chunks(struct repair_ctx *rc, uint32_t agno,
 int
 phase_inodes_kept(struct repair_ctx *rc)
 {
-	struct scan_keep *k = rc->keep;
+	struct scan_keep *k = rc->scan.keep;
 	int err = 0;
 
 	/* The lists move to the pass (kept state is used once). */
-	xk_vec_move(&rc->inode_vec, &k->inodes);
-	xk_vec_move(&rc->edge_vec, &k->edges);
+	xk_vec_move(&rc->scan.inode_vec, &k->inodes);
+	xk_vec_move(&rc->scan.edge_vec, &k->edges);
 	/* What phase 5 derives is derived again. */
-	for (size_t i = 0; i < rc->ninodes; i++) {
-		rc->inodes[i].refs = 0;
-		rc->inodes[i].reached = 0;
+	for (size_t i = 0; i < rc->scan.ninodes; i++) {
+		rc->scan.inodes[i].refs = 0;
+		rc->scan.inodes[i].reached = 0;
 	}
 	for (uint32_t agno = 0; agno < rc->mp->g.agcount && !err; agno++) {
 		const struct claims *u = &k->used[agno];
 
 		for (size_t i = 0; i < u->n && !err; i++)
-			err = claims_add(&rc->ags[agno].used, u->v[i].agbno,
+			err = claims_add(&rc->scan.ags[agno].used, u->v[i].agbno,
 					 u->v[i].len, u->v[i].owner,
 					 u->v[i].offset);
 		compare_chunks(rc, agno, &k->chunks[agno]);

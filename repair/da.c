@@ -194,7 +194,7 @@ walk_lblk(struct da_state *st, uint64_t lblk, int level, int is_root)
 			int64_t child = walk_lblk(st, xk_be32_get(e->before),
 						  level - 1, 0);
 
-			if (rc->error)
+			if (rc->found.error)
 				break;
 			if (child >= 0 && child != xk_be32_get(e->hashval))
 				report(rc, dw->pr, dw->what, -1, dw->ino,
@@ -223,7 +223,7 @@ da_walk(struct da_walk *dw, uint64_t root)
 	st.dw = dw;
 	walk_lblk(&st, root, -1, 1);
 	/* Each level's chain ends with its last block: forw must be 0. */
-	for (int l = 0; l <= XK_DA_NODE_MAXDEPTH && !dw->rc->error; l++) {
+	for (int l = 0; l <= XK_DA_NODE_MAXDEPTH && !dw->rc->found.error; l++) {
 		int err;
 		struct xk_buf *bp;
 
@@ -240,5 +240,5 @@ da_walk(struct da_walk *dw, uint64_t root)
 	}
 	dw->reached = st.seen;
 	dw->nreached = st.nseen;
-	return dw->rc->error;
+	return dw->rc->found.error;
 }

@@ -18,21 +18,6 @@
 #include <xfskit/format/dir.h>
 #include <xfskit/sort.h>
 
-uint64_t
-fork_map_lookup(const struct fork_map *map, uint64_t off, uint64_t *contig)
-{
-	for (size_t i = 0; i < map->n; i++) {
-		const struct xk_bmbt_irec *r = &map->v[i];
-
-		if (off >= r->startoff && off < r->startoff + r->blockcount) {
-			*contig = r->startoff + r->blockcount - off;
-			return r->startblock + (off - r->startoff);
-		}
-	}
-	*contig = 0;
-	return XK_NULLFSBLOCK;
-}
-
 void
 note_edge(struct repair_ctx *rc, uint64_t parent, uint64_t child,
 	  uint8_t ftype)
@@ -40,7 +25,7 @@ note_edge(struct repair_ctx *rc, uint64_t parent, uint64_t child,
 	const struct edge e = { parent, child, ftype };
 
 	/* A lost entry would make false link-count findings: stop. */
-	if (xk_vec_push(&rc->edge_vec, &e, sizeof(e)))
+	if (xk_vec_push(&rc->scan.edge_vec, &e, sizeof(e)))
 		repair_error(rc, -ENOMEM, "listing the entries of directory "
 			     "%llu", (unsigned long long)parent);
 }
@@ -49,8 +34,8 @@ void
 note_dotdot(struct repair_ctx *rc, uint64_t dir, uint64_t parent)
 {
 	/* The directory's own inode_info is the one most recently added. */
-	if (rc->ninodes && rc->inodes[rc->ninodes - 1].ino == dir)
-		rc->inodes[rc->ninodes - 1].parent = parent;
+	if (rc->scan.ninodes && rc->scan.inodes[rc->scan.ninodes - 1].ino == dir)
+		rc->scan.inodes[rc->scan.ninodes - 1].parent = parent;
 }
 
 static int
@@ -539,7 +524,7 @@ check_blocks(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
 				block_form = 1;
 			}
 			bp = read_dir_block(&ds, fsb, ops, &err);
-			if (rc->error)
+			if (rc->found.error)
 				goto out;
 			note_best(&ds, off >> dblog, bp && !err ?
 				  xk_be16_get(((const struct xk_dir3_data_hdr *)
@@ -598,7 +583,7 @@ check_blocks(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
 		report(rc, PR_DIR_BAD, "directory", -1, ino, XK_NO_DADDR,
 		       "leaf", "no hash index (leaf or block tail) found");
 	}
-	if ((block_form || have_leaf_space) && !rc->error)
+	if ((block_form || have_leaf_space) && !rc->found.error)
 		match_index(&ds);
 out:
 	free(leafblks);

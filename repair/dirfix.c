@@ -35,43 +35,12 @@
 
 #include "repair.h"
 
-void
-plan_dir_rebuild(struct repair_ctx *rc, uint64_t ino)
-{
-	if (rc->no_modify)
-		return;
-	if (rc->ndirfix == rc->capdirfix) {
-		size_t ncap = rc->capdirfix ? rc->capdirfix * 2 : 16;
-		uint64_t *nv = xk_realloc(rc->dirfix, ncap * sizeof(*nv));
-
-		if (!nv) {
-			repair_error(rc, -ENOMEM, "planning the rewrite of "
-				     "directory %llu",
-				     (unsigned long long)ino);
-			return;
-		}
-		rc->dirfix = nv;
-		rc->capdirfix = ncap;
-	}
-	rc->dirfix[rc->ndirfix++] = ino;
-}
-
 static int
 cmp_u64(const void *a, const void *b)
 {
 	const uint64_t *x = a, *y = b;
 
 	return (*x > *y) - (*x < *y);
-}
-
-/* Few directories are ever planned: a linear look is enough. */
-int
-dir_being_rebuilt(const struct repair_ctx *rc, uint64_t owner)
-{
-	for (size_t i = 0; i < rc->ndirfix; i++)
-		if (rc->dirfix[i] == owner)
-			return 1;
-	return 0;
 }
 
 struct salvage {
@@ -506,7 +475,7 @@ attr_extents(struct repair_ctx *rc, uint64_t ino, struct xk_bld_fork *fk)
 	struct xk_bld_ext *v = NULL;
 
 	for (uint32_t agno = 0; agno < mp->g.agcount; agno++) {
-		const struct claims *u = &rc->ags[agno].used;
+		const struct claims *u = &rc->scan.ags[agno].used;
 
 		for (size_t i = 0; i < u->n; i++) {
 			const struct claim *c = &u->v[i];
@@ -605,9 +574,9 @@ parent_of(const struct repair_ctx *rc, uint64_t dir, uint64_t dotdot)
 
 	if (p && (p->mode & XK_S_IFMT) == XK_S_IFDIR)
 		return dotdot;
-	for (size_t i = 0; i < rc->nedges; i++)
-		if (rc->edges[i].child == dir)
-			return rc->edges[i].parent;
+	for (size_t i = 0; i < rc->scan.nedges; i++)
+		if (rc->scan.edges[i].child == dir)
+			return rc->scan.edges[i].parent;
 	return rc->mp->sb.rootino;
 }
 
@@ -622,9 +591,10 @@ dirs_prepare(struct repair_ctx *rc)
 {
 	size_t out = 0;
 
-	sort_v(rc->dirfix, rc->ndirfix, sizeof(*rc->dirfix), cmp_u64);
-	for (size_t i = 0; i < rc->ndirfix; i++) {
-		uint64_t ino = rc->dirfix[i];
+	sort_v(rc->plan.dirfix.v, rc->plan.dirfix.n, sizeof(*rc->plan.dirfix.v),
+	       cmp_u64);
+	for (size_t i = 0; i < rc->plan.dirfix.n; i++) {
+		uint64_t ino = rc->plan.dirfix.v[i];
 		struct xk_buf *bp;
 		struct xk_dinode *dip;
 		const struct xk_bld_dirent *add;
@@ -633,7 +603,7 @@ dirs_prepare(struct repair_ctx *rc)
 
 		int err;
 
-		if (out && rc->dirfix[out - 1] == ino)
+		if (out && rc->plan.dirfix.v[out - 1] == ino)
 			continue;
 		err = xk_inode_read(rc->mp, ino, XK_READ_SALVAGE, &bp, &dip);
 		if (err && !bp && repair_oserr(rc, err, "reading directory "
@@ -653,11 +623,11 @@ dirs_prepare(struct repair_ctx *rc)
 		     !xk_dinode_verify(rc->mp, ino, dip, &(struct xk_fail){0});
 		xk_buf_release(bp);
 		if (ok)
-			rc->dirfix[out++] = ino;
+			rc->plan.dirfix.v[out++] = ino;
 		else
 			plan_none(rc);
 	}
-	rc->ndirfix = out;
+	rc->plan.dirfix.n = out;
 	return (int)out;
 }
 
@@ -740,11 +710,12 @@ int
 rebuild_dirs(struct repair_ctx *rc, struct xk_bld *b)
 {
 	struct xk_mount *mp = rc->mp;
-	struct salvage *sv = xk_calloc(rc->ndirfix ? rc->ndirfix : 1,
+	struct salvage *sv = xk_calloc(rc->plan.dirfix.n ? rc->plan.dirfix.n : 1,
 				    sizeof(*sv));
-	struct xk_bld_inode *ipv = xk_calloc(rc->ndirfix ? rc->ndirfix : 1,
+	struct xk_bld_inode *ipv = xk_calloc(rc->plan.dirfix.n ?
+					     rc->plan.dirfix.n : 1,
 					  sizeof(*ipv));
-	struct dropped *dv = calloc(rc->ndirfix ? rc->ndirfix : 1,
+	struct dropped *dv = calloc(rc->plan.dirfix.n ? rc->plan.dirfix.n : 1,
 				    sizeof(*dv));
 	char path[1024];
 	int err = 0;
@@ -756,8 +727,8 @@ rebuild_dirs(struct repair_ctx *rc, struct xk_bld *b)
 		return -ENOMEM;
 	}
 	/* Read every old directory before the builder reuses its blocks. */
-	for (size_t i = 0; i < rc->ndirfix && !err; i++) {
-		uint64_t ino = rc->dirfix[i];
+	for (size_t i = 0; i < rc->plan.dirfix.n && !err; i++) {
+		uint64_t ino = rc->plan.dirfix.v[i];
 		struct xk_buf *bp;
 		struct xk_dinode *dip;
 		struct xk_bld_inode *ip = &ipv[i];
@@ -811,8 +782,8 @@ rebuild_dirs(struct repair_ctx *rc, struct xk_bld *b)
 	/* /lost+found made anew, and ".." of the directories moved there. */
 	if (!err)
 		err = lf_build(rc, b);
-	for (size_t i = 0; i < rc->ndirfix && !err; i++) {
-		uint64_t ino = rc->dirfix[i];
+	for (size_t i = 0; i < rc->plan.dirfix.n && !err; i++) {
+		uint64_t ino = rc->plan.dirfix.v[i];
 
 		err = xk_bld_dir(b, &ipv[i], parent_of(rc, ino, sv[i].dotdot),
 				 sv[i].v, sv[i].n);
@@ -845,7 +816,7 @@ rebuild_dirs(struct repair_ctx *rc, struct xk_bld *b)
 		dropped_report(rc, ino, &dv[i]);
 		lf_report_moves(rc, ino);
 	}
-	for (size_t i = 0; i < rc->ndirfix; i++) {
+	for (size_t i = 0; i < rc->plan.dirfix.n; i++) {
 		dropped_free(&dv[i]);
 		salvage_free(&sv[i]);
 		/* Fork memory of inodes not written (an error stopped us). */

@@ -22,252 +22,6 @@
 #include "repair.h"
 #include "phase_quota.h"
 
-void
-plan_inode(struct repair_ctx *rc, uint64_t ino, uint32_t what, uint64_t val)
-{
-	struct ifixes *p = &rc->ifix;
-
-	/* fix_problem already said no under -n; plans are repair-only. */
-	if (rc->no_modify)
-		return;
-	if (p->n == p->cap) {
-		size_t ncap = p->cap ? p->cap * 2 : 64;
-		struct ifix *nv = xk_realloc(p->v, ncap * sizeof(*nv));
-
-		/* A plan left out would make a partial repair: stop. */
-		if (!nv) {
-			repair_error(rc, -ENOMEM, "planning a fix of inode "
-				     "%llu", (unsigned long long)ino);
-			return;
-		}
-		p->v = nv;
-		p->cap = ncap;
-	}
-	p->v[p->n++] = (struct ifix){ ino, what, val };
-}
-
-void
-plan_none(struct repair_ctx *rc)
-{
-	rc->unfixable++;
-}
-
-/*
- * The extent counters brought within what each fork's format can hold:
- * none in a local or device fork or without an attr fork, no more than
- * fit an extent list (the fork walk then counts the real ones).  A btree
- * fork's counter is only checked against the bmbt by the walk.  Returns
- * whether a counter changed.
- */
-static int
-clamp_counters(const struct xk_mount *mp, struct xk_dinode *dip)
-{
-	uint64_t n[2];
-	int changed = 0;
-
-	for (int fork = XK_DATA_FORK; fork <= XK_ATTR_FORK; fork++) {
-		uint64_t want = n[fork] = xk_dinode_fork_nextents(dip, fork);
-		unsigned int size = xk_dfork_size(dip, mp->g.inodesize, fork);
-
-		if (fork == XK_ATTR_FORK && !dip->di_forkoff)
-			want = 0;
-		else if (xk_dfork_format(dip, fork) == XK_DINODE_FMT_EXTENTS &&
-			 want > size / sizeof(struct xk_bmbt_rec))
-			want = size / sizeof(struct xk_bmbt_rec);
-		else if (xk_dfork_format(dip, fork) == XK_DINODE_FMT_LOCAL ||
-			 xk_dfork_format(dip, fork) == XK_DINODE_FMT_DEV)
-			want = 0;
-		if (want != n[fork]) {
-			n[fork] = want;
-			changed = 1;
-		}
-	}
-	if (changed)
-		xk_dinode_set_nextents(dip, n[XK_DATA_FORK], n[XK_ATTR_FORK]);
-	return changed;
-}
-
-/*
- * The byte where a regular file's extent list ends (a size that shows
- * every block it maps); XK_ECORRUPT for any other data fork format.
- */
-static int
-extent_list_end(const struct xk_mount *mp, const struct xk_dinode *dip,
-		uint64_t *end)
-{
-	const struct xk_bmbt_rec *recs = (const void *)xk_dfork_dptr(dip);
-	uint64_t nex = xk_dinode_nextents(dip), last = 0;
-
-	if (dip->di_format != XK_DINODE_FMT_EXTENTS ||
-	    nex > xk_dfork_dsize(dip, mp->g.inodesize) / sizeof(*recs))
-		return XK_ECORRUPT;
-	for (uint64_t i = 0; i < nex; i++) {
-		struct xk_bmbt_irec r;
-
-		xk_bmbt_rec_unpack(&recs[i], &r);
-		if (xk_fileext_valid(mp, r.startoff, r.blockcount) &&
-		    r.startoff + r.blockcount > last)
-			last = r.startoff + r.blockcount;
-	}
-	*end = last << mp->g.blocklog;
-	return 0;
-}
-
-/* No attr fork: offset, format and counter reset, its bytes zeroed. */
-static void
-drop_attr_fork_core(const struct xk_mount *mp, struct xk_dinode *dip)
-{
-	if (dip->di_forkoff)
-		memset(xk_dfork_ptr(dip, XK_ATTR_FORK), 0,
-		       xk_dfork_size(dip, mp->g.inodesize, XK_ATTR_FORK));
-	dip->di_forkoff = 0;
-	dip->di_aformat = XK_DINODE_FMT_EXTENTS;
-	xk_dinode_set_nextents(dip, xk_dinode_nextents(dip), 0);
-}
-
-/*
- * Reset what can be derived, one failed rule at a time (the verifier
- * stops at the first), until the core verifies or a rule fails whose
- * field cannot be derived:
- *  1. magic and version (only when the rest then verifies);
- *  2. di_onlink (always 0 in v3 inodes), di_ino, di_uuid, di_lsn, a
- *     di_next_unlinked outside the AG (set to null), and the realtime
- *     flag without a realtime device (dropped);
- *  3. the CRC, recomputed;
- *  4. unknown or unsupported di_flags2 bits cleared (features the
- *     filesystem lacks, DAX beside reflink);
- *  5. extent size hints that break their rules dropped (flag and value);
- *  6. an attr fork of no known format (or a format without a fork
- *     offset) removed, as xfs_repair does; likewise a fork offset past
- *     the literal area when the data fork is not local (the file is
- *     kept, its xattrs are lost; xfs_repair clears the file);
- *  6a. a regular file's negative size set to the end of its extent
- *     list (xfs_repair clears the file);
- *  7. extent counters that the fork's format cannot hold brought within
- *     it (clamp_counters; the fork walk counts the real ones);
- *  8. di_nblocks set to the extent count, the least the verifier takes
- *     (the fork scan counts the real value next pass); a btree fork's
- *     counter too large for any block count lowered to fit (the bmbt
- *     walk counts the real one).
- * Anything else (mode, formats, sizes, fork offsets) means the inode is
- * not trusted and is cleared.
- */
-int
-salvage_core(struct repair_ctx *rc, uint64_t ino, struct xk_dinode *dip)
-{
-	struct xk_mount *mp = rc->mp;
-
-	for (int round = 0; round < 12; round++) {
-		struct xk_fail f;
-		uint64_t fl2 = xk_be64_get(dip->di_flags2), end;
-		uint16_t fl = xk_be16_get(dip->di_flags);
-
-		memset(&f, 0, sizeof(f));
-		xk_inode_init_crc(mp, dip);
-		if (xk_dinode_verify(mp, ino, dip, &f) == 0)
-			return 0;
-		if (!f.check)
-			return XK_ECORRUPT;
-		if (!strcmp(f.check, "magic")) {
-			xk_be16_set(&dip->di_magic, XK_DINODE_MAGIC);
-		} else if (!strcmp(f.check, "version")) {
-			dip->di_version = XK_DINODE_VERSION_3;
-		} else if (!strcmp(f.check, "onlink")) {
-			xk_be16_set(&dip->di_onlink, 0);
-		} else if (!strcmp(f.check, "ino")) {
-			xk_be64_set(&dip->di_ino, ino);
-		} else if (!strcmp(f.check, "uuid")) {
-			memcpy(dip->di_uuid, mp->meta_uuid, 16);
-		} else if (!strcmp(f.check, "lsn")) {
-			xk_be64_set(&dip->di_lsn, 0);
-		} else if (!strcmp(f.check, "next_unlinked")) {
-			xk_be32_set(&dip->di_next_unlinked, XK_NULLAGINO);
-		} else if (!strcmp(f.check, "flags") &&
-			   (fl & XK_DIFLAG_REALTIME) && !mp->sb.rblocks) {
-			/* As xfs_repair: the flag goes, not the file. */
-			xk_be16_set(&dip->di_flags,
-				    fl & (uint16_t)~XK_DIFLAG_REALTIME);
-		} else if (!strcmp(f.check, "flags2")) {
-			fl2 &= XK_DIFLAG2_ANY;
-			if (!mp->g.has_reflink ||
-			    (xk_be16_get(dip->di_mode) & XK_S_IFMT) !=
-			    XK_S_IFREG)
-				fl2 &= ~(XK_DIFLAG2_REFLINK |
-					 XK_DIFLAG2_COWEXTSIZE);
-			/* Reflink wins over DAX, which is only a hint. */
-			if (fl2 & XK_DIFLAG2_REFLINK)
-				fl2 &= ~XK_DIFLAG2_DAX;
-			/*
-			 * Without their features the inode was written
-			 * without them: the flag is what is wrong.
-			 */
-			if (!mp->g.has_bigtime)
-				fl2 &= ~XK_DIFLAG2_BIGTIME;
-			if (!mp->g.has_nrext64)
-				fl2 &= ~XK_DIFLAG2_NREXT64;
-			if (fl2 == xk_be64_get(dip->di_flags2))
-				return XK_ECORRUPT;
-			xk_be64_set(&dip->di_flags2, fl2);
-		} else if (!strcmp(f.check, "extsize")) {
-			xk_be16_set(&dip->di_flags, fl & ~(XK_DIFLAG_EXTSIZE |
-						XK_DIFLAG_EXTSZINHERIT));
-			xk_be32_set(&dip->di_extsize, 0);
-		} else if (!strcmp(f.check, "cowextsize")) {
-			xk_be64_set(&dip->di_flags2,
-				    fl2 & ~XK_DIFLAG2_COWEXTSIZE);
-			xk_be32_set(&dip->di_cowextsize, 0);
-		} else if (!strcmp(f.check, "forkoff") &&
-			   xk_dfork_format(dip, XK_DATA_FORK) !=
-			   XK_DINODE_FMT_LOCAL) {
-			/* Only the attrs are lost: the data fork grows. */
-			dip->di_forkoff = 0;
-			drop_attr_fork_core(mp, dip);
-		} else if (!strcmp(f.check, "size") &&
-			   (xk_be64_get(dip->di_size) >> 63) &&
-			   (xk_be16_get(dip->di_mode) & XK_S_IFMT) ==
-			   XK_S_IFREG) {
-			if (extent_list_end(mp, dip, &end))
-				return XK_ECORRUPT;
-			xk_be64_set(&dip->di_size, end);
-		} else if (!strcmp(f.check, "aformat")) {
-			/*
-			 * As xfs_repair: an attr fork of no known format
-			 * goes, the file stays (the data fork keeps its
-			 * place at the start of the literal area).
-			 */
-			drop_attr_fork_core(mp, dip);
-		} else if (!strcmp(f.check, "nextents") ||
-			   !strcmp(f.check, "anextents") ||
-			   !strcmp(f.check, "data fork") ||
-			   !strcmp(f.check, "attr fork")) {
-			if (!clamp_counters(mp, dip))
-				return XK_ECORRUPT;
-		} else if (!strcmp(f.check, "nblocks")) {
-			/* Enough for the verifier; the next pass recounts. */
-			uint64_t want, nex[2];
-
-			if (clamp_counters(mp, dip))
-				continue;
-			nex[0] = xk_dinode_nextents(dip);
-			nex[1] = xk_dinode_anextents(dip);
-			for (int k = 0; k < 2; k++)
-				if (nex[k] > mp->sb.dblocks &&
-				    xk_dfork_format(dip, k) ==
-				    XK_DINODE_FMT_BTREE)
-					nex[k] = 1;
-			xk_dinode_set_nextents(dip, nex[0], nex[1]);
-			want = nex[0] + nex[1];
-			if (want > mp->sb.dblocks)
-				return XK_ECORRUPT;
-			if (want > xk_be64_get(dip->di_nblocks))
-				xk_be64_set(&dip->di_nblocks, want);
-		} else if (strcmp(f.check, "crc") != 0) {
-			return XK_ECORRUPT;
-		}
-	}
-	return XK_ECORRUPT;
-}
-
 static int
 name_ok(const uint8_t *name, unsigned int len)
 {
@@ -811,25 +565,54 @@ write_sb(struct repair_ctx *rc, uint32_t agno)
 	return 0;
 }
 
+/*
+ * Test builds: a plan changes only what the check saw, an inode of a
+ * chunk the scan read (a plan made from anything else would write to
+ * an inode nothing vouched for).
+ */
+static void
+assert_plans_seen(const struct repair_ctx *rc)
+{
+	const struct repair_plan *p = &rc->plan;
+
+	for (size_t i = 0; i < p->ifix.n; i++)
+		REPAIR_ASSERT(scan_saw_inode(rc, p->ifix.v[i].ino),
+			      "a fix (%#x) is planned for inode %llu, in no "
+			      "chunk the scan read", p->ifix.v[i].what,
+			      (unsigned long long)p->ifix.v[i].ino);
+	for (size_t i = 0; i < p->dirfix.n; i++)
+		REPAIR_ASSERT(scan_saw_inode(rc, p->dirfix.v[i]),
+			      "directory %llu is planned for a rewrite, in "
+			      "no chunk the scan read",
+			      (unsigned long long)p->dirfix.v[i]);
+	for (size_t i = 0; i < p->orphans.n; i++)
+		REPAIR_ASSERT(inode_info_find(rc, p->orphans.v[i].ino),
+			      "inode %llu is planned for /lost+found but is "
+			      "not in the scan's inode list",
+			      (unsigned long long)p->orphans.v[i].ino);
+}
+
 int
 apply_fixes(struct repair_ctx *rc, unsigned long *applied)
 {
 	struct xk_mount *mp = rc->mp;
-	struct ifixes *p = &rc->ifix;
+	struct ifixes *p = &rc->plan.ifix;
 	int err = 0, changed;
 
-	if (rc->from_secondary || rc->sb_primary_fix) {
+	if (REPAIR_DEBUG)
+		assert_plans_seen(rc);
+	if (rc->from_secondary || rc->plan.sb_primary_fix) {
 		err = write_sb(rc, 0);
 		if (err)
 			return err;
 		action_report(rc, ACT_SB_WRITTEN, 0, 0, NULL, " (the primary)%s",
 			      rc->from_secondary ? " from a secondary's copy" :
 			      "");
-		rc->from_secondary = rc->sb_primary_fix = 0;
+		rc->from_secondary = rc->plan.sb_primary_fix = 0;
 		(*applied)++;
 	}
 	for (uint32_t agno = 1; agno < mp->g.agcount; agno++) {
-		if (!rc->sb_bad[agno])
+		if (!rc->plan.sb_bad[agno])
 			continue;
 		err = write_sb(rc, agno);
 		if (err)
@@ -843,12 +626,12 @@ apply_fixes(struct repair_ctx *rc, unsigned long *applied)
 	 * fixed in this pass may name them again.  (Not a loop without
 	 * end: every pass that defers them applies something.)
 	 */
-	if (p->n || rc->ndirfix)
-		rc->norphans = 0;
+	if (p->n || rc->plan.dirfix.n)
+		rc->plan.orphans.n = 0;
 	/* Link counts likewise: other fixes may change the references. */
 	{
 		size_t keep = 0;
-		int others = rc->ndirfix != 0;
+		int others = rc->plan.dirfix.n != 0;
 
 		for (size_t i = 0; i < p->n; i++)
 			if (p->v[i].what != IFIX_NLINK)
@@ -859,7 +642,7 @@ apply_fixes(struct repair_ctx *rc, unsigned long *applied)
 		p->n = keep;
 	}
 	/* Quota usage follows from every other inode fix: wait for them. */
-	if (rc->quota && !p->n && !rc->ndirfix && !rc->norphans) {
+	if (rc->scan.quota && !p->n && !rc->plan.dirfix.n && !rc->plan.orphans.n) {
 		err = quota_apply(rc, applied);
 		if (err)
 			return err;
@@ -878,10 +661,10 @@ apply_fixes(struct repair_ctx *rc, unsigned long *applied)
 		*applied += changed;
 		i = j;
 	}
-	if (!err && rc->norphans)
+	if (!err && rc->plan.orphans.n)
 		err = reconnect_orphans(rc, applied);
 	p->n = 0;
-	rc->norphans = 0;
+	rc->plan.orphans.n = 0;
 	if (err)
 		return err;
 	return xk_buf_flush(mp);

@@ -91,13 +91,13 @@ walk_fork(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
 	    repair_oserr(rc, err, "reading the %s of inode %llu", fname,
 			 (unsigned long long)ino)) {
 		xk_fork_map_free(&map);
-		return rc->error;
+		return rc->found.error;
 	}
-	for (uint64_t i = 0; i < map.nblk && !rc->error; i++)
+	for (uint64_t i = 0; i < map.nblk && !rc->found.error; i++)
 		claim_fsb(rc, map.blk[i].fsb, 1, ino, owner_off);
-	if (rc->error) {
+	if (rc->found.error) {
 		xk_fork_map_free(&map);
-		return rc->error;
+		return rc->found.error;
 	}
 	*bmbt_blocks = map.nblk;
 	/* Each problem in its place among the extents, as it was met. */

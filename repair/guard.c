@@ -21,11 +21,11 @@ guard_mounted(struct repair_ctx *rc, char *msg, size_t len)
 {
 	struct xk_mounted ms;
 	char where[400];
-	int err = xk_mounted_state(rc->device, &ms);
+	int err = xk_mounted_state(rc->opt.device, &ms);
 
 	if (err) {
 		fprintf(stderr, "xfskit-repair: %s: warning: cannot tell "
-			"whether it is mounted (%s)\n", rc->device,
+			"whether it is mounted (%s)\n", rc->opt.device,
 			xk_strerror(err));
 		return 0;
 	}
@@ -37,14 +37,14 @@ guard_mounted(struct repair_ctx *rc, char *msg, size_t len)
 			 "filesystem (%s); unmount it first", where);
 		return -EBUSY;
 	}
-	if (!rc->no_modify) {
+	if (!rc->opt.no_modify) {
 		snprintf(msg, len, "contains a mounted filesystem (%s); "
 			 "unmount it to repair it, or check it with -n",
 			 where);
 		return -EBUSY;
 	}
 	fprintf(stderr, "xfskit-repair: %s: warning: %s; checking the blocks "
-		"on disk, which may lag behind the mount\n", rc->device,
+		"on disk, which may lag behind the mount\n", rc->opt.device,
 		where);
 	return 0;
 }
@@ -53,12 +53,12 @@ static void
 json_unchecked(struct repair_ctx *rc)
 {
 	fprintf(rc->out, ",\n  \"not_checked\": [");
-	for (int i = 0; i < rc->nunsup; i++) {
+	for (int i = 0; i < rc->found.nunsup; i++) {
 		fprintf(rc->out, "%s\n    {\"code\": \"%s\", \"what\": ",
-			i ? "," : "", rc->unsup[i].code);
-		json_string(rc->out, rc->unsup[i].what);
+			i ? "," : "", rc->found.unsup[i].code);
+		json_string(rc->out, rc->found.unsup[i].what);
 		fprintf(rc->out, ", \"reason\": ");
-		json_string(rc->out, rc->unsup[i].why);
+		json_string(rc->out, rc->found.unsup[i].why);
 		fprintf(rc->out, "}");
 	}
 	fprintf(rc->out, "\n  ]");
@@ -68,16 +68,16 @@ json_unchecked(struct repair_ctx *rc)
 void
 guard_json(struct repair_ctx *rc)
 {
-	if (rc->nunsup)
+	if (rc->found.nunsup)
 		json_unchecked(rc);
 }
 
 static void
 say_unchecked(struct repair_ctx *rc)
 {
-	for (int i = 0; i < rc->nunsup; i++)
-		info(rc, "%s was not checked: %s.\n", rc->unsup[i].what,
-		     rc->unsup[i].why);
+	for (int i = 0; i < rc->found.nunsup; i++)
+		info(rc, "%s was not checked: %s.\n", rc->found.unsup[i].what,
+		     rc->found.unsup[i].why);
 }
 
 /* The parts found so far decide: refuse to write, or check the rest. */
@@ -86,24 +86,24 @@ guard_decide(struct repair_ctx *rc)
 {
 	int opens = 0;
 
-	if (!rc->nunsup)
+	if (!rc->found.nunsup)
 		return 0;
-	for (int i = 0; i < rc->nunsup; i++)
-		opens |= rc->unsup[i].blocks_open;
-	if (!rc->no_modify) {
-		for (int i = 0; i < rc->nunsup; i++)
+	for (int i = 0; i < rc->found.nunsup; i++)
+		opens |= rc->found.unsup[i].blocks_open;
+	if (!rc->opt.no_modify) {
+		for (int i = 0; i < rc->found.nunsup; i++)
 			fprintf(stderr, "xfskit-repair: %s: refusing to change "
 				"anything: %s cannot be handled: %s.\n",
-				rc->device, rc->unsup[i].what,
-				rc->unsup[i].why);
+				rc->opt.device, rc->found.unsup[i].what,
+				rc->found.unsup[i].why);
 		fprintf(stderr, "xfskit-repair: %s: nothing was written%s.\n",
-			rc->device, opens ? "" : "; -n checks the rest");
+			rc->opt.device, opens ? "" : "; -n checks the rest");
 	} else if (!opens) {
 		return 0;	/* check the rest: guard_unchecked() */
 	} else {
 		say_unchecked(rc);
 	}
-	if (rc->json)
+	if (rc->opt.json)
 		json_end(rc, REPAIR_EXIT_UNCHECKED);
 	return REPAIR_EXIT_UNCHECKED;
 }
@@ -118,13 +118,13 @@ int
 guard_unsupported(struct repair_ctx *rc)
 {
 	struct xk_unsupported found[XK_UNSUPPORTED_MAX];
-	int n = xk_unsupported_probe(rc->device, found, XK_UNSUPPORTED_MAX);
+	int n = xk_unsupported_probe(rc->opt.device, found, XK_UNSUPPORTED_MAX);
 
 	if (n <= 0)
 		return 0;	/* unreadable: the open reports it */
 	for (int i = 0; i < n; i++)
 		if (strcmp(found[i].code, "ro_compat"))
-			rc->unsup[rc->nunsup++] = found[i];
+			rc->found.unsup[rc->found.nunsup++] = found[i];
 	return guard_decide(rc);
 }
 
@@ -135,16 +135,16 @@ guard_unsupported_voted(struct repair_ctx *rc)
 	struct xk_unsupported found[XK_UNSUPPORTED_MAX];
 	int n = xk_unsupported_scan(&rc->mp->sb, found, XK_UNSUPPORTED_MAX);
 
-	for (int i = 0; i < n && rc->nunsup < XK_UNSUPPORTED_MAX; i++)
+	for (int i = 0; i < n && rc->found.nunsup < XK_UNSUPPORTED_MAX; i++)
 		if (!strcmp(found[i].code, "ro_compat"))
-			rc->unsup[rc->nunsup++] = found[i];
+			rc->found.unsup[rc->found.nunsup++] = found[i];
 	return guard_decide(rc);
 }
 
 int
 guard_unchecked(struct repair_ctx *rc, int status)
 {
-	if (!rc->nunsup)
+	if (!rc->found.nunsup)
 		return status;
 	say_unchecked(rc);
 	return status == REPAIR_EXIT_CLEAN ? REPAIR_EXIT_UNCHECKED : status;

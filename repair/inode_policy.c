@@ -40,22 +40,6 @@ flags_wanted(const struct repair_ctx *rc, uint64_t ino, uint16_t mode,
 	return want;
 }
 
-/* The legacy (seconds, nanoseconds) timestamps with nanoseconds >= 10^9. */
-unsigned int
-bad_nsec_mask(const struct xk_dinode *dip)
-{
-	const xk_timestamp *ts[4] = { &dip->di_atime, &dip->di_mtime,
-				      &dip->di_ctime, &dip->di_crtime };
-	unsigned int mask = 0;
-
-	if (xk_be64_get(dip->di_flags2) & XK_DIFLAG2_BIGTIME)
-		return 0;
-	for (int i = 0; i < 4; i++)
-		if ((xk_be64_get(*ts[i]) & 0xffffffffu) >= 1000000000u)
-			mask |= 1u << i;
-	return mask;
-}
-
 void
 check_core_policy(struct repair_ctx *rc, uint64_t ino,
 		  const struct xk_dinode *dip, uint64_t daddr)

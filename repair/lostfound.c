@@ -36,40 +36,12 @@
 #include "repair.h"
 
 #define LOST_FOUND	"lost+found"
-#define ORPHAN_NAME_MAX	32	/* a decimal inode number, ".N", NUL */
-
-/* /lost+found written by the directory rewrite (way 2). */
-struct lf_plan {
-	uint64_t		lf;
-	uint64_t		root;
-	int			create;	/* lf is a new inode */
-	struct xk_bld_dirent	*ents;	/* one per orphan */
-	char			(*names)[ORPHAN_NAME_MAX];
-	size_t			n;
-	struct orphan		*dirs;	/* the orphan directories */
-	size_t			ndirs;
-	struct xk_bld_dirent	lfent;	/* the root's new entry */
-};
-
-void
-lf_plan_free(struct repair_ctx *rc)
-{
-	struct lf_plan *p = rc->lfplan;
-
-	if (!p)
-		return;
-	free(p->ents);
-	free(p->names);
-	free(p->dirs);
-	free(p);
-	rc->lfplan = NULL;
-}
 
 void
 lf_extra(const struct repair_ctx *rc, uint64_t dir,
 	 const struct xk_bld_dirent **ents, size_t *n)
 {
-	const struct lf_plan *p = rc->lfplan;
+	const struct lf_plan *p = rc->plan.lfplan;
 
 	*n = 0;
 	*ents = NULL;
@@ -82,28 +54,6 @@ lf_extra(const struct repair_ctx *rc, uint64_t dir,
 		*ents = p->ents;
 		*n = p->n;
 	}
-}
-
-void
-plan_orphan(struct repair_ctx *rc, const struct inode_info *ii)
-{
-	if (rc->no_modify)
-		return;
-	if (rc->norphans == rc->caporphans) {
-		size_t ncap = rc->caporphans ? rc->caporphans * 2 : 16;
-		struct orphan *nv = xk_realloc(rc->orphans, ncap * sizeof(*nv));
-
-		if (!nv) {
-			repair_error(rc, -ENOMEM, "planning the reconnection "
-				     "of inode %llu",
-				     (unsigned long long)ii->ino);
-			return;
-		}
-		rc->orphans = nv;
-		rc->caporphans = ncap;
-	}
-	rc->orphans[rc->norphans++] = (struct orphan){ ii->ino, ii->mode,
-						       ii->sfdir };
 }
 
 static int
@@ -122,7 +72,7 @@ static uint64_t
 pick_free_inode(struct repair_ctx *rc)
 {
 	struct xk_mount *mp = rc->mp;
-	uint64_t *named = xk_malloc((rc->nedges + rc->ifix.n + 1) *
+	uint64_t *named = xk_malloc((rc->scan.nedges + rc->plan.ifix.n + 1) *
 				 sizeof(*named));
 	size_t nn = 0;
 	uint64_t found = 0;
@@ -132,18 +82,18 @@ pick_free_inode(struct repair_ctx *rc)
 			     LOST_FOUND);
 		return 0;
 	}
-	for (size_t i = 0; i < rc->nedges; i++)
-		named[nn++] = rc->edges[i].child;
-	for (size_t i = 0; i < rc->ifix.n; i++)
-		named[nn++] = rc->ifix.v[i].ino;
+	for (size_t i = 0; i < rc->scan.nedges; i++)
+		named[nn++] = rc->scan.edges[i].child;
+	for (size_t i = 0; i < rc->plan.ifix.n; i++)
+		named[nn++] = rc->plan.ifix.v[i].ino;
 	sort_v(named, nn, sizeof(*named), cmp_u64);
 	for (uint32_t agno = 0; agno < mp->g.agcount && !found; agno++) {
-		const struct ag_scan *as = &rc->ags[agno];
+		const struct ag_scan *as = &rc->scan.ags[agno];
 
 		if (!as->seen_free)
 			continue;
-		for (size_t i = 0; i < as->nchunks && !found; i++) {
-			const struct xk_inobt_rec *r = &as->chunks[i];
+		for (size_t i = 0; i < as->chunks.n && !found; i++) {
+			const struct xk_inobt_rec *r = &as->chunks.v[i];
 			uint16_t holes = mp->g.has_sparse ?
 				xk_be16_get(r->ir_u.sp.ir_holemask) : 0;
 
@@ -369,8 +319,8 @@ name_orphans(struct repair_ctx *rc, uint64_t lf)
 
 	if (err)
 		return err;
-	for (size_t i = 0; i < rc->norphans; i++) {
-		struct orphan *o = &rc->orphans[i];
+	for (size_t i = 0; i < rc->plan.orphans.n; i++) {
+		struct orphan *o = &rc->plan.orphans.v[i];
 
 		o->suffix = 0;
 		while (orphan_name(o, name) < ORPHAN_NAME_MAX && ntaken &&
@@ -402,8 +352,8 @@ all_fit_sf(struct repair_ctx *rc, const struct xk_dinode *dip, uint64_t lf)
 		return 0;
 	}
 	memcpy(copy, dip, isize);
-	for (size_t i = 0; i < rc->norphans && ok; i++) {
-		const struct orphan *o = &rc->orphans[i];
+	for (size_t i = 0; i < rc->plan.orphans.n && ok; i++) {
+		const struct orphan *o = &rc->plan.orphans.v[i];
 		char name[ORPHAN_NAME_MAX];
 		struct sf_add add = { (const uint8_t *)name, 0,
 				      xk_mode_to_ftype(o->mode), o->ino };
@@ -451,8 +401,8 @@ add_in_place(struct repair_ctx *rc, uint64_t lf, unsigned long *applied)
 {
 	int err;
 
-	for (size_t i = 0; i < rc->norphans; i++) {
-		const struct orphan *o = &rc->orphans[i];
+	for (size_t i = 0; i < rc->plan.orphans.n; i++) {
+		const struct orphan *o = &rc->plan.orphans.v[i];
 		char name[ORPHAN_NAME_MAX];
 
 		if (o->ino == lf)
@@ -479,13 +429,13 @@ static void
 mark_in_use(struct repair_ctx *rc, uint64_t ino)
 {
 	struct xk_mount *mp = rc->mp;
-	struct ag_scan *as = &rc->ags[xk_ino_to_agno(mp, ino)];
+	struct ag_scan *as = &rc->scan.ags[xk_ino_to_agno(mp, ino)];
 	uint32_t agino = xk_ino_to_agino(mp, ino);
 
 	if (!as->seen_free)
 		return;
-	for (size_t i = 0; i < as->nchunks; i++) {
-		uint32_t start = xk_be32_get(as->chunks[i].ir_startino);
+	for (size_t i = 0; i < as->chunks.n; i++) {
+		uint32_t start = xk_be32_get(as->chunks.v[i].ir_startino);
 
 		if (agino >= start && agino < start + XK_INODES_PER_CHUNK)
 			as->seen_free[i] &= ~(1ULL << (agino - start));
@@ -497,23 +447,23 @@ static int
 plan_rewrite(struct repair_ctx *rc, uint64_t lf, int create)
 {
 	struct lf_plan *p = xk_calloc(1, sizeof(*p));
-	size_t cap = rc->norphans ? rc->norphans : 1;
+	size_t cap = rc->plan.orphans.n ? rc->plan.orphans.n : 1;
 
 	if (!p)
 		return -ENOMEM;
-	rc->lfplan = p;
+	rc->plan.lfplan = p;
 	p->ents = xk_calloc(cap, sizeof(*p->ents));
 	p->names = xk_calloc(cap, sizeof(*p->names));
 	p->dirs = xk_calloc(cap, sizeof(*p->dirs));
 	if (!p->ents || !p->names || !p->dirs) {
-		lf_plan_free(rc);
+		lf_plan_free(&rc->plan);
 		return -ENOMEM;
 	}
 	p->lf = lf;
 	p->root = rc->mp->sb.rootino;
 	p->create = create;
-	for (size_t i = 0; i < rc->norphans; i++) {
-		const struct orphan *o = &rc->orphans[i];
+	for (size_t i = 0; i < rc->plan.orphans.n; i++) {
+		const struct orphan *o = &rc->plan.orphans.v[i];
 		int len;
 
 		if (o->ino == lf)
@@ -545,7 +495,7 @@ plan_rewrite(struct repair_ctx *rc, uint64_t lf, int create)
 int
 lf_build(struct repair_ctx *rc, struct xk_bld *b)
 {
-	struct lf_plan *p = rc->lfplan;
+	struct lf_plan *p = rc->plan.lfplan;
 	int err = 0;
 
 	if (!p)
@@ -583,7 +533,7 @@ lf_build(struct repair_ctx *rc, struct xk_bld *b)
 void
 lf_report_moves(struct repair_ctx *rc, uint64_t dir)
 {
-	const struct lf_plan *p = rc->lfplan;
+	const struct lf_plan *p = rc->plan.lfplan;
 
 	if (!p || dir != p->lf)
 		return;
@@ -615,11 +565,11 @@ static ssize_t
 orphan_index(const struct repair_ctx *rc, uint64_t ino)
 {
 	struct orphan key = { .ino = ino };
-	const struct orphan *o = rc->norphans ?
-		bsearch(&key, rc->orphans, rc->norphans, sizeof(key),
-			cmp_orphan) : NULL;
+	const struct orphan *o = rc->plan.orphans.n ?
+		bsearch(&key, rc->plan.orphans.v, rc->plan.orphans.n,
+			sizeof(key), cmp_orphan) : NULL;
 
-	return o ? o - rc->orphans : -1;
+	return o ? o - rc->plan.orphans.v : -1;
 }
 
 /*
@@ -640,59 +590,61 @@ drop_named_dirs(struct repair_ctx *rc)
 	uint8_t *keep = NULL, *group_kept = NULL;
 	int dirs = 0;
 
-	for (size_t i = 0; i < rc->norphans; i++)
-		if ((rc->orphans[i].mode & XK_S_IFMT) == XK_S_IFDIR)
+	for (size_t i = 0; i < rc->plan.orphans.n; i++)
+		if ((rc->plan.orphans.v[i].mode & XK_S_IFMT) == XK_S_IFDIR)
 			dirs = 1;
-	if (!dirs || !rc->nedges)
+	if (!dirs || !rc->scan.nedges)
 		return;
-	sort_v(rc->orphans, rc->norphans, sizeof(*rc->orphans), cmp_orphan);
-	named = xk_malloc(rc->nedges * sizeof(*named));
-	up = xk_malloc(rc->norphans * sizeof(*up));
-	keep = xk_calloc(rc->norphans, 1);
-	group_kept = xk_calloc(rc->norphans, 1);
+	sort_v(rc->plan.orphans.v, rc->plan.orphans.n, sizeof(*rc->plan.orphans.v),
+	       cmp_orphan);
+	named = xk_malloc(rc->scan.nedges * sizeof(*named));
+	up = xk_malloc(rc->plan.orphans.n * sizeof(*up));
+	keep = xk_calloc(rc->plan.orphans.n, 1);
+	group_kept = xk_calloc(rc->plan.orphans.n, 1);
 	if (!named || !up || !keep || !group_kept) {
 		repair_error(rc, -ENOMEM, "choosing the orphans for /%s",
 			     LOST_FOUND);
-		rc->norphans = 0;
+		rc->plan.orphans.n = 0;
 		goto out;
 	}
-	for (size_t i = 0; i < rc->nedges; i++)
-		named[i] = rc->edges[i].child;
-	sort_v(named, rc->nedges, sizeof(*named), cmp_u64);
-	for (size_t i = 0; i < rc->norphans; i++)
+	for (size_t i = 0; i < rc->scan.nedges; i++)
+		named[i] = rc->scan.edges[i].child;
+	sort_v(named, rc->scan.nedges, sizeof(*named), cmp_u64);
+	for (size_t i = 0; i < rc->plan.orphans.n; i++)
 		up[i] = i;
 	/* Group the orphan directories the entries join. */
-	for (size_t i = 0; i < rc->nedges; i++) {
-		ssize_t p = orphan_index(rc, rc->edges[i].parent);
-		ssize_t c = p < 0 ? -1 : orphan_index(rc, rc->edges[i].child);
+	for (size_t i = 0; i < rc->scan.nedges; i++) {
+		ssize_t p = orphan_index(rc, rc->scan.edges[i].parent);
+		ssize_t c = p < 0 ? -1 : orphan_index(rc, rc->scan.edges[i].child);
 
-		if (c >= 0 && (rc->orphans[c].mode & XK_S_IFMT) == XK_S_IFDIR)
+		if (c >= 0 &&
+		    (rc->plan.orphans.v[c].mode & XK_S_IFMT) == XK_S_IFDIR)
 			up[uf_find(up, (size_t)p)] = uf_find(up, (size_t)c);
 	}
-	for (size_t i = 0; i < rc->norphans; i++) {
-		const struct orphan *o = &rc->orphans[i];
+	for (size_t i = 0; i < rc->plan.orphans.n; i++) {
+		const struct orphan *o = &rc->plan.orphans.v[i];
 
 		keep[i] = (o->mode & XK_S_IFMT) != XK_S_IFDIR ||
-			  !bsearch(&o->ino, named, rc->nedges, sizeof(*named),
+			  !bsearch(&o->ino, named, rc->scan.nedges, sizeof(*named),
 				   cmp_u64);
 		if (keep[i])
 			group_kept[uf_find(up, i)] = 1;
 	}
 	/* A group nothing brings back: its lowest directory (inode order). */
-	for (size_t i = 0; i < rc->norphans; i++) {
+	for (size_t i = 0; i < rc->plan.orphans.n; i++) {
 		size_t g = uf_find(up, i);
 
 		if (!keep[i] && !group_kept[g])
 			keep[i] = group_kept[g] = 1;
 	}
-	for (size_t i = 0; i < rc->norphans; i++) {
+	for (size_t i = 0; i < rc->plan.orphans.n; i++) {
 		if (!keep[i]) {
 			plan_none(rc);
 			continue;
 		}
-		rc->orphans[out++] = rc->orphans[i];
+		rc->plan.orphans.v[out++] = rc->plan.orphans.v[i];
 	}
-	rc->norphans = out;
+	rc->plan.orphans.n = out;
 out:
 	free(named);
 	free(up);
@@ -709,11 +661,11 @@ reconnect_orphans(struct repair_ctx *rc, unsigned long *applied)
 	struct xk_dinode *dip;
 	int err, fits;
 
-	lf_plan_free(rc);
+	lf_plan_free(&rc->plan);
 	drop_named_dirs(rc);
-	if (rc->error)
-		return rc->error;
-	if (!rc->norphans)
+	if (rc->found.error)
+		return rc->found.error;
+	if (!rc->plan.orphans.n)
 		return 0;
 	/* Edits of this pass's inode fixes must be read back as written. */
 	err = xk_buf_flush(mp);
@@ -727,23 +679,23 @@ reconnect_orphans(struct repair_ctx *rc, unsigned long *applied)
 	 */
 	err = dir_lookup(rc, root, LOST_FOUND, &lf);
 	if (repair_oserr(rc, err, "looking up /%s", LOST_FOUND))
-		return rc->error;
+		return rc->found.error;
 	if (lf && !dir_in_use(rc, lf))
 		return 0;	/* the name is taken by a file */
 	if (!lf) {
 		lf = pick_free_inode(rc);
 		if (!lf)
-			return rc->error;
+			return rc->found.error;
 		err = name_orphans(rc, 0);
 		if (err)
 			return repair_error(rc, err, "naming the orphans");
 		fits = all_fit_new(rc, lf);
-		if (rc->error)
-			return rc->error;
+		if (rc->found.error)
+			return rc->found.error;
 		if (fits) {
 			err = create_lost_found(rc, lf);
 			if (repair_oserr(rc, err, "creating /%s", LOST_FOUND))
-				return rc->error;
+				return rc->found.error;
 		}
 		if (fits && !err) {
 			err = add_in_place(rc, lf, applied);
@@ -754,18 +706,18 @@ reconnect_orphans(struct repair_ctx *rc, unsigned long *applied)
 	}
 	err = name_orphans(rc, lf);
 	if (repair_oserr(rc, err, "reading the names in /%s", LOST_FOUND))
-		return rc->error;
+		return rc->found.error;
 	if (err)
 		return 0;
 	err = xk_inode_read(mp, lf, 0, &bp, &dip);
 	if (repair_oserr(rc, err, "reading /%s", LOST_FOUND))
-		return rc->error;
+		return rc->found.error;
 	if (err)
 		return 0;
 	fits = all_fit_sf(rc, dip, lf);
 	xk_buf_release(bp);
-	if (rc->error)
-		return rc->error;
+	if (rc->found.error)
+		return rc->found.error;
 	if (fits)
 		return add_in_place(rc, lf, applied);
 	return plan_rewrite(rc, lf, 0);

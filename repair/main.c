@@ -51,10 +51,10 @@ usage(FILE *to)
 static int
 operational_error(struct repair_ctx *rc, const char *msg)
 {
-	fprintf(stderr, "xfskit-repair: %s: %s\n", rc->device, msg);
-	if (rc->json) {
+	fprintf(stderr, "xfskit-repair: %s: %s\n", rc->opt.device, msg);
+	if (rc->opt.json) {
 		/* What was changed before the error, listed all the same. */
-		fprintf(rc->out, "%s]", rc->json_items ? "\n  " : "");
+		fprintf(rc->out, "%s]", rc->found.json_items ? "\n  " : "");
 		action_json(rc);
 		fprintf(rc->out, ",\n  \"error\": ");
 		json_string(rc->out, msg);
@@ -85,14 +85,14 @@ run_stopped(struct repair_ctx *rc, const char *undo_path,
 		snprintf(done, sizeof(done), "stopping; %llu writes were made "
 			 "before it: 'xfskit-undo %s %s' restores the device "
 			 "as it was before this run",
-			 (unsigned long long)writes, undo_path, rc->device);
+			 (unsigned long long)writes, undo_path, rc->opt.device);
 	else
 		snprintf(done, sizeof(done), "stopping; %llu writes were made "
 			 "before it, each complete: run xfskit-repair again "
 			 "to finish (with -z next time to be able to undo)",
 			 (unsigned long long)writes);
 	snprintf(msg, sizeof(msg), "%s while %s: %s",
-		 repair_error_cause(rc->error), rc->error_what, done);
+		 repair_error_cause(rc->found.error), rc->found.error_what, done);
 	return operational_error(rc, msg);
 }
 
@@ -112,7 +112,7 @@ finish_stopped(struct repair_ctx *rc, struct xk_undo *undo, int status)
 	err = xk_undo_finish(undo);
 	if (err) {
 		fprintf(stderr, "xfskit-repair: %s: the undo file could not "
-			"be completed: %s\n", rc->device, xk_strerror(err));
+			"be completed: %s\n", rc->opt.device, xk_strerror(err));
 		status = REPAIR_EXIT_ERROR;
 	}
 	return status;
@@ -135,7 +135,7 @@ stop_run(struct repair_ctx *rc, struct xk_undo *undo, const char *undo_path,
 	 * whatever the step that then failed on it recorded.
 	 */
 	if (uerr)
-		rc->error = 0;
+		rc->found.error = 0;
 	repair_error(rc, uerr ? uerr : err, "saving the old contents of the "
 		     "device to the undo file %s", undo_path);
 	if (rc->mp)
@@ -144,8 +144,8 @@ stop_run(struct repair_ctx *rc, struct xk_undo *undo, const char *undo_path,
 	/* The handle is gone (its last flush failed): no count to give. */
 	snprintf(msg, sizeof(msg), "%s while %s: stopping; 'xfskit-undo %s "
 		 "%s' restores the device as it was before this run",
-		 repair_error_cause(rc->error), rc->error_what, undo_path,
-		 rc->device);
+		 repair_error_cause(rc->found.error), rc->found.error_what, undo_path,
+		 rc->opt.device);
 	return finish_stopped(rc, undo, operational_error(rc, msg));
 }
 
@@ -165,7 +165,7 @@ open_from_secondary(struct repair_ctx *rc, int why, struct xk_fail *f,
 	int err;
 
 	xk_open_error_format(why, f, line, sizeof(line));
-	err = xk_dev_open(rc->device, rc->no_modify ? XK_DEV_RDONLY :
+	err = xk_dev_open(rc->opt.device, rc->opt.no_modify ? XK_DEV_RDONLY :
 			  XK_DEV_EXCL, &dev);
 	if (err) {
 		snprintf(errmsg, errlen, "%s", xk_strerror(err));
@@ -191,7 +191,7 @@ open_from_secondary(struct repair_ctx *rc, int why, struct xk_fail *f,
 		return err;
 	}
 	info(rc, "Using the secondary superblock of AG %u.\n", agno);
-	err = xk_mount_from_sb(dev, &sb, rc->no_modify ? XK_MOUNT_RDONLY : 0,
+	err = xk_mount_from_sb(dev, &sb, rc->opt.no_modify ? XK_MOUNT_RDONLY : 0,
 			       &rc->mp, f);
 	if (err) {
 		xk_open_error_format(err, f, errmsg, errlen);
@@ -224,22 +224,22 @@ static int
 repair_run(struct repair_ctx *rc, unsigned long *found)
 {
 	/* A bad primary was reported when the handle was opened. */
-	unsigned long first = 0, last = 0, pre = rc->nproblems;
+	unsigned long first = 0, last = 0, pre = rc->found.nproblems;
 	int err = 0;
 
 	for (rc->pass = 1; rc->pass <= REPAIR_MAX_PASSES; rc->pass++) {
-		unsigned long before = rc->nproblems, applied = 0;
+		unsigned long before = rc->found.nproblems, applied = 0;
 		int kept;
 
-		memset(rc->counts, 0, sizeof(rc->counts));
+		memset(rc->found.counts, 0, sizeof(rc->found.counts));
 		if (rc->pass > 1)
 			info(rc, "Pass %d - checking again after the "
 			     "repairs...\n", rc->pass);
-		kept = rc->keep != NULL;
+		kept = rc->scan.keep != NULL;
 		err = repair_scan(rc);
 		if (!err)
 			action_note_scan(rc);	/* the summary's files kept */
-		last = rc->nproblems - before;
+		last = rc->found.nproblems - before;
 		if (rc->pass == 1)
 			first = last + pre;
 		if (kept) {
@@ -252,13 +252,14 @@ repair_run(struct repair_ctx *rc, unsigned long *found)
 		}
 		/* A primary fixed at open still needs writing. */
 		if (err || (last == 0 && !rc->from_secondary &&
-			    !rc->sb_primary_fix)) {
+			    !rc->plan.sb_primary_fix)) {
 			repair_scan_free(rc);
 			break;
 		}
 		rc->phase_what = "repairing";
 		err = repair_phase_end(rc, apply_fixes(rc, &applied));
-		if (!err && !applied && (need_rebuild(rc) || rc->ndirfix)) {
+		if (!err && !applied &&
+		    (need_rebuild(rc) || rc->plan.dirfix.n)) {
 			/*
 			 * The confirming pass may reuse this inode scan.
 			 * Optional: without the copy (no memory for it) that
@@ -278,7 +279,7 @@ repair_run(struct repair_ctx *rc, unsigned long *found)
 	keep_free(rc);
 	*found = first;
 	/* The first operational error is the one to report. */
-	if (err && !rc->error)
+	if (err && !rc->found.error)
 		repair_error(rc, err, "repairing");
 	if (err)
 		return err;
@@ -290,7 +291,7 @@ repair_run(struct repair_ctx *rc, unsigned long *found)
 	if (first)
 		info(rc, "All %lu problem%s found were repaired.\n", first,
 		     first == 1 ? "" : "s");
-	return first && rc->exit_fixed ? REPAIR_EXIT_FIXED : REPAIR_EXIT_CLEAN;
+	return first && rc->opt.exit_fixed ? REPAIR_EXIT_FIXED : REPAIR_EXIT_CLEAN;
 }
 
 int
@@ -318,16 +319,16 @@ main(int argc, char **argv)
 				  NULL)) != -1) {
 		switch (opt) {
 		case 'e':
-			rc.exit_fixed = 1;
+			rc.opt.exit_fixed = 1;
 			break;
 		case 'J':
-			rc.json = 1;
+			rc.opt.json = 1;
 			break;
 		case 'D':
-			rc.direct = 1;
+			rc.opt.direct = 1;
 			break;
 		case 'S':
-			rc.spill_dir = optarg;
+			rc.opt.spill_dir = optarg;
 			break;
 		case 'm': {
 			char *end;
@@ -339,14 +340,14 @@ main(int argc, char **argv)
 					"'%s'\n", optarg);
 				return REPAIR_EXIT_USAGE;
 			}
-			rc.mem_cap_mb = m;
+			rc.opt.mem_cap_mb = m;
 			break;
 		}
 		case 'P':
 			no_progress = 1;
 			break;
 		case 'L':
-			rc.zero_log = 1;
+			rc.opt.zero_log = 1;
 			break;
 		case 'z':
 			undo_path = optarg;
@@ -361,14 +362,14 @@ main(int argc, char **argv)
 					"'%s'\n", optarg);
 				return REPAIR_EXIT_USAGE;
 			}
-			rc.threads = (unsigned int)t;
+			rc.opt.threads = (unsigned int)t;
 			break;
 		}
 		case 'n':
-			rc.no_modify = 1;
+			rc.opt.no_modify = 1;
 			break;
 		case 'v':
-			rc.verbose++;
+			rc.opt.verbose++;
 			break;
 		case 'V':
 			printf("xfskit-repair version %s\n", xk_version());
@@ -387,26 +388,26 @@ main(int argc, char **argv)
 		usage(stderr);
 		return REPAIR_EXIT_USAGE;
 	}
-	rc.device = argv[optind];
+	rc.opt.device = argv[optind];
 	if (xk_fault_check_env(fault_msg, sizeof(fault_msg))) {
 		fprintf(stderr, "xfskit-repair: %s\n", fault_msg);
 		return REPAIR_EXIT_USAGE;
 	}
-	if (!rc.threads) {
+	if (!rc.opt.threads) {
 		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 
-		rc.threads = cpus > 0 ? (unsigned int)cpus : 1;
+		rc.opt.threads = cpus > 0 ? (unsigned int)cpus : 1;
 	}
-	rc.progress = !no_progress && !rc.json && isatty(STDERR_FILENO);
-	if (rc.json)
-		rc.verbose = 0;
-	if (rc.no_modify && (rc.zero_log || undo_path)) {
+	rc.opt.progress = !no_progress && !rc.opt.json && isatty(STDERR_FILENO);
+	if (rc.opt.json)
+		rc.opt.verbose = 0;
+	if (rc.opt.no_modify && (rc.opt.zero_log || undo_path)) {
 		fprintf(stderr, "xfskit-repair: -n writes nothing, so -L and "
 			"-z do not go with it\n");
 		return REPAIR_EXIT_USAGE;
 	}
 
-	if (rc.json)
+	if (rc.opt.json)
 		json_begin(&rc);
 	{
 		char msg[600];
@@ -417,8 +418,8 @@ main(int argc, char **argv)
 	status = guard_unsupported(&rc);
 	if (status)
 		return status;
-	err = xk_mount_open(rc.device, (rc.no_modify ? XK_MOUNT_RDONLY : 0) |
-			    (rc.direct ? XK_MOUNT_DIRECT : 0), &rc.mp, &f);
+	err = xk_mount_open(rc.opt.device, (rc.opt.no_modify ? XK_MOUNT_RDONLY : 0) |
+			    (rc.opt.direct ? XK_MOUNT_DIRECT : 0), &rc.mp, &f);
 	/*
 	 * A version the primary alone claims is damage to the primary when
 	 * a secondary is a good v5 one (a real older filesystem has none).
@@ -464,13 +465,13 @@ main(int argc, char **argv)
 		return stop_run(&rc, undo, undo_path, writes0, err);
 	if (!err && repair_phase_end(&rc, 0))
 		err = REPAIR_EXIT_ERROR;
-	if (rc.error) {
+	if (rc.found.error) {
 		status = run_stopped(&rc, undo_path, writes0);
 		return finish_stopped(&rc, undo, status);
 	}
 	if (err) {
-		if (rc.json) {
-			fprintf(rc.out, "%s]", rc.json_items ? "\n  " : "");
+		if (rc.opt.json) {
+			fprintf(rc.out, "%s]", rc.found.json_items ? "\n  " : "");
 			action_json(&rc);
 			fprintf(rc.out, ",\n  \"error\": \"dirty log\",\n  "
 				"\"exit_status\": %d\n}\n", err);
@@ -479,8 +480,8 @@ main(int argc, char **argv)
 		return finish_stopped(&rc, undo, err);
 	}
 	if (repair_memory_check(&rc)) {
-		if (rc.json) {
-			fprintf(rc.out, "%s]", rc.json_items ? "\n  " : "");
+		if (rc.opt.json) {
+			fprintf(rc.out, "%s]", rc.found.json_items ? "\n  " : "");
 			action_json(&rc);
 			fprintf(rc.out, ",\n  \"error\": \"memory cap\",\n  "
 				"\"exit_status\": %d\n}\n", REPAIR_EXIT_ERROR);
@@ -489,20 +490,20 @@ main(int argc, char **argv)
 		return finish_stopped(&rc, undo, REPAIR_EXIT_ERROR);
 	}
 	rc.pass = 1;
-	if (rc.no_modify) {
+	if (rc.opt.no_modify) {
 		err = repair_check(&rc);
-		status = rc.nproblems ? REPAIR_EXIT_CORRUPT :
+		status = rc.found.nproblems ? REPAIR_EXIT_CORRUPT :
 			 REPAIR_EXIT_CLEAN;
-		found = rc.nproblems;
+		found = rc.found.nproblems;
 	} else if (rc.mp->g.has_parent) {
 		/*
 		 * Every repair that rewrites a directory or moves a file
 		 * would have to rewrite parent pointers too, which is not
 		 * done: with parent pointers, check only and change nothing.
 		 */
-		rc.no_modify = 1;
+		rc.opt.no_modify = 1;
 		err = repair_check(&rc);
-		found = rc.nproblems;
+		found = rc.found.nproblems;
 		status = found ? REPAIR_EXIT_CORRUPT : REPAIR_EXIT_CLEAN;
 		if (!err && found)
 			info(&rc, "This filesystem has parent pointers, which "
@@ -512,15 +513,15 @@ main(int argc, char **argv)
 		status = repair_run(&rc, &found);
 		err = status < 0 ? status : 0;
 	}
-	rc.first_problems = found;
+	rc.found.first_problems = found;
 	if (!err && action_error(&rc))
 		err = action_error(&rc);
 	repair_memory_done(&rc);
 	status = guard_unchecked(&rc, status);
 	if (xk_undo_error(undo))
 		return stop_run(&rc, undo, undo_path, writes0, err);
-	if (err || rc.error) {
-		if (!rc.error)
+	if (err || rc.found.error) {
+		if (!rc.found.error)
 			repair_error(&rc, err, "checking");
 		status = run_stopped(&rc, undo_path, writes0);
 		return finish_stopped(&rc, undo, status);
@@ -539,7 +540,7 @@ main(int argc, char **argv)
 			 " and the undo file" : "");
 		return operational_error(&rc, msg);
 	}
-	if (rc.progress)
+	if (rc.opt.progress)
 		fprintf(stderr, "\r\033[K");
 	/* Test builds under XFSKIT_FAULT: the range a fault sweep covers. */
 	if (xk_fault_count(XK_FAULT_ALLOC) >= 0)
@@ -550,14 +551,14 @@ main(int argc, char **argv)
 			xk_fault_count(XK_FAULT_WRITE),
 			xk_fault_count(XK_FAULT_THREAD),
 			xk_fault_count(XK_FAULT_PHASE));
-	if (rc.json) {
+	if (rc.opt.json) {
 		json_end(&rc, status);
-	} else if (!rc.no_modify && found) {
+	} else if (!rc.opt.no_modify && found) {
 		action_summary(&rc);
-	} else if (rc.no_modify && found) {
+	} else if (rc.opt.no_modify && found) {
 		fprintf(rc.out, "%lu problem%s found.\n", found,
 			found == 1 ? "" : "s");
-	} else if (!found && rc.verbose && !rc.nunsup) {
+	} else if (!found && rc.opt.verbose && !rc.found.nunsup) {
 		fprintf(rc.out, "No problems found.\n");
 	}
 	action_free(&rc);

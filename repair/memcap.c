@@ -135,8 +135,8 @@ estimate(struct repair_ctx *rc, uint64_t *without_cache, uint64_t *stays)
 		 * connectivity walk's stack.
 		 */
 		heap = (uint64_t)SPILL_THRESHOLD *
-		       ((uint64_t)mp->g.agcount * (5 + rc->threads) +
-			2 * ((uint64_t)rc->threads + 1) + 1);
+		       ((uint64_t)mp->g.agcount * (5 + rc->opt.threads) +
+			2 * ((uint64_t)rc->opt.threads + 1) + 1);
 		spillable = claims + lists;
 		/*
 		 * The space phase's heap copies of one AG's claims, and
@@ -146,7 +146,7 @@ estimate(struct repair_ctx *rc, uint64_t *without_cache, uint64_t *stays)
 		*stays = (mm.ag_max + chunks) * 3 / 2 + FIXED_BYTES +
 			 (heap < spillable ? heap : spillable);
 	}
-	return bytes + (uint64_t)rc->threads * (rc->cache_bytes ?
+	return bytes + (uint64_t)rc->opt.threads * (rc->cache_bytes ?
 						rc->cache_bytes : FULL_CACHE);
 }
 
@@ -179,7 +179,7 @@ spill_start(struct repair_ctx *rc, const char *dir, uint64_t cap)
 		fprintf(stderr, "xfskit-repair: cannot keep temporary files "
 			"in %s (%s), which -m %llu needs; choose another "
 			"directory with --spill-dir\n", dir, strerror(-err),
-			(unsigned long long)rc->mem_cap_mb);
+			(unsigned long long)rc->opt.mem_cap_mb);
 		free(rc->spill);
 		rc->spill = NULL;
 		return -1;
@@ -194,38 +194,38 @@ spill_start(struct repair_ctx *rc, const char *dir, uint64_t cap)
 int
 repair_memory_check(struct repair_ctx *rc)
 {
-	uint64_t base, need, cap = rc->mem_cap_mb << 20, per, stay, room;
-	const char *dir = rc->spill_dir;
+	uint64_t base, need, cap = rc->opt.mem_cap_mb << 20, per, stay, room;
+	const char *dir = rc->opt.spill_dir;
 
-	if (!rc->mem_cap_mb)
+	if (!rc->opt.mem_cap_mb)
 		return 0;
 	if (!dir)
 		dir = getenv("TMPDIR");
 	if (!dir || !*dir)
 		dir = SPILL_DIR;
 	need = estimate(rc, &base, &stay);
-	if (base + rc->threads * MIN_CACHE <= cap) {
+	if (base + rc->opt.threads * MIN_CACHE <= cap) {
 		room = cap - base;
-	} else if (stay + rc->threads * MIN_CACHE <= cap) {
+	} else if (stay + rc->opt.threads * MIN_CACHE <= cap) {
 		if (spill_start(rc, dir, cap))
 			return -1;
 		/* Half the room to the cache, half to mapped claim pages. */
 		room = (cap - stay) / 2;
-		if (room < rc->threads * MIN_CACHE)
-			room = rc->threads * MIN_CACHE;
+		if (room < rc->opt.threads * MIN_CACHE)
+			room = rc->opt.threads * MIN_CACHE;
 	} else {
 		fprintf(stderr, "xfskit-repair: checking %s needs at least "
 			"%llu MiB with its extent records spilled to %s "
 			"along with its inode and directory entry lists "
 			"(%llu MiB all in memory, about %llu MiB with the "
 			"usual cache; see doc/memory.md): -m %llu is not "
-			"enough\n", rc->device,
-			mib_up(stay + rc->threads * MIN_CACHE), dir,
-			mib_up(base + rc->threads * MIN_CACHE), mib_up(need),
-			(unsigned long long)rc->mem_cap_mb);
+			"enough\n", rc->opt.device,
+			mib_up(stay + rc->opt.threads * MIN_CACHE), dir,
+			mib_up(base + rc->opt.threads * MIN_CACHE), mib_up(need),
+			(unsigned long long)rc->opt.mem_cap_mb);
 		return -1;
 	}
-	per = room / rc->threads;
+	per = room / rc->opt.threads;
 	if (!rc->cache_bytes || per < rc->cache_bytes)
 		rc->cache_bytes = per > FULL_CACHE ? FULL_CACHE : per;
 	if (rc->spill)
@@ -233,14 +233,14 @@ repair_memory_check(struct repair_ctx *rc)
 		     "extent records and the inode and entry lists (about "
 		     "%llu MiB) spilled to %s (cache %llu MiB per "
 		     "thread).\n", mib_up(stay +
-		     rc->threads * rc->cache_bytes),
-		     (unsigned long long)rc->mem_cap_mb, mib_up(base - stay),
+		     rc->opt.threads * rc->cache_bytes),
+		     (unsigned long long)rc->opt.mem_cap_mb, mib_up(base - stay),
 		     dir, (unsigned long long)(rc->cache_bytes >> 20));
 	else
 		info(rc, "Memory: about %llu MiB of the %llu allowed (cache "
 		     "%llu MiB per thread).\n", mib_up(base +
-		     rc->threads * rc->cache_bytes),
-		     (unsigned long long)rc->mem_cap_mb,
+		     rc->opt.threads * rc->cache_bytes),
+		     (unsigned long long)rc->opt.mem_cap_mb,
 		     (unsigned long long)(rc->cache_bytes >> 20));
 	return 0;
 }
@@ -248,10 +248,10 @@ repair_memory_check(struct repair_ctx *rc)
 void
 ags_attach_spill(struct repair_ctx *rc)
 {
-	if (!rc->spill || !rc->ags)
+	if (!rc->spill || !rc->scan.ags)
 		return;
 	for (uint32_t agno = 0; agno < rc->mp->g.agcount; agno++) {
-		struct ag_scan *as = &rc->ags[agno];
+		struct ag_scan *as = &rc->scan.ags[agno];
 
 		as->used.vec.spill = rc->spill;
 		as->freesp.vec.spill = rc->spill;
@@ -259,8 +259,8 @@ ags_attach_spill(struct repair_ctx *rc)
 		as->rmaps.vec.spill = rc->spill;
 		as->refcs.vec.spill = rc->spill;
 	}
-	rc->inode_vec.spill = rc->spill;
-	rc->edge_vec.spill = rc->spill;
+	rc->scan.inode_vec.spill = rc->spill;
+	rc->scan.edge_vec.spill = rc->spill;
 }
 
 static void
@@ -275,10 +275,10 @@ list_line(struct repair_ctx *rc, const char *what, const struct xk_vec *v,
 void
 lists_report(struct repair_ctx *rc)
 {
-	if (!rc->spill || !rc->verbose)
+	if (!rc->spill || !rc->opt.verbose)
 		return;
-	list_line(rc, "inode", &rc->inode_vec, sizeof(*rc->inodes));
-	list_line(rc, "directory entry", &rc->edge_vec, sizeof(*rc->edges));
+	list_line(rc, "inode", &rc->scan.inode_vec, sizeof(*rc->scan.inodes));
+	list_line(rc, "directory entry", &rc->scan.edge_vec, sizeof(*rc->scan.edges));
 }
 
 void
@@ -293,7 +293,7 @@ repair_memory_done(struct repair_ctx *rc)
 			"records to files in %s failed; those stayed in "
 			"memory\n", sp->failed, sp->dir);
 	xk_vec_spill_stop(sp);
-	if (rc->verbose)
+	if (rc->opt.verbose)
 		info(rc, "Spilled: %lu vectors to files, at most %llu MiB "
 		     "mapped; pages unmapped %lu times to stay under the "
 		     "cap.\n", sp->files, mib_up(sp->peak_mapped), sp->trims);

@@ -5,7 +5,7 @@
  * refcountbt, inobt and finobt through the btree walker.
  *
  * In: an open handle.  Out: a finding per failed header, block or link;
- * and, per AG in rc->ags: the space the headers, log, AGFL and btree
+ * and, per AG in rc->scan.ags: the space the headers, log, AGFL and btree
  * blocks occupy (claims), the records of every tree (for the space and
  * inode phases), the header counters, and the inobt/finobt agreement and
  * the AGI and AGF counters that only need the trees.
@@ -40,7 +40,7 @@ walk_block(void *ctx, unsigned int level, uint64_t bno, struct xk_buf *bp)
 	(void)bp;
 	claim_agb(wc->rc, wc->agno, (uint32_t)bno, 1, wc->owner);
 	/* A claim that could not be recorded ends the walk. */
-	return wc->rc->error;
+	return wc->rc->found.error;
 }
 
 static int
@@ -52,19 +52,9 @@ cmp_rmap_start(const void *a, const void *b)
 }
 
 static int
-push_chunk(struct xk_inobt_rec **v, size_t *n, size_t *cap, const void *rec)
+push_chunk(struct xk_vec *v, const struct xk_inobt_rec *rec)
 {
-	if (*n == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 64;
-		struct xk_inobt_rec *nv = xk_realloc(*v, ncap * sizeof(**v));
-
-		if (!nv)
-			return -ENOMEM;
-		*v = nv;
-		*cap = ncap;
-	}
-	memcpy(&(*v)[(*n)++], rec, sizeof(**v));
-	return 0;
+	return xk_vec_push(v, rec, sizeof(*rec));
 }
 
 static int
@@ -103,11 +93,9 @@ walk_rec(void *ctx, const void *rec)
 				  xk_be32_get(r->rc_refcount), 0);
 	}
 	case XK_BT_INO:
-		return push_chunk(&as->chunks, &as->nchunks, &as->capchunks,
-				  rec);
+		return push_chunk(&as->chunks.vec, rec);
 	case XK_BT_FINO:
-		return push_chunk(&as->fchunks, &as->nfchunks,
-				  &as->capfchunks, rec);
+		return push_chunk(&as->fchunks.vec, rec);
 	default:
 		return 0;
 	}
@@ -117,7 +105,7 @@ static void
 walk_tree(struct repair_ctx *rc, uint32_t agno, enum xk_btnum bt,
 	  uint32_t root, uint32_t levels, uint64_t owner)
 {
-	struct ag_scan *as = &rc->ags[agno];
+	struct ag_scan *as = &rc->scan.ags[agno];
 	const struct xk_btree_ops *ops = xk_btree_ops_get(bt);
 	struct walk_ctx wc = { .rc = rc, .agno = agno, .as = as,
 			       .owner = owner, .bt = bt };
@@ -141,7 +129,7 @@ walk_tree(struct repair_ctx *rc, uint32_t agno, enum xk_btnum bt,
 		       "walk", "%s", xk_strerror(err));
 	as->tree_blocks[bt] = w.nblocks;
 	as->trees_ok[bt] = (err == 0);
-	if (rc->verbose)
+	if (rc->opt.verbose)
 		fprintf(rc->out, "        - AG %u %s: %llu blocks, %llu "
 			"records\n", agno, ops->name,
 			(unsigned long long)w.nblocks,
@@ -196,7 +184,7 @@ scan_agfl(struct repair_ctx *rc, uint32_t agno, const struct xk_agf *agf)
 				continue;
 			}
 			claim_agb(rc, agno, b, 1, XK_RMAP_OWN_AG);
-			rc->ags[agno].agfl_live++;
+			rc->scan.ags[agno].agfl_live++;
 		}
 	}
 	xk_buf_release(bp);
@@ -228,7 +216,7 @@ static void
 scan_agf(struct repair_ctx *rc, uint32_t agno)
 {
 	struct xk_mount *mp = rc->mp;
-	struct ag_scan *as = &rc->ags[agno];
+	struct ag_scan *as = &rc->scan.ags[agno];
 	struct xk_buf *bp;
 	int err = xk_agf_read(mp, agno, XK_READ_SALVAGE, &bp);
 	const struct xk_agf *h;
@@ -273,7 +261,7 @@ static void
 scan_agi(struct repair_ctx *rc, uint32_t agno)
 {
 	struct xk_mount *mp = rc->mp;
-	struct ag_scan *as = &rc->ags[agno];
+	struct ag_scan *as = &rc->scan.ags[agno];
 	struct xk_buf *bp;
 	int err = xk_agi_read(mp, agno, XK_READ_SALVAGE, &bp);
 	const struct xk_agi *h;
@@ -339,7 +327,7 @@ static void
 check_ag_counters(struct repair_ctx *rc, uint32_t agno)
 {
 	struct xk_mount *mp = rc->mp;
-	struct ag_scan *as = &rc->ags[agno];
+	struct ag_scan *as = &rc->scan.ags[agno];
 	uint64_t agi_daddr = xk_ag_hdr_daddr(mp, agno, XK_AGI_SECTOR);
 	uint64_t agf_daddr = xk_ag_hdr_daddr(mp, agno, XK_AGF_SECTOR);
 
@@ -348,17 +336,17 @@ check_ag_counters(struct repair_ctx *rc, uint32_t agno)
 		size_t j = 0;
 		int fino_ok = mp->g.has_finobt && as->trees_ok[XK_BT_FINO];
 
-		for (size_t i = 0; i < as->nchunks; i++) {
+		for (size_t i = 0; i < as->chunks.n; i++) {
 			uint32_t c, fr;
-			const struct xk_inobt_rec *r = &as->chunks[i];
+			const struct xk_inobt_rec *r = &as->chunks.v[i];
 
 			chunk_counts(mp, r, &c, &fr);
 			count += c;
 			nfree += fr;
 			if (!fino_ok || fr == 0)
 				continue;
-			if (j >= as->nfchunks ||
-			    memcmp(&as->fchunks[j], r, sizeof(*r))) {
+			if (j >= as->fchunks.n ||
+			    memcmp(&as->fchunks.v[j], r, sizeof(*r))) {
 				report(rc, PR_FINOBT_MISMATCH, "finobt", agno,
 				       0, XK_NO_DADDR, "records", "inode chunk "
 				       "%u has free inodes but no matching "
@@ -369,11 +357,11 @@ check_ag_counters(struct repair_ctx *rc, uint32_t agno)
 			}
 			j++;
 		}
-		if (fino_ok && j != as->nfchunks)
+		if (fino_ok && j != as->fchunks.n)
 			report(rc, PR_FINOBT_MISMATCH, "finobt", agno, 0,
 			       XK_NO_DADDR, "records", "the finobt has %zu "
 			       "records, the inobt %zu chunks with free "
-			       "inodes", as->nfchunks, j);
+			       "inodes", as->fchunks.n, j);
 		if (count != as->agi_count)
 			report(rc, PR_AGI_COUNTER, "AGI", agno, 0, agi_daddr,
 			       "count", "AGI says %u inodes, the inobt holds "
@@ -438,7 +426,7 @@ cmp_chunk_start(const void *a, const void *b)
 int
 ag_push_chunk(struct ag_scan *as, const struct xk_inobt_rec *rec)
 {
-	return push_chunk(&as->chunks, &as->nchunks, &as->capchunks, rec);
+	return push_chunk(&as->chunks.vec, rec);
 }
 
 /*
@@ -452,7 +440,7 @@ static void
 chunks_from_rmap(struct repair_ctx *rc, uint32_t agno)
 {
 	struct xk_mount *mp = rc->mp;
-	struct ag_scan *as = &rc->ags[agno];
+	struct ag_scan *as = &rc->scan.ags[agno];
 	uint32_t per_blk_log = mp->g.inopblog;
 	uint32_t last_start = XK_NULLAGINO;
 	struct xk_inobt_rec rec;
@@ -461,7 +449,7 @@ chunks_from_rmap(struct repair_ctx *rc, uint32_t agno)
 		as->chunks_lost = 1;
 		return;
 	}
-	as->nchunks = 0;
+	as->chunks.n = 0;
 	sort_v(as->rmaps.v, as->rmaps.n, sizeof(*as->rmaps.v), cmp_rmap_start);
 	for (size_t i = 0; i < as->rmaps.n; i++) {
 		const struct claim *c = &as->rmaps.v[i];
@@ -478,8 +466,7 @@ chunks_from_rmap(struct repair_ctx *rc, uint32_t agno)
 
 			if (start != last_start) {
 				if (last_start != XK_NULLAGINO &&
-				    push_chunk(&as->chunks, &as->nchunks,
-					       &as->capchunks, &rec)) {
+				    push_chunk(&as->chunks.vec, &rec)) {
 					repair_error(rc, -ENOMEM, "listing "
 						     "the inode chunks of AG "
 						     "%u from its rmapbt",
@@ -511,14 +498,14 @@ chunks_from_rmap(struct repair_ctx *rc, uint32_t agno)
 		}
 	}
 	if (last_start != XK_NULLAGINO &&
-	    push_chunk(&as->chunks, &as->nchunks, &as->capchunks, &rec)) {
+	    push_chunk(&as->chunks.vec, &rec)) {
 		repair_error(rc, -ENOMEM, "listing the inode chunks of AG %u "
 			     "from its rmapbt", agno);
 		return;
 	}
 	as->chunks_synth = 1;
 	info(rc, "AG %u: inode btree unreadable; using the %zu inode chunks "
-	     "the rmapbt records.\n", agno, as->nchunks);
+	     "the rmapbt records.\n", agno, as->chunks.n);
 }
 
 int
@@ -530,16 +517,16 @@ phase_ag_headers(struct repair_ctx *rc)
 					  mp->g.blocksize - 1) >>
 					 mp->g.blocklog);
 
-	for (uint32_t agno = 0; agno < mp->g.agcount && !rc->error; agno++) {
-		if (rc->verbose)
+	for (uint32_t agno = 0; agno < mp->g.agcount && !rc->found.error; agno++) {
+		if (rc->opt.verbose)
 			fprintf(rc->out, "        - agno = %u\n", agno);
 		claim_agb(rc, agno, 0, hdr_blocks, XK_RMAP_OWN_FS);
 		scan_agf(rc, agno);
 		scan_agi(rc, agno);
 		check_ag_counters(rc, agno);
-		if (!rc->ags[agno].trees_ok[XK_BT_INO])
+		if (!rc->scan.ags[agno].trees_ok[XK_BT_INO])
 			chunks_from_rmap(rc, agno);
 	}
 	claim_fsb(rc, mp->g.logstart, mp->g.logblocks, XK_RMAP_OWN_LOG, 0);
-	return rc->error;
+	return rc->found.error;
 }

@@ -6,7 +6,7 @@
  * btree blocks beyond their roots (those come back when the trees
  * shrink).
  *
- * In: rc->ags from the AG phase.  Out: a finding per wrong counter.
+ * In: rc->scan.ags from the AG phase.  Out: a finding per wrong counter.
  * Skipped when any AG's trees could not be read (a sum over a damaged AG
  * would only repeat that damage as a counter error) and when the
  * geometry came from a secondary (only the primary keeps counters).
@@ -23,14 +23,14 @@ phase_counters(struct repair_ctx *rc)
 		return 0;
 
 	for (uint32_t agno = 0; agno < mp->g.agcount; agno++) {
-		struct ag_scan *as = &rc->ags[agno];
+		struct ag_scan *as = &rc->scan.ags[agno];
 
 		if (!as->trees_ok[XK_BT_BNO] || !as->trees_ok[XK_BT_CNT] ||
 		    !as->trees_ok[XK_BT_INO] ||
 		    (mp->g.has_rmapbt && !as->trees_ok[XK_BT_RMAP]))
 			return 0;
-		for (size_t i = 0; i < as->nchunks; i++) {
-			const struct xk_inobt_rec *r = &as->chunks[i];
+		for (size_t i = 0; i < as->chunks.n; i++) {
+			const struct xk_inobt_rec *r = &as->chunks.v[i];
 
 			if (mp->g.has_sparse) {
 				icount += r->ir_u.sp.ir_count;

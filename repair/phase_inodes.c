@@ -3,11 +3,11 @@
  * Inodes: every inode of every chunk the inobt records (sparse holes
  * skipped) is read and checked.
  *
- * In: rc->ags[].chunks from the AG phase.  Out: findings for bad inodes,
+ * In: rc->scan.ags[].chunks from the AG phase.  Out: findings for bad inodes,
  * inodes whose allocation state disagrees with the inobt, bad forks,
  * block counts, directories, attributes and symlinks; claims for inode
- * chunks, file extents and bmbt blocks; rc->inodes (one entry per
- * allocated, valid inode) and rc->edges (directory entries) for the
+ * chunks, file extents and bmbt blocks; rc->scan.inodes (one entry per
+ * allocated, valid inode) and rc->scan.edges (directory entries) for the
  * link-count phase.
  */
 #include <pthread.h>
@@ -28,9 +28,9 @@ add_inode(struct repair_ctx *rc)
 {
 	static const struct inode_info zero;
 
-	if (xk_vec_push(&rc->inode_vec, &zero, sizeof(zero)))
+	if (xk_vec_push(&rc->scan.inode_vec, &zero, sizeof(zero)))
 		return NULL;
-	return &rc->inodes[rc->ninodes - 1];
+	return &rc->scan.inodes[rc->scan.ninodes - 1];
 }
 
 struct extent_sum {
@@ -56,21 +56,11 @@ claim_extent(void *ctx, const struct xk_bmbt_irec *r)
 	/* Realtime extents are not data-device space (not checked yet). */
 	if (!es->rt)
 		claim_fsb(es->rc, r->startblock, r->blockcount, es->ino, off);
-	if (es->rc->error)
-		return es->rc->error;
+	if (es->rc->found.error)
+		return es->rc->found.error;
 	es->blocks += r->blockcount;
-	if (es->map->n == es->map->cap) {
-		size_t ncap = es->map->cap ? es->map->cap * 2 : 16;
-		struct xk_bmbt_irec *nv = xk_realloc(es->map->v,
-						  ncap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		es->map->v = nv;
-		es->map->cap = ncap;
-	}
-	es->map->v[es->map->n++] = *r;
-	return 0;
+	es->map->vec.first = FORK_MAP_FIRST;
+	return xk_vec_push(&es->map->vec, r, sizeof(*r));
 }
 
 /*
@@ -244,7 +234,7 @@ check_inode(struct repair_ctx *rc, uint64_t ino, int marked_free,
 	struct xk_fail f;
 	uint16_t mode;
 	struct inode_info *ii;
-	struct fork_map maps[2] = { { 0 }, { 0 } };
+	struct fork_map maps[2] = { { .vec = { 0 } }, { .vec = { 0 } } };
 	const struct xk_dinode *dip = ondisk;
 	struct xk_dinode *copy = NULL;
 	uint64_t blocks;
@@ -293,7 +283,7 @@ check_inode(struct repair_ctx *rc, uint64_t ino, int marked_free,
 		return 0;
 	}
 	blocks = scan_forks(rc, ino, dip, maps, bad);
-	if (rc->error)
+	if (rc->found.error)
 		goto out;
 	if (bad[XK_DATA_FORK] || bad[XK_ATTR_FORK])
 		plan_fork_fix(rc, ino, dip, bad);
@@ -316,28 +306,28 @@ check_inode(struct repair_ctx *rc, uint64_t ino, int marked_free,
 	ii->mode = mode;
 	ii->sfdir = dip->di_format == XK_DINODE_FMT_LOCAL;
 	/* Findings below are counted to choose the fix. */
-	before = rc->nproblems;
+	before = rc->found.nproblems;
 	switch (mode & XK_S_IFMT) {
 	case XK_S_IFDIR:
 		check_directory(rc, ino, dip, &maps[XK_DATA_FORK]);
-		if (rc->nproblems != before)
+		if (rc->found.nproblems != before)
 			plan_dir_fix(rc, ino, dip);
 		break;
 	case XK_S_IFLNK:
 		check_symlink(rc, ino, dip, &maps[XK_DATA_FORK]);
-		if (rc->nproblems != before)
+		if (rc->found.nproblems != before)
 			plan_inode(rc, ino, IFIX_CLEAR, 0);
 		break;
 	}
-	before = rc->nproblems;
+	before = rc->found.nproblems;
 	fixed = 0;
 	if (dip->di_forkoff && !bad[XK_ATTR_FORK])
 		fixed = check_attr_fork(rc, ino, dip, &maps[XK_ATTR_FORK]);
-	if (rc->nproblems - before > fixed)
+	if (rc->found.nproblems - before > fixed)
 		plan_inode(rc, ino, IFIX_NOATTR, 0);
 out:
-	free(maps[0].v);
-	free(maps[1].v);
+	xk_vec_free(&maps[0].vec);
+	xk_vec_free(&maps[1].vec);
 	free(copy);
 	return 1;
 }
@@ -421,7 +411,7 @@ scan_ag(struct repair_ctx *rc, struct ag_scan *src, uint32_t agno)
 	struct ra_plan ra;
 
 	free(src->seen_free);
-	src->seen_free = xk_calloc(src->nchunks ? src->nchunks : 1,
+	src->seen_free = xk_calloc(src->chunks.n ? src->chunks.n : 1,
 				sizeof(*src->seen_free));
 	/* Without it a rebuild would take every inode for free. */
 	if (!src->seen_free) {
@@ -429,17 +419,17 @@ scan_ag(struct repair_ctx *rc, struct ag_scan *src, uint32_t agno)
 		return;
 	}
 
-	if (rc->verbose)
+	if (rc->opt.verbose)
 		fprintf(rc->out, "        - agno = %u: %zu inode chunks\n",
-			agno, src->nchunks);
+			agno, src->chunks.n);
 	/* Read ahead the chunks a window ahead of the scan (readahead.c). */
-	ra_chunks(&ra, rc->mp, agno, src->chunks, src->nchunks);
-	for (size_t i = 0; i < src->nchunks && !rc->error; i++) {
+	ra_chunks(&ra, rc->mp, agno, src->chunks.v, src->chunks.n);
+	for (size_t i = 0; i < src->chunks.n && !rc->found.error; i++) {
 		ra_step(&ra, i);
 		if ((i & 63) == 0)
 			progress(rc, "Phase 3 - inode chunks, AG", agno,
 				 rc->mp->g.agcount);
-		scan_chunk(rc, agno, &src->chunks[i], src->chunks_synth, &last,
+		scan_chunk(rc, agno, &src->chunks.v[i], src->chunks_synth, &last,
 			   &src->seen_free[i]);
 	}
 	ra_free(&ra);
@@ -448,17 +438,17 @@ scan_ag(struct repair_ctx *rc, struct ag_scan *src, uint32_t agno)
 int
 scan_chunks_from(struct repair_ctx *rc, uint32_t agno, size_t from)
 {
-	struct ag_scan *as = &rc->ags[agno];
+	struct ag_scan *as = &rc->scan.ags[agno];
 	uint32_t last = XK_NULLAGBLOCK;
-	uint64_t *nv = xk_realloc(as->seen_free, (as->nchunks ? as->nchunks : 1) *
+	uint64_t *nv = xk_realloc(as->seen_free, (as->chunks.n ? as->chunks.n : 1) *
 			       sizeof(*nv));
 
 	if (!nv)
 		return -ENOMEM;
 	as->seen_free = nv;
-	for (size_t i = from; i < as->nchunks && !rc->error; i++)
-		scan_chunk(rc, agno, &as->chunks[i], 1, &last, &nv[i]);
-	return rc->error;
+	for (size_t i = from; i < as->chunks.n && !rc->found.error; i++)
+		scan_chunk(rc, agno, &as->chunks.v[i], 1, &last, &nv[i]);
+	return rc->found.error;
 }
 
 /*
@@ -485,7 +475,7 @@ worker_main(void *arg)
 	struct repair_ctx *parent = w->parent;
 	uint32_t agcount = parent->mp->g.agcount;
 
-	for (uint32_t agno = w->index; agno < agcount && !rc->error;
+	for (uint32_t agno = w->index; agno < agcount && !rc->found.error;
 	     agno += w->count) {
 		FILE *out = open_memstream(&w->bufs[agno], &w->lens[agno]);
 
@@ -495,7 +485,7 @@ worker_main(void *arg)
 			break;
 		}
 		rc->out = out;
-		scan_ag(rc, &parent->ags[agno], agno);
+		scan_ag(rc, &parent->scan.ags[agno], agno);
 		fclose(out);
 		rc->out = NULL;
 	}
@@ -511,11 +501,11 @@ worker_open(struct worker *w, struct repair_ctx *parent)
 	int err;
 
 	memset(rc, 0, sizeof(*rc));
-	rc->device = parent->device;
-	rc->no_modify = parent->no_modify;
-	rc->verbose = parent->verbose;
-	err = xk_dev_open(parent->device, XK_DEV_RDONLY |
-			  (parent->direct ? XK_DEV_DIRECT : 0), &dev);
+	rc->opt.device = parent->opt.device;
+	rc->opt.no_modify = parent->opt.no_modify;
+	rc->opt.verbose = parent->opt.verbose;
+	err = xk_dev_open(parent->opt.device, XK_DEV_RDONLY |
+			  (parent->opt.direct ? XK_DEV_DIRECT : 0), &dev);
 	if (err)
 		return err;
 	err = xk_mount_from_sb(dev, &parent->mp->sb, XK_MOUNT_RDONLY, &rc->mp,
@@ -527,30 +517,11 @@ worker_open(struct worker *w, struct repair_ctx *parent)
 	rc->mp->owns_dev = 1;
 	/* The workers share the check's cache budget. */
 	xk_mount_set_cache_limit(rc->mp, parent->cache_bytes / w->count);
-	rc->ags = xk_calloc(parent->mp->g.agcount, sizeof(*rc->ags));
-	if (!rc->ags)
+	rc->scan.ags = xk_calloc(parent->mp->g.agcount, sizeof(*rc->scan.ags));
+	if (!rc->scan.ags)
 		return -ENOMEM;
 	rc->spill = parent->spill;
 	ags_attach_spill(rc);
-	return 0;
-}
-
-static int
-append(void **dst, size_t *n, size_t *cap, const void *src, size_t m,
-       size_t size)
-{
-	if (*n + m > *cap) {
-		size_t ncap = *n + m;
-		void *nv = xk_realloc(*dst, ncap * size);
-
-		if (!nv)
-			return -ENOMEM;
-		*dst = nv;
-		*cap = ncap;
-	}
-	if (m)
-		memcpy((char *)*dst + *n * size, src, m * size);
-	*n += m;
 	return 0;
 }
 
@@ -582,81 +553,42 @@ worker_merge(struct repair_ctx *parent, struct worker *w)
 	struct repair_ctx *rc = &w->ctx;
 	int err = 0;
 
-	parent->nproblems += rc->nproblems;
+	parent->found.nproblems += rc->found.nproblems;
 	for (int i = 0; i < PR_NR; i++)
-		parent->counts[i] += rc->counts[i];
+		parent->found.counts[i] += rc->found.counts[i];
 	for (uint32_t agno = 0; agno < parent->mp->g.agcount && !err; agno++) {
-		struct claims *to = &parent->ags[agno].used;
-		struct claims *from = &rc->ags[agno].used;
+		struct claims *to = &parent->scan.ags[agno].used;
+		struct claims *from = &rc->scan.ags[agno].used;
 
 		err = xk_vec_append(&to->vec, from->v, from->n,
 				 sizeof(*from->v));
 	}
 	if (!err)
-		err = adopt(&parent->inode_vec, &rc->inode_vec,
-			    sizeof(*rc->inodes));
+		err = adopt(&parent->scan.inode_vec, &rc->scan.inode_vec,
+			    sizeof(*rc->scan.inodes));
 	if (!err)
-		err = adopt(&parent->edge_vec, &rc->edge_vec,
-			    sizeof(*rc->edges));
+		err = adopt(&parent->scan.edge_vec, &rc->scan.edge_vec,
+			    sizeof(*rc->scan.edges));
 	return err;
 }
 
 /*
  * Repair: the workers' plans (inode fixes, directory rewrites), put back
- * in the order a single thread would have made them — AG by AG, each AG
- * from the worker that scanned it — so the repair does not depend on the
- * thread count.
+ * in the order a single thread would have made them, so the repair does
+ * not depend on the thread count.
  */
 static int
 merge_plans(struct repair_ctx *rc, struct worker *w, unsigned int n)
 {
-	const struct xk_mount *mp = rc->mp;
-	size_t *fi = xk_calloc(n, sizeof(*fi)), *di = xk_calloc(n, sizeof(*di));
-	int err = 0;
+	struct repair_plan **src = xk_calloc(n, sizeof(*src));
+	int err;
 
-	if (!fi || !di) {
-		err = -ENOMEM;
-		goto out;
-	}
-	for (uint32_t agno = 0; agno < mp->g.agcount && !err; agno++) {
-		struct repair_ctx *wc = &w[agno % n].ctx;
-		size_t *f = &fi[agno % n], *d = &di[agno % n], start;
-
-		start = *f;
-		while (*f < wc->ifix.n &&
-		       xk_ino_to_agno(mp, wc->ifix.v[*f].ino) == agno)
-			(*f)++;
-		err = append((void **)&rc->ifix.v, &rc->ifix.n,
-			     &rc->ifix.cap, wc->ifix.v + start, *f - start,
-			     sizeof(*rc->ifix.v));
-		start = *d;
-		while (!err && *d < wc->ndirfix &&
-		       xk_ino_to_agno(mp, wc->dirfix[*d]) == agno)
-			(*d)++;
-		if (!err)
-			err = append((void **)&rc->dirfix, &rc->ndirfix,
-				     &rc->capdirfix, wc->dirfix + start,
-				     *d - start, sizeof(*rc->dirfix));
-	}
-	for (unsigned int i = 0; i < n && !err; i++) {
-		rc->unfixable += w[i].ctx.unfixable;
-		/* A plan for an inode outside the worker's AGs: keep it. */
-		if (fi[i] != w[i].ctx.ifix.n || di[i] != w[i].ctx.ndirfix) {
-			err = append((void **)&rc->ifix.v, &rc->ifix.n,
-				     &rc->ifix.cap, w[i].ctx.ifix.v + fi[i],
-				     w[i].ctx.ifix.n - fi[i],
-				     sizeof(*rc->ifix.v));
-			if (!err)
-				err = append((void **)&rc->dirfix,
-					     &rc->ndirfix, &rc->capdirfix,
-					     w[i].ctx.dirfix + di[i],
-					     w[i].ctx.ndirfix - di[i],
-					     sizeof(*rc->dirfix));
-		}
-	}
-out:
-	free(fi);
-	free(di);
+	if (!src)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < n; i++)
+		src[i] = &w[i].ctx.plan;
+	err = plan_merge(&rc->plan, src, n, rc->mp);
+	free(src);
 	return err;
 }
 
@@ -665,14 +597,13 @@ worker_close(struct worker *w, uint32_t agcount)
 {
 	struct repair_ctx *rc = &w->ctx;
 
-	if (rc->ags)
+	if (rc->scan.ags)
 		for (uint32_t agno = 0; agno < agcount; agno++)
-			claims_free(&rc->ags[agno].used);
-	free(rc->ags);
-	xk_vec_free(&rc->inode_vec);
-	xk_vec_free(&rc->edge_vec);
-	free(rc->ifix.v);
-	free(rc->dirfix);
+			claims_free(&rc->scan.ags[agno].used);
+	free(rc->scan.ags);
+	xk_vec_free(&rc->scan.inode_vec);
+	xk_vec_free(&rc->scan.edge_vec);
+	plan_free(&rc->plan);
 	xk_mount_discard(rc->mp);	/* read-only */
 }
 
@@ -711,9 +642,9 @@ phase_inodes_parallel(struct repair_ctx *rc, unsigned int n)
 	progress(rc, "Phase 3 - inode chunks, threads", 1, 1);
 	/* A worker's error (its ctx.error) stops the phase. */
 	for (unsigned int i = 0; i < started && !err; i++)
-		if (w[i].ctx.error)
-			err = repair_error(rc, w[i].ctx.error, "%s",
-					   w[i].ctx.error_what);
+		if (w[i].ctx.found.error)
+			err = repair_error(rc, w[i].ctx.found.error, "%s",
+					   w[i].ctx.found.error_what);
 	for (unsigned int i = 0; i < started && !err; i++)
 		err = worker_merge(rc, &w[i]);
 	if (!err && started == n)
@@ -737,7 +668,7 @@ out:
 int
 phase_inodes(struct repair_ctx *rc)
 {
-	unsigned int n = rc->threads;
+	unsigned int n = rc->opt.threads;
 
 	if (n > rc->mp->g.agcount)
 		n = rc->mp->g.agcount;
@@ -745,10 +676,10 @@ phase_inodes(struct repair_ctx *rc)
 	 * JSON keeps one stream of objects: one thread writes it.  In
 	 * repair mode the workers' plans are merged back in AG order.
 	 */
-	if (n > 1 && !rc->json)
+	if (n > 1 && !rc->opt.json)
 		return phase_inodes_parallel(rc, n);
-	for (uint32_t agno = 0; agno < rc->mp->g.agcount && !rc->error;
+	for (uint32_t agno = 0; agno < rc->mp->g.agcount && !rc->found.error;
 	     agno++)
-		scan_ag(rc, &rc->ags[agno], agno);
-	return rc->error;
+		scan_ag(rc, &rc->scan.ags[agno], agno);
+	return rc->found.error;
 }

@@ -6,7 +6,7 @@
  * inode's link count equals the references to it: one per entry naming
  * it, and for a directory also its own "." and each subdirectory's "..".
  *
- * In: rc->inodes and rc->edges from the inode phase.  Out: findings,
+ * In: rc->scan.inodes and rc->scan.edges from the inode phase.  Out: findings,
  * and in repair the plans: entries naming inodes not in use dropped,
  * ".." and link counts set to what the entries say, unreferenced
  * unlinked inodes cleared.
@@ -28,208 +28,13 @@ cmp_parent(const void *a, const void *b)
 	return (x->parent > y->parent) - (x->parent < y->parent);
 }
 
-/*
- * Ordering the lists in place.  The scan hands over each worker's list
- * whole, and each is in inode order, so a list is a few ordered runs:
- * worker 0's AGs, then worker 1's.  Merging the runs in place (by
- * rotations, as a stable merge without a buffer does) costs a few passes
- * over the list and no memory, where a qsort took a tenth of the check's
- * time and a second copy of the list.  Both lists are ordered by their
- * leading 64-bit field (an inode's number, an entry's parent); elements
- * are moved as 64-bit words.
- */
-_Static_assert(offsetof(struct inode_info, ino) == 0 &&
-	       offsetof(struct edge, parent) == 0 &&
-	       sizeof(struct inode_info) % 8 == 0 &&
-	       sizeof(struct edge) % 8 == 0,
-	       "the lists are ordered by a leading 64-bit key");
-
-struct seq {
-	uint64_t	*w;		/* the list as words */
-	size_t		words;		/* words per element */
-	struct xk_vec_spill *sp;		/* the list's, to poll (or NULL) */
-};
-
-/* Every so many elements moved or read: see lists_poll. */
-static void
-seq_poll(const struct seq *s, size_t count)
-{
-	if (s->sp && !(count & LISTS_POLL_MASK))
-		xk_vec_spill_poll(s->sp);
-}
-
-static uint64_t
-key(const struct seq *s, size_t i)
-{
-	return s->w[i * s->words];
-}
-
-static void
-reverse(const struct seq *s, size_t lo, size_t hi)
-{
-	size_t k = s->words, count = 0;
-
-	while (hi > lo + 1) {
-		uint64_t *a = &s->w[lo++ * k], *b = &s->w[--hi * k];
-
-		seq_poll(s, ++count);
-		for (size_t j = 0; j < k; j++) {
-			uint64_t t = a[j];
-
-			a[j] = b[j];
-			b[j] = t;
-		}
-	}
-}
-
-/* [lo, mid) [mid, hi) -> [mid, hi) [lo, mid); returns the new middle. */
-static size_t
-rotate(const struct seq *s, size_t lo, size_t mid, size_t hi)
-{
-	if (lo == mid || mid == hi)
-		return lo == mid ? hi : lo;
-	reverse(s, lo, mid);
-	reverse(s, mid, hi);
-	reverse(s, lo, hi);
-	return lo + (hi - mid);
-}
-
-/* First index in [lo, hi) whose key is >= k (> k if upper). */
-static size_t
-bound(const struct seq *s, size_t lo, size_t hi, uint64_t k, int upper)
-{
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		uint64_t m = key(s, mid);
-
-		if (m < k || (upper && m == k))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-/* Stable merge of the ordered [lo, mid) and [mid, hi), in place. */
-static void
-merge_in_place(const struct seq *s, size_t lo, size_t mid, size_t hi)
-{
-	size_t cut1, cut2, nmid;
-
-	/* Already in order: the usual case at a run's end. */
-	if (lo == mid || mid == hi || key(s, mid - 1) <= key(s, mid))
-		return;
-	if (hi - lo == 2) {
-		reverse(s, lo, hi);
-		return;
-	}
-	if (mid - lo > hi - mid) {
-		cut1 = lo + (mid - lo) / 2;
-		cut2 = bound(s, mid, hi, key(s, cut1), 0);
-	} else {
-		cut2 = mid + (hi - mid) / 2;
-		cut1 = bound(s, lo, mid, key(s, cut2), 1);
-	}
-	nmid = rotate(s, cut1, mid, cut2);
-	merge_in_place(s, lo, cut1, nmid);
-	merge_in_place(s, nmid, cut2, hi);
-}
-
-/* End of the ordered run that starts at lo. */
-static size_t
-run_end(const struct seq *s, size_t lo, size_t n)
-{
-	size_t i = lo + 1;
-
-	while (i < n && key(s, i - 1) <= key(s, i))
-		seq_poll(s, ++i);
-	return i;
-}
-
-/*
- * Sort a list made of ordered runs by its leading key: merge pairs of
- * neighbouring runs until one is left.  Stable, so the entries of one
- * directory keep their order whatever the thread count.
- */
-static void
-order_runs(void *base, size_t n, size_t size, struct xk_vec_spill *sp)
-{
-	struct seq s = { base, size / 8, sp };
-
-	if (n < 2 || run_end(&s, 0, n) == n)
-		return;
-	for (;;) {
-		size_t lo = 0, runs = 0;
-
-		while (lo < n) {
-			size_t mid = run_end(&s, lo, n), hi;
-
-			runs++;
-			if (mid == n)
-				break;
-			hi = run_end(&s, mid, n);
-			merge_in_place(&s, lo, mid, hi);
-			lo = hi;
-		}
-		if (runs == 1)
-			break;
-	}
-}
-
-void
-inodes_order(struct repair_ctx *rc)
-{
-	order_runs(rc->inodes, rc->ninodes, sizeof(*rc->inodes),
-		   rc->inode_vec.map ? rc->spill : NULL);
-}
-
-/*
- * The inode of a number, starting from where the last lookup ended: a
- * directory's entries mostly name consecutive inodes, so the next one is
- * usually the very next slot.  Else a plain binary search (no comparison
- * callback: this runs once per directory entry).
- */
-static struct inode_info *
-find_from(struct repair_ctx *rc, uint64_t ino, size_t *hint)
-{
-	size_t h = *hint, lo = 0, hi = rc->ninodes;
-
-	if (h + 1 < rc->ninodes && rc->inodes[h + 1].ino == ino) {
-		*hint = h + 1;
-		return &rc->inodes[h + 1];
-	}
-	if (h < rc->ninodes && rc->inodes[h].ino == ino)
-		return &rc->inodes[h];
-	search_poll(rc);
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (rc->inodes[mid].ino < ino)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo < rc->ninodes && rc->inodes[lo].ino == ino) {
-		*hint = lo;
-		return &rc->inodes[lo];
-	}
-	return NULL;
-}
-
-struct inode_info *
-inode_info_find(const struct repair_ctx *rc, uint64_t ino)
-{
-	size_t hint = 0;
-
-	return find_from((struct repair_ctx *)rc, ino, &hint);
-}
 
 static struct inode_info *
 find(struct repair_ctx *rc, uint64_t ino)
 {
 	size_t hint = 0;
 
-	return find_from(rc, ino, &hint);
+	return inode_info_find_from(rc, ino, &hint);
 }
 
 static int
@@ -289,13 +94,13 @@ static size_t
 first_edge(struct repair_ctx *rc, uint64_t dir)
 {
 	struct edge key = { .parent = dir };
-	size_t lo = 0, hi = rc->nedges;
+	size_t lo = 0, hi = rc->scan.nedges;
 
 	search_poll(rc);
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
 
-		if (cmp_parent(&rc->edges[mid], &key) < 0)
+		if (cmp_parent(&rc->scan.edges[mid], &key) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -308,8 +113,8 @@ static int
 names(struct repair_ctx *rc, uint64_t dir, uint64_t child)
 {
 	for (size_t i = first_edge(rc, dir);
-	     i < rc->nedges && rc->edges[i].parent == dir; i++)
-		if (rc->edges[i].child == child)
+	     i < rc->scan.nedges && rc->scan.edges[i].parent == dir; i++)
+		if (rc->scan.edges[i].child == child)
 			return 1;
 	return 0;
 }
@@ -335,9 +140,9 @@ reach_from_root(struct repair_ctx *rc, struct inode_info *root)
 		size_t lo = first_edge(rc, dir);
 
 		for (size_t hint = 0;
-		     lo < rc->nedges && rc->edges[lo].parent == dir; lo++) {
-			struct inode_info *c = find_from(rc,
-						rc->edges[lo].child, &hint);
+		     lo < rc->scan.nedges && rc->scan.edges[lo].parent == dir; lo++) {
+			struct inode_info *c = inode_info_find_from(rc,
+						rc->scan.edges[lo].child, &hint);
 
 			lists_poll(rc, ++visited);
 			if (!c || c->reached)
@@ -351,8 +156,8 @@ reach_from_root(struct repair_ctx *rc, struct inode_info *root)
 	}
 	xk_vec_free(&stack);
 	if (err)
-		for (size_t i = 0; i < rc->ninodes; i++)
-			rc->inodes[i].reached = 1;
+		for (size_t i = 0; i < rc->scan.ninodes; i++)
+			rc->scan.inodes[i].reached = 1;
 	return err;
 }
 
@@ -363,15 +168,14 @@ phase_links(struct repair_ctx *rc)
 	struct inode_info *root;
 
 	/* Filled: from here on searched by binary search. */
-	xk_vec_probe_random(&rc->inode_vec);
-	xk_vec_probe_random(&rc->edge_vec);
+	xk_vec_probe_random(&rc->scan.inode_vec);
+	xk_vec_probe_random(&rc->scan.edge_vec);
 	/* The inode scan goes in inode order: one run per worker. */
 	inodes_order(rc);
-	order_runs(rc->edges, rc->nedges, sizeof(*rc->edges),
-		   rc->edge_vec.map ? rc->spill : NULL);
+	edges_order(rc);
 
-	for (size_t i = 0; i < rc->ninodes; i++) {
-		struct inode_info *ii = &rc->inodes[i];
+	for (size_t i = 0; i < rc->scan.ninodes; i++) {
+		struct inode_info *ii = &rc->scan.inodes[i];
 
 		lists_poll(rc, i);
 		if (!is_dir(ii))
@@ -389,9 +193,10 @@ phase_links(struct repair_ctx *rc)
 				       (unsigned long long)ii->parent);
 		}
 	}
-	for (size_t i = 0, hint = 0; i < rc->nedges; i++) {
-		const struct edge *e = &rc->edges[i];
-		struct inode_info *c = find_from(rc, e->child, &hint);
+	for (size_t i = 0, hint = 0; i < rc->scan.nedges; i++) {
+		const struct edge *e = &rc->scan.edges[i];
+		struct inode_info *c = inode_info_find_from(rc, e->child,
+							    &hint);
 
 		lists_poll(rc, i);
 		if (!c) {
@@ -455,8 +260,8 @@ phase_links(struct repair_ctx *rc)
 					    "directory tree from the root");
 	}
 
-	for (size_t i = 0; i < rc->ninodes; i++) {
-		struct inode_info *ii = &rc->inodes[i];
+	for (size_t i = 0; i < rc->scan.ninodes; i++) {
+		struct inode_info *ii = &rc->scan.inodes[i];
 
 		lists_poll(rc, i);
 		if (is_metadata_ino(sb, ii->ino))
@@ -496,5 +301,5 @@ phase_links(struct repair_ctx *rc)
 			   ii->nlink, ii->refs))
 			plan_inode(rc, ii->ino, IFIX_NLINK, ii->refs);
 	}
-	return rc->error;
+	return rc->found.error;
 }

@@ -25,7 +25,7 @@
 
 /*
  * The head LSN: the newest a metadata block may be stamped with.  Memory
- * or I/O is recorded (rc->error: main stops the run).
+ * or I/O is recorded (rc->found.error: main stops the run).
  */
 static void
 set_max_lsn(struct repair_ctx *rc)
@@ -50,7 +50,7 @@ phase_log(struct repair_ctx *rc)
 	struct xk_log_report rep;
 	int err;
 
-	if (rc->zero_log) {
+	if (rc->opt.zero_log) {
 		char msg[256] = "";
 
 		err = xk_log_zero(rc->mp, msg, sizeof(msg));
@@ -70,14 +70,14 @@ phase_log(struct repair_ctx *rc)
 	}
 
 	/* -t N: replay verifies and applies on as many threads. */
-	err = xk_log_recover(rc->mp, rc->no_modify ?
+	err = xk_log_recover(rc->mp, rc->opt.no_modify ?
 			     (XK_LOG_DRYRUN | XK_LOG_DRYRUN_KEEP) : 0,
-			     rc->threads, &rep);
+			     rc->opt.threads, &rep);
 	/*
 	 * Memory or I/O says nothing of the log: not "dirty", never a
 	 * reason for -L.  The run stops (main says what was written).
 	 */
-	if (repair_oserr(rc, err, "%s the log%s%s", rc->no_modify ?
+	if (repair_oserr(rc, err, "%s the log%s%s", rc->opt.no_modify ?
 			 "reading" : "replaying", rep.msg[0] ? ": " : "",
 			 rep.msg))
 		return REPAIR_EXIT_ERROR;
@@ -85,7 +85,7 @@ phase_log(struct repair_ctx *rc)
 		set_max_lsn(rc);
 		return 0;
 	}
-	if (rc->no_modify) {
+	if (rc->opt.no_modify) {
 		if (err)
 			report(rc, PR_LOG_DIRTY, "log", -1, 0,
 			       rc->mp->g.log_daddr, "dirty", "the log holds "
@@ -105,12 +105,12 @@ phase_log(struct repair_ctx *rc)
 		set_max_lsn(rc);
 		/* Other handles would not see the replay kept in the cache. */
 		if (!err)
-			rc->threads = 1;
+			rc->opt.threads = 1;
 		return 0;
 	}
 	if (err) {
 		fprintf(stderr, "xfskit-repair: %s: the log is dirty and "
-			"cannot be replayed offline: %s\n", rc->device,
+			"cannot be replayed offline: %s\n", rc->opt.device,
 			rep.msg[0] ? rep.msg : xk_strerror(err));
 		fprintf(stderr, "xfskit-repair: mount and unmount the "
 			"filesystem to replay it, or use -L to zero the log "

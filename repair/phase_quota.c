@@ -11,7 +11,7 @@
  *
  * Usage is summed in one small hash table per quota type, keyed by id:
  * memory grows with the number of distinct ids, not with inodes.  In
- * repair the findings become plans (QFIX_* in phase_quota.h) that
+ * repair the findings become plans (QFIX_* in plan.h) that
  * quotafix.c applies with the usage counted here.
  */
 #include <string.h>
@@ -20,55 +20,6 @@
 
 #include <xfskit/btree.h>
 #include <xfskit/fork.h>
-
-static size_t
-qtab_slot(const struct qtab *t, uint32_t id)
-{
-	size_t mask = t->cap - 1;
-	size_t i = (size_t)(id * 2654435761u) & mask;
-
-	while (t->v[i].used && t->v[i].id != id)
-		i = (i + 1) & mask;
-	return i;
-}
-
-static int
-qtab_grow(struct qtab *t)
-{
-	struct qtab nt = { .cap = t->cap ? t->cap * 2 : 64 };
-
-	nt.v = xk_calloc(nt.cap, sizeof(*nt.v));
-	if (!nt.v)
-		return -ENOMEM;
-	for (size_t i = 0; i < t->cap; i++)
-		if (t->v[i].used) {
-			nt.v[qtab_slot(&nt, t->v[i].id)] = t->v[i];
-			nt.n++;
-		}
-	free(t->v);
-	*t = nt;
-	return 0;
-}
-
-struct qrec *
-quota_tab_get(struct qtab *t, uint32_t id, int add)
-{
-	size_t i;
-
-	if (add && (t->n + 1) * 2 > t->cap && qtab_grow(t))
-		return NULL;
-	if (!t->cap)
-		return NULL;
-	i = qtab_slot(t, id);
-	if (!t->v[i].used) {
-		if (!add)
-			return NULL;
-		t->v[i].used = 1;
-		t->v[i].id = id;
-		t->n++;
-	}
-	return &t->v[i];
-}
 
 /*
  * The data fork's extents, without claiming anything (the inode scan
@@ -89,10 +40,10 @@ data_extents(struct xk_mount *mp, uint64_t ino, const struct xk_dinode *dip,
 	err = xk_fork_read(mp, ino, dip, XK_DATA_FORK, 0, &fm);
 	if (!err) {
 		/* Hand the reader's array over rather than copy it. */
-		free(m->v);
-		m->v = fm.ext;
-		m->n = fm.next;
-		m->cap = fm.ext_cap;
+		xk_vec_free(&m->vec);
+		m->vec.v = fm.ext;	/* a heap vector may take a malloc'd array */
+		m->vec.n = fm.next;
+		m->vec.cap = fm.ext_cap;
 		fm.ext = NULL;
 	}
 	xk_fork_map_free(&fm);
@@ -102,17 +53,8 @@ data_extents(struct xk_mount *mp, uint64_t ino, const struct xk_dinode *dip,
 static int
 bad_add(struct badblocks *b, uint64_t fileblock)
 {
-	if (b->n == b->cap) {
-		size_t ncap = b->cap ? b->cap * 2 : 8;
-		uint64_t *nv = xk_realloc(b->v, ncap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		b->v = nv;
-		b->cap = ncap;
-	}
-	b->v[b->n++] = fileblock;
-	return 0;
+	b->vec.first = 8;	/* seldom more than a few */
+	return xk_vec_push(&b->vec, &fileblock, sizeof(fileblock));
 }
 
 static int
@@ -122,75 +64,6 @@ bad_has(const struct badblocks *b, uint64_t fileblock)
 		if (b->v[i] == fileblock)
 			return 1;
 	return 0;
-}
-
-/*
- * The first rule a record breaks, in the order xfs_repair reports them:
- *  1. the record's CRC;
- *  2. its UUID is the filesystem's metadata UUID;
- *  3. magic "DQ" and version 1;
- *  4. no unknown d_type bits and exactly the quota type of its file;
- *  5. the bigtime flag only on bigtime filesystems, and never on id 0;
- *  6. d_id is the id its position in the file stands for;
- *  7. for ids other than 0, a count over its soft limit has a timer.
- */
-const char *
-quota_record_problem(struct xk_mount *mp, const struct qtype *qt,
-		     const struct xk_dqblk *d, uint32_t id, char *why,
-		     size_t whylen)
-{
-	const struct xk_disk_dquot *q = &d->dd_diskdq;
-
-	if (!xk_cksum_ok(d, sizeof(*d), XK_DQUOT_CRC_OFF)) {
-		snprintf(why, whylen, "bad CRC");
-		return "crc";
-	}
-	if (memcmp(d->dd_uuid, mp->meta_uuid, 16)) {
-		snprintf(why, whylen, "UUID is not the filesystem's");
-		return "uuid";
-	}
-	if (xk_be16_get(q->d_magic) != XK_DQUOT_MAGIC) {
-		snprintf(why, whylen, "magic 0x%04x",
-			 xk_be16_get(q->d_magic));
-		return "magic";
-	}
-	if (q->d_version != XK_DQUOT_VERSION) {
-		snprintf(why, whylen, "version %u", q->d_version);
-		return "version";
-	}
-	if ((q->d_type & ~XK_DQTYPE_ANY) ||
-	    (q->d_type & XK_DQTYPE_REC_MASK) != qt->dqtype) {
-		snprintf(why, whylen, "type 0x%x, expected 0x%x",
-			 q->d_type, qt->dqtype);
-		return "type";
-	}
-	if ((q->d_type & XK_DQTYPE_BIGTIME) &&
-	    (!mp->g.has_bigtime || !id)) {
-		snprintf(why, whylen, "bigtime timers %s",
-			 id ? "without the bigtime feature" :
-			 "on the id 0 record");
-		return "bigtime";
-	}
-	if (xk_be32_get(q->d_id) != id) {
-		snprintf(why, whylen, "record holds id %u",
-			 xk_be32_get(q->d_id));
-		return "id";
-	}
-	if (id &&
-	    ((xk_be64_get(q->d_blk_softlimit) &&
-	      !xk_be32_get(q->d_btimer) &&
-	      xk_be64_get(q->d_bcount) > xk_be64_get(q->d_blk_softlimit)) ||
-	     (xk_be64_get(q->d_ino_softlimit) &&
-	      !xk_be32_get(q->d_itimer) &&
-	      xk_be64_get(q->d_icount) > xk_be64_get(q->d_ino_softlimit)) ||
-	     (xk_be64_get(q->d_rtb_softlimit) &&
-	      !xk_be32_get(q->d_rtbtimer) &&
-	      xk_be64_get(q->d_rtbcount) >
-	      xk_be64_get(q->d_rtb_softlimit)))) {
-		snprintf(why, whylen, "over a soft limit with no timer");
-		return "timer";
-	}
-	return NULL;
 }
 
 /* Check one record; returns 1 if it is sound.  Repair rewrites it. */
@@ -209,7 +82,7 @@ check_record(struct repair_ctx *rc, struct qtype *qt, uint64_t daddr,
 		return 1;
 	if (report(rc, PR_QUOTA_DQUOT, qt->name, -1, qt->ino, daddr, check,
 		   "dquot for id %u: %s", id, why))
-		qt->fix |= QFIX_RECORDS;
+		plan_quota(rc, qt->type, QFIX_RECORDS);
 	return 0;
 }
 
@@ -259,7 +132,7 @@ check_blocks(struct repair_ctx *rc, struct qtype *qt)
 					   (unsigned long long)fb,
 					   xk_strerror(err))) {
 					/* Its usage cannot be trusted. */
-					qt->fix |= QFIX_UNCHECK;
+					plan_quota(rc, qt->type, QFIX_UNCHECK);
 					plan_none(rc);
 				}
 				ok = 0;
@@ -284,7 +157,7 @@ check_blocks(struct repair_ctx *rc, struct qtype *qt)
 	return 0;
 }
 
-/* Whether a directory entry names ino (rc->inodes is sorted by ino). */
+/* Whether a directory entry names ino (rc->scan.inodes is sorted by ino). */
 static int
 named(const struct repair_ctx *rc, uint64_t ino)
 {
@@ -323,7 +196,7 @@ check_qinode(struct repair_ctx *rc, struct qtype *qt)
 		if (report(rc, PR_QUOTA_INODE, qt->name, -1, qt->ino,
 			   XK_NO_DADDR, "read", "quota inode cannot be "
 			   "read: %s", xk_strerror(err)))
-			qt->fix |= QFIX_LOST;
+			plan_quota(rc, qt->type, QFIX_LOST);
 		return 0;
 	}
 	/* A core failing its verifier was reported by the inode scan. */
@@ -332,7 +205,7 @@ check_qinode(struct repair_ctx *rc, struct qtype *qt)
 		if (!err && report(rc, PR_QUOTA_INODE, qt->name, -1, qt->ino,
 				   bp->daddr, "type", "quota inode is not a "
 				   "regular file (mode 0%o)", mode))
-			qt->fix |= QFIX_LOST;
+			plan_quota(rc, qt->type, QFIX_LOST);
 		xk_buf_release(bp);
 		return 0;
 	}
@@ -340,7 +213,7 @@ check_qinode(struct repair_ctx *rc, struct qtype *qt)
 	    report(rc, PR_QUOTA_INODE, qt->name, -1, qt->ino, bp->daddr,
 		   "size", "quota inode has size %llu, expected 0",
 		   (unsigned long long)xk_be64_get(dip->di_size)))
-		qt->fix |= QFIX_SIZE;
+		plan_quota(rc, qt->type, QFIX_SIZE);
 	err = data_extents(mp, qt->ino, dip, &qt->map);
 	xk_buf_release(bp);
 	if (xk_err_operational(err))
@@ -349,7 +222,7 @@ check_qinode(struct repair_ctx *rc, struct qtype *qt)
 		if (report(rc, PR_QUOTA_INODE, qt->name, -1, qt->ino,
 			   XK_NO_DADDR, "fork", "quota inode's data fork "
 			   "cannot be mapped"))
-			qt->fix |= QFIX_LOST;
+			plan_quota(rc, qt->type, QFIX_LOST);
 		return 0;
 	}
 	qt->usable = 1;
@@ -359,8 +232,9 @@ check_qinode(struct repair_ctx *rc, struct qtype *qt)
 		if (report(rc, PR_QUOTA_INODE, qt->name, -1, qt->ino,
 			   XK_NO_DADDR, "contents", "quota inode holds no "
 			   "%s record and is a user's file", qt->name)) {
-			qt->fix |= QFIX_LOST;
-			qt->fix &= ~QFIX_SIZE;	/* not ours to change */
+			plan_quota(rc, qt->type, QFIX_LOST);
+			/* not ours to change */
+			plan_quota_unplan(rc, qt->type, QFIX_SIZE);
 		}
 		qt->usable = 0;
 	}
@@ -395,8 +269,8 @@ count_usage(struct repair_ctx *rc, struct qtype *qt)
 	struct fork_map scratch = { 0 };
 	int ret = 0;
 
-	for (size_t i = 0; i < rc->ninodes; i++) {
-		uint64_t ino = rc->inodes[i].ino;
+	for (size_t i = 0; i < rc->scan.ninodes; i++) {
+		uint64_t ino = rc->scan.inodes[i].ino;
 		struct xk_buf *bp;
 		struct xk_dinode *dip;
 		uint32_t ids[NQTYPES];
@@ -444,7 +318,7 @@ count_usage(struct repair_ctx *rc, struct qtype *qt)
 		}
 	}
 out:
-	free(scratch.v);
+	xk_vec_free(&scratch.vec);
 	return ret;
 }
 
@@ -458,7 +332,7 @@ count_mismatch(struct repair_ctx *rc, struct qtype *qt, uint64_t daddr,
 		   "id %u: dquot says %s %llu, the inodes add up to %llu",
 		   id, what, (unsigned long long)found,
 		   (unsigned long long)expected))
-		qt->fix |= QFIX_RECORDS;
+		plan_quota(rc, qt->type, QFIX_RECORDS);
 }
 
 /*
@@ -531,33 +405,14 @@ compare_usage(struct repair_ctx *rc, struct qtype *qt)
 			   "(in use by %llu inodes, %llu blocks)", u->id,
 			   (unsigned long long)u->icount,
 			   (unsigned long long)u->bcount))
-			qt->fix |= QFIX_MISSING;
+			plan_quota(rc, qt->type, QFIX_MISSING);
 	}
 	return 0;
 }
 
-static void
-qtype_free(struct qtype *qt)
-{
-	free(qt->map.v);
-	free(qt->bad.v);
-	free(qt->tab.v);
-}
-
-void
-quota_free(struct repair_ctx *rc)
-{
-	if (!rc->quota)
-		return;
-	for (int t = 0; t < NQTYPES; t++)
-		qtype_free(&rc->quota->qt[t]);
-	free(rc->quota);
-	rc->quota = NULL;
-}
-
 /*
- * In: rc->inodes (every inode in use).  Out: findings; in repair, the
- * state in rc->quota when anything is planned (quota_apply uses it).
+ * In: rc->scan.inodes (every inode in use).  Out: findings; in repair, the
+ * state in rc->scan.quota when anything is planned (quota_apply uses it).
  */
 int
 phase_quota(struct repair_ctx *rc)
@@ -592,6 +447,7 @@ phase_quota(struct repair_ctx *rc)
 		qt[t].dqtype = types[t].dqtype;
 		qt[t].chkd = types[t].chkd;
 		qt[t].ino = inos[t];
+		qt[t].type = (unsigned int)t;
 	}
 	/*
 	 * Unknown bits: the kernel refuses a v5 superblock with the old
@@ -601,7 +457,7 @@ phase_quota(struct repair_ctx *rc)
 	    report(rc, PR_QUOTA_FLAGS, "superblock", 0, 0, XK_NO_DADDR,
 		   "qflags", "quota flags 0x%x are not valid in a v5 "
 		   "superblock", sb->qflags & ~QFLAGS_KNOWN))
-		qs->bogus = sb->qflags & ~QFLAGS_KNOWN;
+		plan_quota_flags(rc, sb->qflags & ~QFLAGS_KNOWN);
 	for (int t = 0; t < NQTYPES && !err; t++) {
 		if (!qt[t].ino || qt[t].ino == XK_NULLFSINO) {
 			/*
@@ -614,7 +470,7 @@ phase_quota(struct repair_ctx *rc)
 				   XK_NO_DADDR, "qflags", "%s usage is "
 				   "marked as counted, but there is no %s "
 				   "inode", qt[t].name, qt[t].name))
-				qt[t].fix |= QFIX_UNCHECK;
+				plan_quota(rc, (unsigned int)t, QFIX_UNCHECK);
 			continue;
 		}
 		if (!xk_ino_valid(mp, qt[t].ino)) {
@@ -622,7 +478,7 @@ phase_quota(struct repair_ctx *rc)
 				   qt[t].ino, XK_NO_DADDR, "inode number",
 				   "the superblock's quota inode number is "
 				   "not valid"))
-				qt[t].fix |= QFIX_LOST;
+				plan_quota(rc, (unsigned int)t, QFIX_LOST);
 			continue;
 		}
 		err = check_qinode(rc, &qt[t]);
@@ -636,11 +492,11 @@ phase_quota(struct repair_ctx *rc)
 	for (int t = 0; t < NQTYPES && !err; t++)
 		if (qt[t].counting)
 			err = compare_usage(rc, &qt[t]);
-	planned = qs->bogus != 0;
+	planned = rc->plan.quota_flags_clear != 0;
 	for (int t = 0; t < NQTYPES; t++)
-		planned |= qt[t].fix != 0;
-	rc->quota = qs;
-	if (err || rc->no_modify || !planned)
+		planned |= rc->plan.quota_fix[t] != 0;
+	rc->scan.quota = qs;
+	if (err || rc->opt.no_modify || !planned)
 		quota_free(rc);
 	return err;
 }

@@ -3,7 +3,8 @@
  * The quota phase: quota inodes, dquot blocks, and every dquot's usage
  * counters against the usage the inodes add up to (phase_quota.c); and
  * the repair of what it found (quotafix.c).  The check leaves its state
- * (usage tables, quota file maps, plans) in rc->quota for the fix.
+ * (usage tables, quota file maps) in rc->scan.quota and its plans in
+ * rc->plan (QFIX_*, plan.h) for the fix.
  */
 #ifndef XFSKIT_REPAIR_PHASE_QUOTA_H
 #define XFSKIT_REPAIR_PHASE_QUOTA_H
@@ -13,7 +14,7 @@
 #include <xfskit/format/dquot.h>
 #include <xfskit/format/sb.h>
 
-#define NQTYPES		3
+#define NQTYPES		PLAN_QTYPES
 
 /* One id's usage as the inodes add it up. */
 struct qrec {
@@ -31,16 +32,9 @@ struct qtab {
 
 /* The file blocks of a quota inode whose records could not be trusted. */
 struct badblocks {
-	uint64_t	*v;
-	size_t		n, cap;
+	XK_VEC_OF(uint64_t);
 };
 
-/* Repair plans for one quota type (QFIX_* bits in struct qtype). */
-#define QFIX_RECORDS	(1u << 0)	/* rewrite bad records, counters */
-#define QFIX_UNCHECK	(1u << 1)	/* clear the CHKD flag */
-#define QFIX_LOST	(1u << 2)	/* forget the quota inode */
-#define QFIX_SIZE	(1u << 3)	/* set the quota inode's size to 0 */
-#define QFIX_MISSING	(1u << 4)	/* ids in use without a dquot */
 
 struct qtype {
 	const char	*name;		/* "user quota" ... */
@@ -49,7 +43,7 @@ struct qtype {
 	uint64_t	ino;
 	int		usable;		/* inode and fork are sound */
 	int		counting;	/* usage is compared */
-	unsigned int	fix;		/* QFIX_* planned */
+	unsigned int	type;		/* its index: rc->plan.quota_fix[type] */
 	uint64_t	dq_like;	/* records with magic and type right */
 	struct fork_map	map;
 	struct badblocks bad;
@@ -62,17 +56,16 @@ struct qtype {
 	 XK_GQUOTA_ACCT | XK_GQUOTA_ENFD | XK_GQUOTA_CHKD | \
 	 XK_PQUOTA_ACCT | XK_PQUOTA_ENFD | XK_PQUOTA_CHKD)
 
-/* What the check hands to the fix (rc->quota). */
+/* What the check hands to the fix (rc->scan.quota). */
 struct quota_state {
 	struct qtype	qt[NQTYPES];
-	uint16_t	bogus;		/* sb_qflags bits to clear */
 };
 
 /*
- * Run after phase_inodes (it needs rc->inodes: every inode in use).
+ * Run after phase_inodes (it needs rc->scan.inodes: every inode in use).
  * Findings go through fix_problem; returns 0, or a negative errno when
  * the phase could not run at all.  In repair, the plans and the usage
- * counted stay in rc->quota.
+ * counted stay in rc->scan.quota.
  */
 XK_MUST_CHECK int phase_quota(struct repair_ctx *rc);
 
@@ -87,13 +80,13 @@ const char *quota_record_problem(struct xk_mount *mp, const struct qtype *qt,
 				 char *why, size_t whylen);
 
 /*
- * quotafix.c: apply the plans in rc->quota (repair only; called between
+ * quotafix.c: apply the plans in rc->scan.quota (repair only; called between
  * check passes when no inode fix is pending, since those change the
  * usage) and count what was written in *applied.
  */
 XK_MUST_CHECK int quota_apply(struct repair_ctx *rc,
 				unsigned long *applied);
-/* Drop rc->quota (plans not applied are made again by the next pass). */
+/* Drop rc->scan.quota (plans not applied are made again by the next pass). */
 void quota_free(struct repair_ctx *rc);
 
 #endif /* XFSKIT_REPAIR_PHASE_QUOTA_H */

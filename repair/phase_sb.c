@@ -5,7 +5,7 @@
  * primary's geometry fields.
  *
  * In: an open handle.  Out: a finding per bad or differing copy; in
- * repair, rc->sb_bad marks the copies to rewrite from the primary.
+ * repair, plan_sb_secondary marks the copies to rewrite from the primary.
  */
 #include <stddef.h>
 #include <string.h>
@@ -50,7 +50,7 @@ compare_with_primary(struct repair_ctx *rc, uint32_t agno, struct xk_buf *bp)
 	    report(rc, PR_SB_SECONDARY_BAD, "superblock", agno, 0, bp->daddr,
 		   "bad_features2", "bad_features2 0x%x differs from "
 		   "features2 0x%x", sec.bad_features2, sec.features2))
-		rc->sb_bad[agno] = 1;
+		plan_sb_secondary(rc, agno);
 	for (size_t i = 0; i < sizeof(same_fields) / sizeof(same_fields[0]);
 	     i++) {
 		size_t o = same_fields[i].off, l = same_fields[i].len;
@@ -72,7 +72,7 @@ compare_with_primary(struct repair_ctx *rc, uint32_t agno, struct xk_buf *bp)
 			   "%llu (0x%llx), this copy %llu (0x%llx)",
 			   (unsigned long long)pv, (unsigned long long)pv,
 			   (unsigned long long)sv, (unsigned long long)sv))
-			rc->sb_bad[agno] = 1;
+			plan_sb_secondary(rc, agno);
 	}
 }
 
@@ -144,7 +144,7 @@ vote_primary_features(struct repair_ctx *rc)
 		/* Memory or I/O: no vote on a partial electorate. */
 		if (err && repair_oserr(rc, err, "reading superblock %u",
 					agno))
-			return rc->error;
+			return rc->found.error;
 		if (err)
 			continue;
 		xk_sb_decode(&sec, (const struct xk_dsb *)bp->data);
@@ -164,7 +164,7 @@ vote_primary_features(struct repair_ctx *rc)
 		if (!report(rc, PR_SB_PRIMARY_BAD, "superblock", 0, 0, 0,
 			    vote_fields[i].name, "primary has 0x%x, all %u "
 			    "secondaries 0x%x", vote_value(&mp->sb, i), nsec,
-			    vote_value(&first, i)) && rc->no_modify)
+			    vote_value(&first, i)) && rc->opt.no_modify)
 			continue;
 		/* -n too: the check goes on as the repair would. */
 		vote_set(&want, i, &first);
@@ -181,8 +181,8 @@ vote_primary_features(struct repair_ctx *rc)
 		xk_mount_discard(mp);
 		rc->mp = NULL;
 		memset(&f, 0, sizeof(f));
-		err = xk_mount_from_sb(dev, &want, (rc->no_modify ?
-				       XK_MOUNT_RDONLY : 0) | (rc->direct ?
+		err = xk_mount_from_sb(dev, &want, (rc->opt.no_modify ?
+				       XK_MOUNT_RDONLY : 0) | (rc->opt.direct ?
 				       XK_MOUNT_DIRECT : 0), &rc->mp, &f);
 		if (err) {
 			xk_dev_close(dev);
@@ -190,8 +190,8 @@ vote_primary_features(struct repair_ctx *rc)
 		}
 		rc->mp->owns_dev = 1;
 	}
-	if (!rc->no_modify)
-		rc->sb_primary_fix = 1;
+	if (!rc->opt.no_modify)
+		plan_sb_primary(rc);
 	return 0;
 }
 
@@ -214,20 +214,20 @@ check_primary_fields(struct repair_ctx *rc)
 		   (unsigned long long)sb->lsn,
 		   (unsigned long long)rc->mp->max_lsn)) {
 		sb->lsn = 0;
-		rc->sb_primary_fix = 1;
+		plan_sb_primary(rc);
 	}
 	if (sb->inprogress &&
 	    report(rc, PR_SB_PRIMARY_BAD, "superblock", 0, 0, 0, "inprogress",
 		   "the mkfs-in-progress flag is %u", sb->inprogress)) {
 		sb->inprogress = 0;
-		rc->sb_primary_fix = 1;
+		plan_sb_primary(rc);
 	}
 	if (sb->bad_features2 != sb->features2 &&
 	    report(rc, PR_SB_PRIMARY_BAD, "superblock", 0, 0, 0,
 		   "bad_features2", "bad_features2 0x%x differs from "
 		   "features2 0x%x", sb->bad_features2, sb->features2)) {
 		sb->bad_features2 = sb->features2;
-		rc->sb_primary_fix = 1;
+		plan_sb_primary(rc);
 	}
 }
 
@@ -288,7 +288,7 @@ check_primary_inodes(struct repair_ctx *rc)
 		sb->rootino = XK_NULLFSINO;
 	sb->rbmino = sb->rsumino = XK_NULLFSINO;
 	secondary_sb_fixup(rc->mp);
-	rc->sb_primary_fix = 1;
+	plan_sb_primary(rc);
 }
 
 int
@@ -314,14 +314,14 @@ phase_superblocks(struct repair_ctx *rc)
 			f.daddr = xk_ag_hdr_daddr(mp, agno, XK_SB_SECTOR);
 			xk_fail_set(&f, "read", "%s", xk_strerror(err));
 			if (fix_problem(rc, PR_SB_SECONDARY_BAD, &f))
-				rc->sb_bad[agno] = 1;
+				plan_sb_secondary(rc, agno);
 			continue;
 		}
 		if (err && fix_problem(rc, PR_SB_SECONDARY_BAD, &bp->fail))
-			rc->sb_bad[agno] = 1;
+			plan_sb_secondary(rc, agno);
 		else if (!err)
 			compare_with_primary(rc, agno, bp);
 		xk_buf_release(bp);
 	}
-	return rc->error;
+	return rc->found.error;
 }

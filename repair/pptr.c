@@ -12,7 +12,7 @@
  * here, and entries naming inodes that are not in use are left to the
  * link phase.
  *
- * In: rc->inodes (the inodes in use).  Out: a finding per mismatch.
+ * In: rc->scan.inodes (the inodes in use).  Out: a finding per mismatch.
  */
 #define _GNU_SOURCE		/* qsort_r */
 #include <stdlib.h>
@@ -193,15 +193,15 @@ phase_pptr(struct repair_ctx *rc)
 
 	if (!mp->g.has_parent)
 		return 0;
-	for (size_t k = 0; k < rc->ninodes; k++) {
-		uint64_t ino = rc->inodes[k].ino;
+	for (size_t k = 0; k < rc->scan.ninodes; k++) {
+		uint64_t ino = rc->scan.inodes[k].ino;
 		struct xk_dinode *dip;
 		struct xk_buf *bp;
 		struct xk_fail f;
 
 		int err;
 
-		if (!rc->inodes[k].mode)
+		if (!rc->scan.inodes[k].mode)
 			continue;
 		err = xk_inode_read(mp, ino, 0, &bp, &dip);
 		if (repair_oserr(rc, err, "reading inode %llu",
@@ -226,7 +226,7 @@ phase_pptr(struct repair_ctx *rc)
 		}
 		pointers(&c, ino, dip);
 		xk_buf_release(bp);
-		if (rc->error)
+		if (rc->found.error)
 			goto out;
 	}
 	/* Part of the pointers or entries would give false findings. */
@@ -255,5 +255,5 @@ out:
 	free(c.ents.v);
 	free(c.ptrs.v);
 	free(c.pool);
-	return rc->error;
+	return rc->found.error;
 }

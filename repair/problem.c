@@ -126,13 +126,13 @@ json_problem(struct repair_ctx *rc, enum problem pr, const struct xk_fail *f)
 	 * count); the passes after the first repairs, what follows from
 	 * them and what is left, go to "later_problems".
 	 */
-	if (rc->pass > 1 && !rc->json_later) {
+	if (rc->pass > 1 && !rc->found.json_later) {
 		fprintf(o, "%s],\n  \"later_problems\": [",
-			rc->json_items ? "\n  " : "");
-		rc->json_later = 1;
-		rc->json_items = 0;
+			rc->found.json_items ? "\n  " : "");
+		rc->found.json_later = 1;
+		rc->found.json_items = 0;
 	}
-	fprintf(o, "%s\n    {\"problem\": ", rc->json_items++ ? "," : "");
+	fprintf(o, "%s\n    {\"problem\": ", rc->found.json_items++ ? "," : "");
 	json_string(o, problems[pr].what);
 	fprintf(o, ", \"code\": ");
 	json_string(o, problems[pr].code);
@@ -173,27 +173,27 @@ json_begin(struct repair_ctx *rc)
 		"  \"schema_version\": 1,\n  \"version\": ");
 	json_string(rc->out, xk_version());
 	fprintf(rc->out, ",\n  \"device\": ");
-	json_string(rc->out, rc->device);
+	json_string(rc->out, rc->opt.device);
 	fprintf(rc->out, ",\n  \"mode\": \"%s\",\n  \"problems\": [",
-		rc->no_modify ? "check" : "repair");
+		rc->opt.no_modify ? "check" : "repair");
 }
 
 void
 json_end(struct repair_ctx *rc, int status)
 {
-	fprintf(rc->out, "%s]", rc->json_items ? "\n  " : "");
-	if (!rc->json_later)
+	fprintf(rc->out, "%s]", rc->found.json_items ? "\n  " : "");
+	if (!rc->found.json_later)
 		fprintf(rc->out, ",\n  \"later_problems\": []");
 	action_json(rc);
 	guard_json(rc);
 	fprintf(rc->out, ",\n  \"problem_count\": %lu,\n  \"exit_status\": "
-		"%d\n}\n", rc->first_problems, status);
+		"%d\n}\n", rc->found.first_problems, status);
 }
 
 void
 progress(struct repair_ctx *rc, const char *what, uint64_t n, uint64_t total)
 {
-	if (!rc->progress)
+	if (!rc->opt.progress)
 		return;
 	if (n >= total)
 		fprintf(stderr, "\r\033[K");
@@ -241,10 +241,10 @@ repair_error_cause(int err)
 static void
 error_vset(struct repair_ctx *rc, int err, const char *fmt, va_list ap)
 {
-	if (rc->error)
+	if (rc->found.error)
 		return;
-	rc->error = err;
-	vsnprintf(rc->error_what, sizeof(rc->error_what), fmt, ap);
+	rc->found.error = err;
+	vsnprintf(rc->found.error_what, sizeof(rc->found.error_what), fmt, ap);
 }
 
 int
@@ -255,7 +255,7 @@ repair_error(struct repair_ctx *rc, int err, const char *fmt, ...)
 	va_start(ap, fmt);
 	error_vset(rc, err ? err : -EIO, fmt, ap);
 	va_end(ap);
-	return rc->error;
+	return rc->found.error;
 }
 
 int
@@ -268,7 +268,23 @@ repair_oserr(struct repair_ctx *rc, int err, const char *fmt, ...)
 	va_start(ap, fmt);
 	error_vset(rc, err, fmt, ap);
 	va_end(ap);
-	return rc->error;
+	return rc->found.error;
+}
+
+void
+repair_assert_fail(const char *cond, const char *file, int line,
+		   const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fprintf(stderr, "xfskit-repair: %s:%d: engine invariant broken (%s): ",
+		file, line, cond);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	abort();
 }
 
 int
@@ -277,20 +293,20 @@ fix_problem(struct repair_ctx *rc, enum problem pr, const struct xk_fail *f)
 	char line[512];
 
 	/* After an operational error nothing seen is a verdict. */
-	if (rc->error)
+	if (rc->found.error)
 		return 0;
-	rc->counts[pr]++;
-	rc->nproblems++;
-	if (rc->json) {
+	rc->found.counts[pr]++;
+	rc->found.nproblems++;
+	if (rc->opt.json) {
 		json_problem(rc, pr, f);
-		return !rc->no_modify;
+		return !rc->opt.no_modify;
 	}
-	if (rc->progress)
+	if (rc->opt.progress)
 		fprintf(stderr, "\r\033[K");
 	xk_fail_format(f, line, sizeof(line));
 	fprintf(rc->out, "%s: %s\n", problems[pr].what, line);
 	/* The caller plans its fix now; repair applies it after the pass. */
-	return !rc->no_modify;
+	return !rc->opt.no_modify;
 }
 
 void
@@ -299,7 +315,7 @@ info(struct repair_ctx *rc, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vfprintf(rc->json ? stderr : rc->out, fmt, ap);
+	vfprintf(rc->opt.json ? stderr : rc->out, fmt, ap);
 	va_end(ap);
 }
 

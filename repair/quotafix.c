@@ -545,7 +545,7 @@ static int
 other_findings(const struct repair_ctx *rc)
 {
 	for (int pr = 0; pr < PR_NR; pr++)
-		if (rc->counts[pr] && pr != PR_QUOTA_INODE &&
+		if (rc->found.counts[pr] && pr != PR_QUOTA_INODE &&
 		    pr != PR_QUOTA_DQUOT && pr != PR_QUOTA_COUNT &&
 		    pr != PR_QUOTA_FLAGS)
 			return 1;
@@ -589,16 +589,17 @@ fix_sb(struct repair_ctx *rc, uint16_t clear, unsigned int lost)
 int
 quota_apply(struct repair_ctx *rc, unsigned long *applied)
 {
-	struct quota_state *qs = rc->quota;
-	uint16_t clear = qs ? qs->bogus : 0;
+	struct quota_state *qs = rc->scan.quota;
+	uint16_t clear = qs ? rc->plan.quota_flags_clear : 0;
 	unsigned int lost = 0;
 	int err = 0;
 
 	for (int t = 0; qs && t < NQTYPES && !err; t++) {
 		struct qtype *qt = &qs->qt[t];
+		unsigned int *fix = &rc->plan.quota_fix[t];
 		unsigned long nrec = 0;
 
-		if (qt->fix & QFIX_LOST) {
+		if (*fix & QFIX_LOST) {
 			info(rc, "Warning: %s information was cleared (its "
 			     "quota inode %llu was lost).  Limits must be set "
 			     "again; usage is recounted at the next quota "
@@ -608,7 +609,7 @@ quota_apply(struct repair_ctx *rc, unsigned long *applied)
 			clear |= qt->chkd;
 			continue;
 		}
-		if (qt->fix & QFIX_SIZE) {
+		if (*fix & QFIX_SIZE) {
 			err = fix_size(rc, qt);
 			(*applied)++;
 			if (!err)
@@ -617,7 +618,7 @@ quota_apply(struct repair_ctx *rc, unsigned long *applied)
 					      "file (inode %llu)", qt->name,
 					      (unsigned long long)qt->ino);
 		}
-		if (!err && (qt->fix & QFIX_RECORDS)) {
+		if (!err && (*fix & QFIX_RECORDS)) {
 			err = fix_records(rc, qt, &nrec);
 			if (nrec)
 				action_report(rc, ACT_QUOTA_FIXED, 0, -1, NULL,
@@ -628,8 +629,8 @@ quota_apply(struct repair_ctx *rc, unsigned long *applied)
 					      "counted" : "");
 			*applied += nrec;
 		}
-		if (!err && (qt->fix & QFIX_MISSING) && qt->counting &&
-		    !(qt->fix & QFIX_UNCHECK) && !other_findings(rc)) {
+		if (!err && (*fix & QFIX_MISSING) && qt->counting &&
+		    !(*fix & QFIX_UNCHECK) && !other_findings(rc)) {
 			unsigned long nb = 0;
 			int gerr = grow_file(rc, qt, &nb);
 
@@ -654,19 +655,19 @@ quota_apply(struct repair_ctx *rc, unsigned long *applied)
 				*applied += nb;
 				continue;
 			}
-			qt->fix |= QFIX_UNCHECK;
-		} else if ((qt->fix & QFIX_MISSING) && qt->counting &&
-			   !(qt->fix & QFIX_UNCHECK) &&
+			*fix |= QFIX_UNCHECK;
+		} else if ((*fix & QFIX_MISSING) && qt->counting &&
+			   !(*fix & QFIX_UNCHECK) &&
 			   (*applied || need_rebuild(rc))) {
 			/*
 			 * Other repairs go first; once they are done, a
 			 * later pass finds only this and grows the file.
 			 */
 			continue;
-		} else if (qt->fix & QFIX_MISSING) {
-			qt->fix |= QFIX_UNCHECK;
+		} else if (*fix & QFIX_MISSING) {
+			*fix |= QFIX_UNCHECK;
 		}
-		if (qt->fix & QFIX_UNCHECK) {
+		if (*fix & QFIX_UNCHECK) {
 			info(rc, "Note: %s usage cannot be rebuilt here; "
 			     "the kernel recounts it at the next quota "
 			     "mount.\n", qt->name);

@@ -12,7 +12,7 @@
  * same session: their old blocks are not fed, the builder allocates new
  * ones.
  *
- * In: rc->ags from a check pass that planned no inode fix (so the claims
+ * In: rc->scan.ags from a check pass that planned no inode fix (so the claims
  * describe inodes as they will stay).  The rebuild refuses (and the run
  * ends with findings) when an AG's inode chunks are unknown: rebuilding
  * then would free live inodes.
@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <xfskit/btree.h>
 #include <xfskit/build.h>
 
 #include "repair.h"
@@ -44,7 +45,7 @@ need_rebuild(const struct repair_ctx *rc)
 {
 	for (size_t i = 0; i < sizeof(ag_problems) / sizeof(ag_problems[0]);
 	     i++)
-		if (rc->counts[ag_problems[i]])
+		if (rc->found.counts[ag_problems[i]])
 			return 1;
 	return 0;
 }
@@ -104,7 +105,7 @@ resolve_conflicts(struct repair_ctx *rc, uint32_t agno, struct claims *used)
 				uint64_t victim = fed_owner(c->owner) ?
 						  c->owner : prev->owner;
 
-				if (rc->verbose)
+				if (rc->opt.verbose)
 					info(rc, "        - AG %u block %u is "
 					     "claimed twice; clearing inode "
 					     "%llu\n", agno, c->agbno,
@@ -125,7 +126,7 @@ static int
 feed_ag(struct repair_ctx *rc, struct xk_bld *b, uint32_t agno)
 {
 	struct xk_mount *mp = rc->mp;
-	struct ag_scan *as = &rc->ags[agno];
+	struct ag_scan *as = &rc->scan.ags[agno];
 	int err = 0;
 
 	for (size_t i = 0; i < as->used.n && !err; i++) {
@@ -151,8 +152,8 @@ feed_ag(struct repair_ctx *rc, struct xk_bld *b, uint32_t agno)
 		err = xk_bld_claim(b, agno, c->agbno, c->len, c->owner,
 				   c->offset & XK_RMAP_OFF_MASK, flags);
 	}
-	for (size_t i = 0; i < as->nchunks && !err; i++) {
-		const struct xk_inobt_rec *r = &as->chunks[i];
+	for (size_t i = 0; i < as->chunks.n && !err; i++) {
+		const struct xk_inobt_rec *r = &as->chunks.v[i];
 		uint16_t holes = mp->g.has_sparse ?
 				 xk_be16_get(r->ir_u.sp.ir_holemask) : 0;
 		uint64_t seen = as->seen_free ? as->seen_free[i] : ~0ULL;
@@ -161,6 +162,38 @@ feed_ag(struct repair_ctx *rc, struct xk_bld *b, uint32_t agno)
 					holes, seen);
 	}
 	return err;
+}
+
+/*
+ * Test builds: the rebuilt inode btree of each AG holds one record per
+ * chunk the scan saw, no more, no fewer.  Read back once written; a
+ * read that fails (an injected fault) leaves the check undone, as it is
+ * no part of the repair.
+ */
+static void
+assert_inobt_counts(struct repair_ctx *rc)
+{
+	struct xk_mount *mp = rc->mp;
+
+	for (uint32_t agno = 0; agno < mp->g.agcount; agno++) {
+		struct xk_buf *bp;
+		struct xk_btree_walk w = {
+			.ops = &xk_inobt_ops, .agno = agno,
+		};
+
+		if (xk_agi_read(mp, agno, 0, &bp))
+			return;
+		w.root = xk_be32_get(xk_buf_agi(bp)->agi_root);
+		w.levels = xk_be32_get(xk_buf_agi(bp)->agi_level);
+		xk_buf_release(bp);
+		if (xk_btree_walk(mp, &w))
+			return;
+		REPAIR_ASSERT(w.nrecs == rc->scan.ags[agno].chunks.n,
+			      "AG %u's rebuilt inobt has %llu records, the "
+			      "scan saw %zu chunks", agno,
+			      (unsigned long long)w.nrecs,
+			      rc->scan.ags[agno].chunks.n);
+	}
 }
 
 /* No inode is on an unlinked list any more: the lists are emptied. */
@@ -210,29 +243,29 @@ rebuild_ags(struct repair_ctx *rc, unsigned long *applied)
 	int err;
 
 	for (uint32_t agno = 0; agno < mp->g.agcount; agno++) {
-		if (rc->ags[agno].chunks_lost) {
+		if (rc->scan.ags[agno].chunks_lost) {
 			info(rc, "AG %u: its inode chunks are unknown (inode "
 			     "btree and rmapbt both unreadable); not "
 			     "rebuilding, to keep its inodes.\n", agno);
 			return 0;
 		}
-		conflicts += resolve_conflicts(rc, agno, &rc->ags[agno].used);
+		conflicts += resolve_conflicts(rc, agno, &rc->scan.ags[agno].used);
 	}
-	if (rc->error)
-		return rc->error;
+	if (rc->found.error)
+		return rc->found.error;
 	if (conflicts)
 		return apply_fixes(rc, applied);
 	if (!dirs_prepare(rc) && !need_rebuild(rc))
-		return rc->error;
-	if (rc->error)
-		return rc->error;
+		return rc->found.error;
+	if (rc->found.error)
+		return rc->found.error;
 	info(rc, "Rebuilding the AG btrees, free lists and counters...\n");
 	err = xk_bld_open_empty(mp, &b);
 	if (err)
 		return err;
 	for (uint32_t agno = 0; agno < mp->g.agcount && !err; agno++)
 		err = feed_ag(rc, b, agno);
-	if (!err && rc->ndirfix)
+	if (!err && rc->plan.dirfix.n)
 		err = rebuild_dirs(rc, b);
 	if (!err)
 		err = xk_bld_commit(b);
@@ -240,6 +273,8 @@ rebuild_ags(struct repair_ctx *rc, unsigned long *applied)
 	/* Headers are verified when read back: write them first. */
 	if (!err)
 		err = xk_buf_flush(mp);
+	if (!err && REPAIR_DEBUG)
+		assert_inobt_counts(rc);
 	if (!err)
 		err = clear_unlinked(rc);
 	if (!err)

@@ -10,6 +10,8 @@
 
 #include <xfskit/vec.h>
 
+#include "plan.h"
+
 /* Exit codes (xfskit-repair(8)), xfs_repair's where it has one. */
 #define REPAIR_EXIT_CLEAN	0
 #define REPAIR_EXIT_CORRUPT	1
@@ -135,10 +137,8 @@ struct ag_scan {
 	struct claims	cntsp;		/* cntbt records */
 	struct claims	rmaps;		/* rmapbt records */
 	struct claims	refcs;		/* refcountbt: owner = refcount */
-	struct xk_inobt_rec *chunks;	/* inobt records, in order */
-	size_t		nchunks, capchunks;
-	struct xk_inobt_rec *fchunks;	/* finobt records */
-	size_t		nfchunks, capfchunks;
+	XK_VEC_OF(struct xk_inobt_rec) chunks;	/* inobt records, in order */
+	XK_VEC_OF(struct xk_inobt_rec) fchunks;	/* finobt records */
 	int		agf_ok, agi_ok;	/* headers usable for cross-checks */
 	uint32_t	agf_freeblks, agf_longest, agf_btreeblks;
 	uint32_t	agf_rmap_blocks, agf_refc_blocks, agf_flcount;
@@ -154,44 +154,6 @@ struct ag_scan {
 	 */
 	uint64_t	*seen_free;
 	int		chunks_synth, chunks_lost;
-};
-
-/*
- * A planned inode fix (repair only), applied between check passes.
- * Several plans for one inode are merged when applied.
- */
-#define IFIX_CORE	(1u << 0)	/* rewrite the salvaged core */
-#define IFIX_CLEAR	(1u << 1)	/* free the inode */
-#define IFIX_NLINK	(1u << 2)	/* set di_nlink to val */
-#define IFIX_NBLOCKS	(1u << 3)	/* set di_nblocks to val */
-#define IFIX_SF_DROP	(1u << 4)	/* short-form dir: drop entry val */
-#define IFIX_SF_PARENT	(1u << 5)	/* short-form dir: ".." = val */
-#define IFIX_NOATTR	(1u << 6)	/* remove the attr fork */
-#define IFIX_TRIM	(1u << 7)	/* drop invalid data fork extents */
-#define IFIX_RMAP_FORK	(1u << 8)	/* rebuild the data fork from rmap */
-#define IFIX_DOTDOT	(1u << 9)	/* block-form dir: ".." = val */
-#define IFIX_RMAP_AFORK	(1u << 10)	/* rebuild the attr fork from rmap */
-#define IFIX_FLAGS	(1u << 11)	/* set di_flags to val */
-#define IFIX_PAD	(1u << 12)	/* zero the extent counters' padding */
-#define IFIX_NSEC	(1u << 13)	/* zero out-of-range nanoseconds */
-#define IFIX_NEXTENTS	(1u << 14)	/* set the data extent counter */
-#define IFIX_ANEXTENTS	(1u << 15)	/* set the attr extent counter */
-#define IFIX_UNLINKED	(1u << 16)	/* null di_next_unlinked */
-#define IFIX_ATRIM	(1u << 17)	/* drop invalid attr fork extents */
-#define IFIX_WRITTEN	(1u << 18)	/* clear in-inode unwritten flags */
-#define IFIX_SF_FTYPE	(1u << 19)	/* short-form dir: file types */
-#define IFIX_NEWROOT	(1u << 20)	/* a new, empty root directory */
-#define IFIX_ATTR_USED	(1u << 21)	/* attr leaf at daddr val: usedbytes */
-
-struct ifix {
-	uint64_t	ino;
-	uint32_t	what;		/* one IFIX_* bit */
-	uint64_t	val;
-};
-
-struct ifixes {
-	struct ifix	*v;
-	size_t		n, cap;
 };
 
 /* Per-inode facts gathered for the link-count and connectivity pass. */
@@ -213,64 +175,26 @@ struct edge {
 };
 #define EDGE_NO_FTYPE	0xff
 
-struct repair_ctx {
-	struct xk_mount	*mp;
+/*
+ * The run's options, as main() parsed them; the phases only read them.
+ * A scan worker sets just the few it needs (phase_inodes.c).
+ */
+struct repair_opts {
 	const char	*device;
 	int		no_modify;
 	int		verbose;
 	int		json;		/* --json: one JSON document */
 	int		progress;	/* show progress on stderr */
-	int		from_secondary;	/* geometry came from a secondary */
 	unsigned int	threads;	/* inode scan workers (-t) */
 	int		zero_log;	/* -L */
 	int		exit_fixed;	/* -e: exit 4 after repairs */
-	int		pass;		/* check pass, from 1 */
-	/*
-	 * The first operational error (repair_error): memory, I/O, a
-	 * thread that could not start.  Once set, findings are no longer
-	 * reported or planned, every phase returns at its next look at it,
-	 * and the run stops before its next write.  error_what says what
-	 * was being done; phase_what what the current phase does.
-	 */
-	int		error;
-	char		error_what[160];
-	const char	*phase_what;
-	/* Repair plans, filled through fix_problem's verdicts. */
-	struct ifixes	ifix;
-	uint8_t		*sb_bad;	/* per AG: rewrite this secondary */
-	int		sb_primary_fix;	/* rewrite the primary from mp->sb */
-	unsigned long	unfixable;	/* findings no fix is planned for */
-	/* Inodes no entry names, to reconnect under /lost+found. */
-	struct orphan {
-		uint64_t	ino;
-		uint16_t	mode;
-		uint8_t		sfdir;
-		uint32_t	suffix;	/* name "ino.suffix" when not 0 */
-	}		*orphans;
-	size_t		norphans, caporphans;
-	/* Block/leaf/node directories to rewrite from salvaged entries. */
-	uint64_t	*dirfix;
-	size_t		ndirfix, capdirfix;
-	/* Orphans for /lost+found that the rewrite adds (lostfound.c). */
-	struct lf_plan	*lfplan;
-	uint64_t	cache_bytes;	/* buffer cache budget per handle */
 	uint64_t	mem_cap_mb;	/* -m, 0: no cap */
 	const char	*spill_dir;	/* --spill-dir, else $TMPDIR, /var/tmp */
-	struct xk_vec_spill *spill;	/* set when -m calls for spilling */
 	int		direct;		/* --direct: O_DIRECT I/O */
-	FILE		*out;
-	unsigned long	counts[PR_NR];
-	unsigned long	nproblems;
-	/*
-	 * The problem count: the findings the run starts from (before
-	 * and in the first check pass), the same with and without -n.
-	 */
-	unsigned long	first_problems;
-	int		json_later;	/* "later_problems" is open */
-	size_t		json_items;	/* elements in the open array */
-	/* The changes made, for the report and summary (action.c). */
-	struct action_log *acts;
-	int		actions_lost;	/* acts could not be allocated */
+};
+
+/* What a check pass learned; dropped and made again by every pass. */
+struct repair_scan {
 	struct ag_scan	*ags;
 	/*
 	 * The inode list (sorted by ino once collected) and the directory
@@ -299,22 +223,88 @@ struct repair_ctx {
 	unsigned long	list_searches;	/* binary searches (lists_poll) */
 	/* An inode scan kept across an AG rebuild (confirm.c), or NULL. */
 	struct scan_keep *keep;
-	/* The quota check's state and plans (phase_quota.h), repair only. */
+	/* The quota check's state (phase_quota.h), repair only. */
 	struct quota_state *quota;
+};
+
+#define SCAN_VIEWS(vf, field, member) \
+	(offsetof(struct repair_scan, field) == \
+	 offsetof(struct repair_scan, vf) + offsetof(struct xk_vec, member))
+_Static_assert(SCAN_VIEWS(inode_vec, inodes, v) &&
+	       SCAN_VIEWS(inode_vec, ninodes, n) &&
+	       SCAN_VIEWS(edge_vec, edges, v) &&
+	       SCAN_VIEWS(edge_vec, nedges, n),
+	       "the inode and entry lists view struct vecs");
+#undef SCAN_VIEWS
+
+/* What the run found and reports, and the error that stops it. */
+struct repair_findings {
+	/*
+	 * The first operational error (repair_error): memory, I/O, a
+	 * thread that could not start.  Once set, findings are no longer
+	 * reported or planned, every phase returns at its next look at it,
+	 * and the run stops before its next write.  error_what says what
+	 * was being done.
+	 */
+	int		error;
+	char		error_what[160];
+	unsigned long	counts[PR_NR];
+	unsigned long	nproblems;
+	/*
+	 * The problem count: the findings the run starts from (before
+	 * and in the first check pass), the same with and without -n.
+	 */
+	unsigned long	first_problems;
+	int		json_later;	/* "later_problems" is open */
+	size_t		json_items;	/* elements in the open array */
+	/* The changes made, for the report and summary (action.c). */
+	struct action_log *acts;
+	int		actions_lost;	/* acts could not be allocated */
 	/* Parts not understood, so not checked and never written. */
 	struct xk_unsupported unsup[XK_UNSUPPORTED_MAX];
 	int		nunsup;
 };
 
-#define REPAIR_VIEWS(vf, field, member) \
-	(offsetof(struct repair_ctx, field) == \
-	 offsetof(struct repair_ctx, vf) + offsetof(struct xk_vec, member))
-_Static_assert(REPAIR_VIEWS(inode_vec, inodes, v) &&
-	       REPAIR_VIEWS(inode_vec, ninodes, n) &&
-	       REPAIR_VIEWS(edge_vec, edges, v) &&
-	       REPAIR_VIEWS(edge_vec, nedges, n),
-	       "the inode and entry lists view struct vecs");
-#undef REPAIR_VIEWS
+/*
+ * One run: the handle, its options, the current pass's scan, what was
+ * found and the plan (plan.h).  The phases take it whole; a parallel
+ * scan worker has its own, with its own handle, scan, findings and plan,
+ * merged into the parent's after the scan.
+ */
+struct repair_ctx {
+	struct xk_mount	*mp;
+	FILE		*out;
+	struct repair_opts opt;
+	int		pass;		/* check pass, from 1 */
+	int		from_secondary;	/* geometry came from a secondary */
+	const char	*phase_what;	/* what the current phase does */
+	uint64_t	cache_bytes;	/* buffer cache budget per handle */
+	struct xk_vec_spill *spill;	/* set when -m calls for spilling */
+	struct repair_scan scan;
+	struct repair_findings found;
+	/* What the repair will do (plan.h); appliers read it. */
+	struct repair_plan plan;
+};
+
+/*
+ * Invariants of the engine, checked in test builds (configure
+ * --enable-fault-injection defines XK_FAULT_INJECTION) and compiled out
+ * of others, where cond is type-checked but not evaluated.  A broken
+ * one is a bug of the engine, not a state of the filesystem: it says
+ * what and where on stderr and aborts, before the next write.
+ */
+#ifdef XK_FAULT_INJECTION
+#define REPAIR_DEBUG	1
+#define REPAIR_ASSERT(cond, ...)					\
+	((cond) ? (void)0 :						\
+	 repair_assert_fail(#cond, __FILE__, __LINE__, __VA_ARGS__))
+#else
+#define REPAIR_DEBUG	0
+#define REPAIR_ASSERT(cond, ...)	((void)sizeof(!(cond)))
+#endif
+__attribute__((noreturn, format(printf, 4, 5)))
+void repair_assert_fail(const char *cond, const char *file, int line,
+			const char *fmt, ...);
 
 /*
  * The one gate every finding passes: prints it, counts it, and says
@@ -325,7 +315,7 @@ int fix_problem(struct repair_ctx *rc, enum problem pr,
 /*
  * Record an operational error err (a negative errno) with what was being
  * done (printf-style); the first one is kept.
- * Returns rc->error, so that callers can `return repair_error(...)`;
+ * Returns rc->found.error, so that callers can `return repair_error(...)`;
  * the record is what matters, the result may be dropped.
  */
 int repair_error(struct repair_ctx *rc, int err, const char *fmt, ...)
@@ -404,8 +394,8 @@ uint64_t repair_memory_estimate(struct repair_ctx *rc,
 				uint64_t *without_cache);
 int repair_memory_check(struct repair_ctx *rc);
 /*
- * Tie rc->ags' claim vectors and rc's inode and entry lists to rc->spill
- * (if any); after allocating rc->ags.
+ * Tie rc->scan.ags' claim vectors and rc's inode and entry lists to rc->spill
+ * (if any); after allocating rc->scan.ags.
  */
 void ags_attach_spill(struct repair_ctx *rc);
 /* -v under -m: where the inode and entry lists are (memory or files). */
@@ -433,7 +423,7 @@ lists_poll(const struct repair_ctx *rc, size_t i)
 static inline void
 search_poll(struct repair_ctx *rc)
 {
-	if (rc->spill && !(++rc->list_searches & SEARCH_POLL_MASK))
+	if (rc->spill && !(++rc->scan.list_searches & SEARCH_POLL_MASK))
 		xk_vec_spill_poll(rc->spill);
 }
 /* Stop spilling (after the run; its vectors freed); -v prints the figures. */
@@ -466,18 +456,9 @@ XK_MUST_CHECK int ag_push_chunk(struct ag_scan *as,
 /* phase_inodes.c: scan the AG's chunks from index from on (serially). */
 XK_MUST_CHECK int scan_chunks_from(struct repair_ctx *rc, uint32_t agno,
 				  size_t from);
-/*
- * phase_links.c: order rc->inodes by inode number, in place (it is made
- * of ordered runs: no copy, unlike qsort's, is needed).
- */
-void inodes_order(struct repair_ctx *rc);
-/* phase_links.c: the facts on ino once rc->inodes is sorted, or NULL. */
-struct inode_info *inode_info_find(const struct repair_ctx *rc, uint64_t ino);
 /* inode_policy.c: xfs_repair's own inode core rules (flags, padding). */
 void check_core_policy(struct repair_ctx *rc, uint64_t ino,
 		       const struct xk_dinode *dip, uint64_t daddr);
-/* Bit i set: timestamp i (a, m, c, crtime) has nanoseconds >= 10^9. */
-unsigned int bad_nsec_mask(const struct xk_dinode *dip);
 /* chunkfind.c: chunks of AGs whose inode btree and rmapbt are lost. */
 XK_MUST_CHECK int phase_find_chunks(struct repair_ctx *rc);
 /*
@@ -491,28 +472,51 @@ XK_MUST_CHECK int phase_inodes_kept(struct repair_ctx *rc);
 
 /*
  * check.c: after a phase or a repair step that returned err: nonzero
- * (rc->error, recorded) when the run must stop — err, an operational
+ * (rc->found.error, recorded) when the run must stop — err, an operational
  * error it recorded, or the stop XFSKIT_FAULT=phase:N asks for in test
  * builds.  rc->phase_what names the step.
  */
 XK_MUST_CHECK int repair_phase_end(struct repair_ctx *rc, int err);
 /* check.c: run every phase on rc->mp; findings go through fix_problem. */
 XK_MUST_CHECK int repair_check(struct repair_ctx *rc);
-/* The same, keeping rc->ags and the inode lists for the repair. */
+/* The same, keeping rc->scan.ags and the inode lists for the repair. */
 XK_MUST_CHECK int repair_scan(struct repair_ctx *rc);
 void repair_scan_free(struct repair_ctx *rc);
 
-/* fix.c: plans and their application. */
-void plan_inode(struct repair_ctx *rc, uint64_t ino, uint32_t what,
-		uint64_t val);
-/* Note a finding that no fix covers (the run then exits 1). */
-void plan_none(struct repair_ctx *rc);
 /*
- * Make a failing inode core verify by resetting the fields that can be
- * derived; returns 0 when the copy at dip now verifies.
+ * salvage.c: make a failing inode core verify by resetting the fields
+ * that can be derived; returns 0 when the copy at dip now verifies.
  */
 XK_MUST_CHECK int salvage_core(struct repair_ctx *rc, uint64_t ino,
 			      struct xk_dinode *dip);
+/* Bit i set: timestamp i (a, m, c, crtime) has nanoseconds >= 10^9. */
+unsigned int bad_nsec_mask(const struct xk_dinode *dip);
+
+/*
+ * lookup.c: the scan's lists and maps, read by checks and repairs.
+ * inodes_order, edges_order: order rc->scan.inodes by inode number and
+ * rc->scan.edges by parent, in place (they are made of ordered runs: no copy,
+ * unlike qsort's, is needed).
+ */
+void inodes_order(struct repair_ctx *rc);
+void edges_order(struct repair_ctx *rc);
+/* The facts on ino once rc->scan.inodes is sorted, or NULL. */
+struct inode_info *inode_info_find(const struct repair_ctx *rc, uint64_t ino);
+/* The same, trying first *hint's next slot; *hint is where it was found. */
+struct inode_info *inode_info_find_from(struct repair_ctx *rc, uint64_t ino,
+					size_t *hint);
+/* The rmapbt of every AG was read whole: its records can be trusted. */
+int rmaps_usable(const struct repair_ctx *rc);
+/* Does an inode chunk the scan read (its AG's chunk list) hold ino? */
+int scan_saw_inode(const struct repair_ctx *rc, uint64_t ino);
+
+/* phase_rmap_forks.c: plan data forks the rmapbt can restore (repair). */
+void check_rmap_forks(struct repair_ctx *rc);
+
+/*
+ * The appliers: they read rc->plan and write.
+ * fix.c: superblock and inode plans.
+ */
 /* An entry to append to a short-form directory. */
 struct sf_add {
 	const uint8_t	*name;
@@ -523,10 +527,11 @@ struct sf_add {
 XK_MUST_CHECK int sf_rewrite(struct repair_ctx *rc, struct xk_dinode *dip,
 			    uint64_t drop, uint64_t parent,
 			    const struct sf_add *add);
+/* Apply superblock and inode plans; *applied counts what was written. */
+XK_MUST_CHECK int apply_fixes(struct repair_ctx *rc, unsigned long *applied);
 /* lostfound.c */
 struct xk_bld;
 struct xk_bld_dirent;
-void plan_orphan(struct repair_ctx *rc, const struct inode_info *ii);
 XK_MUST_CHECK int reconnect_orphans(struct repair_ctx *rc,
 				   unsigned long *applied);
 /* Entries the directory rewrite adds to dir (the orphans, lost+found). */
@@ -536,15 +541,10 @@ void lf_extra(const struct repair_ctx *rc, uint64_t dir,
 void lf_report_moves(struct repair_ctx *rc, uint64_t dir);
 /* In the rebuild session: a new /lost+found, moved directories' "..". */
 XK_MUST_CHECK int lf_build(struct repair_ctx *rc, struct xk_bld *b);
-void lf_plan_free(struct repair_ctx *rc);
 /* Point a block-form directory's ".." at parent, in place. */
 XK_MUST_CHECK int set_block_dotdot(struct repair_ctx *rc, uint64_t ino,
 				  uint64_t parent);
-/* Apply superblock and inode plans; *applied counts what was written. */
-XK_MUST_CHECK int apply_fixes(struct repair_ctx *rc, unsigned long *applied);
 /* dirfix.c: directories rewritten by the builder. */
-void plan_dir_rebuild(struct repair_ctx *rc, uint64_t ino);
-int dir_being_rebuilt(const struct repair_ctx *rc, uint64_t owner);
 int dirs_prepare(struct repair_ctx *rc);
 XK_MUST_CHECK int rebuild_dirs(struct repair_ctx *rc, struct xk_bld *b);
 /* *found: the inode an entry of directory dir names, or 0. */
@@ -563,8 +563,7 @@ void dir_entries_free(struct xk_bld_dirent *v, size_t n);
  */
 XK_MUST_CHECK int dir_short_names(struct repair_ctx *rc, uint64_t dir,
 				 size_t cap, char **buf, size_t *n);
-/* rebuild_fork.c: data forks from the reverse mappings. */
-void plan_rmap_forks(struct repair_ctx *rc);
+/* rebuild_fork.c: forks rebuilt from the reverse mappings. */
 XK_MUST_CHECK int rmap_fork_rebuild(struct repair_ctx *rc, uint64_t ino,
 				    struct xk_dinode *dip);
 XK_MUST_CHECK int rmap_afork_rebuild(struct repair_ctx *rc, uint64_t ino,
@@ -594,11 +593,14 @@ XK_MUST_CHECK int phase_counters(struct repair_ctx *rc);
 /* pptr.c: parent pointers against directory entries (PARENT feature). */
 XK_MUST_CHECK int phase_pptr(struct repair_ctx *rc);
 
-/* A fork's extents, in file offset order, as the inode scan found them. */
+/*
+ * A fork's extents, in file offset order, as the inode scan found them:
+ * a vector (xk_vec) read as v[0..n-1].  Most forks have few extents.
+ */
 struct fork_map {
-	struct xk_bmbt_irec	*v;
-	size_t			n, cap;
+	XK_VEC_OF(struct xk_bmbt_irec);
 };
+#define FORK_MAP_FIRST	16	/* elements of a fork map's first allocation */
 
 /* dir.c: check a directory inode's contents and record its entries. */
 void check_directory(struct repair_ctx *rc, uint64_t ino,
@@ -606,7 +608,7 @@ void check_directory(struct repair_ctx *rc, uint64_t ino,
 /* attr.c: check an inode's attr fork contents. */
 unsigned long check_attr_fork(struct repair_ctx *rc, uint64_t ino,
 		     const struct xk_dinode *dip, const struct fork_map *map);
-/* Map a file block of a fork to a filesystem block; XK_NULLFSBLOCK if none. */
+/* lookup.c: a fork's file block to a filesystem block, or XK_NULLFSBLOCK. */
 uint64_t fork_map_lookup(const struct fork_map *map, uint64_t fileoff,
 			 uint64_t *contig);
 /* Record a directory entry: parent names child. */

@@ -43,7 +43,7 @@ claim_agb(struct repair_ctx *rc, uint32_t agno, uint32_t agbno, uint32_t len,
 {
 	if (agno >= rc->mp->g.agcount)
 		return;
-	if (claims_add(&rc->ags[agno].used, agbno, len, owner, 0))
+	if (claims_add(&rc->scan.ags[agno].used, agbno, len, owner, 0))
 		repair_error(rc, -ENOMEM, "recording the use of AG %u's "
 			     "space", agno);
 }
@@ -58,7 +58,7 @@ claim_fsb(struct repair_ctx *rc, uint64_t fsb, uint64_t len, uint64_t owner,
 	/* Callers validated the extent; split none: extents never span AGs. */
 	if (!xk_fsbext_valid(mp, fsb, len))
 		return;
-	if (claims_add(&rc->ags[agno].used, xk_fsb_to_agbno(mp, fsb),
+	if (claims_add(&rc->scan.ags[agno].used, xk_fsb_to_agbno(mp, fsb),
 		       (uint32_t)len, owner, offset))
 		repair_error(rc, -ENOMEM, "recording the use of AG %u's "
 			     "space", agno);
@@ -490,18 +490,18 @@ check_refcounts(struct repair_ctx *rc, uint32_t agno, struct ag_scan *as,
 static void
 space_ag(struct repair_ctx *rc, uint32_t agno)
 {
-	struct ag_scan *as = &rc->ags[agno];
+	struct ag_scan *as = &rc->scan.ags[agno];
 	struct claims shared = { 0 };
 
 	sort_claims(as->used.v, as->used.n, cmp_claim);
 	sort_claims(as->freesp.v, as->freesp.n, cmp_extent);
 	check_overlaps(rc, agno, &as->used, &shared);
-	if (as->trees_ok[XK_BT_BNO] && !rc->error)
+	if (as->trees_ok[XK_BT_BNO] && !rc->found.error)
 		check_free_vs_used(rc, agno, as);
 	check_free_trees(rc, agno, as);
-	if (rc->mp->g.has_rmapbt && as->trees_ok[XK_BT_RMAP] && !rc->error)
+	if (rc->mp->g.has_rmapbt && as->trees_ok[XK_BT_RMAP] && !rc->found.error)
 		check_rmaps(rc, agno, as);
-	if (rc->mp->g.has_reflink && as->trees_ok[XK_BT_REFC] && !rc->error)
+	if (rc->mp->g.has_reflink && as->trees_ok[XK_BT_REFC] && !rc->found.error)
 		check_refcounts(rc, agno, as, &shared);
 	claims_free(&shared);
 }
@@ -533,20 +533,30 @@ space_worker(void *arg)
 
 	while ((agno = __atomic_fetch_add(&pool->next, 1,
 					  __ATOMIC_RELAXED)) < agcount) {
-		struct repair_ctx ctx = *pool->rc;
+		const struct repair_ctx *rc = pool->rc;
+		/*
+		 * The run's handle, options and scan (read only here); its
+		 * own findings.  The space checks plan nothing.
+		 */
+		struct repair_ctx ctx = {
+			.mp = rc->mp, .opt = rc->opt, .pass = rc->pass,
+			.from_secondary = rc->from_secondary,
+			.phase_what = rc->phase_what,
+			.cache_bytes = rc->cache_bytes, .spill = rc->spill,
+			.scan = rc->scan,
+		};
 
 		/* Without a buffer, the AG is left to the serial pass. */
 		ctx.out = open_memstream(&pool->bufs[agno], &pool->lens[agno]);
 		if (!ctx.out)
 			continue;
-		memset(ctx.counts, 0, sizeof(ctx.counts));
-		ctx.nproblems = 0;
 		space_ag(&ctx, agno);
 		fclose(ctx.out);
-		memcpy(pool->counts[agno], ctx.counts, sizeof(ctx.counts));
-		pool->errs[agno] = ctx.error;
-		memcpy(pool->whats[agno], ctx.error_what,
-		       sizeof(ctx.error_what));
+		memcpy(pool->counts[agno], ctx.found.counts,
+		       sizeof(ctx.found.counts));
+		pool->errs[agno] = ctx.found.error;
+		memcpy(pool->whats[agno], ctx.found.error_what,
+		       sizeof(ctx.found.error_what));
 		pool->done[agno] = 1;
 	}
 	return NULL;
@@ -581,7 +591,7 @@ space_parallel(struct repair_ctx *rc, unsigned int n)
 		space_worker(&pool);
 	for (unsigned int i = 0; i < started; i++)
 		pthread_join(tids[i], NULL);
-	for (uint32_t agno = 0; agno < agcount && !rc->error; agno++) {
+	for (uint32_t agno = 0; agno < agcount && !rc->found.error; agno++) {
 		if (!pool.done[agno]) {
 			space_ag(rc, agno);
 			continue;
@@ -593,8 +603,8 @@ space_parallel(struct repair_ctx *rc, unsigned int n)
 		}
 		fwrite(pool.bufs[agno], 1, pool.lens[agno], rc->out);
 		for (int k = 0; k < PR_NR; k++) {
-			rc->counts[k] += pool.counts[agno][k];
-			rc->nproblems += pool.counts[agno][k];
+			rc->found.counts[k] += pool.counts[agno][k];
+			rc->found.nproblems += pool.counts[agno][k];
 		}
 	}
 out:
@@ -613,7 +623,7 @@ out:
 int
 phase_space(struct repair_ctx *rc)
 {
-	unsigned int n = rc->threads;
+	unsigned int n = rc->opt.threads;
 
 	if (n > rc->mp->g.agcount)
 		n = rc->mp->g.agcount;
@@ -621,10 +631,10 @@ phase_space(struct repair_ctx *rc)
 	 * JSON keeps one stream of objects: one thread writes it.  Without
 	 * memory for the pool, the AGs are checked here one by one.
 	 */
-	if (n > 1 && !rc->json && !space_parallel(rc, n))
-		return rc->error;
-	for (uint32_t agno = 0; agno < rc->mp->g.agcount && !rc->error;
+	if (n > 1 && !rc->opt.json && !space_parallel(rc, n))
+		return rc->found.error;
+	for (uint32_t agno = 0; agno < rc->mp->g.agcount && !rc->found.error;
 	     agno++)
 		space_ag(rc, agno);
-	return rc->error;
+	return rc->found.error;
 }

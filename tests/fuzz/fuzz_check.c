@@ -164,8 +164,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	memset(&rc, 0, sizeof(rc));
 	rc.out = b->devnull;
-	rc.device = path;
-	rc.no_modify = 1;
+	rc.opt.device = path;
+	rc.opt.no_modify = 1;
 	err = xk_mount_open(path, XK_MOUNT_RDONLY, &rc.mp, &f);
 	if (!err) {
 		/*

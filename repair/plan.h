@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The repair plan: what the check decided to fix, recorded and nothing
+ * else.  The checkers (the phases) record into it through the plan_*
+ * functions below, only after fix_problem allowed a fix (never under
+ * -n); the appliers (fix.c, dirfix.c, lostfound.c, rebuild*.c,
+ * quotafix.c) read it once the check pass is over and write.  plan.c
+ * only records: it neither reads the filesystem nor writes it, so
+ * checkers and appliers meet here and never call each other
+ * (tests/scripts/repair_layers.sh holds them to that).
+ *
+ * A recorder that cannot record (no memory) records an operational error
+ * (repair_error): a plan left out would make a partial repair.
+ */
+#ifndef XFSKIT_REPAIR_PLAN_H
+#define XFSKIT_REPAIR_PLAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <xfskit/build.h>
+#include <xfskit/vec.h>
+
+struct repair_ctx;
+struct inode_info;
+struct xk_mount;
+
+/*
+ * A planned inode fix (repair only), applied between check passes.
+ * Several plans for one inode are merged when applied.
+ */
+#define IFIX_CORE	(1u << 0)	/* rewrite the salvaged core */
+#define IFIX_CLEAR	(1u << 1)	/* free the inode */
+#define IFIX_NLINK	(1u << 2)	/* set di_nlink to val */
+#define IFIX_NBLOCKS	(1u << 3)	/* set di_nblocks to val */
+#define IFIX_SF_DROP	(1u << 4)	/* short-form dir: drop entry val */
+#define IFIX_SF_PARENT	(1u << 5)	/* short-form dir: ".." = val */
+#define IFIX_NOATTR	(1u << 6)	/* remove the attr fork */
+#define IFIX_TRIM	(1u << 7)	/* drop invalid data fork extents */
+#define IFIX_RMAP_FORK	(1u << 8)	/* rebuild the data fork from rmap */
+#define IFIX_DOTDOT	(1u << 9)	/* block-form dir: ".." = val */
+#define IFIX_RMAP_AFORK	(1u << 10)	/* rebuild the attr fork from rmap */
+#define IFIX_FLAGS	(1u << 11)	/* set di_flags to val */
+#define IFIX_PAD	(1u << 12)	/* zero the extent counters' padding */
+#define IFIX_NSEC	(1u << 13)	/* zero out-of-range nanoseconds */
+#define IFIX_NEXTENTS	(1u << 14)	/* set the data extent counter */
+#define IFIX_ANEXTENTS	(1u << 15)	/* set the attr extent counter */
+#define IFIX_UNLINKED	(1u << 16)	/* null di_next_unlinked */
+#define IFIX_ATRIM	(1u << 17)	/* drop invalid attr fork extents */
+#define IFIX_WRITTEN	(1u << 18)	/* clear in-inode unwritten flags */
+#define IFIX_SF_FTYPE	(1u << 19)	/* short-form dir: file types */
+#define IFIX_NEWROOT	(1u << 20)	/* a new, empty root directory */
+#define IFIX_ATTR_USED	(1u << 21)	/* attr leaf at daddr val: usedbytes */
+
+struct ifix {
+	uint64_t	ino;
+	uint32_t	what;		/* one IFIX_* bit */
+	uint64_t	val;
+};
+
+/* A vector (xk_vec) of inode fixes: v[0..n-1]. */
+struct ifixes {
+	XK_VEC_OF(struct ifix);
+};
+
+/* An inode no entry names, to reconnect under /lost+found. */
+struct orphan {
+	uint64_t	ino;
+	uint16_t	mode;
+	uint8_t		sfdir;
+	uint32_t	suffix;		/* name "ino.suffix" when not 0 */
+};
+
+/*
+ * /lost+found written by the directory rewrite (lostfound.c, its way 2):
+ * planned by lostfound.c before anything is written, read by dirfix.c.
+ */
+#define ORPHAN_NAME_MAX	32	/* a decimal inode number, ".N", NUL */
+struct lf_plan {
+	uint64_t		lf;
+	uint64_t		root;
+	int			create;	/* lf is a new inode */
+	struct xk_bld_dirent	*ents;	/* one per orphan */
+	char			(*names)[ORPHAN_NAME_MAX];
+	size_t			n;
+	struct orphan		*dirs;	/* the orphan directories */
+	size_t			ndirs;
+	struct xk_bld_dirent	lfent;	/* the root's new entry */
+};
+
+/* Repair plans for one quota type (rc->plan.quota_fix[type]). */
+#define PLAN_QTYPES	3	/* user, group, project */
+#define QFIX_RECORDS	(1u << 0)	/* rewrite bad records, counters */
+#define QFIX_UNCHECK	(1u << 1)	/* clear the CHKD flag */
+#define QFIX_LOST	(1u << 2)	/* forget the quota inode */
+#define QFIX_SIZE	(1u << 3)	/* set the quota inode's size to 0 */
+#define QFIX_MISSING	(1u << 4)	/* ids in use without a dquot */
+
+struct repair_plan {
+	struct ifixes	ifix;		/* inode fixes, in the order planned */
+	uint8_t		*sb_bad;	/* per AG: rewrite this secondary */
+	int		sb_primary_fix;	/* rewrite the primary from mp->sb */
+	unsigned long	unfixable;	/* findings no fix is planned for */
+	/* Inodes to reconnect under /lost+found. */
+	XK_VEC_OF(struct orphan) orphans;
+	/* Block/leaf/node directories to rewrite from salvaged entries. */
+	XK_VEC_OF(uint64_t) dirfix;
+	struct lf_plan	*lfplan;	/* NULL: no rewrite of /lost+found */
+	/* Quota (quotafix.c applies them with the check's rc->scan.quota). */
+	unsigned int	quota_fix[PLAN_QTYPES];	/* QFIX_* per quota type */
+	uint16_t	quota_flags_clear;	/* sb_qflags bits to clear */
+};
+
+/* Fix inode ino: one IFIX_* with its value. */
+void plan_inode(struct repair_ctx *rc, uint64_t ino, uint32_t what,
+		uint64_t val);
+/* Note a finding that no fix covers (the run then exits 1). */
+void plan_none(struct repair_ctx *rc);
+/* Rewrite the primary superblock from mp->sb; secondary agno from it. */
+void plan_sb_primary(struct repair_ctx *rc);
+void plan_sb_secondary(struct repair_ctx *rc, uint32_t agno);
+/*
+ * Quota: plan qfix (QFIX_*) for quota type type, or take it back (a
+ * fix found not to be the repair's to make); clear sb_qflags bits.
+ */
+void plan_quota(struct repair_ctx *rc, unsigned int type, unsigned int qfix);
+void plan_quota_unplan(struct repair_ctx *rc, unsigned int type,
+		       unsigned int qfix);
+void plan_quota_flags(struct repair_ctx *rc, uint16_t clear);
+/* Reconnect the inode ii under /lost+found. */
+void plan_orphan(struct repair_ctx *rc, const struct inode_info *ii);
+/* Rewrite directory ino from its salvaged entries (dirfix.c). */
+void plan_dir_rebuild(struct repair_ctx *rc, uint64_t ino);
+/* Is the directory owner planned for a rewrite? */
+int dir_being_rebuilt(const struct repair_ctx *rc, uint64_t owner);
+/*
+ * Room for the per-AG plans of a pass over mp (0, or -ENOMEM); the
+ * plans of one pass are dropped by plan_free.
+ */
+int plan_start(struct repair_plan *p, const struct xk_mount *mp);
+void plan_free(struct repair_plan *p);
+/* Drop the /lost+found rewrite (lostfound.c replaces or abandons it). */
+void lf_plan_free(struct repair_plan *p);
+/*
+ * The plans of parallel scan workers, each of which scanned the AGs
+ * agno % n == i, appended to dst in the order one thread would have
+ * made them: AG by AG.  0 or -ENOMEM.
+ */
+int plan_merge(struct repair_plan *dst, struct repair_plan *const *src,
+	       unsigned int n, const struct xk_mount *mp);
+
+#endif /* XFSKIT_REPAIR_PLAN_H */
