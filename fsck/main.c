@@ -76,6 +76,7 @@ usage(FILE *to)
 "  -C FD   progress to FD (accepted; no progress is shown)\n"
 "  -t, -T, -M, -l, -s, -r  options of fsck(8) itself; ignored\n"
 "  -V      print the version and exit\n"
+"  -h, --help  this help\n"
 "Exit status (fsck(8)): 0 clean, 1 errors corrected,\n"
 "4 errors left uncorrected, 8 operational error, 16 usage error,\n"
 "32 cancelled.\n");
@@ -336,10 +337,15 @@ replay_log(struct fsck_ctx *fc, int dry_run)
 static int
 parse_args(struct fsck_ctx *fc, int argc, char **argv)
 {
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
 	int opt, preen = 0, yes = 0, no = 0;
 
 	/* '+': options stop at the device, as fsck(8) passes them. */
-	while ((opt = getopt(argc, argv, "+apnyfvVC:t:TMlsrh")) != -1) {
+	while ((opt = getopt_long(argc, argv, "+apnyfvVC:t:TMlsrh", longopts,
+				  NULL)) != -1) {
 		switch (opt) {
 		case 'a':
 		case 'p':

@@ -144,7 +144,7 @@ mkfs_usage(FILE *f)
 "  -f                          overwrite an existing filesystem\n"
 "  -K                          do not discard blocks\n"
 "  -V                          print the version and exit\n"
-"  -h                          this help\n"
+"  -h, --help                  this help\n"
 "  --unsupported               allow filesystems under 300 MB, with fewer\n"
 "                              than 2 AGs or a log under 64 MB\n"
 "Sizes take a suffix: b (filesystem blocks), s (sectors), k, m, g, t, p,\n"

@@ -70,7 +70,7 @@ expect 0 "" -r -c sb -c "print magicnum" "$IMG"
 head -c 1048576 /dev/zero >"$T/zero.img"
 expect 2 "" -r -c sb "$T/zero.img"
 expect 2 "" -r -c sb "$T/nonexistent.img"
-expect 2 "Usage" -Q "$IMG"
+expect 1 "Usage" -Q "$IMG"
 
 # A corrupt block under print: the verdict is shown, the fields too.
 cp "$IMG" "$T/c.img"
