@@ -18,6 +18,7 @@
  * repair run, so it holds whatever that program fixes or does not yet.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
@@ -526,7 +527,23 @@ main(int argc, char **argv)
 		return FSCK_UNCORRECTED;
 	}
 
-	/* Step 5: fix, then believe only the re-check. */
+	/*
+	 * Step 5: fix, then believe only the re-check.  A device the repair
+	 * cannot open for writing is an operational error (8), not findings
+	 * left uncorrected (4): nothing was tried.
+	 */
+	{
+		int fd = open(fc.device, O_RDWR |
+			      (S_ISBLK(st.st_mode) ? O_EXCL : 0));
+
+		if (fd < 0) {
+			fprintf(stderr, "fsck.xfskit: %s: cannot open it for "
+				"writing: %s; nothing was repaired\n",
+				fc.device, strerror(errno));
+			return FSCK_ERROR;
+		}
+		close(fd);
+	}
 	{
 		const char *rargv[] = { fc.repair, "-P", fc.device, NULL };
 		int st2 = run(&fc, rargv, NULL, NULL);
