@@ -137,6 +137,15 @@ main(int argc, char **argv)
 		return 1;
 	}
 	ctx.image = argv[optind];
+	if (!ctx.readonly) {
+		char why[200];
+
+		if (xk_write_crash_check_env(why, sizeof(why))) {
+			fprintf(stderr, "xfskit-db: %s\n", why);
+			free(cmds);
+			return 2;
+		}
+	}
 	if (open_checks(&ctx)) {
 		free(cmds);
 		return 2;
