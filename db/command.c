@@ -130,11 +130,14 @@ const struct db_cmd db_cmds[] = {
 	  "clean; it is rewritten empty under the new UUID.", 0 },
 	{ "version", {NULL}, "", db_cmd_version,
 	  "print the feature flags of the filesystem", NULL, 0 },
-	{ "write", {"w"}, "[-c | -d] field value", db_cmd_write,
+	{ "write", {"w"}, "[-c | -d] [--] field value", db_cmd_write,
 	  "write a value into a field of the current object",
 	  "Plain write refuses a result the verifier rejects and recomputes "
 	  "the CRC; -d writes it anyway (CRC still fixed); -c leaves the "
-	  "CRC as it is, wrong on purpose.", 1 },
+	  "CRC as it is, wrong on purpose.  A value starting with - follows "
+	  "--.  On type data: write fill|sequence|lshift|rshift|lrot|rrot|"
+	  "random [args] edits the bytes as xfs_db's data mode (write alone "
+	  "lists the verbs).", 1 },
 	{ NULL, {NULL}, NULL, NULL, NULL, NULL, 0 }
 };
 

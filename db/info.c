@@ -148,6 +148,9 @@ static const struct feat feats[] = {
 	{ 3, XK_SB_FEAT_INCOMPAT_BIGTIME, "BIGTIME" },
 	{ 3, XK_SB_FEAT_INCOMPAT_NEEDSREPAIR, "NEEDSREPAIR" },
 	{ 3, XK_SB_FEAT_INCOMPAT_NREXT64, "NREXT64" },
+	/* Unknown to xfs_db 6.1; 7.2's names. */
+	{ 3, XK_SB_FEAT_INCOMPAT_EXCHRANGE, "EXCHANGE" },
+	{ 3, XK_SB_FEAT_INCOMPAT_PARENT, "PARENT" },
 };
 
 int

@@ -2,13 +2,15 @@
 /*
  * xfskit-db: inspect and edit an XFS v5 filesystem image.
  *
- * Usage: xfskit-db [-r] [-x] [-f] [-j] [-p prompt] [-c cmd]... image
+ * Usage: xfskit-db [-r] [-x] [-f] [-F] [-i] [-j] [-p prompt] [-c cmd]...
+ *        image
  * Opens the image (read-only with -r: the device itself then refuses
  * writes), runs each -c command in order, or else reads commands from
  * the terminal (readline) or from a pipe.  The exit status is 0 when
- * every command succeeded, 1 when one failed, 2 for a usage or open
- * error.
+ * every command succeeded, 1 when one failed or for a usage error (as
+ * xfs_db), 2 when the image could not be opened.
  */
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,8 +57,23 @@ open_checks(struct db_ctx *ctx)
 static void
 usage(FILE *fp)
 {
-	fprintf(fp, "Usage: xfskit-db [-r] [-x] [-f] [-j] [-p prompt] "
-		"[-c cmd]... image\n       xfskit-db -V\n");
+	fprintf(fp,
+"Usage: xfskit-db [-r] [-x] [-f] [-F] [-i] [-j] [-p prompt] [-c cmd]...\n"
+"                 image\n"
+"       xfskit-db -V\n"
+"  -c cmd     run cmd, then the next -c; exit after the last\n"
+"  -r         open read-only: nothing can be written\n"
+"  -x         expert mode: allow write, fuzz and blocktrash\n"
+"  -f         the target is a file (accepted; images always work)\n"
+"  -F         accepted for xfs_db (xfskit-db opens only v5 XFS)\n"
+"  -i         accepted for xfs_db (a mounted filesystem is opened\n"
+"             read-only with a warning in any case)\n"
+"  -j         one JSON object per command instead of text\n"
+"  -p prompt  the interactive prompt\n"
+"  -V         print the version and exit\n"
+"  -h, --help  this help\n"
+"Exit status: 0 every command succeeded, 1 a command failed or a usage\n"
+"error, 2 the image could not be opened.\n");
 }
 
 int
@@ -65,6 +82,10 @@ main(int argc, char **argv)
 	struct db_ctx ctx;
 	struct xk_fail f;
 	const char **cmds;
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
 	int ncmds = 0, opt, status = 0, err;
 	unsigned int flags = 0;
 
@@ -74,13 +95,16 @@ main(int argc, char **argv)
 	cmds = calloc((size_t)argc + 1, sizeof(*cmds));
 	if (!cmds)
 		return 2;
-	while ((opt = getopt(argc, argv, "c:fhjp:rVx")) != -1) {
+	while ((opt = getopt_long(argc, argv, "c:fFhijp:rVx", longopts,
+				  NULL)) != -1) {
 		switch (opt) {
 		case 'c':
 			cmds[ncmds++] = optarg;
 			break;
 		case 'f':
-			break;		/* images are files already */
+		case 'F':
+		case 'i':
+			break;		/* see usage() */
 		case 'j':
 			ctx.json = 1;
 			break;
@@ -104,15 +128,24 @@ main(int argc, char **argv)
 		default:
 			usage(stderr);
 			free(cmds);
-			return 2;
+			return 1;
 		}
 	}
 	if (optind != argc - 1) {
 		usage(stderr);
 		free(cmds);
-		return 2;
+		return 1;
 	}
 	ctx.image = argv[optind];
+	if (!ctx.readonly) {
+		char why[200];
+
+		if (xk_write_crash_check_env(why, sizeof(why))) {
+			fprintf(stderr, "xfskit-db: %s\n", why);
+			free(cmds);
+			return 2;
+		}
+	}
 	if (open_checks(&ctx)) {
 		free(cmds);
 		return 2;

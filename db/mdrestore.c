@@ -21,6 +21,7 @@
  * The exit status is 0 on success, 1 on any error.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -342,8 +343,16 @@ restore_v2(struct rst *r, const uint8_t *magic, const char *target, int info)
 static void
 usage(FILE *fp)
 {
-	fprintf(fp, "Usage: xfskit-mdrestore [-g] [-i] file|- [image]\n"
-		"       xfskit-mdrestore -V\n");
+	fprintf(fp,
+"Usage: xfskit-mdrestore [-g] [-i] file|- image\n"
+"       xfskit-mdrestore -i file|-\n"
+"       xfskit-mdrestore -V\n"
+"  -g          show progress\n"
+"  -i          print what the dump header says (alone: restore nothing)\n"
+"  -V          print the version and exit\n"
+"  -h, --help  this help\n"
+"Exit status: 0 restored, 1 any error, a usage error included (as\n"
+"xfs_mdrestore).\n");
 }
 
 int
@@ -352,16 +361,16 @@ main(int argc, char **argv)
 	struct rst *r;
 	const char *target;
 	uint8_t magic[4];
-	int opt, info = 0;
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int opt, info = 0, progress = 0;
 
-	r = calloc(1, sizeof(*r));
-	if (!r)
-		return 1;
-	r->fd = -1;
-	while ((opt = getopt(argc, argv, "ghiV")) != -1) {
+	while ((opt = getopt_long(argc, argv, "ghiV", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'g':
-			r->progress = 1;
+			progress = 1;
 			break;
 		case 'i':
 			info = 1;
@@ -381,6 +390,11 @@ main(int argc, char **argv)
 		usage(stderr);
 		return 1;
 	}
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return 1;
+	r->fd = -1;
+	r->progress = progress;
 	r->inpath = argv[optind];
 	target = argc - optind == 2 ? argv[optind + 1] : NULL;
 	if (!strcmp(r->inpath, "-")) {

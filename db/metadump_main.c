@@ -9,9 +9,11 @@
  * xfskit-db's metadump command (metadump.c).  Like xfs_metadump,
  * warnings about damaged metadata are printed only with -w; a summary
  * count is printed otherwise.  The exit status is 0 on success, 1 when
- * the dump could not be written, 2 for a usage or open error.
+ * the image could not be opened or the dump not written, 2 for a usage
+ * error (xfs_metadump's codes).
  */
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,8 +24,18 @@
 static void
 usage(FILE *fp)
 {
-	fprintf(fp, "Usage: xfskit-metadump [-a] [-g] [-o] [-w] [-v 1|2] "
-		"image file|-\n       xfskit-metadump -V\n");
+	fprintf(fp,
+"Usage: xfskit-metadump [-a] [-g] [-o] [-w] [-v 1|2] image file|-\n"
+"       xfskit-metadump -V\n"
+"  -a          copy metadata blocks whole (do not zero stale bytes)\n"
+"  -g          show progress on standard error\n"
+"  -o          do not obfuscate names, attribute values and symlinks\n"
+"  -w          print warnings about damaged metadata\n"
+"  -v 1|2      the dump format version (default 1)\n"
+"  -V          print the version and exit\n"
+"  -h, --help  this help\n"
+"Exit status: 0 dumped, 1 the image could not be opened or the dump\n"
+"not written, 2 a usage error (as xfs_metadump).\n");
 }
 
 static void
@@ -41,9 +53,14 @@ main(int argc, char **argv)
 	struct md_stats st;
 	struct xk_fail f;
 	int opt, err, show_warnings = 0;
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
 	FILE *fp;
 
-	while ((opt = getopt(argc, argv, "aghov:wV")) != -1) {
+	while ((opt = getopt_long(argc, argv, "aghov:wV", longopts,
+				  NULL)) != -1) {
 		switch (opt) {
 		case 'a':
 			o.zero_stale = 0;
@@ -100,14 +117,14 @@ main(int argc, char **argv)
 		xk_open_error_format(err, &f, msg, sizeof(msg));
 		fprintf(stderr, "xfskit-metadump: %s: %s\n", argv[optind],
 			msg);
-		return 2;
+		return 1;
 	}
 	if (!strcmp(argv[optind + 1], "-")) {
 		if (isatty(STDOUT_FILENO)) {
 			fprintf(stderr, "xfskit-metadump: will not write a "
 				"dump to a terminal\n");
 			xk_mount_discard(mp);
-			return 2;
+			return 1;
 		}
 		fp = stdout;
 	} else {
@@ -116,7 +133,7 @@ main(int argc, char **argv)
 			fprintf(stderr, "xfskit-metadump: cannot create %s: "
 				"%s\n", argv[optind + 1], strerror(errno));
 			xk_mount_discard(mp);
-			return 2;
+			return 1;
 		}
 	}
 	err = md_dump(mp, fp, &o, warn_stderr, &show_warnings, &st);

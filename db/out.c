@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Output.  In text mode lines go to stdout as they come ("name = value"
- * for fields) and errors to stderr.  With -j each command produces one
+ * for fields), and so do the errors of commands, unprefixed, as xfs_db
+ * prints them (scripts read them there); diagnostics that are not a
+ * command's error (verifier verdicts) go to stderr.  With -j each
+ * command produces one
  * JSON object on one line: the command, whether it succeeded, its
  * fields as an object and any other output lines and errors as arrays
  * (described by doc/xfskit-db.schema.json and doc/json.md).
@@ -77,12 +80,12 @@ db_out(struct db_ctx *c, const char *fmt, ...)
 }
 
 /*
- * A message on stderr (after flushing stdout so the two stay in order),
- * or, with -j, a JSON line of the given kind.
+ * A message on stdout (errors) or stderr (after flushing stdout so the
+ * two stay in order), or, with -j, a JSON line of the given kind.
  */
 static void
-emit_stderr(struct db_ctx *c, const char *kind, const char *prefix,
-	    const char *fmt, va_list ap)
+emit(struct db_ctx *c, const char *kind, FILE *to, const char *fmt,
+     va_list ap)
 {
 	char line[1024];
 
@@ -92,7 +95,7 @@ emit_stderr(struct db_ctx *c, const char *kind, const char *prefix,
 		return;
 	}
 	fflush(c->out);
-	fprintf(stderr, "%s%s\n", prefix, line);
+	fprintf(to, "%s\n", line);
 }
 
 void
@@ -101,7 +104,7 @@ db_err(struct db_ctx *c, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	emit_stderr(c, "error", "xfskit-db: ", fmt, ap);
+	emit(c, "error", c->out, fmt, ap);
 	va_end(ap);
 }
 
@@ -112,7 +115,7 @@ db_note(struct db_ctx *c, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	emit_stderr(c, "verdict", "", fmt, ap);
+	emit(c, "verdict", stderr, fmt, ap);
 	va_end(ap);
 }
 

@@ -23,8 +23,7 @@
 enum commit_mode { COMMIT_VERIFY, COMMIT_NOVERIFY, COMMIT_BADCRC };
 
 static int
-commit(struct db_ctx *c, const uint8_t *nbuf, enum commit_mode mode,
-       const char *verb)
+commit(struct db_ctx *c, const uint8_t *nbuf, enum commit_mode mode)
 {
 	struct xk_mount *mp = c->mp;
 	const struct db_loc *l = &c->cur;
@@ -36,11 +35,6 @@ commit(struct db_ctx *c, const uint8_t *nbuf, enum commit_mode mode,
 	int err;
 
 	ops = l->type->ops ? l->type->ops(nbuf, l->len) : NULL;
-	/* The notes xfs_db prints for the two unchecked modes. */
-	if (mode == COMMIT_NOVERIFY)
-		db_out(c, "Allowing %s of corrupted data with good CRC", verb);
-	else if (mode == COMMIT_BADCRC)
-		db_out(c, "Allowing %s of corrupted data and bad CRC", verb);
 	err = xk_buf_read_ctx(mp, l->daddr, rlen, NULL, l->agno, 0,
 			      XK_READ_NOVERIFY, &bp);
 	if (err) {
@@ -129,37 +123,70 @@ out:
 	return err;
 }
 
-/* Options shared by write and fuzz; returns the index of the first arg. */
+/*
+ * The notes xfs_db prints for the two unchecked modes, before it looks at
+ * the arguments, on an object that has a verifier.
+ */
+static void
+mode_note(struct db_ctx *c, enum commit_mode mode, const char *verb)
+{
+	if (!c->have_cur || !c->cur.type->ops)
+		return;
+	if (mode == COMMIT_NOVERIFY)
+		db_out(c, "Allowing %s of corrupted data with good CRC", verb);
+	else if (mode == COMMIT_BADCRC)
+		db_out(c, "Allowing %s of corrupted data and bad CRC", verb);
+}
+
+/*
+ * Options shared by write and fuzz, parsed as xfs_db's getopt does: an
+ * option may come anywhere before "--" (so "write core.uid -5" is a bad
+ * option, and "write core.size -- -1" a value).  The arguments left are
+ * moved to the front, in order; returns their count, or -1 after the
+ * message xfs_db prints.
+ */
 static int
 edit_opts(struct db_ctx *c, int argc, char **argv, enum commit_mode *mode,
 	  uint64_t *seed, int *have_seed)
 {
-	int i;
+	int i, n = 0, c_opt = 0, d_opt = 0;
 
 	*mode = COMMIT_VERIFY;
-	for (i = 1; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
-		if (!strcmp(argv[i], "-c") || !strcmp(argv[i], "-d")) {
-			enum commit_mode m = argv[i][1] == 'c' ?
-					     COMMIT_BADCRC : COMMIT_NOVERIFY;
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
 
-			if (*mode != COMMIT_VERIFY && *mode != m) {
-				db_err(c, "%s: -c and -d cannot be combined",
-				       argv[0]);
-				return -1;
-			}
-			*mode = m;
-		} else if (!strcmp(argv[i], "-s") && seed && i + 1 < argc) {
+		if (!strcmp(a, "--")) {
+			while (++i < argc)
+				argv[n++] = argv[i];
+			break;
+		}
+		if (a[0] != '-' || !a[1]) {
+			argv[n++] = argv[i];
+			continue;
+		}
+		if (!strcmp(a, "-c")) {
+			c_opt = 1;
+		} else if (!strcmp(a, "-d")) {
+			d_opt = 1;
+		} else if (!strcmp(a, "-s") && seed && i + 1 < argc) {
 			if (db_parse_u64(argv[++i], seed)) {
 				db_err(c, "bad seed %s", argv[i]);
 				return -1;
 			}
 			*have_seed = 1;
 		} else {
-			db_err(c, "%s: unknown option %s", argv[0], argv[i]);
+			db_err(c, "bad option for %s command",
+			       seed ? "fuzz" : "write");
 			return -1;
 		}
 	}
-	return i;
+	if (c_opt && d_opt) {
+		db_err(c, "Cannot specify both -c and -d options");
+		return -1;
+	}
+	*mode = c_opt ? COMMIT_BADCRC : d_opt ? COMMIT_NOVERIFY :
+		COMMIT_VERIFY;
+	return n;
 }
 
 static int
@@ -177,7 +204,7 @@ resolve(struct db_ctx *c, const char *path, struct xk_fctx *fc,
 	if (err == -ERANGE)
 		db_err(c, "field %s: index out of range", path);
 	else if (err)
-		db_err(c, "field %s not found", path);
+		db_err(c, "field %s not found\nparsing error", path);
 	else if (r->bits == 0 && r->field->kind != XK_FK_CHARS) {
 		db_err(c, "field %s is not a single value", path);
 		err = -EINVAL;
@@ -203,77 +230,6 @@ parse_uuid(const char *s, uint8_t *u)
 	return n == 16 && !*s ? 0 : -EINVAL;
 }
 
-int
-db_cmd_write(struct db_ctx *c, int argc, char **argv)
-{
-	enum commit_mode mode;
-	struct xk_fctx fc;
-	struct xk_fref r;
-	uint8_t *nbuf;
-	int i, err;
-
-	i = edit_opts(c, argc, argv, &mode, NULL, NULL);
-	if (i < 0)
-		return 1;
-	if (argc - i != 2) {
-		db_err(c, "usage: write [-c] [-d] field value");
-		return 1;
-	}
-	if (resolve(c, argv[i], &fc, &r))
-		return 1;
-	nbuf = malloc(c->buflen);
-	if (!nbuf)
-		return 1;
-	memcpy(nbuf, c->buf, c->buflen);
-	if (r.field->kind == XK_FK_UUID) {
-		if (parse_uuid(argv[i + 1], nbuf + r.byte)) {
-			db_err(c, "bad uuid %s", argv[i + 1]);
-			free(nbuf);
-			return 1;
-		}
-	} else if (r.field->kind == XK_FK_CHARS) {
-		size_t n = r.bits / 8, len = strlen(argv[i + 1]);
-
-		memset(nbuf + r.byte, 0, n);
-		memcpy(nbuf + r.byte, argv[i + 1], len < n ? len : n);
-	} else if (r.bits > 64) {
-		db_err(c, "field %s is too wide to write as a number",
-		       argv[i]);
-		free(nbuf);
-		return 1;
-	} else {
-		const char *s = argv[i + 1];
-		uint64_t v, ones = r.bits >= 64 ? UINT64_MAX :
-				   (1ULL << r.bits) - 1;
-		char *end;
-
-		errno = 0;
-		if (!strcmp(s, "null"))
-			v = ones;
-		else if (s[0] == '-')
-			v = (uint64_t)strtoll(s, &end, 0);
-		else
-			v = strtoull(s, &end, 0);
-		if (strcmp(s, "null") && (errno || end == s || *end)) {
-			db_err(c, "bad value %s", s);
-			free(nbuf);
-			return 1;
-		}
-		if (s[0] != '-' && v > ones) {
-			db_err(c, "value %s does not fit the %u-bit field %s",
-			       s, r.bits, argv[i]);
-			free(nbuf);
-			return 1;
-		}
-		xk_fval_set(nbuf, &r, v & ones);
-	}
-	err = commit(c, nbuf, mode, "write");
-	free(nbuf);
-	if (!err)
-		db_print_path(c, argv[i]);
-	return err ? 1 : 0;
-}
-
 /* xorshift64*: small, seedable, good enough to pick bits. */
 static uint64_t
 rnd(uint64_t *s)
@@ -282,6 +238,271 @@ rnd(uint64_t *s)
 	*s ^= *s << 25;
 	*s ^= *s >> 27;
 	return *s * 0x2545f4914f6cdd1dULL;
+}
+
+/*
+ * Data mode (the current type is data): xfs_db's block edits.  Each verb
+ * is recognized by a prefix of at least sig letters; its arguments are
+ * at positions: shift (or fill value) 1, start and len after it;
+ * sequence takes from, to, start, len, and reads from and to only when
+ * all four are given, as xfs_db does.  Numbers are read as xfs_db reads
+ * them (strtoul, garbage is 0).
+ */
+struct data_verb {
+	const char	*name;
+	int		sig, argmin, argmax;
+	const char	*usage;
+};
+
+static const struct data_verb data_verbs[] = {
+	{ "lshift", 2, 0, 3, "[shiftcount] [start] [len]" },
+	{ "rshift", 2, 0, 3, "[shiftcount] [start] [len]" },
+	{ "lrot", 2, 0, 3, "[shiftcount] [start] [len]" },
+	{ "rrot", 2, 0, 3, "[shiftcount] [start] [len]" },
+	{ "sequence", 3, 0, 4, "[from] [to] [start] [len]" },
+	{ "random", 3, 0, 2, "[start] [len]" },
+	{ "fill", 1, 1, 3, "num [start] [len]" },
+};
+
+#define NDATA_VERBS (sizeof(data_verbs) / sizeof(data_verbs[0]))
+
+/* xfs_db's match: equal up to where either word ends, sig letters at least. */
+static int
+verb_matches(const char *word, const struct data_verb *v)
+{
+	const char *a = word, *b = v->name;
+	int n = 0;
+
+	for (; *a == *b; a++, b++, n++)
+		if (!*a)
+			return 1;
+	return !(*a && *b) && n >= v->sig;
+}
+
+static void
+data_usage(struct db_ctx *c)
+{
+	db_out(c, "usage: write (in data mode)");
+	for (size_t i = 0; i < NDATA_VERBS; i++)
+		db_out(c, "              %-9.9s %s", data_verbs[i].name,
+		       data_verbs[i].usage);
+	db_out(c, "%s", "");
+}
+
+static int
+data_num(const char *s)
+{
+	return (int)strtoul(s, NULL, 0);
+}
+
+static int
+write_data(struct db_ctx *c, int argc, char **argv, enum commit_mode mode)
+{
+	const struct data_verb *v = NULL;
+	int len = -1, start = -1, arg = -1, from = -1, to = -1, err;
+	int blen = (int)c->cur.len;
+	uint8_t *nbuf, *base;
+
+	if (mode == COMMIT_NOVERIFY) {
+		db_err(c, "Cannot recalculate CRCs on this type of object");
+		return 1;
+	}
+	if (argc < 2 || argc > 5) {
+		data_usage(c);
+		return 1;
+	}
+	for (size_t i = 0; i < NDATA_VERBS && !v; i++)
+		if (verb_matches(argv[0], &data_verbs[i]))
+			v = &data_verbs[i];
+	if (!v) {
+		db_err(c, "write: invalid subcommand");
+		data_usage(c);
+		return 1;
+	}
+	if (argc < v->argmin + 1 || argc > v->argmax + 1) {
+		db_err(c, "write %s: invalid number of arguments", v->name);
+		data_usage(c);
+		return 1;
+	}
+	if (v->name[0] == 's') {		/* sequence */
+		if (argc > 3)
+			start = data_num(argv[3]);
+		if (argc > 4) {
+			len = data_num(argv[4]);
+			from = data_num(argv[1]);
+			to = data_num(argv[2]);
+		}
+	} else if (v->name[0] == 'r' && v->name[1] == 'a') {	/* random */
+		if (argc > 1)
+			start = data_num(argv[1]);
+		if (argc > 2)
+			len = data_num(argv[2]);
+	} else {
+		arg = data_num(argv[1]);
+		if (argc > 2)
+			start = data_num(argv[2]);
+		if (argc > 3)
+			len = data_num(argv[3]);
+	}
+	if (start == -1)
+		start = 0;
+	if (len == -1)
+		len = blen - start;
+	if (start < 0 || len < 0 || (long long)start + len > blen) {
+		db_err(c, "length (%d) too large for data block size (%d)",
+		       len, blen);
+		return 1;
+	}
+	nbuf = malloc(c->buflen);
+	if (!nbuf)
+		return 1;
+	memcpy(nbuf, c->buf, c->buflen);
+	base = nbuf + start;
+	if (v->name[0] == 'f') {
+		memset(base, arg == -1 ? 0 : arg, (size_t)len);
+	} else if (v->name[0] == 's') {
+		int lo = from == -1 || from > 255 ? 0 : from;
+		int hi = to == -1 || to > 255 ? 255 : to;
+		int step = 1, t = 0;
+
+		if (lo > hi) {		/* counts down from the smaller one */
+			int x = lo;
+
+			lo = hi;
+			hi = x;
+			step = -1;
+		}
+		for (int i = 0; i < len; i++) {
+			base[i] = (uint8_t)(t + lo);
+			t = (t + step) % (hi - lo + 1);
+		}
+	} else if (v->name[0] == 'r' && v->name[1] == 'a') {
+		uint64_t seed = (uint64_t)time(NULL) * 0x9e3779b97f4a7c15ULL + 1;
+
+		for (int i = 0; i < len; i++)
+			base[i] = (uint8_t)(rnd(&seed) >> 56);
+	} else {
+		int sh = arg == -1 ? 1 : arg;
+
+		if (sh < 0 || sh > len) {
+			db_err(c, "write %s: shift count %d is larger than the "
+			       "length %d", v->name, sh, len);
+			free(nbuf);
+			return 1;
+		}
+		if (!strcmp(v->name, "lshift") || !strcmp(v->name, "lrot")) {
+			uint8_t *hold = malloc((size_t)sh + 1);
+
+			if (!hold) {
+				free(nbuf);
+				return 1;
+			}
+			memcpy(hold, base, (size_t)sh);
+			memmove(base, base + sh, (size_t)(len - sh));
+			if (v->name[1] == 'r')
+				memcpy(base + len - sh, hold, (size_t)sh);
+			else
+				memset(base + len - sh, 0, (size_t)sh);
+			free(hold);
+		} else {
+			uint8_t *hold = malloc((size_t)sh + 1);
+
+			if (!hold) {
+				free(nbuf);
+				return 1;
+			}
+			memcpy(hold, base + len - sh, (size_t)sh);
+			memmove(base + sh, base, (size_t)(len - sh));
+			if (v->name[1] == 'r')
+				memcpy(base, hold, (size_t)sh);
+			else
+				memset(base, 0, (size_t)sh);
+			free(hold);
+		}
+	}
+	err = commit(c, nbuf, COMMIT_VERIFY);
+	free(nbuf);
+	return err ? 1 : 0;
+}
+
+/* A number for a field of bits bits, read as xfs_db reads it. */
+static int
+parse_field_value(const char *s, const struct xk_fref *r, uint64_t *v)
+{
+	char *end;
+
+	if (!strcmp(s, "null")) {
+		*v = r->bits >= 64 ? UINT64_MAX : (1ULL << r->bits) - 1;
+		return 0;
+	}
+	errno = 0;
+	*v = (uint64_t)strtoll(s, &end, 0);
+	if (end == s || *end)
+		return -EINVAL;
+	/* 0x8000000000000000 and up: strtoll saturates, take them whole. */
+	if (errno == ERANGE && s[0] != '-')
+		*v = strtoull(s, &end, 0);
+	if (r->bits < 64 && (*v >> r->bits))
+		return -ERANGE;
+	return 0;
+}
+
+int
+db_cmd_write(struct db_ctx *c, int argc, char **argv)
+{
+	enum commit_mode mode;
+	struct xk_fctx fc;
+	struct xk_fref r;
+	uint8_t *nbuf;
+	int n, err;
+
+	n = edit_opts(c, argc, argv, &mode, NULL, NULL);
+	if (n < 0)
+		return 1;
+	if (c->have_cur && !strcmp(c->cur.type->name, "data"))
+		return write_data(c, n, argv, mode);
+	mode_note(c, mode, "write");
+	if (n != 2) {
+		db_err(c, "usage: write fieldname value");
+		return 1;
+	}
+	if (resolve(c, argv[0], &fc, &r))
+		return 1;
+	nbuf = malloc(c->buflen);
+	if (!nbuf)
+		return 1;
+	memcpy(nbuf, c->buf, c->buflen);
+	if (r.field->kind == XK_FK_UUID) {
+		if (parse_uuid(argv[1], nbuf + r.byte)) {
+			db_err(c, "unable to convert value '%s'.", argv[1]);
+			free(nbuf);
+			return 1;
+		}
+	} else if (r.field->kind == XK_FK_CHARS) {
+		size_t w = r.bits / 8, len = strlen(argv[1]);
+
+		memset(nbuf + r.byte, 0, w);
+		memcpy(nbuf + r.byte, argv[1], len < w ? len : w);
+	} else if (r.bits > 64) {
+		db_err(c, "field %s is too wide to write as a number",
+		       argv[0]);
+		free(nbuf);
+		return 1;
+	} else {
+		uint64_t v;
+
+		if (parse_field_value(argv[1], &r, &v)) {
+			db_err(c, "unable to convert value '%s'.", argv[1]);
+			free(nbuf);
+			return 1;
+		}
+		xk_fval_set(nbuf, &r, v);
+	}
+	err = commit(c, nbuf, mode);
+	free(nbuf);
+	if (!err)
+		db_print_path(c, argv[0]);
+	return err ? 1 : 0;
 }
 
 static void
@@ -303,9 +524,12 @@ db_cmd_fuzz(struct db_ctx *c, int argc, char **argv)
 	const char *verb;
 	uint8_t *nbuf;
 
-	i = edit_opts(c, argc, argv, &mode, &seed, &have_seed);
-	if (i < 0)
+	/* The arguments left are moved to argv[0..argc-1]. */
+	argc = edit_opts(c, argc, argv, &mode, &seed, &have_seed);
+	if (argc < 0)
 		return 1;
+	i = 0;
+	mode_note(c, mode, "fuzz");
 	if (argc == i) {
 		/* What xfs_db prints here; fstests reads the verbs from it. */
 		db_out(c, "Usage: fuzz fieldname fuzzcmd");
@@ -370,7 +594,7 @@ db_cmd_fuzz(struct db_ctx *c, int argc, char **argv)
 		free(nbuf);
 		return 1;
 	}
-	err = commit(c, nbuf, mode, "fuzz");
+	err = commit(c, nbuf, mode);
 	free(nbuf);
 	if (!err)
 		db_print_path(c, argv[i]);

@@ -18,6 +18,7 @@
  * repair run, so it holds whatever that program fixes or does not yet.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
@@ -76,6 +77,7 @@ usage(FILE *to)
 "  -C FD   progress to FD (accepted; no progress is shown)\n"
 "  -t, -T, -M, -l, -s, -r  options of fsck(8) itself; ignored\n"
 "  -V      print the version and exit\n"
+"  -h, --help  this help\n"
 "Exit status (fsck(8)): 0 clean, 1 errors corrected,\n"
 "4 errors left uncorrected, 8 operational error, 16 usage error,\n"
 "32 cancelled.\n");
@@ -336,10 +338,15 @@ replay_log(struct fsck_ctx *fc, int dry_run)
 static int
 parse_args(struct fsck_ctx *fc, int argc, char **argv)
 {
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
 	int opt, preen = 0, yes = 0, no = 0;
 
 	/* '+': options stop at the device, as fsck(8) passes them. */
-	while ((opt = getopt(argc, argv, "+apnyfvVC:t:TMlsrh")) != -1) {
+	while ((opt = getopt_long(argc, argv, "+apnyfvVC:t:TMlsrh", longopts,
+				  NULL)) != -1) {
 		switch (opt) {
 		case 'a':
 		case 'p':
@@ -520,7 +527,23 @@ main(int argc, char **argv)
 		return FSCK_UNCORRECTED;
 	}
 
-	/* Step 5: fix, then believe only the re-check. */
+	/*
+	 * Step 5: fix, then believe only the re-check.  A device the repair
+	 * cannot open for writing is an operational error (8), not findings
+	 * left uncorrected (4): nothing was tried.
+	 */
+	{
+		int fd = open(fc.device, O_RDWR |
+			      (S_ISBLK(st.st_mode) ? O_EXCL : 0));
+
+		if (fd < 0) {
+			fprintf(stderr, "fsck.xfskit: %s: cannot open it for "
+				"writing: %s; nothing was repaired\n",
+				fc.device, strerror(errno));
+			return FSCK_ERROR;
+		}
+		close(fd);
+	}
 	{
 		const char *rargv[] = { fc.repair, "-P", fc.device, NULL };
 		int st2 = run(&fc, rargv, NULL, NULL);

@@ -17,6 +17,7 @@
 
 #include <xfskit/dev.h>
 #include <xfskit/errors.h>
+#include <xfskit/write_crash.h>
 #include <xfskit/fault.h>
 #include <xfskit/mounted.h>
 #include <xfskit/undo.h>
@@ -61,6 +62,9 @@ xk_dev_open(const char *path, unsigned int flags, struct xk_dev **devp)
 	int oflags = (flags & XK_DEV_RDONLY) ? O_RDONLY : O_RDWR;
 
 	*devp = NULL;
+	/* A malformed crash hook: never run unarmed when told to crash. */
+	if (!(flags & XK_DEV_RDONLY) && xk_write_crash_check_env(NULL, 0))
+		return -EINVAL;
 	if (flags & XK_DEV_CREATE)
 		oflags |= O_CREAT;
 	/*
@@ -209,6 +213,7 @@ xk_dev_pwrite(struct xk_dev *dev, const void *buf, size_t len, uint64_t off)
 		return XK_ERDONLY;
 	if (dev->is_bdev && (off > dev->size || len > dev->size - off))
 		return -ENOSPC;
+	xk_write_crash_tick();
 	__atomic_add_fetch(&dev->writes, 1, __ATOMIC_RELAXED);
 	if (xk_fault(XK_FAULT_WRITE))
 		return -EIO;

@@ -36,8 +36,18 @@ main(int argc, char **argv)
 	memset(&cli, 0, sizeof(cli));
 	if (mkfs_parse_args(argc, argv, &cli))
 		return 1;
-	if (cli.pop.src && mkfs_populate_prepare(&cli.pop))
+	if (!cli.dry_run) {
+		char why[200];
+
+		if (xk_write_crash_check_env(why, sizeof(why))) {
+			fprintf(stderr, "xfskit-mkfs: %s\n", why);
+			return 1;
+		}
+	}
+	if (cli.pop.src && mkfs_populate_prepare(&cli.pop)) {
+		mkfs_populate_release(&cli.pop);	/* a bad protofile */
 		return 1;
+	}
 	if (!cli.dry_run && mkfs_refuse_mounted(cli.dev)) {
 		mkfs_populate_release(&cli.pop);
 		return 1;

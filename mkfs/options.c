@@ -144,9 +144,10 @@ mkfs_usage(FILE *f)
 "  -f                          overwrite an existing filesystem\n"
 "  -K                          do not discard blocks\n"
 "  -V                          print the version and exit\n"
-"  -h                          this help\n"
+"  -h, --help                  this help\n"
 "  --unsupported               allow filesystems under 300 MB, with fewer\n"
-"                              than 2 AGs or a log under 64 MB\n"
+"                              than 2 AGs or a log under 64 MB (also with\n"
+"                              TEST_DIR, TEST_DEV and QA_CHECK_FS set)\n"
 "Sizes take a suffix: b (filesystem blocks), s (sectors), k, m, g, t, p,\n"
 "e; plain numbers are bytes.\n");
 }

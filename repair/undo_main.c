@@ -20,6 +20,8 @@ usage(FILE *to)
 "  -f   apply even if the device is not in the state the run left it in\n"
 "       (another filesystem UUID, or blocks changed since)\n"
 "  -V   print the version and exit\n"
+"  -h, --help\n"
+"       this help\n"
 "Exit status: 0 applied (or checked), 1 refused, 2 usage error.\n"
 "The device must hold exactly what the run left (UUID, superblock and\n"
 "every range to be restored, by checksum) unless -f is given.\n");
@@ -58,9 +60,13 @@ main(int argc, char **argv)
 {
 	struct xk_undo_result r;
 	unsigned int flags = 0;
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
 	int opt, err;
 
-	while ((opt = getopt(argc, argv, "nfVh")) != -1) {
+	while ((opt = getopt_long(argc, argv, "nfVh", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'n':
 			flags |= XK_UNDO_DRYRUN;

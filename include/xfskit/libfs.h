@@ -6,6 +6,7 @@
 #include <xfskit/endian.h>
 #include <xfskit/errors.h>
 #include <xfskit/fault.h>
+#include <xfskit/write_crash.h>
 #include <xfskit/crc32c.h>
 #include <xfskit/dev.h>
 #include <xfskit/mounted.h>

@@ -60,7 +60,7 @@ static const struct xk_field core_fields[] = {
 	DI("mtime.nsec", di_mtime, XK_FK_NSEC),
 	DI("ctime.sec", di_ctime, XK_FK_TIME),
 	DI("ctime.nsec", di_ctime, XK_FK_NSEC),
-	DI("size", di_size, XK_FK_UINT),
+	DI("size", di_size, XK_FK_INT),	/* xfs_fsize_t: signed */
 	DI("nblocks", di_nblocks, XK_FK_UINT),
 	DI("extsize", di_extsize, XK_FK_UINT),
 	DI("nextents", di_nextents, XK_FK_UINT, .present = small_ext),

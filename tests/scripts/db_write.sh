@@ -146,10 +146,10 @@ got=$("$DB" -x -c "sb 0" -c fuzz "$BASE" 2>/dev/null | grep '^Fuzz commands:')
 # Plain write refuses what the verifier rejects and writes nothing.
 cp "$BASE" "$A"
 sum=$(cksum <"$A")
-if "$DB" -x -c "agf 1" -c "write freeblks 5" "$A" >/dev/null 2>"$T/err"; then
+if "$DB" -x -c "agf 1" -c "write freeblks 5" "$A" >"$T/err" 2>/dev/null; then
 	fail "plain write of a bad freeblks succeeded"
 fi
-grep -q "verifier rejects" "$T/err" || fail "no refusal message: $(cat "$T/err")"
+grep -q "verifier rejects" "$T/err" || fail "no refusal message on stdout: $(cat "$T/err")"
 [ "$(cksum <"$A")" = "$sum" ] || fail "a refused write changed the image"
 # What the kernel's inode buffer write verifier rejects stays refused.
 for w in "core.magic 0" "core.version 1" "next_unlinked 12345678"; do

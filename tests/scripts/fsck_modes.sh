@@ -107,6 +107,16 @@ if oracle_clean "$bad"; then
 	fail "xfs_repair -n does not see the corrupted AGF"
 fi
 sum=$(sha256sum <"$bad")
+# A repair needed but the device cannot be opened for writing (an
+# immutable file: even root gets EPERM): an operational error, 8, not 4.
+if chattr +i "$bad" 2>/dev/null; then
+	run_fsck 8 -y "$bad"
+	grep -q "cannot open it for writing" "$T/fsck.out" ||
+		fail "-y on an unwritable device did not say why: $(cat "$T/fsck.out")"
+	chattr -i "$bad"
+else
+	echo "note: chattr +i is not supported under $T; the unwritable-device case is not run"
+fi
 run_fsck 4 -n "$bad"
 run_fsck 4 "$bad"
 run_fsck 4 -p "$bad"
