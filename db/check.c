@@ -54,6 +54,15 @@ remember(struct scan *s, uint64_t daddr, uint32_t len, const char *type)
 			   sizeof(*s->v));
 }
 
+static int
+pieces_contiguous(const struct xk_walk_block *b, uint32_t bsize)
+{
+	for (unsigned int k = 1; k < b->npieces; k++)
+		if (b->pieces[k] != b->daddr + (uint64_t)k * bsize / XK_BBSIZE)
+			return 0;
+	return 1;
+}
+
 /* The walker's visitor: count (and for blocktrash remember) each block. */
 static int
 scan_visit(void *ctx, const struct xk_walk_block *b)
@@ -63,9 +72,18 @@ scan_visit(void *ctx, const struct xk_walk_block *b)
 	/* An inode that cannot be read is counted, not a block. */
 	if (b->kind == XK_WALK_INODE && !b->bp)
 		return 0;
-	if (!b->bp)
+	if (!b->data)
 		db_out(s->c, "%s at daddr %llu cannot be read: %s", b->type,
 		       (unsigned long long)b->daddr, xk_strerror(b->err));
+	/* A directory block in pieces: blocktrash hits one at a time. */
+	if (!pieces_contiguous(b, s->c->mp->g.blocksize)) {
+		int err = 0;
+
+		for (unsigned int k = 0; k < b->npieces && !err; k++)
+			err = remember(s, b->pieces[k], s->c->mp->g.blocksize,
+				       b->type);
+		return err;
+	}
 	return remember(s, b->daddr, b->len, b->type);
 }
 
