@@ -30,6 +30,9 @@
 
 #include "metadump.h"
 
+/* The buffer cache while dumping: the walk's path and a cluster or two. */
+#define MD_CACHE_BYTES	(8ULL << 20)
+
 enum md_kind {
 	MK_RAW,
 	MK_SB,
@@ -507,6 +510,7 @@ md_dump(struct xk_mount *mp, FILE *out, const struct md_opts *o,
 		.visit = md_visit, .fail = md_fail,
 	};
 	struct md_ctx *c;
+	uint64_t cache;
 	int err;
 
 	c = calloc(1, sizeof(*c));
@@ -563,8 +567,14 @@ md_dump(struct xk_mount *mp, FILE *out, const struct md_opts *o,
 		out_write(c, h, sizeof(h));
 	}
 	/* The primary superblock comes first: restore sizes the image by it. */
-	/* Damage (XK_ECORRUPT) was reported through md_fail: a warning. */
+	/*
+	 * Every block is read once and written out: a small cache saves
+	 * the memory (and its page faults) of keeping them.  Damage
+	 * (XK_ECORRUPT) was reported through md_fail: a warning.
+	 */
+	cache = xk_mount_set_cache_limit(mp, MD_CACHE_BYTES);
 	err = xk_walk_metadata(mp, 0, mp->g.agcount - 1, &w);
+	xk_mount_set_cache_limit(mp, cache);
 	if (err && err != XK_ECORRUPT && !c->err)
 		c->err = err;
 	progress(c, mp->g.agcount);
