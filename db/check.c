@@ -27,8 +27,8 @@ struct mblock {
 struct scan {
 	struct db_ctx	*c;
 	int		collect;	/* blocktrash: remember blocks */
-	struct mblock	*v;
-	size_t		n, cap;
+	XK_VEC_OF(struct mblock);	/* the blocks remembered */
+	int		collect_err;	/* a block could not be remembered */
 	uint64_t	nblocks;
 	uint64_t	ninodes;
 	unsigned int	nproblems;
@@ -50,20 +50,17 @@ remember(struct scan *s, uint64_t daddr, uint32_t len, const char *type)
 	s->nblocks++;
 	if (!s->collect)
 		return 0;
-	if (s->n == s->cap) {
-		size_t ncap = s->cap ? s->cap * 2 : 256;
-		struct mblock *nv = realloc(s->v, ncap * sizeof(*nv));
+	return xk_vec_push(&s->vec, &(struct mblock){ daddr, len, type },
+			   sizeof(*s->v));
+}
 
-		if (!nv)
-			return -ENOMEM;
-		s->v = nv;
-		s->cap = ncap;
-	}
-	s->v[s->n].daddr = daddr;
-	s->v[s->n].len = len;
-	s->v[s->n].type = type;
-	s->n++;
-	return 0;
+static int
+pieces_contiguous(const struct xk_walk_block *b, uint32_t bsize)
+{
+	for (unsigned int k = 1; k < b->npieces; k++)
+		if (b->pieces[k] != b->daddr + (uint64_t)k * bsize / XK_BBSIZE)
+			return 0;
+	return 1;
 }
 
 /* The walker's visitor: count (and for blocktrash remember) each block. */
@@ -75,9 +72,18 @@ scan_visit(void *ctx, const struct xk_walk_block *b)
 	/* An inode that cannot be read is counted, not a block. */
 	if (b->kind == XK_WALK_INODE && !b->bp)
 		return 0;
-	if (!b->bp)
+	if (!b->data)
 		db_out(s->c, "%s at daddr %llu cannot be read: %s", b->type,
 		       (unsigned long long)b->daddr, xk_strerror(b->err));
+	/* A directory block in pieces: blocktrash hits one at a time. */
+	if (!pieces_contiguous(b, s->c->mp->g.blocksize)) {
+		int err = 0;
+
+		for (unsigned int k = 0; k < b->npieces && !err; k++)
+			err = remember(s, b->pieces[k], s->c->mp->g.blocksize,
+				       b->type);
+		return err;
+	}
 	return remember(s, b->daddr, b->len, b->type);
 }
 
@@ -176,9 +182,10 @@ db_cmd_blocktrash(struct db_ctx *c, int argc, char **argv)
 	s.c = c;
 	s.collect = 1;
 	rc = scan_all(&s);
+	/* Trashing some of the blocks asked for would be a different test. */
 	if (rc) {
 		db_err(c, "blocktrash: %s", xk_strerror(rc));
-		free(s.v);
+		xk_vec_free(&s.vec);
 		return 1;
 	}
 	/* keep only the chosen types */
@@ -193,7 +200,7 @@ db_cmd_blocktrash(struct db_ctx *c, int argc, char **argv)
 	}
 	if (s.n == 0) {
 		db_err(c, "blocktrash: no metadata blocks of those types");
-		free(s.v);
+		xk_vec_free(&s.vec);
 		return 1;
 	}
 	seed = seed * 0x9e3779b97f4a7c15ULL + 1;
@@ -229,7 +236,7 @@ db_cmd_blocktrash(struct db_ctx *c, int argc, char **argv)
 		       (unsigned long long)b->daddr, (unsigned long long)bits,
 		       bits == 1 ? "" : "s", (unsigned long long)start);
 	}
-	free(s.v);
+	xk_vec_free(&s.vec);
 	if (c->have_cur)
 		db_reread(c);
 	return rc;

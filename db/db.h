@@ -13,6 +13,7 @@
 
 #include <xfskit/fields.h>
 #include <xfskit/libfs.h>
+#include <xfskit/vec.h>
 
 struct db_ctx;
 

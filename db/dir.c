@@ -15,23 +15,17 @@
 #include "db.h"
 
 struct ent_list {
-	struct db_dirent *v;
-	size_t		n, cap;
+	XK_VEC_OF(struct db_dirent);
 };
 
 static int
 ent_add(struct ent_list *l, const uint8_t *name, size_t len, uint64_t ino,
 	int ftype)
 {
-	if (l->n == l->cap) {
-		size_t ncap = l->cap ? l->cap * 2 : 32;
-		struct db_dirent *nv = realloc(l->v, ncap * sizeof(*nv));
+	int err = xk_vec_reserve(&l->vec, l->n + 1, sizeof(*l->v));
 
-		if (!nv)
-			return -ENOMEM;
-		l->v = nv;
-		l->cap = ncap;
-	}
+	if (err)
+		return err;
 	if (len > 255)
 		len = 255;
 	memcpy(l->v[l->n].name, name, len);
@@ -90,7 +84,7 @@ db_dir_list(struct db_ctx *c, uint64_t dino, struct db_dirent **ents,
 	    size_t *n)
 {
 	struct xk_mount *mp = c->mp;
-	struct ent_list l = { NULL, 0, 0 };
+	struct ent_list l = { .vec = { .first = 32 } };
 	struct xk_buf *bp;
 	struct xk_dinode *dip;
 	struct db_ext *e = NULL;

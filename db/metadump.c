@@ -8,12 +8,15 @@
  * metadata inodes' blocks, and the log as it is (a dirty log stays
  * dirty).  File data is never copied.
  *
- * The walk trusts nothing: each btree goes through the libfs walker
- * (which refuses loops and bad levels), every extent is range-checked,
- * an inode is followed only when its verifier passes, and anything that
- * cannot be read is skipped with a warning while the rest is dumped.
- * Each object is rewritten in memory by metadump_obf.c before it is
- * written out, and each disk address is dumped once.
+ * The blocks come from libfs's metadata walker (walk.h), depth first:
+ * each block is written as the walk meets it, an inode cluster before
+ * the forks of the inodes in it.  The walker trusts nothing (btrees
+ * through the btree engine, forks through the fork reader, every extent
+ * range-checked, an inode followed only when its checks pass or its CRC
+ * alone is wrong); what it reports damaged is a warning here, and what
+ * cannot be read is skipped while the rest is dumped.  Each object is
+ * rewritten in memory by metadump_obf.c before it is written out, and
+ * each disk address is dumped once.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -22,11 +25,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <xfskit/format/dir.h>
-#include <xfskit/fork.h>
 #include <xfskit/logv.h>
+#include <xfskit/walk.h>
 
 #include "metadump.h"
+
+/* The buffer cache while dumping: the walk's path and a cluster or two. */
+#define MD_CACHE_BYTES	(8ULL << 20)
 
 enum md_kind {
 	MK_RAW,
@@ -59,25 +64,12 @@ struct md_ctx {
 	size_t		nseen, seencap;
 	uint64_t	devbb;		/* device size in 512-byte units */
 	uint32_t	log_rec_blk;	/* clean log: its unmount record */
-	/* the AGFL's live range, from this AG's AGF */
+	/* the AGFL's live range, from this AG's AGF when it passed */
+	int		agf_ok;
 	uint32_t	flfirst, fllast, flcount;
-};
-
-struct md_ext {
-	uint64_t	off, fsb, len;
-};
-
-struct md_extlist {
-	struct md_ext	*v;
-	size_t		n, cap;
-};
-
-/* What a walker callback needs. */
-struct md_walk {
-	struct md_ctx	*c;
-	const struct xk_btree_ops *ops;
-	uint32_t	agno;		/* inobt: the AG */
-	unsigned int	problems;
+	/* the fork whose blocks come now: names are unique within one */
+	uint64_t	fork_owner;
+	enum xk_walk_kind fork_kind;
 };
 
 static void
@@ -239,6 +231,19 @@ fix(struct md_ctx *c, enum md_kind kind, const struct xk_btree_ops *ops,
 	}
 }
 
+/* A copy of bytes to rewrite; NULL (c->err set) on no memory. */
+static uint8_t *
+copy_block(struct md_ctx *c, const uint8_t *data, uint32_t len)
+{
+	uint8_t *buf = malloc(len);
+
+	if (!buf)
+		c->err = -ENOMEM;
+	else
+		memcpy(buf, data, len);
+	return buf;
+}
+
 /* Rewrite a copy of bytes already in memory and dump it. */
 static void
 dump_mem(struct md_ctx *c, uint64_t daddr, const uint8_t *data, uint32_t len,
@@ -246,14 +251,8 @@ dump_mem(struct md_ctx *c, uint64_t daddr, const uint8_t *data, uint32_t len,
 {
 	uint8_t *buf;
 
-	if (seen(c, daddr))
+	if (seen(c, daddr) || !(buf = copy_block(c, data, len)))
 		return;
-	buf = malloc(len);
-	if (!buf) {
-		c->err = -ENOMEM;
-		return;
-	}
-	memcpy(buf, data, len);
 	fix(c, kind, ops, buf, len);
 	emit(c, daddr, buf, len);
 	free(buf);
@@ -278,512 +277,6 @@ dump_disk(struct md_ctx *c, uint64_t daddr, uint32_t len, enum md_kind kind)
 	free(buf);
 }
 
-/* ---- btrees ---- */
-
-static int
-walk_block(void *ctx, unsigned int level, uint64_t bno, struct xk_buf *bp)
-{
-	struct md_walk *w = ctx;
-
-	(void)level;
-	(void)bno;
-	if (bp && bp->data)
-		dump_mem(w->c, bp->daddr, bp->data, bp->len, MK_BTREE, w->ops);
-	return w->c->err;
-}
-
-static void
-walk_fail(void *ctx, const struct xk_fail *f)
-{
-	struct md_walk *w = ctx;
-
-	(void)f;
-	w->problems++;
-}
-
-static void
-walk_tree(struct md_ctx *c, const struct xk_btree_ops *ops, int64_t agno,
-	  uint64_t owner, uint64_t root, unsigned int levels,
-	  const void *iroot, unsigned int isize,
-	  int (*rec_fn)(void *, const void *), struct md_walk *mw)
-{
-	struct xk_btree_walk w;
-	int err;
-
-	memset(&w, 0, sizeof(w));
-	mw->c = c;
-	mw->ops = ops;
-	mw->problems = 0;
-	w.ops = ops;
-	w.agno = agno;
-	w.owner = owner;
-	w.root = root;
-	w.levels = levels;
-	w.iroot = iroot;
-	w.iroot_size = isize;
-	w.flags = XK_READ_SALVAGE;
-	w.ctx = mw;
-	w.rec_fn = rec_fn;
-	w.block_fn = walk_block;
-	w.fail_fn = walk_fail;
-	err = xk_btree_walk(c->mp, &w);
-	if (mw->problems || (err && err != XK_ECORRUPT && !c->err)) {
-		if (agno >= 0)
-			md_warnf(c, "the %s of AG %lld is damaged; dumped "
-				 "the %llu blocks that could be reached",
-				 ops->name, (long long)agno,
-				 (unsigned long long)w.nblocks);
-		else
-			md_warnf(c, "the %s of inode %llu is damaged; dumped "
-				 "the %llu blocks that could be reached",
-				 ops->name, (unsigned long long)owner,
-				 (unsigned long long)w.nblocks);
-	}
-}
-
-/* ---- inode forks ---- */
-
-static int
-ext_cmp(const void *a, const void *b)
-{
-	const struct md_ext *x = a, *y = b;
-
-	return x->off < y->off ? -1 : x->off > y->off;
-}
-
-/* Drop extents outside the filesystem, then sort by file offset. */
-static void
-clean_extents(struct md_ctx *c, uint64_t ino, struct md_extlist *l)
-{
-	size_t k = 0;
-
-	for (size_t i = 0; i < l->n; i++) {
-		if (!l->v[i].len ||
-		    !xk_fsbext_valid(c->mp, l->v[i].fsb, l->v[i].len)) {
-			md_warnf(c, "inode %llu: extent at file block %llu "
-				 "is out of range; skipped",
-				 (unsigned long long)ino,
-				 (unsigned long long)l->v[i].off);
-			continue;
-		}
-		l->v[k++] = l->v[i];
-	}
-	l->n = k;
-	qsort(l->v, l->n, sizeof(*l->v), ext_cmp);
-}
-
-/* Every filesystem block of the extents, one object each. */
-static void
-dump_fork_blocks(struct md_ctx *c, const struct md_extlist *l,
-		 enum md_kind kind)
-{
-	struct xk_mount *mp = c->mp;
-
-	for (size_t i = 0; i < l->n && !c->err; i++)
-		for (uint64_t b = 0; b < l->v[i].len && !c->err; b++)
-			dump_disk(c, xk_fsb_to_daddr(mp, l->v[i].fsb + b),
-				  mp->g.blocksize, kind);
-}
-
-static int
-map_off(const struct md_extlist *l, uint64_t off, uint64_t *fsb)
-{
-	size_t lo = 0, hi = l->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		const struct md_ext *e = &l->v[mid];
-
-		if (off < e->off)
-			hi = mid;
-		else if (off >= e->off + e->len)
-			lo = mid + 1;
-		else {
-			*fsb = e->fsb + (off - e->off);
-			return 0;
-		}
-	}
-	return -ENOENT;
-}
-
-/*
- * Directory blocks are dirblksize long and may span extents: gather the
- * pieces of each one, rewrite the whole block, then dump every piece at
- * its own address.  A block with a hole in it is dumped raw.
- */
-static void
-dump_dir_blocks(struct md_ctx *c, const struct md_extlist *l)
-{
-	struct xk_mount *mp = c->mp;
-	uint32_t dbf = mp->g.dirblksize >> mp->g.blocklog, bs = mp->g.blocksize;
-	uint64_t fsbs[64];
-	uint8_t *buf;
-
-	if (!dbf || dbf > 64)
-		return;
-	buf = malloc(mp->g.dirblksize);
-	if (!buf) {
-		c->err = -ENOMEM;
-		return;
-	}
-	for (size_t i = 0; i < l->n && !c->err; i++) {
-		const struct md_ext *e = &l->v[i];
-
-		for (uint64_t off = e->off; off < e->off + e->len; off++) {
-			uint64_t start = off - off % dbf;
-			uint32_t k;
-			int whole = 1;
-
-			if (start != off && start >= e->off)
-				continue;	/* inside a block done */
-			if (start < e->off && i > 0 &&
-			    !map_off(l, start, &fsbs[0]))
-				continue;	/* done with its first part */
-			for (k = 0; k < dbf; k++)
-				if (map_off(l, start + k, &fsbs[k]))
-					whole = 0;
-			if (!whole || seen(c, xk_fsb_to_daddr(mp, fsbs[0]))) {
-				for (k = 0; k < dbf && !whole; k++)
-					if (!map_off(l, start + k, &fsbs[k]))
-						dump_disk(c, xk_fsb_to_daddr(mp,
-							  fsbs[k]), bs, MK_RAW);
-				continue;
-			}
-			for (k = 0; k < dbf; k++)
-				if (rd(c, xk_fsb_to_daddr(mp, fsbs[k]), bs,
-				       buf + (size_t)k * bs))
-					break;
-			if (k < dbf)
-				continue;
-			fix(c, MK_DIR, NULL, buf, mp->g.dirblksize);
-			for (k = 0; k < dbf; k++) {
-				uint64_t d = xk_fsb_to_daddr(mp, fsbs[k]);
-
-				if (k && seen(c, d))
-					continue;
-				emit(c, d, buf + (size_t)k * bs, bs);
-			}
-		}
-	}
-	free(buf);
-}
-
-static int
-is_meta_inode(const struct xk_mount *mp, uint64_t ino)
-{
-	const struct xk_sb *sb = &mp->sb;
-
-	return ino == sb->uquotino || ino == sb->gquotino ||
-	       ino == sb->pquotino || ino == sb->rbmino ||
-	       ino == sb->rsumino;
-}
-
-/*
- * A fork's bmbt blocks, as the fork reader met them, each read again
- * (from the cache) and dumped.
- */
-static void
-dump_bmbt_blocks(struct md_ctx *c, uint64_t ino,
-		 const struct xk_fork_map *map)
-{
-	struct xk_mount *mp = c->mp;
-
-	for (uint64_t i = 0; i < map->nblk && !c->err; i++) {
-		struct xk_buf *bp;
-		int err = xk_buf_read_ctx(mp, xk_fsb_to_daddr(mp,
-					  map->blk[i].fsb), mp->g.blocksize,
-					  xk_bmbt_ops.buf_ops, -1, ino,
-					  XK_READ_SALVAGE, &bp);
-
-		/* Memory or I/O: the dump would be incomplete, it stops. */
-		if (!bp) {
-			if (xk_err_operational(err))
-				c->err = err;
-			continue;
-		}
-		if (bp->data)
-			dump_mem(c, bp->daddr, bp->data, bp->len, MK_BTREE,
-				 &xk_bmbt_ops);
-		xk_buf_release(bp);
-	}
-}
-
-/* One fork: its bmbt blocks, then the blocks it maps, by kind. */
-static void
-dump_fork(struct md_ctx *c, uint64_t ino, const struct xk_dinode *dip,
-	  int whichfork, int kind)
-{
-	unsigned int fsize = xk_dfork_size(dip, c->mp->g.inodesize, whichfork);
-	int fmt = xk_dfork_format(dip, whichfork);
-	struct xk_fork_map map = { 0 };
-	struct md_extlist l = { NULL, 0, 0 };
-	int err;
-
-	if (fmt != XK_DINODE_FMT_BTREE &&
-	    (fmt != XK_DINODE_FMT_EXTENTS || kind < 0))
-		return;
-	if (fmt == XK_DINODE_FMT_BTREE &&
-	    fsize < sizeof(struct xk_bmdr_block)) {
-		md_warnf(c, "inode %llu: bmbt root does not fit its fork; "
-			 "skipped", (unsigned long long)ino);
-		return;
-	}
-	/* What can be read of a damaged fork is dumped all the same. */
-	err = xk_fork_read(c->mp, ino, dip, whichfork, XK_FORK_SALVAGE |
-			   XK_FORK_BLOCKS, &map);
-	if (err && err != XK_ECORRUPT) {
-		if (!c->err)
-			c->err = err;
-		goto out;
-	}
-	dump_bmbt_blocks(c, ino, &map);
-	if (map.partial && fmt == XK_DINODE_FMT_BTREE)
-		md_warnf(c, "the %s of inode %llu is damaged; dumped the %llu "
-			 "blocks that could be reached", xk_bmbt_ops.name,
-			 (unsigned long long)ino,
-			 (unsigned long long)map.nblk);
-	if (kind < 0 || !map.next || c->err)
-		goto out;
-	l.v = malloc(map.next * sizeof(*l.v));
-	if (!l.v) {
-		c->err = -ENOMEM;
-		goto out;
-	}
-	for (uint64_t i = 0; i < map.next; i++)
-		l.v[l.n++] = (struct md_ext){ map.ext[i].startoff,
-					      map.ext[i].startblock,
-					      map.ext[i].blockcount };
-	clean_extents(c, ino, &l);
-	md_nameset_reset(&c->ob.names);
-	if (kind == MK_DIR)
-		dump_dir_blocks(c, &l);
-	else
-		dump_fork_blocks(c, &l, (enum md_kind)kind);
-out:
-	free(l.v);
-	xk_fork_map_free(&map);
-}
-
-/*
- * An inode's forks are followed when its verifier passes, or when only
- * its CRC is wrong: a copy with a fresh CRC must then pass the
- * structure checks, so the fork walk never meets impossible sizes.
- */
-static int
-inode_followable(struct md_ctx *c, uint64_t ino, const struct xk_dinode *dip)
-{
-	uint32_t isz = c->mp->g.inodesize;
-	struct xk_fail f;
-	uint8_t *copy;
-	int err;
-
-	memset(&f, 0, sizeof(f));
-	f.structure = "inode";
-	f.daddr = XK_NO_DADDR;
-	f.agno = -1;
-	f.ino = ino;
-	err = xk_dinode_verify(c->mp, ino, dip, &f);
-	if (err == XK_EBADCRC) {
-		copy = malloc(isz);
-		if (!copy)
-			return 0;
-		memcpy(copy, dip, isz);
-		xk_cksum_update(copy, isz, XK_DINODE_CRC_OFF);
-		err = xk_dinode_verify(c->mp, ino,
-				       (const struct xk_dinode *)copy, &f);
-		free(copy);
-		if (!err)
-			md_warnf(c, "inode %llu has a bad CRC; its blocks "
-				 "are dumped all the same",
-				 (unsigned long long)ino);
-	}
-	if (err) {
-		char line[400];
-
-		xk_fail_format(&f, line, sizeof(line));
-		md_warnf(c, "inode %llu fails its checks (%s); its blocks "
-			 "are not followed", (unsigned long long)ino, line);
-		return 0;
-	}
-	return 1;
-}
-
-static void
-dump_inode_forks(struct md_ctx *c, uint64_t ino, const struct xk_dinode *dip)
-{
-	uint16_t mode;
-	int kind = -1;
-
-	c->st->inodes++;
-	if (!inode_followable(c, ino, dip))
-		return;
-	mode = xk_be16_get(dip->di_mode) & XK_S_IFMT;
-	if (mode == XK_S_IFDIR)
-		kind = MK_DIR;
-	else if (mode == XK_S_IFLNK)
-		kind = MK_SYMLINK;
-	else if (is_meta_inode(c->mp, ino))
-		kind = MK_RAW;
-	dump_fork(c, ino, dip, XK_DATA_FORK, kind);
-	if (dip->di_forkoff)
-		dump_fork(c, ino, dip, XK_ATTR_FORK, MK_ATTR);
-}
-
-/* ---- inode chunks ---- */
-
-/*
- * One inobt record: the clusters holding its 64 inodes (sparse holes
- * skipped), each rewritten and dumped once, then the forks of every
- * inode the record says is in use, read from an unmodified copy.  With
- * more than 64 inodes per block (64 KiB blocks) two records share a
- * block: off0 is where this record's inodes start in it.
- */
-static void
-dump_chunk(struct md_ctx *c, uint32_t agno, uint32_t startino,
-	   uint64_t freemask, uint16_t holes)
-{
-	struct xk_mount *mp = c->mp;
-	uint32_t isz = mp->g.inodesize, ipb = mp->g.inopblock;
-	uint32_t nblk, cs, first, off0, align;
-	uint8_t *mod, *orig;
-
-	nblk = 64u >> mp->g.inopblog;
-	if (!nblk)
-		nblk = 1;
-	cs = mp->g.cluster_blks < nblk ? mp->g.cluster_blks : nblk;
-	if (!cs)
-		cs = 1;
-	first = xk_agino_to_agbno(mp, startino);
-	off0 = startino % ipb;
-	align = ipb < 64 ? ipb : 64;
-	if (startino % align || !xk_agbext_valid(mp, agno, first, nblk)) {
-		md_warnf(c, "AG %u: inode chunk at agino %u is out of range; "
-			 "skipped", agno, startino);
-		return;
-	}
-	mod = malloc((size_t)cs << mp->g.blocklog);
-	orig = malloc((size_t)cs << mp->g.blocklog);
-	if (!mod || !orig) {
-		c->err = -ENOMEM;
-		goto out;
-	}
-	for (uint32_t b = 0; b < nblk && !c->err; b += cs) {
-		/* record indexes [lo, hi) live in this cluster */
-		uint32_t lo = b * ipb >= off0 ? b * ipb - off0 : 0;
-		uint32_t hi = (b + cs) * ipb - off0, n = cs * ipb, k;
-		uint64_t daddr = xk_agb_to_daddr(mp, agno, first + b);
-		int any = 0;
-
-		if (hi > 64)
-			hi = 64;
-		for (k = lo; k < hi; k++)
-			if (!((holes >> (k / 4)) & 1))
-				any = 1;
-		if (!any)
-			continue;
-		if (rd(c, daddr, cs << mp->g.blocklog, orig))
-			continue;
-		if (!seen(c, daddr)) {
-			memcpy(mod, orig, (size_t)cs << mp->g.blocklog);
-			for (k = 0; k < n; k++)
-				md_fix_inode(&c->ob, mod + (size_t)k * isz,
-					     isz);
-			emit(c, daddr, mod, cs << mp->g.blocklog);
-		}
-		for (k = lo; k < hi && !c->err; k++) {
-			const uint8_t *ip = orig +
-				(size_t)(k + off0 - b * ipb) * isz;
-
-			if (((holes >> (k / 4)) & 1) || ((freemask >> k) & 1))
-				continue;
-			dump_inode_forks(c, xk_agino_to_ino(mp, agno,
-					 startino + k),
-					 (const struct xk_dinode *)ip);
-		}
-	}
-out:
-	free(mod);
-	free(orig);
-}
-
-static int
-inobt_rec(void *ctx, const void *rec)
-{
-	struct md_walk *w = ctx;
-	const struct xk_inobt_rec *r = rec;
-	struct xk_mount *mp = w->c->mp;
-
-	dump_chunk(w->c, w->agno, xk_be32_get(r->ir_startino),
-		   xk_be64_get(r->ir_free), mp->g.has_sparse ?
-		   xk_be16_get(r->ir_u.sp.ir_holemask) : 0);
-	return w->c->err;
-}
-
-/* ---- per AG ---- */
-
-static void
-dump_ag(struct md_ctx *c, uint32_t agno)
-{
-	struct xk_mount *mp = c->mp;
-	uint32_t sect = mp->g.sectsize;
-	struct xk_buf *agf = NULL, *agi = NULL;
-	struct md_walk w = { .c = c, .agno = agno };
-
-	dump_disk(c, xk_ag_hdr_daddr(mp, agno, XK_SB_SECTOR), sect, MK_SB);
-	dump_disk(c, xk_ag_hdr_daddr(mp, agno, XK_AGF_SECTOR), sect, MK_AGF);
-	dump_disk(c, xk_ag_hdr_daddr(mp, agno, XK_AGI_SECTOR), sect, MK_AGI);
-	if (xk_agf_read(mp, agno, 0, &agf)) {
-		md_warnf(c, "AG %u: the AGF fails its checks; its free space "
-			 "and reverse-mapping btrees are not dumped", agno);
-		dump_disk(c, xk_ag_hdr_daddr(mp, agno, XK_AGFL_SECTOR), sect,
-			  MK_RAW);
-	} else {
-		const struct xk_agf *h = xk_buf_agf(agf);
-
-		c->flfirst = xk_be32_get(h->agf_flfirst);
-		c->fllast = xk_be32_get(h->agf_fllast);
-		c->flcount = xk_be32_get(h->agf_flcount);
-		dump_disk(c, xk_ag_hdr_daddr(mp, agno, XK_AGFL_SECTOR), sect,
-			  MK_AGFL);
-
-		walk_tree(c, &xk_bnobt_ops, agno, 0,
-			  xk_be32_get(h->agf_roots[XK_AGF_BNO]),
-			  xk_be32_get(h->agf_levels[XK_AGF_BNO]), NULL, 0,
-			  NULL, &w);
-		walk_tree(c, &xk_cntbt_ops, agno, 0,
-			  xk_be32_get(h->agf_roots[XK_AGF_CNT]),
-			  xk_be32_get(h->agf_levels[XK_AGF_CNT]), NULL, 0,
-			  NULL, &w);
-		if (mp->g.has_rmapbt)
-			walk_tree(c, &xk_rmapbt_ops, agno, 0,
-				  xk_be32_get(h->agf_roots[XK_AGF_RMAP]),
-				  xk_be32_get(h->agf_levels[XK_AGF_RMAP]),
-				  NULL, 0, NULL, &w);
-		if (mp->g.has_reflink)
-			walk_tree(c, &xk_refcountbt_ops, agno, 0,
-				  xk_be32_get(h->agf_refcount_root),
-				  xk_be32_get(h->agf_refcount_level), NULL, 0,
-				  NULL, &w);
-	}
-	if (xk_agi_read(mp, agno, 0, &agi)) {
-		md_warnf(c, "AG %u: the AGI fails its checks; its inode "
-			 "btrees and inodes are not dumped", agno);
-	} else {
-		const struct xk_agi *h = xk_buf_agi(agi);
-
-		if (mp->g.has_finobt)
-			walk_tree(c, &xk_finobt_ops, agno, 0,
-				  xk_be32_get(h->agi_free_root),
-				  xk_be32_get(h->agi_free_level), NULL, 0,
-				  NULL, &w);
-		w.agno = agno;
-		walk_tree(c, &xk_inobt_ops, agno, 0, xk_be32_get(h->agi_root),
-			  xk_be32_get(h->agi_level), NULL, 0, inobt_rec, &w);
-	}
-	xk_buf_release(agf);
-	xk_buf_release(agi);
-}
-
 /*
  * The internal log in pieces of at most 1 MiB: as it is, except that a
  * clean log is replaced by an empty one when obfuscating (its last
@@ -796,10 +289,6 @@ dump_log(struct md_ctx *c)
 	uint64_t start, bb;
 	uint8_t *buf = NULL;
 
-	if (!mp->sb.logstart) {
-		md_warnf(c, "the log is external; it is not dumped");
-		return;
-	}
 	if (!xk_fsbext_valid(mp, mp->sb.logstart, mp->sb.logblocks)) {
 		md_warnf(c, "the log lies outside the filesystem; it is not "
 			 "dumped");
@@ -863,11 +352,165 @@ progress(struct md_ctx *c, uint32_t agno)
 	fflush(stderr);
 }
 
+/*
+ * A directory block, rewritten whole, then dumped one filesystem block
+ * at a time at the address of each piece (its pieces may lie in
+ * different extents).  A block whose first piece was dumped already
+ * (cross-linked) is left alone.
+ */
+static void
+dump_dir(struct md_ctx *c, const struct xk_walk_block *b)
+{
+	uint32_t bs = c->mp->g.blocksize;
+	uint8_t *buf;
+
+	if (seen(c, b->pieces[0]) || !(buf = copy_block(c, b->data, b->len)))
+		return;
+	fix(c, MK_DIR, NULL, buf, b->len);
+	for (unsigned int k = 0; k < b->npieces; k++)
+		if (!k || !seen(c, b->pieces[k]))
+			emit(c, b->pieces[k], buf + (size_t)k * bs, bs);
+	free(buf);
+}
+
+/* An inode cluster: every inode in it rewritten, free ones included. */
+static void
+dump_cluster(struct md_ctx *c, const struct xk_walk_block *b)
+{
+	uint32_t isz = c->mp->g.inodesize;
+	uint8_t *buf;
+
+	if (seen(c, b->daddr) || !(buf = copy_block(c, b->data, b->len)))
+		return;
+	for (uint32_t off = 0; off + isz <= b->len; off += isz)
+		md_fix_inode(&c->ob, buf + off, isz);
+	emit(c, b->daddr, buf, b->len);
+	free(buf);
+}
+
+/* What the header a block depends on says about it. */
+static void
+note_header(struct md_ctx *c, const struct xk_walk_block *b)
+{
+	int ok = b->bp && !b->bp->error;
+
+	if (b->kind == XK_WALK_AGF) {
+		c->agf_ok = ok;
+		if (ok) {
+			const struct xk_agf *h = xk_buf_agf(b->bp);
+
+			c->flfirst = xk_be32_get(h->agf_flfirst);
+			c->fllast = xk_be32_get(h->agf_fllast);
+			c->flcount = xk_be32_get(h->agf_flcount);
+		} else {
+			md_warnf(c, "AG %lld: the AGF fails its checks; its "
+				 "free space and reverse-mapping btrees are "
+				 "not dumped", (long long)b->agno);
+		}
+	} else if (b->kind == XK_WALK_AGI && !ok) {
+		md_warnf(c, "AG %lld: the AGI fails its checks; its inode "
+			 "btrees and inodes are not dumped",
+			 (long long)b->agno);
+	}
+}
+
+/* The walker's visitor: each block rewritten and dumped as it comes. */
+static int
+md_visit(void *ctx, const struct xk_walk_block *b)
+{
+	struct md_ctx *c = ctx;
+
+	if (b->kind == XK_WALK_SB)
+		progress(c, (uint32_t)b->agno);
+	if (b->kind == XK_WALK_AGF || b->kind == XK_WALK_AGI)
+		note_header(c, b);
+	if (b->kind == XK_WALK_LOG) {
+		dump_log(c);
+		return c->err;
+	}
+	if (b->kind == XK_WALK_INODE) {
+		if (b->bp)
+			c->st->inodes++;
+		return 0;
+	}
+	if (!b->data) {
+		/* Memory: the dump would be incomplete, it stops. */
+		if (b->err == -ENOMEM)
+			c->err = b->err;
+		else
+			md_warnf(c, "%s at daddr %llu cannot be read: %s; "
+				 "skipped", b->type,
+				 (unsigned long long)b->daddr,
+				 xk_strerror(b->err));
+		return c->err;
+	}
+	/* Names are kept distinct within one fork. */
+	if (b->kind >= XK_WALK_DIR && b->kind <= XK_WALK_RTMETA &&
+	    (b->owner != c->fork_owner || b->kind != c->fork_kind)) {
+		md_nameset_reset(&c->ob.names);
+		c->fork_owner = b->owner;
+		c->fork_kind = b->kind;
+	}
+	switch (b->kind) {
+	case XK_WALK_SB:
+		dump_mem(c, b->daddr, b->data, b->len, MK_SB, NULL);
+		break;
+	case XK_WALK_AGF:
+		dump_mem(c, b->daddr, b->data, b->len, MK_AGF, NULL);
+		break;
+	case XK_WALK_AGI:
+		dump_mem(c, b->daddr, b->data, b->len, MK_AGI, NULL);
+		break;
+	case XK_WALK_AGFL:
+		dump_mem(c, b->daddr, b->data, b->len,
+			 c->agf_ok ? MK_AGFL : MK_RAW, NULL);
+		break;
+	case XK_WALK_BTREE:
+		dump_mem(c, b->daddr, b->data, b->len, MK_BTREE, b->ops);
+		break;
+	case XK_WALK_ICLUSTER:
+		dump_cluster(c, b);
+		break;
+	case XK_WALK_DIR:
+		if (b->err)	/* a piece of a block with a hole: raw */
+			dump_mem(c, b->daddr, b->data, b->len, MK_RAW, NULL);
+		else
+			dump_dir(c, b);
+		break;
+	case XK_WALK_ATTR:
+		dump_mem(c, b->daddr, b->data, b->len, MK_ATTR, NULL);
+		break;
+	case XK_WALK_SYMLINK:
+		dump_mem(c, b->daddr, b->data, b->len, MK_SYMLINK, NULL);
+		break;
+	default:
+		dump_mem(c, b->daddr, b->data, b->len, MK_RAW, NULL);
+		break;
+	}
+	return c->err;
+}
+
+/* Damage the walker met: what could be reached of it is dumped. */
+static void
+md_fail(void *ctx, const struct xk_fail *f)
+{
+	char line[400];
+
+	xk_fail_format(f, line, sizeof(line));
+	md_warnf(ctx, "%s; what can be read is dumped", line);
+}
+
 int
 md_dump(struct xk_mount *mp, FILE *out, const struct md_opts *o,
 	md_warn_fn warn, void *priv, struct md_stats *st)
 {
+	struct xk_walk w = {
+		.flags = XK_WALK_DEPTH_FIRST | XK_WALK_CLUSTERS |
+			 XK_WALK_QUOTA | XK_WALK_RT | XK_WALK_LOG_EXTENT,
+		.visit = md_visit, .fail = md_fail,
+	};
 	struct md_ctx *c;
+	uint64_t cache;
 	int err;
 
 	c = calloc(1, sizeof(*c));
@@ -895,6 +538,8 @@ md_dump(struct xk_mount *mp, FILE *out, const struct md_opts *o,
 		return -ENOMEM;
 	}
 	c->log_rec_blk = XK_LOG_NOBLK;
+	c->fork_owner = XK_NO_DADDR;
+	w.ctx = c;
 	st->dirty_log = log_is_dirty(c);
 	if (st->dirty_log && o->obfuscate)
 		md_warnf(c, "the log is dirty: the dump carries it as it is, "
@@ -922,15 +567,21 @@ md_dump(struct xk_mount *mp, FILE *out, const struct md_opts *o,
 		out_write(c, h, sizeof(h));
 	}
 	/* The primary superblock comes first: restore sizes the image by it. */
-	for (uint32_t ag = 0; ag < mp->g.agcount && !c->err; ag++) {
-		progress(c, ag);
-		dump_ag(c, ag);
-	}
+	/*
+	 * Every block is read once and written out: a small cache saves
+	 * the memory (and its page faults) of keeping them.  Damage
+	 * (XK_ECORRUPT) was reported through md_fail: a warning.
+	 */
+	cache = xk_mount_set_cache_limit(mp, MD_CACHE_BYTES);
+	err = xk_walk_metadata(mp, 0, mp->g.agcount - 1, &w);
+	xk_mount_set_cache_limit(mp, cache);
+	if (err && err != XK_ECORRUPT && !c->err)
+		c->err = err;
 	progress(c, mp->g.agcount);
 	if (o->progress)
 		fputc('\n', stderr);
-	if (!c->err)
-		dump_log(c);
+	if (!c->err && !mp->sb.logstart)
+		md_warnf(c, "the log is external; it is not dumped");
 	if (o->version != 2)
 		v1_flush(c);	/* a short (maybe empty) chunk ends v1 */
 	if (!c->err && fflush(out))

@@ -232,11 +232,14 @@ xk_bcache_destroy(struct xk_mount *mp)
 	mp->cache = NULL;
 }
 
-void
+uint64_t
 xk_mount_set_cache_limit(struct xk_mount *mp, uint64_t bytes)
 {
+	uint64_t old = mp->cache->limit;
+
 	mp->cache->limit = bytes;
 	bcache_reclaim(mp->cache);
+	return old;
 }
 
 static struct xk_buf *

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * The metadata walker (walk.h): AG headers, every per-AG btree through
- * the btree engine, the inodes the inobt calls allocated, and the blocks
- * of their forks through the fork reader, each handed to a visitor.
+ * the btree engine, the inodes the inobt calls allocated (and their
+ * cluster buffers, when asked), and the blocks of their forks through
+ * the fork reader, each handed to a visitor.  Its visitors: xfskit-db's
+ * check and blocktrash, and metadump.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -10,6 +12,7 @@
 
 #include <xfskit/libfs.h>
 #include <xfskit/fork.h>
+#include <xfskit/vec.h>
 #include <xfskit/walk.h>
 #include <xfskit/format/attr.h>
 #include <xfskit/format/dinode.h>
@@ -17,9 +20,10 @@
 struct wstate {
 	struct xk_mount	*mp;
 	struct xk_walk	*w;
-	/* Allocated-inode records of the AG's inobt, for after its trees. */
-	struct xk_inobt_rec *irecs;
-	size_t		nirecs, irecs_cap;
+	uint32_t	agno;		/* the AG being walked */
+	/* The AG's inobt records, for after its trees (not depth first). */
+	XK_VEC_OF(struct xk_inobt_rec) irecs;
+	uint8_t		*dirbuf;	/* a directory block in pieces */
 };
 
 static int
@@ -78,7 +82,8 @@ tree_block(void *ctx, unsigned int level, uint64_t bno, struct xk_buf *bp)
 	struct xk_walk_block b = {
 		.kind = XK_WALK_BTREE, .type = tc->ops->name,
 		.daddr = bp->daddr, .len = bp->len, .agno = tc->agno,
-		.owner = tc->owner, .pos = level, .bp = bp, .data = bp->data,
+		.owner = tc->owner, .pos = level, .ops = tc->ops, .bp = bp,
+		.data = bp->data,
 	};
 
 	(void)bno;
@@ -93,24 +98,17 @@ tree_fail(void *ctx, const struct xk_fail *f)
 	fail(tc->st, f);
 }
 
-/* Keep an inobt record for the inode pass. */
+static int walk_chunk(struct wstate *st, const struct xk_inobt_rec *rec);
+
+/* An inobt record: its inodes now (depth first) or after the trees. */
 static int
 tree_inobt_rec(void *ctx, const void *rec)
 {
 	struct wstate *st = ((struct tree_ctx *)ctx)->st;
 
-	if (st->nirecs == st->irecs_cap) {
-		size_t ncap = st->irecs_cap ? st->irecs_cap * 2 : 64;
-		struct xk_inobt_rec *nv = realloc(st->irecs,
-						  ncap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		st->irecs = nv;
-		st->irecs_cap = ncap;
-	}
-	memcpy(&st->irecs[st->nirecs++], rec, sizeof(*st->irecs));
-	return 0;
+	if (st->w->flags & XK_WALK_DEPTH_FIRST)
+		return walk_chunk(st, rec);
+	return xk_vec_push(&st->irecs.vec, rec, sizeof(*st->irecs.v));
 }
 
 /* A whole tree; XK_ECORRUPT (problems, already reported) is no stop. */
@@ -132,12 +130,199 @@ walk_tree(struct wstate *st, const struct xk_btree_ops *ops, int64_t agno,
 	return ret == XK_ECORRUPT ? 0 : ret;
 }
 
+/* A problem of an inode's fork the fork reader does not report. */
+static void
+fork_fail(struct wstate *st, uint64_t ino, uint64_t daddr, const char *check,
+	  const char *fmt, uint64_t off)
+{
+	struct xk_fail f;
+
+	memset(&f, 0, sizeof(f));
+	f.structure = "inode fork";
+	f.daddr = daddr;
+	f.agno = -1;
+	f.ino = ino;
+	xk_fail_set(&f, check, fmt, (unsigned long long)off);
+	fail(st, &f);
+}
+
+static int
+ext_cmp(const void *a, const void *b)
+{
+	const struct xk_bmbt_irec *x = a, *y = b;
+
+	return x->startoff < y->startoff ? -1 : x->startoff > y->startoff;
+}
+
+/*
+ * A fork's mappings as far as they can be read (a damaged bmbt was
+ * reported by its walk), those outside the filesystem reported and
+ * left out, in file offset order.
+ */
+static int
+read_fork(struct wstate *st, uint64_t ino, const struct xk_dinode *dip,
+	  int whichfork, struct xk_fork_map *map)
+{
+	struct xk_mount *mp = st->mp;
+	uint64_t k = 0;
+	int ret;
+
+	ret = xk_fork_read(mp, ino, dip, whichfork, XK_FORK_SALVAGE, map);
+	if (ret && ret != XK_ECORRUPT)
+		return ret;
+	for (uint64_t i = 0; i < map->next; i++) {
+		const struct xk_bmbt_irec *e = &map->ext[i];
+
+		if (!e->blockcount ||
+		    !xk_fsbext_valid(mp, e->startblock, e->blockcount)) {
+			fork_fail(st, ino, XK_NO_DADDR, "extent",
+				  "the mapping at file block %llu lies outside "
+				  "the filesystem", e->startoff);
+			continue;
+		}
+		map->ext[k++] = *e;
+	}
+	map->next = k;
+	if (map->next > 1)
+		qsort(map->ext, map->next, sizeof(*map->ext), ext_cmp);
+	return 0;
+}
+
+/* The verifier for a block of a fork of this kind, by its magic. */
+static const struct xk_buf_ops *
+fork_block_ops(struct wstate *st, enum xk_walk_kind kind, uint64_t daddr,
+	       uint32_t len)
+{
+	const struct xk_buf_ops *ops = NULL;
+	struct xk_buf *raw;
+
+	switch (kind) {
+	case XK_WALK_DQUOT:
+		return &xk_dquot_buf_ops;
+	case XK_WALK_SYMLINK:
+		return &xk_symlink_buf_ops;
+	case XK_WALK_RTMETA:
+		return NULL;
+	default:
+		break;
+	}
+	if (xk_buf_read(st->mp, daddr, len, NULL, XK_READ_NOVERIFY, &raw))
+		return NULL;
+	if (kind == XK_WALK_DIR)
+		ops = xk_dir3_buf_ops_for(raw->data, raw->len);
+	else
+		ops = xk_attr3_buf_ops_for(raw->data, raw->len);
+	xk_buf_release(raw);
+	return ops;
+}
+
+/*
+ * One directory block of dbf filesystem blocks at file block start:
+ * read whole when contiguous, joined from its pieces when its blocks lie
+ * in different extents, and verified either way.  A block with a hole
+ * is damage: reported, and each mapped piece visited raw.
+ */
+static int
+walk_dir_block(struct wstate *st, uint64_t ino,
+	       const struct xk_fork_map *map, uint64_t start)
+{
+	struct xk_mount *mp = st->mp;
+	uint32_t bs = mp->g.blocksize, dbf = mp->g.dirblksize >> mp->g.blocklog;
+	uint64_t pieces[XK_WALK_MAX_DIRBLK];
+	struct xk_walk_block b = {
+		.kind = XK_WALK_DIR, .type = "dir3", .len = mp->g.dirblksize,
+		.agno = -1, .owner = ino, .pos = start, .pieces = pieces,
+		.npieces = dbf,
+	};
+	const struct xk_buf_ops *ops;
+	int whole = 1, contig = 1, ret = 0;
+
+	for (uint32_t k = 0; k < dbf; k++) {
+		const struct xk_bmbt_irec *e = xk_fork_map_lookup(map,
+								 start + k);
+
+		if (!e) {
+			whole = 0;
+			pieces[k] = XK_NO_DADDR;
+			continue;
+		}
+		pieces[k] = xk_fsb_to_daddr(mp, e->startblock +
+					    (start + k - e->startoff));
+		if (k && pieces[k] != pieces[0] + ((uint64_t)k << mp->g.blkbb_log))
+			contig = 0;
+	}
+	if (!whole) {
+		fork_fail(st, ino, XK_NO_DADDR, "hole", "the directory block "
+			  "at file block %llu is partly unmapped", start);
+		for (uint32_t k = 0; k < dbf && !ret; k++) {
+			struct xk_buf *raw;
+			struct xk_walk_block p = b;
+
+			if (pieces[k] == XK_NO_DADDR)
+				continue;
+			p.daddr = pieces[k];
+			p.len = bs;
+			p.pos = start + k;
+			p.pieces = &pieces[k];
+			p.npieces = 1;
+			p.err = xk_buf_read(mp, pieces[k], bs, NULL,
+					    XK_READ_NOVERIFY, &raw);
+			if (!p.err) {
+				p.data = raw->data;
+				p.err = XK_ECORRUPT;
+			}
+			ret = visit(st, &p);
+			if (!p.data)
+				continue;
+			xk_buf_release(raw);
+		}
+		return ret;
+	}
+	b.daddr = pieces[0];
+	if (contig)
+		return read_visit(st, &b, fork_block_ops(st, XK_WALK_DIR,
+				  b.daddr, b.len), NULL);
+	/* Joined from its pieces into a buffer of the walk's own. */
+	if (!st->dirbuf) {
+		st->dirbuf = malloc(mp->g.dirblksize);
+		if (!st->dirbuf)
+			return -ENOMEM;
+	}
+	for (uint32_t k = 0; k < dbf; k++) {
+		struct xk_buf *raw;
+		int err = xk_buf_read(mp, pieces[k], bs, NULL,
+				      XK_READ_NOVERIFY, &raw);
+
+		if (err) {
+			b.err = err;
+			return visit(st, &b);
+		}
+		memcpy(st->dirbuf + (size_t)k * bs, raw->data, bs);
+		xk_buf_release(raw);
+	}
+	ops = xk_dir3_buf_ops_for(st->dirbuf, mp->g.dirblksize);
+	{
+		struct xk_buf joined = {
+			.mp = mp, .daddr = b.daddr, .len = b.len,
+			.data = st->dirbuf, .ops = ops, .agno = -1,
+			.owner = ino,
+		};
+
+		xk_buf_verify(&joined);
+		b.bp = &joined;
+		b.data = joined.data;
+		ret = visit(st, &b);
+		if (!ret && joined.error)
+			fail(st, &joined.fail);
+	}
+	return ret;
+}
+
 /*
  * The blocks one fork maps, each read through the verifier its kind
- * (and for directory and attribute blocks, its magic) names.  Blocks
- * are dirblksize long in a directory's data fork, one filesystem block
- * elsewhere; the blocks inside a multi-block remote attribute value
- * after its first are value bytes, not metadata.
+ * (and for directory and attribute blocks, its magic) names: one
+ * filesystem block each, but dirblksize blocks in a directory's data
+ * fork, each visited once at its first mapped file block.
  */
 static int
 walk_fork_blocks(struct wstate *st, uint64_t ino, const struct xk_dinode *dip,
@@ -145,63 +330,33 @@ walk_fork_blocks(struct wstate *st, uint64_t ino, const struct xk_dinode *dip,
 {
 	struct xk_mount *mp = st->mp;
 	struct xk_fork_map map = { 0 };
-	uint32_t bsize = kind == XK_WALK_DIR ? mp->g.dirblksize :
-			 mp->g.blocksize;
-	uint32_t step = bsize >> mp->g.blocklog;
+	uint32_t dbf = mp->g.dirblksize >> mp->g.blocklog;
+	uint64_t last = UINT64_MAX;
 	int ret;
 
-	/* A damaged bmbt was reported by its walk; map what it gave. */
-	ret = xk_fork_read(mp, ino, dip, whichfork, XK_FORK_SALVAGE, &map);
-	if (ret == XK_ECORRUPT)
-		ret = 0;
+	ret = read_fork(st, ino, dip, whichfork, &map);
 	for (uint64_t i = 0; i < map.next && !ret; i++) {
 		const struct xk_bmbt_irec *e = &map.ext[i];
 
-		for (uint64_t o = 0; o + step <= e->blockcount && !ret;
-		     o += step) {
-			uint64_t fsb = e->startblock + o;
-			uint64_t daddr = xk_fsb_to_daddr(mp, fsb);
-			const struct xk_buf_ops *ops;
-			struct xk_buf *raw;
+		for (uint64_t o = 0; o < e->blockcount && !ret; o++) {
+			uint64_t off = e->startoff + o, start;
+			struct xk_walk_block b = {
+				.kind = kind, .type = type, .len = mp->g.blocksize,
+				.agno = -1, .owner = ino, .pos = off,
+			};
 
-			if (!xk_fsbext_valid(mp, fsb, step))
-				break;
-			if (xk_buf_read(mp, daddr, bsize, NULL,
-					XK_READ_NOVERIFY, &raw))
-				continue;
-			if (kind == XK_WALK_ATTR && e->startoff + o > 0 &&
-			    xk_get_be32(raw->data) != XK_ATTR3_RMT_MAGIC &&
-			    xk_get_be16(raw->data + 8) != XK_ATTR3_LEAF_MAGIC &&
-			    xk_get_be16(raw->data + 8) != XK_DA3_NODE_MAGIC) {
-				xk_buf_release(raw);
+			if (kind != XK_WALK_DIR) {
+				b.daddr = xk_fsb_to_daddr(mp,
+							  e->startblock + o);
+				ret = read_visit(st, &b, fork_block_ops(st,
+						 kind, b.daddr, b.len), NULL);
 				continue;
 			}
-			switch (kind) {
-			case XK_WALK_DIR:
-				ops = xk_dir3_buf_ops_for(raw->data, raw->len);
-				break;
-			case XK_WALK_ATTR:
-				ops = xk_attr3_buf_ops_for(raw->data,
-							   raw->len);
-				break;
-			case XK_WALK_DQUOT:
-				ops = &xk_dquot_buf_ops;
-				break;
-			default:
-				ops = &xk_symlink_buf_ops;
-				break;
-			}
-			xk_buf_release(raw);
-			{
-				struct xk_walk_block b = {
-					.kind = kind, .type = type,
-					.daddr = daddr, .len = bsize,
-					.agno = -1, .owner = ino,
-					.pos = e->startoff + o,
-				};
-
-				ret = read_visit(st, &b, ops, NULL);
-			}
+			start = off - off % dbf;
+			if (start == last)
+				continue;
+			last = start;
+			ret = walk_dir_block(st, ino, &map, start);
 		}
 	}
 	xk_fork_map_free(&map);
@@ -217,6 +372,97 @@ is_quota_inode(const struct xk_mount *mp, uint64_t ino)
 	       ino == sb->pquotino;
 }
 
+/* The bmbt of a fork in btree format. */
+static int
+walk_fork_tree(struct wstate *st, uint64_t ino, const struct xk_dinode *dip,
+	       int whichfork)
+{
+	if (xk_dfork_format(dip, whichfork) != XK_DINODE_FMT_BTREE)
+		return 0;
+	return walk_tree(st, &xk_bmbt_ops, -1, ino, 0,
+			 xk_get_be16(xk_dfork_ptr(dip, whichfork)) + 1u,
+			 xk_dfork_ptr(dip, whichfork),
+			 xk_dfork_size(dip, st->mp->g.inodesize, whichfork),
+			 NULL);
+}
+
+/* The data fork's blocks, when they are metadata. */
+static int
+walk_data_blocks(struct wstate *st, uint64_t ino, const struct xk_dinode *dip)
+{
+	const struct xk_sb *sb = &st->mp->sb;
+	uint16_t mode = xk_be16_get(dip->di_mode) & XK_S_IFMT;
+	int fmt = dip->di_format;
+
+	if (fmt != XK_DINODE_FMT_EXTENTS && fmt != XK_DINODE_FMT_BTREE)
+		return 0;
+	if (mode == XK_S_IFDIR)
+		return walk_fork_blocks(st, ino, dip, XK_DATA_FORK,
+					XK_WALK_DIR, "dir3");
+	if (mode == XK_S_IFLNK && fmt == XK_DINODE_FMT_EXTENTS)
+		return walk_fork_blocks(st, ino, dip, XK_DATA_FORK,
+					XK_WALK_SYMLINK, "symlink");
+	if (mode != XK_S_IFREG)
+		return 0;
+	if ((st->w->flags & XK_WALK_QUOTA) && is_quota_inode(st->mp, ino))
+		return walk_fork_blocks(st, ino, dip, XK_DATA_FORK,
+					XK_WALK_DQUOT, "dqblk");
+	if ((st->w->flags & XK_WALK_RT) && (ino == sb->rbmino ||
+					     ino == sb->rsumino))
+		return walk_fork_blocks(st, ino, dip, XK_DATA_FORK,
+					XK_WALK_RTMETA, ino == sb->rbmino ?
+					"rtbitmap" : "rtsummary");
+	return 0;
+}
+
+static int
+walk_attr_blocks(struct wstate *st, uint64_t ino, const struct xk_dinode *dip)
+{
+	int afmt = dip->di_forkoff ? dip->di_aformat : -1;
+
+	if (afmt != XK_DINODE_FMT_EXTENTS && afmt != XK_DINODE_FMT_BTREE)
+		return 0;
+	return walk_fork_blocks(st, ino, dip, XK_ATTR_FORK, XK_WALK_ATTR,
+				"attr3");
+}
+
+/*
+ * Whether an inode's forks can be followed: it passes its checks, or
+ * only its CRC is wrong (a copy with a fresh CRC passes them, so no
+ * fork walk meets impossible sizes).  A failure is reported either way.
+ */
+static int
+inode_followable(struct wstate *st, uint64_t ino, uint64_t daddr,
+		 const struct xk_dinode *dip)
+{
+	struct xk_mount *mp = st->mp;
+	uint32_t isz = mp->g.inodesize;
+	struct xk_fail f, f2;
+	uint8_t *copy;
+	int err;
+
+	memset(&f, 0, sizeof(f));
+	f.structure = "inode";
+	f.daddr = daddr;
+	f.agno = -1;
+	f.ino = ino;
+	err = xk_dinode_verify(mp, ino, dip, &f);
+	if (!err)
+		return 1;
+	fail(st, &f);
+	if (err != XK_EBADCRC)
+		return 0;
+	copy = malloc(isz);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, dip, isz);
+	xk_cksum_update(copy, isz, XK_DINODE_CRC_OFF);
+	f2 = f;
+	err = xk_dinode_verify(mp, ino, (const struct xk_dinode *)copy, &f2);
+	free(copy);
+	return !err;
+}
+
 /* One allocated inode: itself, its bmbt blocks, then its fork blocks. */
 static int
 walk_inode(struct wstate *st, uint64_t ino)
@@ -228,9 +474,7 @@ walk_inode(struct wstate *st, uint64_t ino)
 	};
 	struct xk_buf *bp = NULL;
 	struct xk_dinode *dip;
-	struct xk_fail f;
-	uint16_t mode;
-	int dfmt, afmt, err, ret;
+	int err, ret;
 
 	st->w->ninodes++;
 	err = xk_inode_read(mp, ino, XK_READ_SALVAGE, &bp, &dip);
@@ -245,69 +489,101 @@ walk_inode(struct wstate *st, uint64_t ino)
 	ret = visit(st, &b);
 	if (ret)
 		goto out;
-	memset(&f, 0, sizeof(f));
-	f.structure = "inode";
-	f.daddr = bp->daddr;
-	f.agno = -1;
-	f.ino = ino;
-	if (xk_dinode_verify(mp, ino, dip, &f)) {
-		fail(st, &f);
-		goto out;
+	ret = inode_followable(st, ino, bp->daddr, dip);
+	if (ret <= 0)
+		goto out;	/* not followable (0), or no memory */
+	if (st->w->flags & XK_WALK_DEPTH_FIRST) {
+		ret = walk_fork_tree(st, ino, dip, XK_DATA_FORK);
+		if (!ret)
+			ret = walk_data_blocks(st, ino, dip);
+		if (!ret)
+			ret = walk_fork_tree(st, ino, dip, XK_ATTR_FORK);
+		if (!ret)
+			ret = walk_attr_blocks(st, ino, dip);
+	} else {
+		ret = walk_fork_tree(st, ino, dip, XK_DATA_FORK);
+		if (!ret)
+			ret = walk_fork_tree(st, ino, dip, XK_ATTR_FORK);
+		if (!ret)
+			ret = walk_data_blocks(st, ino, dip);
+		if (!ret)
+			ret = walk_attr_blocks(st, ino, dip);
 	}
-	mode = xk_be16_get(dip->di_mode) & XK_S_IFMT;
-	dfmt = dip->di_format;
-	afmt = dip->di_forkoff ? dip->di_aformat : -1;
-	if (dfmt == XK_DINODE_FMT_BTREE)
-		ret = walk_tree(st, &xk_bmbt_ops, -1, ino, 0,
-				xk_get_be16(xk_dfork_dptr(dip)) + 1u,
-				xk_dfork_dptr(dip),
-				xk_dfork_dsize(dip, mp->g.inodesize), NULL);
-	if (!ret && afmt == XK_DINODE_FMT_BTREE)
-		ret = walk_tree(st, &xk_bmbt_ops, -1, ino, 0,
-				xk_get_be16(xk_dfork_aptr(dip)) + 1u,
-				xk_dfork_aptr(dip),
-				xk_dfork_asize(dip, mp->g.inodesize), NULL);
-	if (!ret && mode == XK_S_IFDIR && (dfmt == XK_DINODE_FMT_EXTENTS ||
-					   dfmt == XK_DINODE_FMT_BTREE))
-		ret = walk_fork_blocks(st, ino, dip, XK_DATA_FORK, XK_WALK_DIR,
-				       "dir3");
-	if (!ret && mode == XK_S_IFLNK && dfmt == XK_DINODE_FMT_EXTENTS)
-		ret = walk_fork_blocks(st, ino, dip, XK_DATA_FORK,
-				       XK_WALK_SYMLINK, "symlink");
-	if (!ret && (afmt == XK_DINODE_FMT_EXTENTS ||
-		     afmt == XK_DINODE_FMT_BTREE))
-		ret = walk_fork_blocks(st, ino, dip, XK_ATTR_FORK,
-				       XK_WALK_ATTR, "attr3");
-	if (!ret && (st->w->flags & XK_WALK_QUOTA) &&
-	    is_quota_inode(mp, ino) && mode == XK_S_IFREG &&
-	    (dfmt == XK_DINODE_FMT_EXTENTS || dfmt == XK_DINODE_FMT_BTREE))
-		ret = walk_fork_blocks(st, ino, dip, XK_DATA_FORK,
-				       XK_WALK_DQUOT, "dqblk");
 out:
 	xk_buf_release(bp);
 	return ret;
 }
 
-/* The inodes of the AG's inobt records, holes and free ones skipped. */
+/*
+ * One inobt record: its clusters (with XK_WALK_CLUSTERS; those wholly in
+ * sparse holes skipped), each followed by the inodes in it the record
+ * calls allocated.  With more than 64 inodes per block (64 KiB blocks)
+ * two records share a block: off0 is where this record's inodes start
+ * in it.
+ */
 static int
-walk_inodes(struct wstate *st, uint32_t agno)
+walk_chunk(struct wstate *st, const struct xk_inobt_rec *rec)
 {
 	struct xk_mount *mp = st->mp;
+	uint32_t agno = st->agno, ipb = mp->g.inopblock;
+	uint32_t startino = xk_be32_get(rec->ir_startino);
+	uint64_t freemask = xk_be64_get(rec->ir_free);
+	uint16_t holes = mp->g.has_sparse ?
+			 xk_be16_get(rec->ir_u.sp.ir_holemask) : 0;
+	uint32_t nblk, cs, first, off0, align;
 	int ret = 0;
 
-	for (size_t r = 0; r < st->nirecs && !ret; r++) {
-		const struct xk_inobt_rec *rec = &st->irecs[r];
-		uint64_t freemask = xk_be64_get(rec->ir_free);
-		uint16_t holes = mp->g.has_sparse ?
-				 xk_be16_get(rec->ir_u.sp.ir_holemask) : 0;
+	nblk = 64u >> mp->g.inopblog;
+	if (!nblk)
+		nblk = 1;
+	cs = mp->g.cluster_blks < nblk ? mp->g.cluster_blks : nblk;
+	if (!cs)
+		cs = 1;
+	first = xk_agino_to_agbno(mp, startino);
+	off0 = startino % ipb;
+	align = ipb < 64 ? ipb : 64;
+	if (startino % align || !xk_agbext_valid(mp, agno, first, nblk)) {
+		struct xk_fail f;
 
-		for (int i = 0; i < XK_INODES_PER_CHUNK && !ret; i++) {
-			if ((holes >> (i / XK_INODES_PER_HOLEMASK_BIT)) & 1 ||
-			    (freemask >> i) & 1)
+		memset(&f, 0, sizeof(f));
+		f.structure = "inobt";
+		f.daddr = XK_NO_DADDR;
+		f.agno = agno;
+		xk_fail_set(&f, "startino", "the inode chunk at agino %u is "
+			    "misaligned or outside the AG", startino);
+		fail(st, &f);
+		return 0;
+	}
+	for (uint32_t b = 0; b < nblk && !ret; b += cs) {
+		/* record indexes [lo, hi) live in this cluster */
+		uint32_t lo = b * ipb >= off0 ? b * ipb - off0 : 0;
+		uint32_t hi = (b + cs) * ipb - off0;
+		int any = 0;
+
+		if (hi > XK_INODES_PER_CHUNK)
+			hi = XK_INODES_PER_CHUNK;
+		for (uint32_t k = lo; k < hi; k++)
+			if (!((holes >> (k / XK_INODES_PER_HOLEMASK_BIT)) & 1))
+				any = 1;
+		if (!any)
+			continue;
+		if (st->w->flags & XK_WALK_CLUSTERS) {
+			struct xk_walk_block c = {
+				.kind = XK_WALK_ICLUSTER, .type = "icluster",
+				.daddr = xk_agb_to_daddr(mp, agno, first + b),
+				.len = cs << mp->g.blocklog, .agno = agno,
+				.pos = startino + lo,
+			};
+
+			ret = read_visit(st, &c, &xk_inode_cluster_buf_ops,
+					 NULL);
+		}
+		for (uint32_t k = lo; k < hi && !ret; k++) {
+			if ((holes >> (k / XK_INODES_PER_HOLEMASK_BIT)) & 1 ||
+			    (freemask >> k) & 1)
 				continue;
 			ret = walk_inode(st, xk_agino_to_ino(mp, agno,
-					 xk_be32_get(rec->ir_startino) +
-					 (uint32_t)i));
+							     startino + k));
 		}
 	}
 	return ret;
@@ -318,6 +594,7 @@ walk_ag(struct wstate *st, uint32_t agno)
 {
 	struct xk_mount *mp = st->mp;
 	uint32_t sect = mp->g.sectsize;
+	int depth = (st->w->flags & XK_WALK_DEPTH_FIRST) != 0;
 	static const struct {
 		enum xk_walk_kind kind;
 		const char	*type;
@@ -332,6 +609,7 @@ walk_ag(struct wstate *st, uint32_t agno)
 	struct xk_buf *agf = NULL, *agi = NULL;
 	int ret = 0;
 
+	st->agno = agno;
 	for (size_t i = 0; i < sizeof(hdr) / sizeof(hdr[0]) && !ret; i++) {
 		struct xk_walk_block b = {
 			.kind = hdr[i].kind, .type = hdr[i].type,
@@ -366,15 +644,21 @@ walk_ag(struct wstate *st, uint32_t agno)
 					xk_be32_get(h->agf_refcount_level),
 					NULL, 0, NULL);
 	}
-	st->nirecs = 0;
+	st->irecs.n = 0;
 	if (!ret && agi && !agi->error) {
 		const struct xk_agi *h = xk_buf_agi(agi);
 
-		ret = walk_tree(st, &xk_inobt_ops, agno, 0,
-				xk_be32_get(h->agi_root),
-				xk_be32_get(h->agi_level), NULL, 0,
-				tree_inobt_rec);
-		if (!ret && mp->g.has_finobt)
+		if (depth && mp->g.has_finobt)
+			ret = walk_tree(st, &xk_finobt_ops, agno, 0,
+					xk_be32_get(h->agi_free_root),
+					xk_be32_get(h->agi_free_level),
+					NULL, 0, NULL);
+		if (!ret)
+			ret = walk_tree(st, &xk_inobt_ops, agno, 0,
+					xk_be32_get(h->agi_root),
+					xk_be32_get(h->agi_level), NULL, 0,
+					tree_inobt_rec);
+		if (!ret && !depth && mp->g.has_finobt)
 			ret = walk_tree(st, &xk_finobt_ops, agno, 0,
 					xk_be32_get(h->agi_free_root),
 					xk_be32_get(h->agi_free_level),
@@ -382,8 +666,8 @@ walk_ag(struct wstate *st, uint32_t agno)
 	}
 	xk_buf_release(agf);
 	xk_buf_release(agi);
-	if (!ret)
-		ret = walk_inodes(st, agno);
+	for (size_t r = 0; r < st->irecs.n && !ret; r++)
+		ret = walk_chunk(st, &st->irecs.v[r]);
 	return ret;
 }
 
@@ -391,12 +675,14 @@ int
 xk_walk_metadata(struct xk_mount *mp, uint32_t first_ag, uint32_t last_ag,
 		 struct xk_walk *w)
 {
-	struct wstate st = { .mp = mp, .w = w };
+	struct wstate st = { .mp = mp, .w = w, .irecs.vec.first = 64 };
 	int ret = 0;
 
 	memset(w->nvisits, 0, sizeof(w->nvisits));
 	w->ninodes = 0;
 	w->nproblems = 0;
+	if (mp->g.dirblksize >> mp->g.blocklog > XK_WALK_MAX_DIRBLK)
+		return -EINVAL;
 	if (last_ag >= mp->g.agcount)
 		last_ag = mp->g.agcount - 1;
 	for (uint64_t ag = first_ag; ag <= last_ag && !ret; ag++)
@@ -411,7 +697,8 @@ xk_walk_metadata(struct xk_mount *mp, uint32_t first_ag, uint32_t last_ag,
 
 		ret = visit(&st, &b);
 	}
-	free(st.irecs);
+	xk_vec_free(&st.irecs.vec);
+	free(st.dirbuf);
 	if (ret)
 		return ret;
 	return w->nproblems ? XK_ECORRUPT : 0;

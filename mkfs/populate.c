@@ -317,8 +317,7 @@ pop_xattrs_reset(struct pop_xattrs *xl)
 		free((void *)xl->v[i].name);
 		free((void *)xl->v[i].value);
 	}
-	free(xl->v);
-	memset(xl, 0, sizeof(*xl));
+	xk_vec_free(&xl->vec);
 }
 
 static int
@@ -328,15 +327,10 @@ xattr_push(struct pop_xattrs *xl, uint8_t flags, const char *name,
 	struct xk_bld_xattr *x;
 	uint8_t *n, *v;
 
-	if (xl->n == xl->cap) {
-		size_t cap = xl->cap ? xl->cap * 2 : 8;
-		struct xk_bld_xattr *nv = realloc(xl->v, cap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		xl->v = nv;
-		xl->cap = cap;
-	}
+	if (!xl->vec.first)
+		xl->vec.first = 8;	/* most files have a few */
+	if (xk_vec_reserve(&xl->vec, xl->n + 1, sizeof(*xl->v)))
+		return -ENOMEM;
 	n = malloc(namelen ? namelen : 1);
 	v = malloc(len ? len : 1);
 	if (!n || !v) {

@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include <xfskit/build.h>
+#include <xfskit/vec.h>
 
 #include "mkfs.h"
 
@@ -37,8 +38,7 @@ struct pop_meta {
 
 /* Extended attributes of one inode, in the builder's form. */
 struct pop_xattrs {
-	struct xk_bld_xattr *v;
-	size_t		n, cap;
+	XK_VEC_OF(struct xk_bld_xattr);
 };
 
 /* One hard-linked inode: source identity -> inode built, links seen. */

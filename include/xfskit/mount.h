@@ -115,8 +115,11 @@ XK_MUST_CHECK int xk_mount_close(struct xk_mount *mp);
  * read-only handle, or a run that stops on an error before its writes.
  */
 void xk_mount_discard(struct xk_mount *mp);
-/* Set the cache's byte budget (default 256 MiB). */
-void xk_mount_set_cache_limit(struct xk_mount *mp, uint64_t bytes);
+/*
+ * Set the cache's byte budget (default 256 MiB); returns the one it
+ * replaces.
+ */
+uint64_t xk_mount_set_cache_limit(struct xk_mount *mp, uint64_t bytes);
 
 /* Unit conversions. */
 static inline uint64_t xk_agb_to_fsb(const struct xk_mount *mp,

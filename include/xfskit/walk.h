@@ -6,20 +6,29 @@
  * cntbt, rmapbt and refcountbt (when the AGF passes its verifier); the
  * inobt and finobt (when the AGI does); then each inode the inobt calls
  * allocated, each followed by its data and attr fork bmbt blocks, then
- * its directory, remote symlink and attribute blocks (and the dquot
- * blocks of a quota inode, when asked).  The internal log's extent comes
- * last, when asked.
+ * its directory, remote symlink and attribute blocks (and the blocks of
+ * the quota and realtime metadata inodes, when asked).  The internal
+ * log's extent comes last, when asked.
+ *
+ * XK_WALK_DEPTH_FIRST changes two things, for a visitor that writes what
+ * it meets as it goes (metadump): the finobt comes before the inobt,
+ * and each inobt record's inodes are visited as the record is met, so
+ * the inobt's blocks and its inodes interleave; and each fork's mapped
+ * blocks follow its own bmbt blocks (data fork, then attr fork).
  *
  * Damage does not stop the walk: a block that fails its verifier is
  * still visited (bp->error says why) and reported through fail; a btree
  * is walked around its bad blocks (xk_btree_walk); an inode that fails
- * its verifier is visited but its forks are not followed.
+ * its verifier is visited but its forks are not followed, unless its
+ * CRC alone is wrong (a copy with a fresh CRC passes), as a btree block
+ * with a bad CRC alone is still walked.
  */
 #ifndef XFSKIT_WALK_H
 #define XFSKIT_WALK_H
 
 #include <stdint.h>
 
+#include <xfskit/btree.h>
 #include <xfskit/buf.h>
 #include <xfskit/mount.h>
 
@@ -34,25 +43,40 @@ enum xk_walk_kind {
 	XK_WALK_ATTR,
 	XK_WALK_SYMLINK,
 	XK_WALK_DQUOT,
+	XK_WALK_RTMETA,		/* realtime bitmap or summary block */
+	XK_WALK_ICLUSTER,	/* an inode cluster buffer (XK_WALK_CLUSTERS) */
 	XK_WALK_LOG,		/* the whole internal log, not read */
 	XK_WALK_NKINDS
 };
 
+/* Filesystem blocks a directory block may span (64 KiB of 1 KiB). */
+#define XK_WALK_MAX_DIRBLK	64
+
 enum xk_walk_flags {
 	XK_WALK_QUOTA	= 1u << 0,	/* visit the quota inodes' blocks */
 	XK_WALK_LOG_EXTENT = 1u << 1,	/* visit the internal log's extent */
+	XK_WALK_RT	= 1u << 2,	/* visit the rt bitmap and summary */
+	/*
+	 * Visit each cluster buffer of an inode chunk (the sparse holes
+	 * skipped) before the allocated inodes in it.
+	 */
+	XK_WALK_CLUSTERS = 1u << 3,
+	XK_WALK_DEPTH_FIRST = 1u << 4,	/* the order above */
 };
 
 struct xk_walk_block {
 	enum xk_walk_kind kind;
 	/* "sb", "agf", "agi", "agfl", a btree's name ("bnobt", "bmbt"...),
-	 * "inode", "dir3", "attr3", "symlink", "dqblk", "log". */
+	 * "inode", "dir3", "attr3", "symlink", "dqblk", "rtbitmap",
+	 * "rtsummary", "icluster", "log". */
 	const char	*type;
 	uint64_t	daddr;
 	uint32_t	len;		/* bytes */
 	int64_t		agno;		/* -1 for inodes and their blocks */
 	uint64_t	owner;		/* the inode, 0 for AG metadata */
-	uint64_t	pos;		/* btree level, or file block */
+	uint64_t	pos;		/* btree level, file block, or a cluster's
+				 * first agino */
+	const struct xk_btree_ops *ops;	/* XK_WALK_BTREE: the tree's */
 	/*
 	 * The block as read (bp->error is the verifier's verdict) and its
 	 * bytes (an inode's own bytes inside its cluster buffer); both NULL
@@ -61,6 +85,16 @@ struct xk_walk_block {
 	struct xk_buf	*bp;
 	const uint8_t	*data;
 	int		err;
+	/*
+	 * A directory block: the disk address of each of its filesystem
+	 * blocks, which may lie in different extents (data holds them
+	 * joined; bp is then the walk's own, not the cache's).  A block
+	 * with a hole in it was reported through fail; each block of it
+	 * that is mapped is then visited alone, unverified (bp NULL, data
+	 * the raw bytes, err XK_ECORRUPT, npieces 1).
+	 */
+	const uint64_t	*pieces;
+	unsigned int	npieces;
 };
 
 struct xk_walk {

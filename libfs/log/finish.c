@@ -157,7 +157,7 @@ log_finish(struct xk_log *log, const struct log_intent *in, size_t n,
 	   unsigned int flags, struct xk_log_report *rep)
 {
 	struct xk_mount *mp = log->mp;
-	struct log_xmi_taken taken = { 0 };
+	struct log_xmi_taken taken = { .vec = { .first = 8 } };
 	struct xk_bld *b;
 	uint64_t count;
 	int err;
@@ -200,7 +200,7 @@ log_finish(struct xk_log *log, const struct log_intent *in, size_t n,
 			/* It says itself what went wrong. */
 			err = log_finish_xmi(log, b, &in[i], &taken, &steps);
 			if (err) {
-				free(taken.f);
+				xk_vec_free(&taken.vec);
 				xk_bld_free(b);
 				return err;
 			}
@@ -210,7 +210,7 @@ log_finish(struct xk_log *log, const struct log_intent *in, size_t n,
 			/* It says itself what went wrong. */
 			err = log_finish_attri(log, b, &in[i]);
 			if (err) {
-				free(taken.f);
+				xk_vec_free(&taken.vec);
 				xk_bld_free(b);
 				return err;
 			}
@@ -220,7 +220,7 @@ log_finish(struct xk_log *log, const struct log_intent *in, size_t n,
 			break;
 		}
 		if (err) {
-			free(taken.f);
+			xk_vec_free(&taken.vec);
 			xk_bld_free(b);
 			return xk_log_fail(log, err, "finishing intent %zu "
 					   "of %zu (%s id 0x%llx) failed: %s",

@@ -107,22 +107,11 @@ log_xmi_check(struct xk_log *log, const struct log_intent *in)
 static int
 taken_add(struct log_xmi_taken *tk, uint64_t ino, uint64_t size)
 {
-	struct log_xmi_file *f;
-
 	for (size_t i = 0; i < tk->n; i++)
-		if (tk->f[i].ino == ino)
+		if (tk->v[i].ino == ino)
 			return 0;
-	if (tk->n == tk->cap) {
-		size_t cap = tk->cap ? tk->cap * 2 : 8;
-
-		f = realloc(tk->f, cap * sizeof(*f));
-		if (!f)
-			return -ENOMEM;
-		tk->f = f;
-		tk->cap = cap;
-	}
-	tk->f[tk->n++] = (struct log_xmi_file){ ino, size };
-	return 0;
+	return xk_vec_push(&tk->vec, &(struct log_xmi_file){ ino, size },
+			   sizeof(*tk->v));
 }
 
 int
@@ -173,14 +162,13 @@ log_xmi_release(struct xk_log *log, struct xk_bld *b,
 	for (size_t i = 0; i < tk->n && !err; i++) {
 		const char *why;
 
-		err = xk_bld_trim_eof(b, tk->f[i].ino, tk->f[i].size, &why);
+		err = xk_bld_trim_eof(b, tk->v[i].ino, tk->v[i].size, &why);
 		if (err)
 			xk_log_fail(log, err, "inode %llu, after its exchange "
 				    "was finished: %s: %s",
-				    (unsigned long long)tk->f[i].ino,
+				    (unsigned long long)tk->v[i].ino,
 				    why ? why : "", xk_strerror(err));
 	}
-	free(tk->f);
-	memset(tk, 0, sizeof(*tk));
+	xk_vec_free(&tk->vec);
 	return err;
 }

@@ -10,6 +10,7 @@
 
 #include <xfskit/libfs.h>
 #include <xfskit/logv.h>
+#include <xfskit/vec.h>
 
 struct log_kept;
 
@@ -89,8 +90,7 @@ struct log_xmi_file {
 	uint64_t	size;		/* when recovery first took it */
 };
 struct log_xmi_taken {
-	struct log_xmi_file *f;
-	size_t		n, cap;
+	XK_VEC_OF(struct log_xmi_file);
 };
 int log_xmi_check(struct xk_log *log, const struct log_intent *in);
 int log_finish_xmi(struct xk_log *log, struct xk_bld *b,

@@ -10,7 +10,10 @@
 #      with -o (stale bytes zeroed) xfs_db prints of sb 0, every AG's
 #      AGF/AGI/AGFL and btree roots, every inode, every directory
 #      listing, ncheck and freesp equal the original's (CRC lines aside),
-#      and xfs_repair -n gives the same verdict;
+#      and xfs_repair -n gives the same verdict; libfs's metadata walker
+#      (xk_walk_count) walks the restored image as the original: the
+#      same blocks of each type and no problem a missing block would
+#      raise (metadump is that walker's visitor);
 #  (b) xfs_metadump's output (obfuscated, and -o -a) restored by
 #      xfskit-mdrestore is byte-identical to xfs_mdrestore's restore;
 #  (c) obfuscated (the default): no planted name, xattr value or symlink
@@ -28,6 +31,7 @@ command -v xfs_metadump >/dev/null 2>&1 || skip "xfs_metadump is not installed"
 command -v xfs_mdrestore >/dev/null 2>&1 || skip "xfs_mdrestore is not installed"
 MD="$XK_BUILDDIR/db/xfskit-metadump"
 MR="$XK_BUILDDIR/db/xfskit-mdrestore"
+WALKCOUNT="$XK_BUILDDIR/tests/tools/xk_walk_count"
 
 PLANTED="secretdir_alpha confidential_report planted_name_zebra
 privatepath_component planted_attr_name planted_attr_value
@@ -139,6 +143,18 @@ for img in "$POP" "$XKI"; do
 		pass "$name: every restored byte of the -o -a dump is the original's"
 	else
 		fail "$name: -o -a restore has bytes the original does not"
+	fi
+
+	# The dump is the walker's blocks: the restored image walks as the
+	# original does, block for block, type for type, with no problem a
+	# missing (zero) block would raise.
+	"$WALKCOUNT" "$img" >"$T/walk_orig" 2>&1 ||
+		fail "$name: xk_walk_count on the original: $(tail -2 "$T/walk_orig")"
+	"$WALKCOUNT" "$T/r_our.img" >"$T/walk_rest" 2>&1
+	if cmp -s "$T/walk_orig" "$T/walk_rest"; then
+		pass "$name: the restored image walks as the original ($(grep -c . "$T/walk_orig") types and totals)"
+	else
+		fail "$name: walking the restored image differs: $(diff "$T/walk_orig" "$T/walk_rest" | grep '^[<>]' | head -4 | tr '\n' ' ')"
 	fi
 
 	# (b) xfs_metadump output through our mdrestore
