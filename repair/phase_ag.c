@@ -524,6 +524,12 @@ phase_ag_headers(struct repair_ctx *rc)
 		scan_agf(rc, agno);
 		scan_agi(rc, agno);
 		check_ag_counters(rc, agno);
+		/*
+		 * A tree walk stopped by an operational error leaves the
+		 * inobt "not read", not unreadable: no fallback then.
+		 */
+		if (rc->found.error)
+			break;
 		if (!rc->scan.ags[agno].trees_ok[XK_BT_INO])
 			chunks_from_rmap(rc, agno);
 	}
