@@ -278,6 +278,31 @@ cmp_ifix(const void *a, const void *b)
  * Apply the plans v[0..n) of one inode; *changed says whether anything
  * was written.
  */
+/*
+ * The realtime bitmap or summary inode of a filesystem without a
+ * realtime volume, made anew as mkfs makes it: an empty regular file
+ * (the bitmap flagged NEWRTBM).  The superblock names it, so leaving it
+ * free lets the kernel hand it out as a new file while still treating
+ * it as the bitmap ("Allocated a known in-use inode").
+ */
+static void
+rt_inode_init(struct repair_ctx *rc, struct xk_dinode *dip, uint64_t ino)
+{
+	int bitmap = ino == rc->mp->sb.rbmino;
+	struct xk_inode_init ii = {
+		.mode = XK_S_IFREG,
+		.nlink = 1,
+		.format = XK_DINODE_FMT_EXTENTS,
+		.flags = bitmap ? XK_DIFLAG_NEWRTBM : 0,
+		.now_sec = repair_now(),
+	};
+
+	xk_inode_init_core(rc->mp, dip, ino, &ii);
+	action_report(rc, ACT_INODE_FIXED, ino, -1, "", ": made anew as the "
+		      "empty realtime %s inode the superblock names",
+		      bitmap ? "bitmap" : "summary");
+}
+
 static int
 fix_one_inode(struct repair_ctx *rc, const struct ifix *v, size_t n,
 	      int *changedp)
@@ -300,6 +325,10 @@ fix_one_inode(struct repair_ctx *rc, const struct ifix *v, size_t n,
 		all |= IFIX_CLEAR;
 	if (all & IFIX_NEWROOT) {
 		root_inode_init(rc, dip, ino);
+		goto out;
+	}
+	if (all & IFIX_NEWRTINO) {
+		rt_inode_init(rc, dip, ino);
 		goto out;
 	}
 	if (all & IFIX_CLEAR) {

@@ -61,6 +61,26 @@ is_metadata_ino(const struct xk_sb *sb, uint64_t ino)
 			ino == sb->pquotino));
 }
 
+/*
+ * Without a realtime volume, the realtime bitmap and summary inodes the
+ * superblock names are empty regular files in use (xfs_repair remakes
+ * them too).  With one they describe the realtime volume, which is not
+ * checked here (unsupported.c says so).
+ */
+static void
+check_rt_inode(struct repair_ctx *rc, uint64_t ino, const char *which)
+{
+	const struct inode_info *ii = find(rc, ino);
+
+	if (ino == XK_NULLFSINO || !xk_ino_valid(rc->mp, ino) ||
+	    (ii && (ii->mode & XK_S_IFMT) == XK_S_IFREG))
+		return;
+	if (report(rc, PR_INODE_BAD, "realtime inode", -1, ino, XK_NO_DADDR,
+		   which, "the realtime %s inode the superblock names is not "
+		   "a regular file in use", which))
+		plan_inode(rc, ino, IFIX_NEWRTINO, 0);
+}
+
 /* Drop an entry naming an inode not in use, in a directory we can edit. */
 static void
 plan_entry_drop(struct repair_ctx *rc, uint64_t dir, uint64_t child)
@@ -258,6 +278,11 @@ phase_links(struct repair_ctx *rc)
 		if (reach_from_root(rc, root))
 			return repair_error(rc, -ENOMEM, "walking the "
 					    "directory tree from the root");
+	}
+
+	if (!sb->rblocks) {
+		check_rt_inode(rc, sb->rbmino, "bitmap");
+		check_rt_inode(rc, sb->rsumino, "summary");
 	}
 
 	for (size_t i = 0; i < rc->scan.ninodes; i++) {

@@ -51,6 +51,7 @@ struct xk_mount;
 #define IFIX_SF_FTYPE	(1u << 19)	/* short-form dir: file types */
 #define IFIX_NEWROOT	(1u << 20)	/* a new, empty root directory */
 #define IFIX_ATTR_USED	(1u << 21)	/* attr leaf at daddr val: usedbytes */
+#define IFIX_NEWRTINO	(1u << 22)	/* an empty realtime bitmap/summary */
 
 struct ifix {
 	uint64_t	ino;

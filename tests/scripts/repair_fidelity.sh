@@ -25,7 +25,9 @@
 # unwritten directory extent, a short-form entry's file type, a free
 # index entry, an attr leaf's usedbytes and an attr node's sibling
 # pointer; the superblock's LSN, inprogress, bad_features2, versionnum,
-# feature fields and rootino; the root inode lost (fstests xfs/033).
+# feature fields and rootino; the root inode lost (fstests xfs/033), and
+# the realtime bitmap and summary inodes of a filesystem without a
+# realtime volume (xfs/033: left free, the kernel shut down).
 # The side-by-side table is printed; a case where ours is worse fails.
 . "$XK_SRCDIR/tests/scripts/lib.sh"
 . "$XK_SRCDIR/tests/scripts/populate.sh"
@@ -185,7 +187,9 @@ for c in \
 	"sb-rootino-zero|sb 0;write -d rootino 0" \
 	"root-mode-zero|inode $root;write -d core.mode 0" \
 	"root-core-zeroed|inode $root;write -d core.magic 0;write -d core.mode 0;write -d core.format 0" \
-	"root-mode-random|inode $root;fuzz -d core.mode random"; do
+	"root-mode-random|inode $root;fuzz -d core.mode random" \
+	"rbm-core-zeroed|inode $((root + 1));write -d core.magic 0;write -d core.mode 0;write -d core.version 0" \
+	"rsum-mode-zero|inode $((root + 2));write -d core.mode 0"; do
 	run_case "$c"
 done
 finish
