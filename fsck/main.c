@@ -229,7 +229,7 @@ struct check_result {
 static void
 check(struct fsck_ctx *fc, int log_replayable, struct check_result *cr)
 {
-	const char *argv[] = { fc->repair, "-n", "-P", "--json", fc->device,
+	const char *argv[] = { fc->repair, "-n", "--no-progress", "--json", fc->device,
 			       NULL };
 	struct fsck_report *r;
 	char *out = NULL;
@@ -545,7 +545,7 @@ main(int argc, char **argv)
 		close(fd);
 	}
 	{
-		const char *rargv[] = { fc.repair, "-P", fc.device, NULL };
+		const char *rargv[] = { fc.repair, "--no-progress", fc.device, NULL };
 		int st2 = run(&fc, rargv, NULL, NULL);
 
 		if (cancelled || st2 == 128 + SIGINT ||

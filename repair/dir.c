@@ -386,6 +386,8 @@ readahead_map(struct repair_ctx *rc, const struct fork_map *map)
 	uint64_t total = 0;
 	struct ra_plan ra;
 
+	if (rc->opt.no_prefetch)
+		return;
 	ra_init(&ra, mp->dev);
 	/* A huge directory is hinted only at its start. */
 	for (size_t i = 0; i < map->n && total < (16ULL << 20); i++) {

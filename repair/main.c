@@ -15,17 +15,31 @@ static void
 usage(FILE *to)
 {
 	fprintf(to,
-"Usage: xfskit-repair [-n] [-L] [-e] [-z UNDO_FILE] [-v] [-P] [-t N] [-m MB]\n"
-"                     [--spill-dir DIR] [--direct] [--json] DEVICE\n"
+"Usage: xfskit-repair [-nLePvfd] [-z UNDO_FILE] [-t SECONDS] [-m MB]\n"
+"                     [-o SUBOPT[=VALUE]] [-l LOGDEV] [-r RTDEV] [-c SUBOPT=V]\n"
+"                     [--spill-dir DIR] [--direct] [--json] [--no-progress]\n"
+"                     DEVICE\n"
 "       xfskit-repair -V\n"
 "  -n      no modify: check only, open the device read-only, write nothing\n"
 "  -L      zero the log (its changes are lost) instead of replaying it\n"
 "  -e      exit with status 4 when corruption was found and repaired\n"
 "  -z F    record every block overwritten in undo file F (see xfskit-undo)\n"
 "  -v      verbose: report each phase and each btree walked\n"
-"  -P      no progress display on a terminal\n"
-"  -t N    scan inodes and replay the log with N threads (default:\n"
-"          one per CPU)\n"
+"  -f      DEVICE is an image file (accepted as xfs_repair does; files\n"
+"          and block devices are told apart by themselves)\n"
+"  -P      no readahead (xfs_repair: disable prefetching)\n"
+"  -t S    print a progress line every S seconds (xfs_repair's\n"
+"          reporting interval), on any output\n"
+"  -o threads=N  scan inodes and replay the log with N threads\n"
+"          (default: one per CPU); xfs_repair's ag_stride=N,\n"
+"          phase2_threads=N, bhash=N, ihash=N and force_geometry are\n"
+"          accepted and have no effect here\n"
+"  -l D, -r D  an external log or realtime device: not supported yet,\n"
+"          refused with exit status 5 before anything is read\n"
+"  -c S=V  change a filesystem feature (xfs_repair -c): not supported\n"
+"          yet, refused\n"
+"  -d      xfs_repair's repair of a read-only mounted root: refused, as\n"
+"          nothing writes under a mounted filesystem\n"
 "  -m MB   use at most MB MiB of memory, moving the extent records and\n"
 "          the inode and directory entry lists to temporary files if\n"
 "          need be; refuse at once, naming the figure needed, when the\n"
@@ -35,14 +49,15 @@ usage(FILE *to)
 "  --direct  read and write the device with O_DIRECT (no page cache)\n"
 "  --json  print one JSON document: problems, actions (every change\n"
 "          made) and a summary (doc/json.md)\n"
+"  --no-progress  no progress line on a terminal\n"
 "  -V      print the version and exit\n"
 "Without -n, a dirty log is replayed, the filesystem checked, what is\n"
 "found repaired (each change reported, with the inode's path), and the\n"
 "check run again to confirm.\n"
 "Exit status: 0 clean or repaired (4 with -e if anything was repaired),\n"
-"1 corruption found (-n) or left unrepaired, or an operational error\n"
-"(memory, I/O, a mounted filesystem: the run stopped, see the message),\n"
-"2 dirty log that must be mounted, 3 usage error, 5 parts of the\n"
+"1 corruption found (-n) or left unrepaired, a usage error, or an\n"
+"operational error (memory, I/O, a mounted filesystem: the run stopped,\n"
+"see the message), 2 dirty log that must be mounted, 5 parts of the\n"
 "filesystem xfskit does not support were not checked (-n, nothing else\n"
 "found) or, without -n, nothing was written because of them.\n");
 }
@@ -294,6 +309,54 @@ repair_run(struct repair_ctx *rc, unsigned long *found)
 	return first && rc->opt.exit_fixed ? REPAIR_EXIT_FIXED : REPAIR_EXIT_CLEAN;
 }
 
+/*
+ * -o: xfskit's threads=N, and xfs_repair's sub-options, which tune its
+ * own caches and threads and have no counterpart here.  Returns nonzero
+ * (after the message) on a bad one.
+ */
+static int
+parse_subopts(struct repair_ctx *rc, char *arg)
+{
+	static const char *const names[] = {
+		"threads", "ag_stride", "phase2_threads", "bhash", "ihash",
+		"force_geometry", NULL,
+	};
+	char *const *tokens = (char *const *)names;
+	char *val;
+
+	while (*arg) {
+		char *at = arg;
+		int i = getsubopt(&arg, tokens, &val);
+		char *end;
+		unsigned long n;
+
+		if (i < 0) {
+			fprintf(stderr, "xfskit-repair: -o: unknown "
+				"sub-option '%s'\n", at);
+			return 1;
+		}
+		if (i == 5) {		/* force_geometry: no value */
+			if (val) {
+				fprintf(stderr, "xfskit-repair: -o "
+					"force_geometry takes no value\n");
+				return 1;
+			}
+			continue;
+		}
+		n = val ? strtoul(val, &end, 10) : 0;
+		if (!val || !*val || *end || (i == 0 && (n < 1 || n > 256))) {
+			fprintf(stderr, "xfskit-repair: -o %s takes %s, not "
+				"'%s'\n", names[i], i == 0 ?
+				"a thread count from 1 to 256" : "a number",
+				val ? val : "");
+			return 1;
+		}
+		if (i == 0)
+			rc->opt.threads = (unsigned int)n;
+	}
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -305,18 +368,19 @@ main(int argc, char **argv)
 		{ "json", no_argument, NULL, 'J' },
 		{ "direct", no_argument, NULL, 'D' },
 		{ "spill-dir", required_argument, NULL, 'S' },
+		{ "no-progress", no_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int no_progress = 0, status;
+	int no_progress = 0, dangerous = 0, status;
 	unsigned long found;
 	const char *undo_path = NULL;
 	struct xk_undo *undo = NULL;
 	uint64_t writes0;
 	char fault_msg[256];
 
-	while ((opt = getopt_long(argc, argv, "nvVhPt:Lez:m:", longopts,
-				  NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "nvVhPt:Lez:m:fo:l:r:c:d",
+				  longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'e':
 			rc.opt.exit_fixed = 1;
@@ -343,8 +407,31 @@ main(int argc, char **argv)
 			rc.opt.mem_cap_mb = m;
 			break;
 		}
-		case 'P':
+		case 'N':
 			no_progress = 1;
+			break;
+		case 'P':
+			rc.opt.no_prefetch = 1;
+			break;
+		case 'f':
+			break;
+		case 'o':
+			if (parse_subopts(&rc, optarg))
+				return REPAIR_EXIT_USAGE;
+			break;
+		case 'l':
+		case 'r':
+			fprintf(stderr, "xfskit-repair: %s devices are not "
+				"supported yet: nothing was read or written\n",
+				opt == 'l' ? "external log" : "realtime");
+			return REPAIR_EXIT_UNCHECKED;
+		case 'c':
+			fprintf(stderr, "xfskit-repair: -c %s: changing "
+				"filesystem features is not supported yet: "
+				"nothing was read or written\n", optarg);
+			return REPAIR_EXIT_USAGE;
+		case 'd':
+			dangerous = 1;
 			break;
 		case 'L':
 			rc.opt.zero_log = 1;
@@ -356,13 +443,14 @@ main(int argc, char **argv)
 			char *end;
 			unsigned long t = strtoul(optarg, &end, 10);
 
-			if (*end || t < 1 || t > 256) {
+			if (*end || !*optarg || t < 1 || t > 86400) {
 				fprintf(stderr, "xfskit-repair: -t takes a "
-					"thread count from 1 to 256, not "
-					"'%s'\n", optarg);
+					"reporting interval in seconds (1 to "
+					"86400), not '%s'; the thread count is "
+					"-o threads=N\n", optarg);
 				return REPAIR_EXIT_USAGE;
 			}
-			rc.opt.threads = (unsigned int)t;
+			rc.opt.report_secs = (unsigned int)t;
 			break;
 		}
 		case 'n':
@@ -389,6 +477,10 @@ main(int argc, char **argv)
 		return REPAIR_EXIT_USAGE;
 	}
 	rc.opt.device = argv[optind];
+	if (dangerous)
+		fprintf(stderr, "xfskit-repair: -d: a mounted filesystem is "
+			"still refused (nothing writes under one); "
+			"unmount it, or check it with -n\n");
 	if (xk_fault_check_env(fault_msg, sizeof(fault_msg))) {
 		fprintf(stderr, "xfskit-repair: %s\n", fault_msg);
 		return REPAIR_EXIT_USAGE;
@@ -401,10 +493,16 @@ main(int argc, char **argv)
 	rc.opt.progress = !no_progress && !rc.opt.json && isatty(STDERR_FILENO);
 	if (rc.opt.json)
 		rc.opt.verbose = 0;
-	if (rc.opt.no_modify && (rc.opt.zero_log || undo_path)) {
-		fprintf(stderr, "xfskit-repair: -n writes nothing, so -L and "
-			"-z do not go with it\n");
+	if (rc.opt.no_modify && (undo_path || rc.opt.exit_fixed)) {
+		fprintf(stderr, "xfskit-repair: -n writes nothing, so %s does "
+			"not go with it\n", undo_path ? "-z" : "-e");
 		return REPAIR_EXIT_USAGE;
+	}
+	/* As xfs_repair: -L with -n zeroes nothing, the log is checked. */
+	if (rc.opt.no_modify && rc.opt.zero_log) {
+		fprintf(stderr, "xfskit-repair: -L has no effect with -n: "
+			"the log is checked, not zeroed\n");
+		rc.opt.zero_log = 0;
 	}
 
 	if (rc.opt.json)

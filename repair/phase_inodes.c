@@ -423,7 +423,8 @@ scan_ag(struct repair_ctx *rc, struct ag_scan *src, uint32_t agno)
 		fprintf(rc->out, "        - agno = %u: %zu inode chunks\n",
 			agno, src->chunks.n);
 	/* Read ahead the chunks a window ahead of the scan (readahead.c). */
-	ra_chunks(&ra, rc->mp, agno, src->chunks.v, src->chunks.n);
+	ra_chunks(&ra, rc->mp, agno, src->chunks.v,
+		  rc->opt.no_prefetch ? 0 : src->chunks.n);
 	for (size_t i = 0; i < src->chunks.n && !rc->found.error; i++) {
 		ra_step(&ra, i);
 		if ((i & 63) == 0)

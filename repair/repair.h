@@ -16,7 +16,7 @@
 #define REPAIR_EXIT_CLEAN	0
 #define REPAIR_EXIT_CORRUPT	1
 #define REPAIR_EXIT_LOG		2	/* dirty log that must be mounted */
-#define REPAIR_EXIT_USAGE	3
+#define REPAIR_EXIT_USAGE	1	/* xfs_repair's: as a runtime error */
 /*
  * An operational error (memory, I/O, a thread that could not start): the
  * run stopped.  xfs_repair's runtime error status, which -n shares with
@@ -185,7 +185,9 @@ struct repair_opts {
 	int		verbose;
 	int		json;		/* --json: one JSON document */
 	int		progress;	/* show progress on stderr */
-	unsigned int	threads;	/* inode scan workers (-t) */
+	unsigned int	threads;	/* inode scan workers (-o threads=) */
+	unsigned int	report_secs;	/* -t: a progress line every N s */
+	int		no_prefetch;	/* -P: no readahead */
 	int		zero_log;	/* -L */
 	int		exit_fixed;	/* -e: exit 4 after repairs */
 	uint64_t	mem_cap_mb;	/* -m, 0: no cap */
@@ -278,6 +280,7 @@ struct repair_ctx {
 	int		pass;		/* check pass, from 1 */
 	int		from_secondary;	/* geometry came from a secondary */
 	const char	*phase_what;	/* what the current phase does */
+	int64_t		reported_at;	/* -t: when the last line was printed */
 	uint64_t	cache_bytes;	/* buffer cache budget per handle */
 	struct xk_vec_spill *spill;	/* set when -m calls for spilling */
 	struct repair_scan scan;

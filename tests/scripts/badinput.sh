@@ -82,9 +82,9 @@ expect 1 "no good secondary" "all superblocks gone" "$REPAIR" -n "$T/h"
 hostile dirblklog "dirblklog" -c "write -d dirblklog 200"
 
 # Options.
-expect 3 "Usage" no-device "$REPAIR" -n
-expect 3 "Usage" bad-option "$REPAIR" -n -Q "$T/good"
-expect 3 "more than one" two-devices "$REPAIR" -n "$T/good" "$T/good"
+expect 1 "Usage" no-device "$REPAIR" -n
+expect 1 "Usage" bad-option "$REPAIR" -n -Q "$T/good"
+expect 1 "more than one" two-devices "$REPAIR" -n "$T/good" "$T/good"
 expect 0 "version" version "$REPAIR" -V
 # Without -n, a clean filesystem with a clean log is left byte for byte
 # as it was.
@@ -93,5 +93,6 @@ sum1=$(md5sum <"$T/good")
 [ $rc -eq 0 ] || fail "repair of a clean image: exit $rc: $(cat "$T/out")"
 [ "$(md5sum <"$T/good")" = "$sum1" ] && pass "repair of a clean image changes nothing" ||
 	fail "repair changed a clean image"
-expect 3 "do not go with it" n-and-L "$REPAIR" -n -L "$T/good"
+expect 1 "does not go with it" n-and-z "$REPAIR" -n -z "$T/u.undo" "$T/good"
+expect 1 "does not go with it" n-and-e "$REPAIR" -n -e "$T/good"
 finish

@@ -3,8 +3,8 @@
 # How xfskit-repair -n reports: the --json document parses and carries
 # the same findings as the text output (count, checks, inode numbers);
 # exit codes are 0 clean / 1 corrupt / 4 operational; -n never changes a
-# byte of the image; the output does not depend on -t; progress appears on
-# a terminal and not with -P.
+# byte of the image; the output does not depend on -o threads=N; progress appears on
+# a terminal and not with --no-progress.
 . "$XK_SRCDIR/tests/scripts/lib.sh"
 need_xfsprogs
 command -v python3 >/dev/null || skip "python3 is needed to parse JSON (scripts/deps installs it)"
@@ -20,6 +20,39 @@ assert d["problem_count"] == 0 and d["problems"] == [] and d["exit_status"] == 0
 assert d["mode"] == "check" and d["tool"] == "xfskit-repair"
 PY
 pass "clean image: JSON says no problems, exit 0"
+
+# xfs_repair's command lines (fstests' and administrators'): the same
+# exit status from both tools on the clean image, for every set.
+cp --sparse=always "$img" "$T/opt.img"
+n=0
+while IFS= read -r opts; do
+	# shellcheck disable=SC2086
+	xfs_repair $opts "$T/opt.img" >/dev/null 2>&1; want=$?
+	# shellcheck disable=SC2086
+	"$REPAIR" $opts "$T/opt.img" >"$T/opt.out" 2>&1; got=$?
+	[ "$got" = "$want" ] ||
+		fail "xfs_repair $opts: exit $want, ours $got: $(head -3 "$T/opt.out")"
+	n=$((n + 1))
+done <<'OPTS'
+-n
+-n -f
+-n -f -o ag_stride=32 -t 1
+-n -P
+-n -t 60
+-n -o bhash=1024
+-n -o bhash=64,ag_stride=4
+-n -o phase2_threads=2
+-n -o force_geometry
+-n -v
+-n -e
+-f -o ag_stride=8
+-Z
+-n -o bogus=1
+-n -t
+-n -L
+-V
+OPTS
+pass "xfs_repair's exit status for $n of its command lines"
 
 # Two corruptions: a wrong link count and a wrong AGF counter.
 root=$(db_get "$img" "sb 0" rootino)
@@ -45,13 +78,14 @@ pass "corrupt image: JSON and text agree ($ntext findings)"
 
 # The same findings in the same order whatever the number of threads.
 for t in 2 3 5; do
-	"$REPAIR" -n -t $t "$img" >"$T/text.$t" 2>&1
-	cmp -s "$T/text" "$T/text.$t" || fail "-t $t output differs from the default's"
+	"$REPAIR" -n -o threads=$t "$img" >"$T/text.$t" 2>&1
+	cmp -s "$T/text" "$T/text.$t" || fail "-o threads=$t output differs from the default's"
 done
-"$REPAIR" -n -t 1 "$img" >"$T/text.1" 2>&1
-cmp -s "$T/text" "$T/text.1" || fail "-t 1 output differs from the default's"
-"$REPAIR" -n -t 0 "$img" >/dev/null 2>&1; rc=$?
-[ $rc -eq 3 ] || fail "-t 0: exit $rc, expected 3 (usage)"
+"$REPAIR" -n -o threads=1 "$img" >"$T/text.1" 2>&1
+cmp -s "$T/text" "$T/text.1" || fail "-o threads=1 output differs from the default's"
+"$REPAIR" -n -o threads=0 "$img" >/dev/null 2>&1; rc=$?
+[ $rc -eq 1 ] && grep -q "threads" <("$REPAIR" -n -o threads=0 "$img" 2>&1) ||
+	fail "-o threads=0: exit $rc, expected 1 (usage, as xfs_repair)"
 pass "output identical with 1, 2, 3 and 5 threads"
 
 # Operational errors: exit 1 (xfs_repair's runtime error), JSON still a document.
@@ -62,13 +96,13 @@ python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["exit_stat
 	fail "error JSON wrong: $(cat "$T/err.json")"
 pass "operational error: exit 1 with an error document"
 
-# Progress on a terminal (script(1) gives a pty), none with -P.
+# Progress on a terminal (script(1) gives a pty), none with --no-progress.
 if command -v script >/dev/null; then
 	script -qec "$REPAIR -n $img" /dev/null >"$T/tty" 2>&1
 	grep -q "Phase 3" "$T/tty" || fail "no progress on a terminal: $(cat -v "$T/tty" | head -5)"
-	script -qec "$REPAIR -n -P $img" /dev/null >"$T/tty" 2>&1
-	grep -q "Phase" "$T/tty" && fail "-P still shows progress"
+	script -qec "$REPAIR -n --no-progress $img" /dev/null >"$T/tty" 2>&1
+	grep -q "Phase" "$T/tty" && fail "--no-progress still shows progress"
 	grep -q "problems found" "$T/tty" || fail "no verdict on a terminal"
-	pass "progress shown on a terminal, not with -P"
+	pass "progress shown on a terminal, not with --no-progress"
 fi
 finish

@@ -24,7 +24,7 @@ for d in 1 2 3 4 5 6 7 8; do
 done
 loop_umount || { fail "umount"; finish; }
 xfs_repair -n "$base" >/dev/null 2>&1 || { fail "base image not clean"; finish; }
-"$REPAIR" -n -t 2 "$base" >"$T/base.out" 2>&1 ||
+"$REPAIR" -n -o threads=2 "$base" >"$T/base.out" 2>&1 ||
 	{ fail "base image not clean for us: $(head -3 "$T/base.out")"; finish; }
 
 # label | xfs_db -x commands, ';'-separated; each case starts from base
@@ -58,11 +58,11 @@ for c in "${CASES[@]}"; do
 	fi
 	ncases=$((ncases + 1))
 	for t in 1 2 4; do
-		"$REPAIR" -n -t "$t" "$img" >"$T/t$t.out" 2>&1
+		"$REPAIR" -n -o threads="$t" "$img" >"$T/t$t.out" 2>&1
 		echo $? >"$T/t$t.rc"
 	done
-	"$REPAIR" -n -t 1 --json "$img" >"$T/j1.out" 2>/dev/null
-	"$REPAIR" -n -t 4 --json "$img" >"$T/j4.out" 2>/dev/null
+	"$REPAIR" -n -o threads=1 --json "$img" >"$T/j1.out" 2>/dev/null
+	"$REPAIR" -n -o threads=4 --json "$img" >"$T/j4.out" 2>/dev/null
 	if [ "$(cat "$T/t1.rc")" != 1 ]; then
 		fail "$label: -t 1 exit $(cat "$T/t1.rc"), expected 1 (damage found)"
 		head -5 "$T/t1.out" >&2

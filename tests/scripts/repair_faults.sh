@@ -8,7 +8,7 @@
 # The damaged image needs every part of the engine: the inode scan, a
 # fork rebuilt from the rmapbt, a block directory rewritten, a short-form
 # directory's entries reconnected under a new /lost+found, the AG btrees
-# rebuilt, over several passes.  A run without faults (-t 1, so that the
+# rebuilt, over several passes.  A run without faults (-o threads=1, so that the
 # Nth event is the same one every run; SOURCE_DATE_EPOCH, so that the
 # repair is reproducible) is the reference, and counts the events.  Then
 # for a spread of N over that count, for each of the Nth allocation,
@@ -113,7 +113,7 @@ report() {
 	SEEN=()
 }
 
-ref "$dmg" "$T/ref.img" -t 1 || finish
+ref "$dmg" "$T/ref.img" -o threads=1 || finish
 grep -q 'Rebuilt a fork of inode' "$T/ref.out" &&
 	grep -q 'Rewrote directory' "$T/ref.out" &&
 	grep -q 'Created /lost+found' "$T/ref.out" &&
@@ -122,26 +122,26 @@ grep -q 'Rebuilt a fork of inode' "$T/ref.out" &&
 [ "${COUNT[write]:-0}" -gt 0 ] && [ "${COUNT[phase]:-0}" -gt 0 ] ||
 	{ fail "no event counts from the reference run (XFSKIT_FAULT=alloc:0)"; finish; }
 FAILS0=$FAILS
-sweep alloc 24 "$dmg" "$T/ref.img" -t 1
-sweep read 10 "$dmg" "$T/ref.img" -t 1
-sweep write 10 "$dmg" "$T/ref.img" -t 1
-sweep phase 10 "$dmg" "$T/ref.img" -t 1
+sweep alloc 24 "$dmg" "$T/ref.img" -o threads=1
+sweep read 10 "$dmg" "$T/ref.img" -o threads=1
+sweep write 10 "$dmg" "$T/ref.img" -o threads=1
+sweep phase 10 "$dmg" "$T/ref.img" -o threads=1
 # Threads: the result does not depend on their number.
 for n in 1 3; do
-	fault "thread:$n" "$dmg" "$T/ref.img" -t 3
+	fault "thread:$n" "$dmg" "$T/ref.img" -o threads=3
 done
 [ "$FAILS" -eq "$FAILS0" ] && report "damaged image: every faulted run finished equal to the reference or stopped with the image intact or undone"
 
 # -n: no finding that the run without faults does not make.
-"$REPAIR" -n -t 1 "$dmg" >"$T/n.ref" 2>/dev/null
-XFSKIT_FAULT=alloc:0 "$REPAIR" -n -t 1 "$dmg" 2>&1 >/dev/null |
+"$REPAIR" -n -o threads=1 "$dmg" >"$T/n.ref" 2>/dev/null
+XFSKIT_FAULT=alloc:0 "$REPAIR" -n -o threads=1 "$dmg" 2>&1 >/dev/null |
 	sed -n 's/.* alloc:\([0-9]*\) .*/\1/p' >"$T/n.count"
 total=$(cat "$T/n.count")
 FAILS0=$FAILS
 k=$((8 * ${XK_FAULT_DENSITY:-1}))
 for i in $(seq 1 "$k"); do
 	n=$(( (total * i + k - 1) / k ))
-	XFSKIT_FAULT=alloc:$n "$REPAIR" -n -t 1 "$dmg" >"$T/n.out" 2>"$T/n.err"
+	XFSKIT_FAULT=alloc:$n "$REPAIR" -n -o threads=1 "$dmg" >"$T/n.out" 2>"$T/n.err"
 	rc=$?
 	if [ $rc -eq 1 ] && grep -q ': stopping' "$T/n.err"; then
 		grep -q 'out of memory while' "$T/n.err" ||
@@ -165,16 +165,16 @@ wl_files() {
 }
 if command -v xfs_io >/dev/null 2>&1; then
 	dirty_image "$T/log.img" wl_files -m rmapbt=1 || finish
-	ref "$T/log.img" "$T/logref.img" -t 1 || finish
+	ref "$T/log.img" "$T/logref.img" -o threads=1 || finish
 	grep -q 'Replayed the log' "$T/ref.out" ||
 		fail "the dirty log was not replayed: $(head -3 "$T/ref.out")"
 	FAILS0=$FAILS
-	sweep alloc 10 "$T/log.img" "$T/logref.img" -t 1
-	sweep read 6 "$T/log.img" "$T/logref.img" -t 1
-	sweep write 6 "$T/log.img" "$T/logref.img" -t 1
-	sweep phase 4 "$T/log.img" "$T/logref.img" -t 1
+	sweep alloc 10 "$T/log.img" "$T/logref.img" -o threads=1
+	sweep read 6 "$T/log.img" "$T/logref.img" -o threads=1
+	sweep write 6 "$T/log.img" "$T/logref.img" -o threads=1
+	sweep phase 4 "$T/log.img" "$T/logref.img" -o threads=1
 	for n in 1 2; do
-		fault "thread:$n" "$T/log.img" "$T/logref.img" -t 3
+		fault "thread:$n" "$T/log.img" "$T/logref.img" -o threads=3
 	done
 	[ "$FAILS" -eq "$FAILS0" ] && report "log replay: every faulted run finished equal to the reference or stopped with the image intact or undone"
 fi

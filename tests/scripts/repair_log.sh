@@ -107,8 +107,12 @@ xfs_repair -n "$T/zeroed" >/dev/null 2>&1; xr=$?
 "$REPAIR" -n "$T/zeroed" >/dev/null 2>&1; us=$?
 [ $((xr != 0)) -eq $((us != 0)) ] && pass "-L: verdicts agree (xfs_repair $xr, ours $us)" ||
 	fail "-L: xfs_repair -n exits $xr, we exit $us"
-"$REPAIR" -n -L "$T/zeroed" >/dev/null 2>&1; rc=$?
-[ $rc -eq 3 ] || fail "-n -L accepted (exit $rc)"
+# -n -L: as xfs_repair, accepted; -L has no effect, nothing is written.
+cp --sparse=always "$T/zeroed" "$T/nl.img"
+"$REPAIR" -n -L "$T/nl.img" >/dev/null 2>"$T/nl.err"; rc=$?
+[ $rc -eq $us ] && grep -q "no effect with -n" "$T/nl.err" &&
+	cmp -s "$T/nl.img" "$T/zeroed" ||
+	fail "-n -L: exit $rc (plain -n: $us), image changed or no note: $(cat "$T/nl.err")"
 
 # Metadata from the future: an AGF stamped far beyond the log head.
 cp --sparse=always "$T/ours" "$T/future"

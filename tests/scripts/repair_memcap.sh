@@ -27,25 +27,25 @@ if loop_mount "$T/a.img"; then
 fi
 before=$(cksum <"$T/a.img")
 
-"$REPAIR" -n -P -m 1 "$T/a.img" >"$T/m1.out" 2>&1; rc=$?
+"$REPAIR" -n --no-progress -m 1 "$T/a.img" >"$T/m1.out" 2>&1; rc=$?
 if [ $rc -eq 1 ] && grep -q "needs at least [0-9]* MiB .*-m 1 is not enough" "$T/m1.out"; then
 	pass "-m 1 refused with the figure needed: $(grep -o 'needs at least [0-9]* MiB' "$T/m1.out")"
 else
 	fail "-m 1: exit $rc: $(cat "$T/m1.out")"
 fi
 need=$(sed -n 's/.*needs at least \([0-9]*\) MiB.*/\1/p' "$T/m1.out")
-"$REPAIR" -n -P -v -m "$need" "$T/a.img" >"$T/mn.out" 2>&1; rc=$?
+"$REPAIR" -n --no-progress -v -m "$need" "$T/a.img" >"$T/mn.out" 2>&1; rc=$?
 [ $rc -eq 0 ] && grep -q "^Memory: about .* of the $need allowed" "$T/mn.out" &&
 	pass "-m $need (the figure given) is accepted and the check is clean" ||
 	fail "-m $need: exit $rc: $(head -5 "$T/mn.out")"
-"$REPAIR" -n -P -m x "$T/a.img" >/dev/null 2>&1; rc=$?
-[ $rc -eq 3 ] || fail "-m x: exit $rc, expected 3"
+"$REPAIR" -n --no-progress -m x "$T/a.img" >/dev/null 2>&1; rc=$?
+[ $rc -eq 1 ] || fail "-m x: exit $rc, expected 1 (usage, as xfs_repair)"
 [ "$(cksum <"$T/a.img")" = "$before" ] || fail "the image changed"
 
 # --direct on a block device: same output as through the page cache.
 if [ "$(id -u)" -eq 0 ] && dev=$(losetup -f --show "$T/a.img" 2>/dev/null); then
-	"$REPAIR" -n -P -v "$dev" >"$T/buf.out" 2>&1; r1=$?
-	"$REPAIR" -n -P -v --direct -t 2 "$dev" >"$T/dir.out" 2>&1; r2=$?
+	"$REPAIR" -n --no-progress -v "$dev" >"$T/buf.out" 2>&1; r1=$?
+	"$REPAIR" -n --no-progress -v --direct -o threads=2 "$dev" >"$T/dir.out" 2>&1; r2=$?
 	losetup -d "$dev"
 	[ $r1 -eq 0 ] && [ $r2 -eq 0 ] && cmp -s "$T/buf.out" "$T/dir.out" &&
 		pass "--direct on $dev: same clean output as buffered" ||
@@ -73,9 +73,9 @@ mkdir "$T/spill"
 # What the output says apart from the memory lines.
 strip_mem() { grep -v -e '^Memory: ' -e '^Spilled: ' "$1"; }
 
-"$REPAIR" -n -P -v -t 2 "$S" >"$T/s.full" 2>&1; rc=$?
+"$REPAIR" -n --no-progress -v -o threads=2 "$S" >"$T/s.full" 2>&1; rc=$?
 [ $rc -eq 0 ] || fail "unlimited check of the spill image: exit $rc: $(tail -3 "$T/s.full")"
-"$REPAIR" -n -P -t 2 -m 1 --spill-dir "$T/spill" "$S" >"$T/s.m1" 2>&1; rc=$?
+"$REPAIR" -n --no-progress -o threads=2 -m 1 --spill-dir "$T/spill" "$S" >"$T/s.m1" 2>&1; rc=$?
 low=$(sed -n 's/.*needs at least \([0-9]*\) MiB with its extent records spilled.*/\1/p' "$T/s.m1")
 high=$(sed -n 's/.*(\([0-9]*\) MiB all in memory.*/\1/p' "$T/s.m1")
 if [ $rc -ne 1 ] || [ -z "$low" ] || [ -z "$high" ] || [ "$high" -le $((low + 4)) ]; then
@@ -85,16 +85,16 @@ fi
 pass "-m 1 refused: $low MiB needed with spilling, $high MiB all in memory"
 small=$((low + 1))
 
-"$REPAIR" -n -P -t 2 -m $((low - 1)) --spill-dir "$T/spill" "$S" >"$T/s.below" 2>&1; rc=$?
+"$REPAIR" -n --no-progress -o threads=2 -m $((low - 1)) --spill-dir "$T/spill" "$S" >"$T/s.below" 2>&1; rc=$?
 [ $rc -eq 1 ] && grep -q "needs at least $low MiB .*-m $((low - 1)) is not enough" "$T/s.below" &&
 	pass "-m $((low - 1)), under the part that cannot spill, is refused" ||
 	fail "-m $((low - 1)): exit $rc: $(cat "$T/s.below")"
 
-"$REPAIR" -n -P -v -t 2 -m "$high" --spill-dir "$T/spill" "$S" \
+"$REPAIR" -n --no-progress -v -o threads=2 -m "$high" --spill-dir "$T/spill" "$S" \
 	>"$T/s.mem" 2>&1; rc=$?
 [ $rc -eq 0 ] && grep -q "^Memory: about .* of the $high allowed (cache" "$T/s.mem" ||
 	fail "-m $high (all in memory): exit $rc: $(grep -v '^Phase\|^  ' "$T/s.mem" | head -5)"
-"$REPAIR" -n -P -v -t 2 -m "$small" --spill-dir "$T/spill" "$S" \
+"$REPAIR" -n --no-progress -v -o threads=2 -m "$small" --spill-dir "$T/spill" "$S" \
 	>"$T/s.small" 2>&1; rc=$?
 files=$(sed -n 's/^Spilled: \([0-9]*\) vectors to files.*/\1/p' "$T/s.small")
 if [ $rc -eq 0 ] && grep -q "^Memory: about .* of the $small allowed, the extent records .* spilled to $T/spill" "$T/s.small" &&
@@ -114,7 +114,7 @@ cmp -s "$T/s.full.cmp" "$T/s.small.cmp" && cmp -s "$T/s.full.cmp" "$T/s.mem.cmp"
 cp --sparse=always "$S" "$T/d.img"
 xfs_db -x -c "agf 3" -c "write -d freeblks 1234" "$T/d.img" >/dev/null 2>&1
 xfs_repair -n "$T/d.img" >/dev/null 2>&1 && fail "the damage to AGF 3 was not seen by xfs_repair -n"
-"$REPAIR" -P -t 2 -m "$small" --spill-dir "$T/spill" "$T/d.img" >"$T/d.out" 2>&1; rc=$?
+"$REPAIR" --no-progress -o threads=2 -m "$small" --spill-dir "$T/spill" "$T/d.img" >"$T/d.out" 2>&1; rc=$?
 xfs_repair -n "$T/d.img" >"$T/d.xr" 2>&1; xr=$?
 [ $rc -eq 0 ] && [ $xr -eq 0 ] && grep -q "spilled to $T/spill" "$T/d.out" &&
 	pass "repair under -m $small (spilled) fixed AGF 3; xfs_repair -n is clean" ||

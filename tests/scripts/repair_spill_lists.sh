@@ -53,11 +53,11 @@ mkdir "$T/spill"
 
 strip_mem() { grep -v -e '^Memory: ' -e '^Spilled: ' "$1"; }
 
-"$REPAIR" -n -P -v -t 2 "$I" >"$T/full.out" 2>&1; rc=$?
+"$REPAIR" -n --no-progress -v -o threads=2 "$I" >"$T/full.out" 2>&1; rc=$?
 [ $rc -eq 0 ] || fail "check without -m: exit $rc: $(tail -3 "$T/full.out")"
-"$REPAIR" -n -P -t 2 "$I" >"$T/full.q" 2>&1
+"$REPAIR" -n --no-progress -o threads=2 "$I" >"$T/full.q" 2>&1
 
-"$REPAIR" -n -P -t 2 -m 1 --spill-dir "$T/spill" "$I" >"$T/m1.out" 2>&1; rc=$?
+"$REPAIR" -n --no-progress -o threads=2 -m 1 --spill-dir "$T/spill" "$I" >"$T/m1.out" 2>&1; rc=$?
 low=$(sed -n 's/.*needs at least \([0-9]*\) MiB with its extent records spilled to .* along with its inode and directory entry lists.*/\1/p' "$T/m1.out")
 high=$(sed -n 's/.*(\([0-9]*\) MiB all in memory.*/\1/p' "$T/m1.out")
 if [ $rc -ne 1 ] || [ -z "$low" ] || [ -z "$high" ]; then
@@ -72,7 +72,7 @@ lists_mib=$((inuse * 56 / 1048576))
 	fail "-m 1: $low MiB spilled vs $high MiB in memory: the lists ($lists_mib MiB) are not in the difference"
 small=$((low + 2))
 
-"$REPAIR" -n -P -v -t 2 -m "$small" --spill-dir "$T/spill" "$I" \
+"$REPAIR" -n --no-progress -v -o threads=2 -m "$small" --spill-dir "$T/spill" "$I" \
 	>"$T/small.out" 2>&1; rc=$?
 [ $rc -eq 0 ] || fail "-m $small: exit $rc: $(grep -v '^Phase\|^  ' "$T/small.out" | head -5)"
 # (a) Both lists in files, with the oracles' counts.
@@ -87,7 +87,7 @@ fi
 # (b) The same findings and output.
 strip_mem "$T/full.out" >"$T/full.cmp"
 strip_mem "$T/small.out" >"$T/small.cmp"
-"$REPAIR" -n -P -t 2 -m "$small" --spill-dir "$T/spill" "$I" >"$T/small.q" 2>&1
+"$REPAIR" -n --no-progress -o threads=2 -m "$small" --spill-dir "$T/spill" "$I" >"$T/small.q" 2>&1
 strip_mem "$T/small.q" >"$T/small.qcmp"
 cmp -s "$T/full.cmp" "$T/small.cmp" && cmp -s "$T/full.q" "$T/small.qcmp" &&
 	pass "spilled and unlimited runs print the same ($(wc -l <"$T/full.cmp") lines with -v)" ||
@@ -96,7 +96,7 @@ cmp -s "$T/full.cmp" "$T/small.cmp" && cmp -s "$T/full.q" "$T/small.qcmp" &&
 
 # (c) Everything in memory with the cache the cap leaves (-m at the
 # all-in-memory figure): the same output.
-"$REPAIR" -n -P -v -t 2 -m "$high" --spill-dir "$T/spill" "$I" \
+"$REPAIR" -n --no-progress -v -o threads=2 -m "$high" --spill-dir "$T/spill" "$I" \
 	>"$T/high.out" 2>&1; rc=$?
 strip_mem "$T/high.out" >"$T/high.cmp"
 [ $rc -eq 0 ] && grep -q "^Memory: about .* of the $high allowed (cache" "$T/high.out" &&
@@ -133,8 +133,8 @@ xfs_db -x -c "inode $file_ino" -c "write core.nlinkv2 3" \
 	-c "agf 2" -c "write -d freeblks 1234" "$D" >/dev/null 2>&1
 xfs_repair -n "$D" >/dev/null 2>&1 && fail "xfs_repair -n does not see the damage"
 cp --sparse=always "$D" "$T/e.img"
-"$REPAIR" -P -v -t 2 "$T/e.img" >"$T/e.out" 2>&1; rc1=$?
-"$REPAIR" -P -v -t 2 -m "$small" --spill-dir "$T/spill" "$D" >"$T/d.out" 2>&1; rc2=$?
+"$REPAIR" --no-progress -v -o threads=2 "$T/e.img" >"$T/e.out" 2>&1; rc1=$?
+"$REPAIR" --no-progress -v -o threads=2 -m "$small" --spill-dir "$T/spill" "$D" >"$T/d.out" 2>&1; rc2=$?
 xfs_repair -n "$D" >"$T/d.xr" 2>&1; xr=$?
 strip_mem "$T/d.out" >"$T/d.cmp"
 strip_mem "$T/e.out" >"$T/e.cmp"
