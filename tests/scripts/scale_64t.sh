@@ -45,7 +45,7 @@ fi
 xfs_repair -n "$big" >"$T/xr.out" 2>&1 &&
 	pass "xfs_repair -n finds the 64 TiB filesystem clean" ||
 	fail "xfs_repair -n on 64 TiB: $(grep -v '^ *-\|^Phase' "$T/xr.out" | head -5)"
-"$REPAIR" -n -P "$big" >"$T/us.out" 2>&1 &&
+"$REPAIR" -n --no-progress "$big" >"$T/us.out" 2>&1 &&
 	pass "xfskit-repair -n finds the 64 TiB filesystem clean" ||
 	fail "xfskit-repair -n on 64 TiB: $(head -5 "$T/us.out")"
 finish
