@@ -35,7 +35,7 @@ check_image() {
 		awk '$2=="sparse"{print $4}' )
 	# Kernel view (the image is clean: safe to mount).
 	loop_mount "$img" || return
-	cmp -s "$MNT/data" "$T/src" || fail "$what: data differs from its source"
+	same_image "$MNT/data" "$T/src" || fail "$what: data differs from its source"
 	[ "$(stat -c %h "$MNT/data")" = 2 ] || fail "$what: data has nlink $(stat -c %h "$MNT/data")"
 	[ "$(stat -c %i "$MNT/data")" = "$(stat -c %i "$MNT/data.link")" ] ||
 		fail "$what: hard link is not the same inode"

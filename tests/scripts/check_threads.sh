@@ -77,7 +77,7 @@ for c in "${CASES[@]}"; do
 			ok=0
 		fi
 	done
-	if ! cmp -s "$T/j1.out" "$T/j4.out"; then
+	if ! same_image "$T/j1.out" "$T/j4.out"; then
 		fail "$label: --json -t 1 and -t 4 differ"
 		ok=0
 	fi

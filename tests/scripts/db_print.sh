@@ -183,8 +183,8 @@ edit_same() {
 	xfs_db -x "${args[@]}" "$T/e1.img" >/dev/null 2>&1
 	"$DB" -x "${args[@]}" "$T/e2.img" >"$T/edit.out" 2>&1 ||
 		fail "$1: xfskit-db failed: $(head -2 "$T/edit.out")"
-	cmp -s "$IMG" "$T/e2.img" && fail "$1: nothing changed"
-	cmp -s "$T/e1.img" "$T/e2.img" || fail "$1: differs from xfs_db's edit"
+	same_image "$IMG" "$T/e2.img" && fail "$1: nothing changed"
+	same_image "$T/e1.img" "$T/e2.img" || fail "$1: differs from xfs_db's edit"
 	edits=$((edits + 1))
 }
 edit_same "inode $I_BLOCK|dblock 0|fuzz -d bu[3].namelen add"

@@ -60,7 +60,7 @@ edit() {
 	"$DB" -x "${ARGS[@]}" -c "$op" "$A" >"$T/out" 2>&1 ||
 		fail "$nav|$op: xfskit-db failed: $(head -2 "$T/out")"
 	case "$op" in *random) cp "$A" "$B" ;; esac
-	if ! cmp -s "$A" "$B"; then
+	if ! same_image "$A" "$B"; then
 		fail "$nav|$op: image differs from xfs_db's edit"
 		return
 	fi
@@ -134,8 +134,8 @@ for op in "fuzz -d core.mode middlebit" "fuzz -d core.mode lastbit"; do
 	cp "$BASE" "$A" && cp "$BASE" "$B"
 	xfs_db -x -c "inode 128" -c "$op" "$B" >/dev/null 2>&1
 	"$DB" -x -c "inode 128" -c "$op" "$A" >/dev/null 2>&1
-	cmp -s "$A" "$B" || fail "inode 128|$op: image differs from xfs_db's"
-	cmp -s "$A" "$BASE" && fail "inode 128|$op: nothing changed"
+	same_image "$A" "$B" || fail "inode 128|$op: image differs from xfs_db's"
+	same_image "$A" "$BASE" && fail "inode 128|$op: nothing changed"
 done
 # fuzz alone lists its verbs on stdout as xfs_db does (fstests reads them).
 want=$(xfs_db -x -c "sb 0" -c fuzz "$BASE" 2>/dev/null | grep '^Fuzz commands:')
@@ -186,8 +186,8 @@ for img in "$A" "$B"; do
 	"$DB" -x -c "agi 3" -c "fuzz -d -s 42 uuid random" \
 		-c "blocktrash -s 7 -n 4 -x 1 -y 16" "$img" >"$T/out.$(basename "$img")" 2>&1
 done
-cmp -s "$A" "$B" || fail "seeded fuzz/blocktrash is not repeatable"
-cmp -s "$A" "$BASE" && fail "seeded fuzz/blocktrash changed nothing"
+same_image "$A" "$B" || fail "seeded fuzz/blocktrash is not repeatable"
+same_image "$A" "$BASE" && fail "seeded fuzz/blocktrash changed nothing"
 grep -c "^blocktrash:" "$T/out.a.img" | grep -qx 4 ||
 	fail "blocktrash did not report 4 flips: $(cat "$T/out.a.img")"
 xfs_repair -n "$A" >/dev/null 2>&1 && fail "xfs_repair -n sees no blocktrash damage"

@@ -5,6 +5,10 @@
 
 set -u
 export TZ=UTC LC_ALL=C
+# Debian's tools first (scripts/deps installs them, python3-jsonschema
+# included): a python3 shim earlier in PATH (pyenv) costs half a CPU
+# second per call and may lack the modules the tests import.
+export PATH="/usr/sbin:/usr/bin:/sbin:/bin:$PATH"
 # A sanitizer report must fail the test, never pass for an expected code.
 export ASAN_OPTIONS="exitcode=99:detect_leaks=1"
 export UBSAN_OPTIONS="halt_on_error=1:exitcode=99:print_stacktrace=1"
@@ -20,6 +24,12 @@ LOOP_MOUNTED=0
 FAILS=0
 
 cleanup() {
+	# CPU seconds of this test and everything it waited for, so that
+	# the suite's cost can be read from the logs whatever the load.
+	# (times must run in this shell, not in a pipeline's subshell.)
+	times >"$T/.times"
+	awk 'function s(t) { split(t, a, "m"); return a[1] * 60 + a[2] }
+		NR == 2 { printf "cpu: %.1f s (%.1f user, %.1f sys)\n", s($1) + s($2), s($1), s($2) }' "$T/.times" >&2
 	if [ "$LOOP_MOUNTED" = 1 ] && [ -n "$MNT" ]; then
 		umount "$MNT" 2>/dev/null || umount -l "$MNT" 2>/dev/null
 	fi
@@ -154,6 +164,85 @@ mkfs_xfs_image() {
 	rm -f "$img"
 	truncate -s "$size" "$img" || return 1
 	mkfs.xfs -q -f "$@" "$img" >"$T/mkfs.out" 2>&1
+}
+
+# same_image A B: true when files A and B hold the same bytes.  Only
+# the regions where either has data are read (a hole reads as zeros):
+# cmp reads every hole of a sparse image, seconds of system time for a
+# 1 GiB image that holds 30 MiB.  Small files are left to cmp.
+same_image() {
+	local sa sb
+	sa=$(stat -c %s "$1" 2>/dev/null) && sb=$(stat -c %s "$2" 2>/dev/null) || return 2
+	[ "$sa" = "$sb" ] || return 1
+	[ "$sa" -ge 16777216 ] || { cmp -s "$1" "$2"; return; }
+	python3 - "$1" "$2" <<'PY'
+import os, sys
+def regions(fd, size):
+    out, off = [], 0
+    while off < size:
+        try:
+            data = os.lseek(fd, off, os.SEEK_DATA)
+        except OSError:
+            break
+        hole = os.lseek(fd, data, os.SEEK_HOLE)
+        out.append((data, hole))
+        off = hole
+    return out
+fa, fb = (os.open(p, os.O_RDONLY) for p in sys.argv[1:3])
+size = os.fstat(fa).st_size
+if os.fstat(fb).st_size != size:
+    sys.exit(1)
+spans = sorted(regions(fa, size) + regions(fb, size))
+merged = []
+for s, e in spans:
+    if merged and s <= merged[-1][1]:
+        merged[-1][1] = max(merged[-1][1], e)
+    else:
+        merged.append([s, e])
+for s, e in merged:
+    while s < e:
+        n = min(1 << 22, e - s)
+        if os.pread(fa, n, s) != os.pread(fb, n, s):
+            sys.exit(1)
+        s += n
+PY
+}
+
+# image_state FILE...: a fingerprint that changes when anything writes to
+# the files: size, modification time (ns), and a SHA-256 of the content
+# (each non-zero 64 KiB piece with its offset).  Only data regions are
+# read: a sparse 1 GiB image costs what its data costs, not what reading
+# 1 GiB of zeros costs.  Zero pieces are left out because what counts as
+# data is not stable: ext4 reports a preallocated range that a reader
+# brought into the page cache as data.  Use it to prove a tool wrote
+# nothing.
+image_state() {
+	python3 - "$@" <<'PY'
+import hashlib, os, sys
+PIECE = 1 << 16
+ZERO = bytes(PIECE)
+for path in sys.argv[1:]:
+    st = os.stat(path)
+    h = hashlib.sha256()
+    with open(path, 'rb') as f:
+        fd, off = f.fileno(), 0
+        while off < st.st_size:
+            try:
+                data = os.lseek(fd, off, os.SEEK_DATA)
+            except OSError:
+                break
+            hole = os.lseek(fd, data, os.SEEK_HOLE)
+            pos = data - data % PIECE
+            while pos < hole:
+                piece = os.pread(fd, PIECE, pos)
+                if not piece:
+                    break
+                if piece != ZERO[:len(piece)]:
+                    h.update(pos.to_bytes(8, 'little') + piece)
+                pos += len(piece)
+            off = max(hole, pos)
+    print(path, st.st_size, st.st_mtime_ns, h.hexdigest())
+PY
 }
 
 # Read a field of an image with xfs_db; prints the value.

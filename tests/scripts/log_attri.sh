@@ -165,7 +165,7 @@ probe() {
 	python3 "$T/expect.py" gp "$T/probe.gp" >"$T/probe.got"
 	if [ ! -s "$T/probe.want" ]; then
 		fail "the workload left no file to compare (directory tree: $(find "$MNT" | wc -l) paths; GETPARENTS: $(wc -l <"$T/probe.gp") lines)"
-	elif cmp -s "$T/probe.want" "$T/probe.got"; then
+	elif same_image "$T/probe.want" "$T/probe.got"; then
 		pass "kernel workload on xfskit-mkfs -n parent=1: parent pointers of $(wc -l <"$T/probe.want") inodes are the directory entries naming them"
 	else
 		fail "GETPARENTS differs from the directory tree ($(wc -l <"$T/probe.want") inodes in the tree, $(wc -l <"$T/probe.got") from GETPARENTS): $(diff "$T/probe.want" "$T/probe.got" | head -4)"
@@ -212,7 +212,7 @@ populated() {
 	"$GP" "$MNT" >"$T/pop.gp" || fail "GETPARENTS failed on mkfs -p"
 	python3 "$T/expect.py" tree "$MNT" >"$T/pop.want"
 	python3 "$T/expect.py" gp "$T/pop.gp" >"$T/pop.got"
-	cmp -s "$T/pop.want" "$T/pop.got" ||
+	same_image "$T/pop.want" "$T/pop.got" ||
 		fail "mkfs -p: GETPARENTS differs from the tree: $(diff "$T/pop.want" "$T/pop.got" | head -4)"
 	for i in $(seq 1 2 60); do
 		mv "$MNT/many/link_number_$i" "$MNT/d/moved_$i"
@@ -225,7 +225,7 @@ populated() {
 	loop_umount
 	if [ -n "$(xfs_kernel_errors "$since")" ]; then
 		fail "the kernel reported errors on mkfs -p's parent pointers: $(xfs_kernel_errors "$since" | head -3)"
-	elif cmp -s "$T/pop2.want" "$T/pop2.got"; then
+	elif same_image "$T/pop2.want" "$T/pop2.got"; then
 		pass "mkfs -n parent=1 -p: parent pointers of $(wc -l <"$T/pop.want") inodes as the tree says, still after the kernel renamed and unlinked $(wc -l <"$T/pop2.want") inodes' links"
 	else
 		fail "mkfs -p then kernel: GETPARENTS differs from the tree: $(diff "$T/pop2.want" "$T/pop2.got" | head -4)"
@@ -351,9 +351,9 @@ compare() {
 	[ -z "$(attri_open "$T/B.img")" ] ||
 		{ fail "$name: the log still holds an ATTRI after replay"; ok=0; }
 	record "$T/B.img" "$T/B" || return
-	cmp -s "$T/A.tree" "$T/B.tree" ||
+	same_image "$T/A.tree" "$T/B.tree" ||
 		{ fail "$name: tree differs from the kernel's replay: $(diff "$T/A.tree" "$T/B.tree" | head -4)"; ok=0; }
-	cmp -s "$T/A.gp" "$T/B.gp" ||
+	same_image "$T/A.gp" "$T/B.gp" ||
 		{ fail "$name: parent pointers differ from the kernel's replay: $(diff "$T/A.gp" "$T/B.gp" | head -4)"; ok=0; }
 	[ "$ok" = 1 ] && pass "$name: same tree and parent pointers ($(wc -l <"$T/A.gp") files) as the kernel's replay, our check finds the same on both"
 }

@@ -163,11 +163,11 @@ for delay in ${DELAYS:-1.5 3}; do
 	record "$T/A.img" "$T/A" || continue
 	record "$T/B.img" "$T/B" || continue
 	ok=1
-	cmp -s "$T/A.dq" "$T/B.dq" ||
+	same_image "$T/A.dq" "$T/B.dq" ||
 		{ fail "$name: dquots differ from the kernel's replay: $(diff "$T/A.dq" "$T/B.dq" | head -4)"; ok=0; }
-	cmp -s "$T/A.hdr" "$T/B.hdr" ||
+	same_image "$T/A.hdr" "$T/B.hdr" ||
 		{ fail "$name: counters differ: $(diff "$T/A.hdr" "$T/B.hdr" | head -4)"; ok=0; }
-	cmp -s "$T/A.tree" "$T/B.tree" ||
+	same_image "$T/A.tree" "$T/B.tree" ||
 		{ fail "$name: tree differs: $(diff "$T/A.tree" "$T/B.tree" | head -4)"; ok=0; }
 	[ "$ok" = 1 ] && pass "$name: $nd dquot items; dquots, counters and tree ($(wc -l <"$T/A.tree") paths) as the kernel's replay, xfs_repair -n clean"
 done
@@ -190,10 +190,10 @@ if [ "$off" -gt 0 ]; then
 	cp --sparse=always "$img" "$T/D.img"
 	poke_log "$T/D.img" "$off" 5851 ||	# "XQ"
 		{ fail "could not damage the logged dquot"; finish; }
-	sum0=$(md5sum <"$T/D.img")
+	sum0=$(image_state "$T/D.img")
 	if "$REPAIR" "$T/D.img" >"$T/d.out" 2>&1; then
 		fail "damaged dquot item: repair succeeded: $(head -2 "$T/d.out")"
-	elif [ "$(md5sum <"$T/D.img")" != "$sum0" ]; then
+	elif [ "$(image_state "$T/D.img")" != "$sum0" ]; then
 		fail "damaged dquot item: the image changed"
 	elif ! grep -qi "dquot" "$T/d.out"; then
 		fail "damaged dquot item: the message does not name the dquot: $(head -2 "$T/d.out")"

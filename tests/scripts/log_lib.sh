@@ -100,9 +100,9 @@ kernel_record() {
 	record_headers "$1" >"$2.hdr"
 }
 
-# Byte-for-byte identity of an image, for "nothing was written".
+# Identity of an image, for "nothing was written".
 img_sum() {
-	cksum <"$1"
+	image_state "$1"
 }
 
 # log_find IMG HEX: byte offset of the first occurrence of HEX in IMG.

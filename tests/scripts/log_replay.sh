@@ -124,9 +124,9 @@ compare_replay() {
 		return
 	fi
 	kernel_record "$T/B.img" "$T/B" || return
-	cmp -s "$T/A.tree" "$T/B.tree" ||
+	same_image "$T/A.tree" "$T/B.tree" ||
 		{ fail "$name: tree differs from the kernel's replay: $(diff "$T/A.tree" "$T/B.tree" | head -5)"; ok=0; }
-	cmp -s "$T/A.hdr" "$T/B.hdr" ||
+	same_image "$T/A.hdr" "$T/B.hdr" ||
 		{ fail "$name: header counters differ: $(diff "$T/A.hdr" "$T/B.hdr" | head -5)"; ok=0; }
 	[ "$ok" = 1 ] && pass "$name: $ntx transactions, $(wc -l <"$T/A.tree") tree lines, same as the kernel's replay"
 }
@@ -195,7 +195,7 @@ if "$LOGREPLAY" -L "$T/B.img" >"$T/zero.out" 2>&1; then
 	zc=$("$LOGPRINT" "$T/B.img" | sed -n 's/.*cycle: \([0-9]*\).*/\1/p')
 	cp "$T/B.tree" "$T/Bz.ref"
 	kernel_record "$T/B.img" "$T/Bz" &&
-	cmp -s "$T/Bz.ref" "$T/Bz.tree" &&
+	same_image "$T/Bz.ref" "$T/Bz.tree" &&
 		pass "zero: clean log in cycle $zc, accepted by xfs_repair and the kernel" ||
 		fail "zero: tree changed after zeroing the log"
 else

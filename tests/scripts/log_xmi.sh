@@ -205,16 +205,16 @@ compare() {
 		return
 	fi
 	record "$T/B.img" "$T/B" || return
-	cmp -s "$T/A.tree" "$T/B.tree" ||
+	same_image "$T/A.tree" "$T/B.tree" ||
 		{ fail "$name: tree differs from the kernel's replay: $(diff "$T/A.tree" "$T/B.tree" | head -4)"; ok=0; }
-	cmp -s "$T/A.map" "$T/B.map" ||
+	same_image "$T/A.map" "$T/B.map" ||
 		{ fail "$name: file data lies elsewhere than after the kernel's replay: $(diff "$T/A.map" "$T/B.map" | head -4)"; ok=0; }
 	# The same bmbt shape: as many blocks per file as the kernel's
 	# in-place edits left (where they lie may differ).
 	[ "$(awk '{ print $1 }' "$T/A.bmbt" | sort | uniq -c)" = \
 	  "$(awk '{ print $1 }' "$T/B.bmbt" | sort | uniq -c)" ] ||
 		{ fail "$name: bmbt blocks per file differ from the kernel's: $(awk '{ print $1 }' "$T/A.bmbt" | sort | uniq -c | tr '\n' ' ') vs $(awk '{ print $1 }' "$T/B.bmbt" | sort | uniq -c | tr '\n' ' ')"; ok=0; }
-	if ! cmp -s "$T/A.hdr" "$T/B.hdr"; then
+	if ! same_image "$T/A.hdr" "$T/B.hdr"; then
 		# The kernel's replay is the reference only where xfs_repair
 		# finds it consistent itself (its exchange recovery has lost
 		# data before: see the trim in libfs/write/edit_xmi.c).

@@ -129,7 +129,7 @@ for img in "$POP" "$XKI"; do
 	xfs_mdrestore "$T/our_oa.md" "$T/r_our.img" ||
 		fail "$name: xfs_mdrestore rejects our -o -a dump"
 	xfs_mdrestore "$T/their_oa.md" "$T/r_their.img"
-	if cmp -s "$T/r_our.img" "$T/r_their.img"; then
+	if same_image "$T/r_our.img" "$T/r_their.img"; then
 		pass "$name: -o -a dump restores byte for byte as xfs_metadump's"
 	else
 		fail "$name: -o -a restore differs from xfs_metadump's: $(cmp "$T/r_our.img" "$T/r_their.img")"
@@ -151,7 +151,7 @@ for img in "$POP" "$XKI"; do
 	"$WALKCOUNT" "$img" >"$T/walk_orig" 2>&1 ||
 		fail "$name: xk_walk_count on the original: $(tail -2 "$T/walk_orig")"
 	"$WALKCOUNT" "$T/r_our.img" >"$T/walk_rest" 2>&1
-	if cmp -s "$T/walk_orig" "$T/walk_rest"; then
+	if same_image "$T/walk_orig" "$T/walk_rest"; then
 		pass "$name: the restored image walks as the original ($(grep -c . "$T/walk_orig") types and totals)"
 	else
 		fail "$name: walking the restored image differs: $(diff "$T/walk_orig" "$T/walk_rest" | grep '^[<>]' | head -4 | tr '\n' ' ')"
@@ -161,7 +161,7 @@ for img in "$POP" "$XKI"; do
 	rm -f "$T/r_mine.img"
 	"$MR" "$T/their_oa.md" "$T/r_mine.img" ||
 		fail "$name: xfskit-mdrestore failed on xfs_metadump -o -a output"
-	cmp -s "$T/r_mine.img" "$T/r_their.img" &&
+	same_image "$T/r_mine.img" "$T/r_their.img" &&
 		pass "$name: xfskit-mdrestore of xfs_metadump -o -a = xfs_mdrestore's" ||
 		fail "$name: xfskit-mdrestore of xfs_metadump -o -a differs"
 	xfs_metadump "$img" "$T/their_obf.md" || fail "$name: xfs_metadump failed"
@@ -169,7 +169,7 @@ for img in "$POP" "$XKI"; do
 	xfs_mdrestore "$T/their_obf.md" "$T/r_their.img"
 	"$MR" "$T/their_obf.md" "$T/r_mine.img" ||
 		fail "$name: xfskit-mdrestore failed on xfs_metadump output"
-	cmp -s "$T/r_mine.img" "$T/r_their.img" &&
+	same_image "$T/r_mine.img" "$T/r_their.img" &&
 		pass "$name: xfskit-mdrestore of xfs_metadump (obfuscated) = xfs_mdrestore's" ||
 		fail "$name: xfskit-mdrestore of xfs_metadump (obfuscated) differs"
 
@@ -177,7 +177,7 @@ for img in "$POP" "$XKI"; do
 	"$MD" -o "$img" "$T/our_o.md" || fail "$name: metadump -o failed"
 	"$DB" -r -c "metadump -o $T/db_o.md" "$img" >/dev/null ||
 		fail "$name: xfskit-db metadump -o failed"
-	cmp -s "$T/our_o.md" "$T/db_o.md" &&
+	same_image "$T/our_o.md" "$T/db_o.md" &&
 		pass "$name: xfskit-db metadump -o writes what xfskit-metadump -o does" ||
 		fail "$name: xfskit-db metadump differs from xfskit-metadump"
 	rm -f "$T/r_o.img"
@@ -185,7 +185,7 @@ for img in "$POP" "$XKI"; do
 		fail "$name: xfs_mdrestore rejects our -o dump"
 	views "$img" "$T/$name.inodes" "$T/$name.dirs" >"$T/v_orig"
 	views "$T/r_o.img" "$T/$name.inodes" "$T/$name.dirs" >"$T/v_rest"
-	if cmp -s "$T/v_orig" "$T/v_rest"; then
+	if same_image "$T/v_orig" "$T/v_rest"; then
 		pass "$name: xfs_db views equal after -o dump/restore ($(wc -l <"$T/v_orig") lines)"
 	else
 		fail "$name: xfs_db views differ after -o dump/restore: $(diff "$T/v_orig" "$T/v_rest" | head -5)"
@@ -198,7 +198,7 @@ for img in "$POP" "$XKI"; do
 	"$MD" -o -v 2 "$img" "$T/our_o2.md" || fail "$name: metadump -v 2 failed"
 	rm -f "$T/r_o2.img"
 	"$MR" "$T/our_o2.md" "$T/r_o2.img" || fail "$name: mdrestore of v2 failed"
-	cmp -s "$T/r_o2.img" "$T/r_o.img" &&
+	same_image "$T/r_o2.img" "$T/r_o.img" &&
 		pass "$name: v2 dump restores to the image v1 gives" ||
 		fail "$name: v2 restore differs from v1's"
 	"$MR" -i "$T/our_o2.md" | grep -q "not obfuscated, clean log" ||
@@ -244,7 +244,7 @@ ls_cols "$T/r_obf.img" >"$T/ls_obf"
 # offset, inode, type, hash, length; then the name
 awk '{ print $1, $2, $3, $4, $5, $NF }' "$T/ls_orig" >"$T/k_orig"
 awk '{ print $1, $2, $3, $4, $5, $NF }' "$T/ls_obf" >"$T/k_obf"
-if cmp -s "$T/k_orig" "$T/k_obf"; then
+if same_image "$T/k_orig" "$T/k_obf"; then
 	pass "every entry keeps offset, inode, type, hash and length ($(grep -c '(good)' "$T/ls_orig") entries)"
 else
 	fail "entries differ after obfuscation: $(diff "$T/k_orig" "$T/k_obf" | head -4)"

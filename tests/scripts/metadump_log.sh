@@ -75,7 +75,7 @@ done
 	fail "v2 header does not say dirty: $("$MR" -i "$T/d2.md")"
 rm -f "$T/r2.img"
 "$MR" "$T/d2.md" "$T/r2.img" || fail "xfskit-mdrestore of v2 failed"
-cmp -s "$T/r.img" "$T/r2.img" &&
+same_image "$T/r.img" "$T/r2.img" &&
 	pass "dirty log: v2 via xfskit-mdrestore = v1 via xfs_mdrestore" ||
 	fail "dirty log: v2 restore differs from v1's"
 
@@ -88,7 +88,7 @@ tree() {
 }
 tree "$T/orig_copy.img" >"$T/tree_orig"
 tree "$T/r.img" >"$T/tree_rest"
-if [ -s "$T/tree_orig" ] && cmp -s "$T/tree_orig" "$T/tree_rest"; then
+if [ -s "$T/tree_orig" ] && same_image "$T/tree_orig" "$T/tree_rest"; then
 	pass "kernel replay of the restored log gives the original's tree ($(wc -l <"$T/tree_orig") paths)"
 else
 	fail "replayed trees differ: $(diff "$T/tree_orig" "$T/tree_rest" | head -3)"
@@ -126,7 +126,7 @@ for opts in "-i sparse=0 -m finobt=0" "-b size=1024 -n size=16384" \
 	rm -f "$T/f1.img" "$T/f2.img"
 	xfs_mdrestore "$T/f1.md" "$T/f1.img"
 	xfs_mdrestore "$T/f2.md" "$T/f2.img"
-	cmp -s "$T/f1.img" "$T/f2.img" &&
+	same_image "$T/f1.img" "$T/f2.img" &&
 		pass "$opts: -o -a restore = xfs_metadump's" ||
 		fail "$opts: -o -a restore differs from xfs_metadump's"
 	"$MD" "$F" "$T/f3.md" || fail "$opts: obfuscating metadump failed"

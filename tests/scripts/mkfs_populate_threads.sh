@@ -60,7 +60,7 @@ for cfg in "1" "2" "8" "8 1"; do
 	set -- $cfg
 	build img "$1" "${2:-}"
 	what="$1 threads${2:+, read-ahead budget $2}"
-	if cmp -s "$T/ref" "$T/img"; then
+	if same_image "$T/ref" "$T/img"; then
 		pass "$what: byte-identical to 0 threads"
 	else
 		fail "$what: differs from 0 threads:" \

@@ -80,7 +80,7 @@ fault() {
 	rc=$?
 	case $rc in
 	0)
-		cmp -s "$T/c.img" "$want" ||
+		same_image "$T/c.img" "$want" ||
 			fail "$spec: exit 0, but the image differs from the repair without faults ($(cmp "$T/c.img" "$want" | head -1))"
 		SEEN[complete]=$((${SEEN[complete]:-0} + 1))
 		;;
@@ -148,7 +148,7 @@ for i in $(seq 1 "$k"); do
 			fail "-n alloc:$n: stopped without naming the cause: $(cat "$T/n.err")"
 		extra=$(grep -vxFf "$T/n.ref" "$T/n.out" | head -3)
 		[ -z "$extra" ] || fail "-n alloc:$n: findings the run without faults does not make: $extra"
-	elif ! cmp -s "$T/n.out" "$T/n.ref" || [ $rc -ne 1 ]; then
+	elif ! same_image "$T/n.out" "$T/n.ref" || [ $rc -ne 1 ]; then
 		fail "-n alloc:$n: exit $rc, output differs from the run without faults: $(diff "$T/n.ref" "$T/n.out" | head -4)"
 	fi
 done

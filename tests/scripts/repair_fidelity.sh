@@ -100,7 +100,7 @@ run_case() {
 	for c in "${cl[@]}"; do args+=(-c "$c"); done
 	cp --sparse=always "$img" "$T/c.img"
 	xfs_db -x "${args[@]}" "$T/c.img" >"$T/db.out" 2>&1
-	if cmp -s "$img" "$T/c.img"; then
+	if same_image "$img" "$T/c.img"; then
 		fail "$name: xfs_db changed nothing: $(head -3 "$T/db.out")"
 		return
 	fi

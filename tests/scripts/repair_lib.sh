@@ -95,10 +95,10 @@ stop_outcome() {
 	grep -Eq "^xfskit-repair: .*: ($cause) while .*: stopping" "$err" ||
 		fail "$name: the message does not give the cause ($cause): $msg"
 	if grep -q 'stopping before any change was written' "$err"; then
-		cmp -s "$img" "$src" && OUTCOME=untouched ||
+		same_image "$img" "$src" && OUTCOME=untouched ||
 			fail "$name: says nothing was written, yet the image changed: $msg"
 	elif "$XK_BUILDDIR/repair/xfskit-undo" "$undo" "$img" >"$T/u.out" 2>&1 &&
-	     cmp -s "$img" "$src"; then
+	     same_image "$img" "$src"; then
 		OUTCOME=undone
 	else
 		fail "$name: stopped after writing, and the undo file does not restore the image: $msg $(cat "$T/u.out")"

@@ -126,7 +126,7 @@ run_case() {
 		for c in "$@"; do args+=(-c "$c"); done
 		xfs_db -x "${args[@]}" "$T/c.img" >"$T/db.out" 2>&1
 	fi
-	if cmp -s "${from:-$img}" "$T/c.img"; then
+	if same_image "${from:-$img}" "$T/c.img"; then
 		fail "$name: the corruption changed nothing: $(head -3 "$T/db.out")"
 		return
 	fi

@@ -47,7 +47,7 @@ if [ "$(id -u)" -eq 0 ] && dev=$(losetup -f --show "$T/a.img" 2>/dev/null); then
 	"$REPAIR" -n --no-progress -v "$dev" >"$T/buf.out" 2>&1; r1=$?
 	"$REPAIR" -n --no-progress -v --direct -o threads=2 "$dev" >"$T/dir.out" 2>&1; r2=$?
 	losetup -d "$dev"
-	[ $r1 -eq 0 ] && [ $r2 -eq 0 ] && cmp -s "$T/buf.out" "$T/dir.out" &&
+	[ $r1 -eq 0 ] && [ $r2 -eq 0 ] && same_image "$T/buf.out" "$T/dir.out" &&
 		pass "--direct on $dev: same clean output as buffered" ||
 		fail "--direct: exit $r1/$r2: $(diff "$T/buf.out" "$T/dir.out" | head -5)"
 else
@@ -106,7 +106,7 @@ fi
 strip_mem "$T/s.full" >"$T/s.full.cmp"
 strip_mem "$T/s.small" >"$T/s.small.cmp"
 strip_mem "$T/s.mem" >"$T/s.mem.cmp"
-cmp -s "$T/s.full.cmp" "$T/s.small.cmp" && cmp -s "$T/s.full.cmp" "$T/s.mem.cmp" &&
+same_image "$T/s.full.cmp" "$T/s.small.cmp" && same_image "$T/s.full.cmp" "$T/s.mem.cmp" &&
 	pass "spilled, in-memory and unlimited runs print the same ($(wc -l <"$T/s.full.cmp") lines)" ||
 	fail "outputs differ: unlimited vs spilled: $(diff "$T/s.full.cmp" "$T/s.small.cmp" | head -5); unlimited vs all in memory: $(diff "$T/s.full.cmp" "$T/s.mem.cmp" | head -5)"
 [ -z "$(ls -A "$T/spill")" ] || fail "files left in the spill directory: $(ls -A "$T/spill")"

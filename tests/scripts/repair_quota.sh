@@ -23,7 +23,7 @@ for img in "$base" "$small"; do
 	cp --sparse=always "$img" "$T/clean"
 	if ! "$REPAIR" "$T/clean" >"$T/ours.out" 2>&1; then
 		fail "xfskit-repair on a clean quota image:"$'\n'"$(head -10 "$T/ours.out")"
-	elif ! cmp -s "$img" "$T/clean"; then
+	elif ! same_image "$img" "$T/clean"; then
 		fail "xfskit-repair changed a clean quota image: $(cmp "$img" "$T/clean" | head -3)"
 	else
 		pass "clean quota image ($(basename "$img")): repair changes nothing"
@@ -192,7 +192,7 @@ if ! "$REPAIR" -z "$T/undo" "$T/ours" >"$T/ours.out" 2>&1 ||
 	fail "repair with -z of a missing dquot:"$'\n'"$(head -10 "$T/ours.out")"
 elif ! "$XK_BUILDDIR/repair/xfskit-undo" "$T/undo" "$T/ours" >"$T/undo.out" 2>&1; then
 	fail "xfskit-undo: $(head -5 "$T/undo.out")"
-elif ! cmp -s "$T/before" "$T/ours"; then
+elif ! same_image "$T/before" "$T/ours"; then
 	fail "the undo file does not restore the image: $(cmp "$T/before" "$T/ours" | head -2)"
 else
 	pass "undo of a quota repair restores the image byte for byte"

@@ -89,7 +89,7 @@ strip_mem "$T/full.out" >"$T/full.cmp"
 strip_mem "$T/small.out" >"$T/small.cmp"
 "$REPAIR" -n --no-progress -o threads=2 -m "$small" --spill-dir "$T/spill" "$I" >"$T/small.q" 2>&1
 strip_mem "$T/small.q" >"$T/small.qcmp"
-cmp -s "$T/full.cmp" "$T/small.cmp" && cmp -s "$T/full.q" "$T/small.qcmp" &&
+same_image "$T/full.cmp" "$T/small.cmp" && same_image "$T/full.q" "$T/small.qcmp" &&
 	pass "spilled and unlimited runs print the same ($(wc -l <"$T/full.cmp") lines with -v)" ||
 	fail "outputs differ: $(diff "$T/full.cmp" "$T/small.cmp" | head -5) $(diff "$T/full.q" "$T/small.qcmp" | head -3)"
 [ -z "$(ls -A "$T/spill")" ] || fail "files left in the spill directory: $(ls -A "$T/spill")"
@@ -100,7 +100,7 @@ cmp -s "$T/full.cmp" "$T/small.cmp" && cmp -s "$T/full.q" "$T/small.qcmp" &&
 	>"$T/high.out" 2>&1; rc=$?
 strip_mem "$T/high.out" >"$T/high.cmp"
 [ $rc -eq 0 ] && grep -q "^Memory: about .* of the $high allowed (cache" "$T/high.out" &&
-	cmp -s "$T/full.cmp" "$T/high.cmp" &&
+	same_image "$T/full.cmp" "$T/high.cmp" &&
 	pass "-m $high holds everything in memory and prints what the unlimited run prints" ||
 	fail "-m $high (all in memory): exit $rc: $(grep '^Memory' "$T/high.out") $(diff "$T/full.cmp" "$T/high.cmp" | head -5)"
 # Repair under the cap.  Damage: a file's link count, the block of the
@@ -138,7 +138,7 @@ cp --sparse=always "$D" "$T/e.img"
 xfs_repair -n "$D" >"$T/d.xr" 2>&1; xr=$?
 strip_mem "$T/d.out" >"$T/d.cmp"
 strip_mem "$T/e.out" >"$T/e.cmp"
-if [ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && [ $xr -eq 0 ] && cmp -s "$T/d.cmp" "$T/e.cmp" &&
+if [ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && [ $xr -eq 0 ] && same_image "$T/d.cmp" "$T/e.cmp" &&
    grep -q "^Spilled: the inode list, .* is in a file" "$T/d.out" &&
    grep -q "^Spilled: the directory entry list, .* is in a file" "$T/d.out"; then
 	pass "repair with the lists spilled: $(grep -c '' "$T/e.cmp") lines as without -m, xfs_repair -n clean"
@@ -154,7 +154,7 @@ tree() {
 }
 if [ "$(id -u)" -eq 0 ]; then
 	if tree "$D" "$T/d.tree" && tree "$T/e.img" "$T/e.tree" &&
-	   cmp -s "$T/d.tree" "$T/e.tree"; then
+	   same_image "$T/d.tree" "$T/e.tree"; then
 		pass "the kernel sees the same tree in both repaired images ($(wc -l <"$T/d.tree") paths)"
 	else
 		fail "the repaired trees differ: $(diff "$T/d.tree" "$T/e.tree" 2>&1 | head -5)"

@@ -52,7 +52,7 @@ run() {
 	DONE=0
 	case $rc in
 	0)
-		cmp -s "$T/c.img" "$T/ref.img" ||
+		same_image "$T/c.img" "$T/ref.img" ||
 			fail "ulimit -v $kib: exit 0, but the image differs from the unlimited repair's"
 		DONE=1
 		SEEN[complete]=$((${SEEN[complete]:-0} + 1))
@@ -74,7 +74,7 @@ run() {
 		extra=$(grep -vxFf "$T/n.ref" "$T/n.out" | head -3)
 		[ -z "$extra" ] ||
 			fail "-n, ulimit -v $kib: findings the unlimited -n does not make: $extra"
-	elif [ $rc -ne 1 ] || ! cmp -s "$T/n.out" "$T/n.ref"; then
+	elif [ $rc -ne 1 ] || ! same_image "$T/n.out" "$T/n.ref"; then
 		fail "-n, ulimit -v $kib: exit $rc, output differs from the unlimited -n: $(diff "$T/n.ref" "$T/n.out" | head -4)"
 	fi
 }

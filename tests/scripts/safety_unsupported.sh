@@ -16,7 +16,7 @@
 need_xfsprogs
 FSCK="$XK_BUILDDIR/fsck/fsck.xfskit"
 export XK_REPAIR="$REPAIR"
-sum() { cat "$@" | md5sum; }
+sum() { image_state "$@"; }
 
 # check_case NAME WHAT-PATTERN -n-EXIT DATA-IMAGE [OTHER-IMAGES...]: -n
 # exits 5 when the supported part is clean, 1 when it is not.
