@@ -69,14 +69,17 @@ repair_scan_free(struct repair_ctx *rc)
 
 /*
  * After each phase: its error (a phase returns 0 or a negative errno,
- * and records operational errors in rc->found.error), and the stop that
- * XFSKIT_FAULT=phase:N asks for in test builds.  Nonzero: stop the run.
+ * and records operational errors in rc->found.error), an interrupt
+ * (interrupt.c), and the stop that XFSKIT_FAULT=phase:N asks for in test
+ * builds.  Nonzero: stop the run.
  */
 int
 repair_phase_end(struct repair_ctx *rc, int err)
 {
 	if (err && !rc->found.error)
 		repair_error(rc, err, "%s", rc->phase_what);
+	if (!rc->found.error && repair_interrupted())
+		repair_error(rc, -EINTR, "%s", rc->phase_what);
 	if (!rc->found.error && xk_fault(XK_FAULT_PHASE))
 		repair_error(rc, -ECANCELED, "%s (XFSKIT_FAULT stops after "
 			     "this phase)", rc->phase_what);

@@ -59,13 +59,21 @@ usage(FILE *to)
 "operational error (memory, I/O, a mounted filesystem: the run stopped,\n"
 "see the message), 2 dirty log that must be mounted, 5 parts of the\n"
 "filesystem xfskit does not support were not checked (-n, nothing else\n"
-"found) or, without -n, nothing was written because of them.\n");
+"found) or, without -n, nothing was written because of them, 128 +\n"
+"signal when interrupted (stopped after the phase under way; a second\n"
+"run finishes the repair, xfskit-undo reverts it).\n");
 }
 
-/* Report an error that stops the check. */
+/*
+ * Report an error that stops the check.  The exit status is 1, or 128 +
+ * the signal when an interrupt stopped it.
+ */
 static int
 operational_error(struct repair_ctx *rc, const char *msg)
 {
+	int status = rc->found.error == -EINTR && repair_interrupted() ?
+		     128 + repair_interrupted() : REPAIR_EXIT_ERROR;
+
 	fprintf(stderr, "xfskit-repair: %s: %s\n", rc->opt.device, msg);
 	if (rc->opt.json) {
 		/* What was changed before the error, listed all the same. */
@@ -73,11 +81,10 @@ operational_error(struct repair_ctx *rc, const char *msg)
 		action_json(rc);
 		fprintf(rc->out, ",\n  \"error\": ");
 		json_string(rc->out, msg);
-		fprintf(rc->out, ",\n  \"exit_status\": %d\n}\n",
-			REPAIR_EXIT_ERROR);
+		fprintf(rc->out, ",\n  \"exit_status\": %d\n}\n", status);
 	}
 	action_free(rc);
-	return REPAIR_EXIT_ERROR;
+	return status;
 }
 
 /*
@@ -89,10 +96,16 @@ run_stopped(struct repair_ctx *rc, const char *undo_path,
 	    uint64_t writes_before)
 {
 	char msg[600], done[300];
-	uint64_t writes = rc->mp->dev->writes - writes_before;
+	uint64_t writes;
 
-	/* Blocks changed in the cache and not written stay unwritten. */
-	xk_buf_discard_dirty(rc->mp);
+	/*
+	 * Blocks changed in the cache and not written stay unwritten after
+	 * an error; after an interrupt the phase that changed them ended,
+	 * so they are written (all of its work, not what the cache evicted).
+	 */
+	if (rc->found.error != -EINTR || xk_buf_flush(rc->mp))
+		xk_buf_discard_dirty(rc->mp);
+	writes = rc->mp->dev->writes - writes_before;
 	if (!writes)
 		snprintf(done, sizeof(done), "stopping before any change was "
 			 "written");
@@ -491,6 +504,10 @@ main(int argc, char **argv)
 		rc.opt.threads = cpus > 0 ? (unsigned int)cpus : 1;
 	}
 	rc.opt.progress = !no_progress && !rc.opt.json && isatty(STDERR_FILENO);
+	if (repair_interrupt_install(rc.opt.progress)) {
+		perror("xfskit-repair: sigaction");
+		return REPAIR_EXIT_ERROR;
+	}
 	if (rc.opt.json)
 		rc.opt.verbose = 0;
 	if (rc.opt.no_modify && (undo_path || rc.opt.exit_fixed)) {

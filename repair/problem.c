@@ -250,6 +250,8 @@ repair_error_cause(int err)
 		return "no space left";
 	case -ECANCELED:
 		return "stopped on request";
+	case -EINTR:
+		return "interrupted";
 	default:
 		return xk_strerror(err);
 	}

@@ -338,6 +338,13 @@ XK_MUST_CHECK int repair_oserr(struct repair_ctx *rc, int err,
 int64_t repair_now(void);
 /* "out of memory", "an I/O error", ...: the cause of an operational error. */
 const char *repair_error_cause(int err);
+/*
+ * interrupt.c: SIGINT/SIGTERM/SIGHUP ask the run to stop after the phase
+ * under way; a second one quits at once.  repair_interrupted() gives the
+ * signal received, or 0.
+ */
+int repair_interrupt_install(int progress_line);
+int repair_interrupted(void);
 /* Progress on a terminal: "what n/total", overwritten in place. */
 void progress(struct repair_ctx *rc, const char *what, uint64_t n,
 	      uint64_t total);
