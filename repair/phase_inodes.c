@@ -427,11 +427,14 @@ scan_ag(struct repair_ctx *rc, struct ag_scan *src, uint32_t agno)
 		  rc->opt.no_prefetch ? 0 : src->chunks.n);
 	for (size_t i = 0; i < src->chunks.n && !rc->found.error; i++) {
 		ra_step(&ra, i);
-		if ((i & 63) == 0)
-			progress(rc, "Phase 3 - inode chunks, AG", agno,
-				 rc->mp->g.agcount);
+		if (repair_interrupted()) {
+			repair_error(rc, -EINTR, "checking the inodes");
+			break;
+		}
 		scan_chunk(rc, agno, &src->chunks.v[i], src->chunks_synth, &last,
 			   &src->seen_free[i]);
+		meter_add(rc, 1);
+		meter_show(rc, 0);
 	}
 	ra_free(&ra);
 }
@@ -466,6 +469,7 @@ struct worker {
 	unsigned int		index, count;
 	char			**bufs;		/* per AG, owned by parent */
 	size_t			*lens;
+	_Atomic unsigned int	*finished;	/* workers done, parent's */
 };
 
 static void *
@@ -490,6 +494,7 @@ worker_main(void *arg)
 		fclose(out);
 		rc->out = NULL;
 	}
+	atomic_fetch_add(w->finished, 1);
 	return NULL;
 }
 
@@ -505,6 +510,7 @@ worker_open(struct worker *w, struct repair_ctx *parent)
 	rc->opt.device = parent->opt.device;
 	rc->opt.no_modify = parent->opt.no_modify;
 	rc->opt.verbose = parent->opt.verbose;
+	rc->meter = parent->meter;	/* counted here, drawn by the parent */
 	err = xk_dev_open(parent->opt.device, XK_DEV_RDONLY |
 			  (parent->opt.direct ? XK_DEV_DIRECT : 0), &dev);
 	if (err)
@@ -617,6 +623,7 @@ phase_inodes_parallel(struct repair_ctx *rc, unsigned int n)
 	size_t *lens = xk_calloc(agcount, sizeof(*lens));
 	pthread_t *tids = xk_calloc(n, sizeof(*tids));
 	unsigned int started = 0;
+	_Atomic unsigned int finished = 0;
 	int err = 0;
 
 	if (!w || !bufs || !lens || !tids) {
@@ -629,6 +636,7 @@ phase_inodes_parallel(struct repair_ctx *rc, unsigned int n)
 		w[i].count = n;
 		w[i].bufs = bufs;
 		w[i].lens = lens;
+		w[i].finished = &finished;
 		err = worker_open(&w[i], rc);
 		if (!err && (xk_fault(XK_FAULT_THREAD) ||
 			     pthread_create(&tids[i], NULL, worker_main,
@@ -637,10 +645,13 @@ phase_inodes_parallel(struct repair_ctx *rc, unsigned int n)
 		if (!err)
 			started++;
 	}
-	progress(rc, "Phase 3 - inode chunks, threads", 0, 1);
+	/* The workers count into rc's meter; this thread draws it. */
+	while (atomic_load(&finished) < started) {
+		meter_show(rc, 0);
+		nanosleep(&(struct timespec){ .tv_nsec = 50 * 1000000 }, NULL);
+	}
 	for (unsigned int i = 0; i < started; i++)
 		pthread_join(tids[i], NULL);
-	progress(rc, "Phase 3 - inode chunks, threads", 1, 1);
 	/* A worker's error (its ctx.error) stops the phase. */
 	for (unsigned int i = 0; i < started && !err; i++)
 		if (w[i].ctx.found.error)
@@ -670,17 +681,26 @@ int
 phase_inodes(struct repair_ctx *rc)
 {
 	unsigned int n = rc->opt.threads;
+	struct repair_meter meter;
+	uint64_t chunks = 0;
+	int err = 0;
 
 	if (n > rc->mp->g.agcount)
 		n = rc->mp->g.agcount;
+	for (uint32_t agno = 0; agno < rc->mp->g.agcount; agno++)
+		chunks += rc->scan.ags[agno].chunks.n;
+	meter_start(rc, &meter, "Phase 3 - inode chunks", "inodes",
+		    XK_INODES_PER_CHUNK, chunks);
 	/*
 	 * JSON keeps one stream of objects: one thread writes it.  In
 	 * repair mode the workers' plans are merged back in AG order.
 	 */
 	if (n > 1 && !rc->opt.json)
-		return phase_inodes_parallel(rc, n);
-	for (uint32_t agno = 0; agno < rc->mp->g.agcount && !rc->found.error;
-	     agno++)
-		scan_ag(rc, &rc->scan.ags[agno], agno);
-	return rc->found.error;
+		err = phase_inodes_parallel(rc, n);
+	else
+		for (uint32_t agno = 0; agno < rc->mp->g.agcount &&
+		     !rc->found.error; agno++)
+			scan_ag(rc, &rc->scan.ags[agno], agno);
+	meter_end(rc);
+	return err ? err : rc->found.error;
 }

@@ -190,36 +190,6 @@ json_end(struct repair_ctx *rc, int status)
 		"%d\n}\n", rc->found.first_problems, status);
 }
 
-void
-progress(struct repair_ctx *rc, const char *what, uint64_t n, uint64_t total)
-{
-	/* -t: xfs_repair's periodic lines, for logs as much as terminals. */
-	if (rc->opt.report_secs && n < total) {
-		int64_t now = (int64_t)time(NULL);
-
-		if (!rc->reported_at)
-			rc->reported_at = now;
-		else if (now - rc->reported_at >= rc->opt.report_secs) {
-			fprintf(rc->opt.progress || rc->opt.json ? stderr :
-				rc->out,
-				"%s%s %llu/%llu (%u%% done)\n",
-				rc->opt.progress ? "\r\033[K" : "", what,
-				(unsigned long long)n,
-				(unsigned long long)total,
-				(unsigned int)(n * 100 / total));
-			rc->reported_at = now;
-		}
-	}
-	if (!rc->opt.progress)
-		return;
-	if (n >= total)
-		fprintf(stderr, "\r\033[K");
-	else
-		fprintf(stderr, "\r%s %llu/%llu", what, (unsigned long long)n,
-			(unsigned long long)total);
-	fflush(stderr);
-}
-
 int64_t
 repair_now(void)
 {

@@ -3,6 +3,8 @@
 #ifndef XFSKIT_REPAIR_H
 #define XFSKIT_REPAIR_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -267,6 +269,17 @@ struct repair_findings {
 	int		nunsup;
 };
 
+/* Progress of a phase (progress.c): done counts units of per_unit items. */
+struct repair_meter {
+	const char	*what;		/* "Phase 3 - inode chunks" */
+	const char	*unit;		/* what the rate counts: "inodes" */
+	unsigned int	per_unit;	/* unit items per step counted */
+	uint64_t	total;
+	_Atomic uint64_t done;
+	int64_t		start_ms, drawn_ms, printed_ms;
+	pthread_t	owner;		/* the thread that draws */
+};
+
 /*
  * One run: the handle, its options, the current pass's scan, what was
  * found and the plan (plan.h).  The phases take it whole; a parallel
@@ -280,7 +293,7 @@ struct repair_ctx {
 	int		pass;		/* check pass, from 1 */
 	int		from_secondary;	/* geometry came from a secondary */
 	const char	*phase_what;	/* what the current phase does */
-	int64_t		reported_at;	/* -t: when the last line was printed */
+	struct repair_meter *meter;	/* the phase's progress, or NULL */
 	uint64_t	cache_bytes;	/* buffer cache budget per handle */
 	struct xk_vec_spill *spill;	/* set when -m calls for spilling */
 	struct repair_scan scan;
@@ -345,9 +358,18 @@ const char *repair_error_cause(int err);
  */
 int repair_interrupt_install(int progress_line);
 int repair_interrupted(void);
-/* Progress on a terminal: "what n/total", overwritten in place. */
-void progress(struct repair_ctx *rc, const char *what, uint64_t n,
-	      uint64_t total);
+/*
+ * progress.c: a phase's meter.  meter_start() makes it rc's (the thread
+ * that calls it draws), meter_add() counts work from any thread sharing
+ * it, meter_show() redraws (at most every 200 ms unless forced) on a
+ * terminal and prints -t's periodic lines, meter_end() clears the line.
+ */
+void meter_start(struct repair_ctx *rc, struct repair_meter *m,
+		 const char *what, const char *unit, unsigned int per_unit,
+		 uint64_t total);
+void meter_add(struct repair_ctx *rc, uint64_t n);
+void meter_show(struct repair_ctx *rc, int force);
+void meter_end(struct repair_ctx *rc);
 /* JSON output: open and close the document. */
 void json_begin(struct repair_ctx *rc);
 void json_end(struct repair_ctx *rc, int status);

@@ -100,6 +100,17 @@ pass "operational error: exit 1 with an error document"
 if command -v script >/dev/null; then
 	script -qec "$REPAIR -n $img" /dev/null >"$T/tty" 2>&1
 	grep -q "Phase 3" "$T/tty" || fail "no progress on a terminal: $(cat -v "$T/tty" | head -5)"
+	# The inode scan's meter: its share never goes back, and it ends
+	# at 100% of the chunks it announced.
+	pcts=$(tr '\r' '\n' <"$T/tty" |
+		sed -n 's/.*Phase 3 - inode chunks: \([0-9]*\)% (\([0-9]*\)\/\([0-9]*\)).*/\1 \2 \3/p')
+	if [ -n "$pcts" ] && echo "$pcts" | awk '
+		$1 < p || $2 < d || $2 > $3 { bad = 1 } { p = $1; d = $2 }
+		END { exit bad || p != 100 }'; then
+		pass "the inode scan's meter rises to 100% ($(echo "$pcts" | wc -l) draws)"
+	else
+		fail "the inode scan's meter: $(echo "$pcts" | tr '\n' ' ')"
+	fi
 	script -qec "$REPAIR -n --no-progress $img" /dev/null >"$T/tty" 2>&1
 	grep -q "Phase" "$T/tty" && fail "--no-progress still shows progress"
 	grep -q "problems found" "$T/tty" || fail "no verdict on a terminal"

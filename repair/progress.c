@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Progress.  On a terminal, one line per phase redrawn in place: what,
+ * the share done, the rate and the time left ("Phase 3 - inode chunks:
+ * 45% (5760/12800 chunks), 23040 inodes/s, 0:12 left").  With -t N, a
+ * plain line every N seconds, as xfs_repair prints them, for logs.
+ *
+ * A meter counts work done from any thread (the inode scan's workers
+ * add to their parent's); only the thread that started it draws.  The
+ * time left is the time spent so far scaled by what remains: with the
+ * work spread evenly it converges as the phase goes on.
+ */
+#include <pthread.h>
+#include <time.h>
+
+#include "repair.h"
+
+static int64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The redraw interval on a terminal. */
+#define METER_DRAW_MS	200
+
+void
+meter_start(struct repair_ctx *rc, struct repair_meter *m, const char *what,
+	    const char *unit, unsigned int per_unit, uint64_t total)
+{
+	m->what = what;
+	m->unit = unit;
+	m->per_unit = per_unit ? per_unit : 1;
+	m->total = total;
+	atomic_store(&m->done, 0);
+	m->start_ms = now_ms();
+	m->drawn_ms = 0;
+	m->printed_ms = m->start_ms;
+	m->owner = pthread_self();
+	rc->meter = m;
+	meter_show(rc, 1);
+}
+
+void
+meter_add(struct repair_ctx *rc, uint64_t n)
+{
+	if (rc->meter)
+		atomic_fetch_add(&rc->meter->done, n);
+}
+
+/* "0:42", "1:02:03". */
+static void
+fmt_secs(char *buf, size_t len, int64_t s)
+{
+	if (s >= 3600)
+		snprintf(buf, len, "%lld:%02lld:%02lld", (long long)(s / 3600),
+			 (long long)(s / 60 % 60), (long long)(s % 60));
+	else
+		snprintf(buf, len, "%lld:%02lld", (long long)(s / 60),
+			 (long long)(s % 60));
+}
+
+void
+meter_show(struct repair_ctx *rc, int force)
+{
+	struct repair_meter *m = rc->meter;
+	uint64_t done, total;
+	int64_t now, spent;
+	char left[32] = "";
+	unsigned int pct;
+	double rate;
+
+	if (!m || !pthread_equal(m->owner, pthread_self()) ||
+	    (!rc->opt.progress && !rc->opt.report_secs))
+		return;
+	now = now_ms();
+	if (!force && now - m->drawn_ms < METER_DRAW_MS)
+		return;
+	done = atomic_load(&m->done);
+	total = m->total;
+	if (done > total)
+		total = done;
+	pct = total ? (unsigned int)(done * 100 / total) : 0;
+	spent = now - m->start_ms;
+	rate = spent > 0 ? (double)done * m->per_unit * 1000.0 / spent : 0;
+	if (done && done < total && spent >= 1000) {
+		char t[24];
+
+		fmt_secs(t, sizeof(t), spent * (int64_t)(total - done) /
+			 (int64_t)done / 1000);
+		snprintf(left, sizeof(left), ", %s left", t);
+	}
+	if (rc->opt.progress) {
+		fprintf(stderr, "\r\033[K%s: %u%% (%llu/%llu), %.0f %s/s%s",
+			m->what, pct, (unsigned long long)done,
+			(unsigned long long)total, rate, m->unit, left);
+		fflush(stderr);
+		m->drawn_ms = now;
+	}
+	/* -t: xfs_repair's periodic lines, for logs as much as terminals. */
+	if (rc->opt.report_secs && done < total &&
+	    now - m->printed_ms >= (int64_t)rc->opt.report_secs * 1000) {
+		fprintf(rc->opt.progress || rc->opt.json ? stderr : rc->out,
+			"%s%s: %u%% done (%llu/%llu)%s\n",
+			rc->opt.progress ? "\r\033[K" : "", m->what, pct,
+			(unsigned long long)done, (unsigned long long)total,
+			left);
+		m->printed_ms = now;
+	}
+}
+
+void
+meter_end(struct repair_ctx *rc)
+{
+	if (!rc->meter)
+		return;
+	/* The last state drawn is the phase's end: 100% when it finished. */
+	meter_show(rc, 1);
+	if (rc->opt.progress && pthread_equal(rc->meter->owner,
+					      pthread_self())) {
+		fprintf(stderr, "\r\033[K");
+		fflush(stderr);
+	}
+	rc->meter = NULL;
+}
