@@ -22,15 +22,16 @@
 #    memcap.c, readahead.c, find_sb.c, lookup.c (lookups in the scan's
 #    lists), salvage.c (inode core rules both apply), quota_state.c (the
 #    quota check's tables the quota fix reads), phase_log.c (log replay,
-#    a step of its own before any check, with no plan).
+#    a step of its own before any check, with no plan), interrupt.c
+#    (the signal flag) and progress.c (the phases' meters).
 . "$(dirname "$0")/lib.sh"
 
 checkers="attr check chunkfind confirm da dir fork inode_policy phase_ag
 	phase_counters phase_inodes phase_links phase_quota phase_rmap_forks
 	phase_sb pptr space"
 appliers="dirfix fix lostfound quotafix rebuild rebuild_fork"
-shared="action find_sb guard lookup memcap phase_log plan problem
-	quota_state readahead salvage"
+shared="action find_sb guard interrupt lookup memcap phase_log plan problem
+	progress quota_state readahead salvage"
 
 command -v nm >/dev/null 2>&1 || skip "nm (binutils) is not installed"
 srcdir="${XK_SRCDIR:?run through make check}/repair"
