@@ -7,6 +7,7 @@
 #ifndef XFSKIT_FSCK_H
 #define XFSKIT_FSCK_H
 
+#include <pthread.h>
 #include <stddef.h>
 
 /* Exit codes fsck(8) defines; a run returns the OR of those that apply. */
@@ -48,6 +49,22 @@ struct fsck_report {
 };
 
 int fsck_parse_report(const char *text, size_t len, struct fsck_report *r);
+
+/*
+ * -C FD (progress.c): around each run of the checker, start() gives the
+ * option to pass it (fsck_progress_arg, NULL for none), stop() ends the
+ * bar of -C 0.  start() returns 0 or a negative errno.
+ */
+struct fsck_progress {
+	int		fd;		/* -C's value; -1 without -C */
+	const char	*device;
+	int		pipe_r, pipe_w, running, drawn;
+	pthread_t	thread;
+	char		arg[32];
+};
+int fsck_progress_start(struct fsck_progress *p);
+const char *fsck_progress_arg(const struct fsck_progress *p);
+void fsck_progress_stop(struct fsck_progress *p);
 
 
 #endif /* XFSKIT_FSCK_H */

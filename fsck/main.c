@@ -50,6 +50,7 @@ struct fsck_ctx {
 	int		verbose;
 	const char	*device;
 	char		repair[PATH_MAX];
+	struct fsck_progress progress;	/* -C */
 };
 
 static volatile sig_atomic_t cancelled;
@@ -74,7 +75,8 @@ usage(FILE *to)
 "  -y      replay a dirty log and repair everything xfskit-repair can\n"
 "  -f      force a check (xfskit always checks; accepted for fsck(8))\n"
 "  -v      verbose: show the checker's commands\n"
-"  -C FD   progress to FD (accepted; no progress is shown)\n"
+"  -C FD   progress lines (phase done total device) to FD, as e2fsck;\n"
+"          -C 0: a completion bar on standard output\n"
 "  -t, -T, -M, -l, -s, -r  options of fsck(8) itself; ignored\n"
 "  -V      print the version and exit\n"
 "  -h, --help  this help\n"
@@ -121,12 +123,23 @@ find_repair(struct fsck_ctx *fc)
  * 128 + signal when it was killed, or -1 when it could not be run.
  */
 static int
-run(struct fsck_ctx *fc, const char *const *argv, char **out, size_t *outlen)
+run(struct fsck_ctx *fc, const char *const *args, char **out, size_t *outlen)
 {
 	int pipefd[2] = { -1, -1 }, status;
-	size_t len = 0, cap = 0;
+	size_t len = 0, cap = 0, n = 0;
+	const char *argv[16];
 	char *buf = NULL;
 	pid_t pid;
+
+	/* The checker, -C's option, then the arguments given. */
+	if (fsck_progress_start(&fc->progress))
+		return -1;
+	argv[n++] = args[0];
+	if (fsck_progress_arg(&fc->progress))
+		argv[n++] = fsck_progress_arg(&fc->progress);
+	for (size_t i = 1; args[i] && n < 15; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
 
 	if (fc->verbose) {
 		const char *const *a;
@@ -136,8 +149,10 @@ run(struct fsck_ctx *fc, const char *const *argv, char **out, size_t *outlen)
 			fprintf(stderr, " %s", *a);
 		fprintf(stderr, "\n");
 	}
-	if (out && pipe(pipefd))
+	if (out && pipe(pipefd)) {
+		fsck_progress_stop(&fc->progress);
 		return -1;
+	}
 	fflush(stdout);
 	pid = fork();
 	if (pid < 0) {
@@ -145,6 +160,7 @@ run(struct fsck_ctx *fc, const char *const *argv, char **out, size_t *outlen)
 			close(pipefd[0]);
 			close(pipefd[1]);
 		}
+		fsck_progress_stop(&fc->progress);
 		return -1;
 	}
 	if (pid == 0) {
@@ -185,9 +201,12 @@ run(struct fsck_ctx *fc, const char *const *argv, char **out, size_t *outlen)
 		*outlen = len;
 	}
 	while (waitpid(pid, &status, 0) < 0) {
-		if (errno != EINTR)
+		if (errno != EINTR) {
+			fsck_progress_stop(&fc->progress);
 			return -1;
+		}
 	}
+	fsck_progress_stop(&fc->progress);
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
 	return WEXITSTATUS(status);
@@ -358,8 +377,20 @@ parse_args(struct fsck_ctx *fc, int argc, char **argv)
 		case 'y':
 			yes = 1;
 			break;
+		case 'C': {
+			char *end;
+			long fd = strtol(optarg, &end, 10);
+
+			if (!*optarg || *end || fd < 0 || fd > 65535) {
+				fprintf(stderr, "fsck.xfskit: -C takes a file "
+					"descriptor (0 for a bar), not '%s'\n",
+					optarg);
+				return -1;
+			}
+			fc->progress.fd = (int)fd;
+			break;
+		}
 		case 'f':
-		case 'C':
 		case 't':
 		case 'T':
 		case 'M':
@@ -465,7 +496,7 @@ unsupported_check(struct fsck_ctx *fc)
 int
 main(int argc, char **argv)
 {
-	struct fsck_ctx fc = { .mode = MODE_CHECK };
+	struct fsck_ctx fc = { .mode = MODE_CHECK, .progress.fd = -1 };
 	struct check_result cr;
 	struct sigaction sa;
 	struct stat st;
@@ -473,6 +504,12 @@ main(int argc, char **argv)
 
 	if (parse_args(&fc, argc, argv))
 		return FSCK_USAGE;
+	fc.progress.device = fc.device;
+	if (fc.progress.fd > 0 && fcntl(fc.progress.fd, F_GETFD) < 0) {
+		fprintf(stderr, "fsck.xfskit: -C %d: not an open file "
+			"descriptor\n", fc.progress.fd);
+		return FSCK_USAGE;
+	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);

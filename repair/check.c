@@ -16,6 +16,9 @@ static void
 phase(struct repair_ctx *rc, const char *what, const char *doing)
 {
 	rc->phase_what = doing;
+	/* "Phase N - ...": a progress-fd consumer sees the phase start. */
+	if (!strncmp(what, "Phase ", 6))
+		progress_fd_line(rc, atoi(what + 6), 0, 1);
 	if (rc->opt.progress && !rc->opt.verbose) {
 		fprintf(stderr, "\r\033[K%s", what);
 		fflush(stderr);

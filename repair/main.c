@@ -4,7 +4,9 @@
  * main() parses options, opens the image and runs the phases; the phases
  * live in their own files and report through fix_problem().
  */
+#include <fcntl.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -50,6 +52,8 @@ usage(FILE *to)
 "  --json  print one JSON document: problems, actions (every change\n"
 "          made) and a summary (doc/json.md)\n"
 "  --no-progress  no progress line on a terminal\n"
+"  --progress-fd=N  write e2fsck -C progress lines (phase done total\n"
+"          device) to file descriptor N, as fsck.xfskit -C does\n"
 "  -V      print the version and exit\n"
 "Without -n, a dirty log is replayed, the filesystem checked, what is\n"
 "found repaired (each change reported, with the inode's path), and the\n"
@@ -373,7 +377,7 @@ parse_subopts(struct repair_ctx *rc, char *arg)
 int
 main(int argc, char **argv)
 {
-	struct repair_ctx rc = { .out = stdout };
+	struct repair_ctx rc = { .out = stdout, .opt.progress_fd = -1 };
 	struct xk_fail f;
 	int opt, err;
 
@@ -382,6 +386,7 @@ main(int argc, char **argv)
 		{ "direct", no_argument, NULL, 'D' },
 		{ "spill-dir", required_argument, NULL, 'S' },
 		{ "no-progress", no_argument, NULL, 'N' },
+		{ "progress-fd", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -423,6 +428,20 @@ main(int argc, char **argv)
 		case 'N':
 			no_progress = 1;
 			break;
+		case 'F': {
+			char *end;
+			long fd = strtol(optarg, &end, 10);
+
+			if (!*optarg || *end || fd < 1 || fd > 65535 ||
+			    fcntl((int)fd, F_GETFD) < 0) {
+				fprintf(stderr, "xfskit-repair: --progress-fd "
+					"takes an open file descriptor above "
+					"0, not '%s'\n", optarg);
+				return REPAIR_EXIT_USAGE;
+			}
+			rc.opt.progress_fd = (int)fd;
+			break;
+		}
 		case 'P':
 			rc.opt.no_prefetch = 1;
 			break;
@@ -504,6 +523,9 @@ main(int argc, char **argv)
 		rc.opt.threads = cpus > 0 ? (unsigned int)cpus : 1;
 	}
 	rc.opt.progress = !no_progress && !rc.opt.json && isatty(STDERR_FILENO);
+	/* A progress reader that quits must not kill the check. */
+	if (rc.opt.progress_fd >= 0)
+		signal(SIGPIPE, SIG_IGN);
 	if (repair_interrupt_install(rc.opt.progress)) {
 		perror("xfskit-repair: sigaction");
 		return REPAIR_EXIT_ERROR;

@@ -3,15 +3,22 @@
  * Progress.  On a terminal, one line per phase redrawn in place: what,
  * the share done, the rate and the time left ("Phase 3 - inode chunks:
  * 45% (5760/12800 chunks), 23040 inodes/s, 0:12 left").  With -t N, a
- * plain line every N seconds, as xfs_repair prints them, for logs.
+ * plain line every N seconds, as xfs_repair prints them, for logs.  With
+ * --progress-fd N, e2fsck's -C lines ("phase done total device") on N,
+ * for fsck.xfskit -C and front ends: each phase's start, and the
+ * metered phases as they go.
  *
  * A meter counts work done from any thread (the inode scan's workers
  * add to their parent's); only the thread that started it draws.  The
  * time left is the time spent so far scaled by what remains: with the
  * work spread evenly it converges as the phase goes on.
  */
+#include <limits.h>
 #include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "repair.h"
 
@@ -40,6 +47,8 @@ meter_start(struct repair_ctx *rc, struct repair_meter *m, const char *what,
 	m->drawn_ms = 0;
 	m->printed_ms = m->start_ms;
 	m->owner = pthread_self();
+	/* "Phase 3 - ...": the phase number for --progress-fd. */
+	m->phase = strncmp(what, "Phase ", 6) ? 0 : atoi(what + 6);
 	rc->meter = m;
 	meter_show(rc, 1);
 }
@@ -74,11 +83,13 @@ meter_show(struct repair_ctx *rc, int force)
 	double rate;
 
 	if (!m || !pthread_equal(m->owner, pthread_self()) ||
-	    (!rc->opt.progress && !rc->opt.report_secs))
+	    (!rc->opt.progress && !rc->opt.report_secs &&
+	     rc->opt.progress_fd < 0))
 		return;
 	now = now_ms();
 	if (!force && now - m->drawn_ms < METER_DRAW_MS)
 		return;
+	m->drawn_ms = now;
 	done = atomic_load(&m->done);
 	total = m->total;
 	if (done > total)
@@ -93,12 +104,13 @@ meter_show(struct repair_ctx *rc, int force)
 			 (int64_t)done / 1000);
 		snprintf(left, sizeof(left), ", %s left", t);
 	}
+	if (m->phase)
+		progress_fd_line(rc, m->phase, done, total);
 	if (rc->opt.progress) {
 		fprintf(stderr, "\r\033[K%s: %u%% (%llu/%llu), %.0f %s/s%s",
 			m->what, pct, (unsigned long long)done,
 			(unsigned long long)total, rate, m->unit, left);
 		fflush(stderr);
-		m->drawn_ms = now;
 	}
 	/* -t: xfs_repair's periodic lines, for logs as much as terminals. */
 	if (rc->opt.report_secs && done < total &&
@@ -125,4 +137,22 @@ meter_end(struct repair_ctx *rc)
 		fflush(stderr);
 	}
 	rc->meter = NULL;
+}
+
+void
+progress_fd_line(struct repair_ctx *rc, int phase, uint64_t done,
+		 uint64_t total)
+{
+	char line[PATH_MAX + 64];
+	int n;
+
+	if (rc->opt.progress_fd < 0 || phase <= 0)
+		return;
+	n = snprintf(line, sizeof(line), "%d %llu %llu %s\n", phase,
+		     (unsigned long long)done, (unsigned long long)total,
+		     rc->opt.device);
+	/* A reader that went away is not the check's failure. */
+	if (n > 0 && (size_t)n < sizeof(line) &&
+	    write(rc->opt.progress_fd, line, (size_t)n) < 0)
+		rc->opt.progress_fd = -1;
 }

@@ -187,6 +187,7 @@ struct repair_opts {
 	int		verbose;
 	int		json;		/* --json: one JSON document */
 	int		progress;	/* show progress on stderr */
+	int		progress_fd;	/* --progress-fd: e2fsck -C lines, or -1 */
 	unsigned int	threads;	/* inode scan workers (-o threads=) */
 	unsigned int	report_secs;	/* -t: a progress line every N s */
 	int		no_prefetch;	/* -P: no readahead */
@@ -278,6 +279,7 @@ struct repair_meter {
 	_Atomic uint64_t done;
 	int64_t		start_ms, drawn_ms, printed_ms;
 	pthread_t	owner;		/* the thread that draws */
+	int		phase;		/* N of "Phase N - ...", or 0 */
 };
 
 /*
@@ -370,6 +372,9 @@ void meter_start(struct repair_ctx *rc, struct repair_meter *m,
 void meter_add(struct repair_ctx *rc, uint64_t n);
 void meter_show(struct repair_ctx *rc, int force);
 void meter_end(struct repair_ctx *rc);
+/* --progress-fd: "phase done total device", e2fsck's -C protocol. */
+void progress_fd_line(struct repair_ctx *rc, int phase, uint64_t done,
+		      uint64_t total);
 /* JSON output: open and close the document. */
 void json_begin(struct repair_ctx *rc);
 void json_end(struct repair_ctx *rc, int status);

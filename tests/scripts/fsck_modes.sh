@@ -41,6 +41,24 @@ done
 run_fsck 0 -a -T -l -M -C0 -f "$img"
 run_fsck 0 -t xfs -n "$img"
 
+# -C FD: e2fsck's progress lines, each phase in order, the inode scan's
+# count rising to its total; -C 0: a bar; a closed descriptor: usage.
+"$FSCK" -n -C 5 "$img" >"$T/fsck.out" 2>&1 5>"$T/prog"
+if awk -v dev="$img" '
+	NF != 4 || $4 != dev || $2 > $3 || $1 < ph { bad = 1 }
+	$1 == 3 { if ($3 == t3 && $2 < d3) bad = 1; d3 = $2; t3 = $3 }
+	{ ph = $1; seen[$1] = 1 }
+	END { exit bad || !seen[1] || !seen[7] || !t3 || d3 != t3 }' "$T/prog"; then
+	pass "-C 5: $(wc -l <"$T/prog") progress lines, phases in order, the inode scan to 100%"
+else
+	fail "-C 5: progress lines: $(head -c 400 "$T/prog")"
+fi
+"$FSCK" -n -C 0 "$img" >"$T/fsck.out" 2>&1
+grep -q "phase 3 |=*| 100.0%" "$T/fsck.out" &&
+	pass "-C 0: a completion bar to 100%" ||
+	fail "-C 0: no bar: $(cat -v "$T/fsck.out" | head -c 400)"
+run_fsck 16 -n -C 9 "$img"
+
 # Usage and operational errors.
 run_fsck 16 -Q "$img"
 run_fsck 16 -n -y "$img"
