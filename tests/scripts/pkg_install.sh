@@ -36,9 +36,15 @@ for h in "$XK_SRCDIR"/include/xfskit/*.h "$XK_SRCDIR"/include/xfskit/format/*.h;
 	rel=${h#"$XK_SRCDIR"/include/}
 	[ -f "$D$prefix/include/$rel" ] || fail "header $rel is not installed"
 done
+comp=$D$prefix/share/bash-completion/completions
+[ -f "$comp/xfskit-repair" ] || fail "the bash completion is not installed"
+for p in xfskit-db xfskit-mkfs xfskit-undo xfskit-metadump xfskit-mdrestore fsck.xfskit; do
+	[ "$(readlink "$comp/$p")" = xfskit-repair ] ||
+		fail "the bash completion of $p is not linked to xfskit-repair's"
+done
 pc=$lib/pkgconfig/xfskit.pc
 [ -f "$pc" ] || fail "xfskit.pc is not installed"
-pass "tools, man pages, library, headers and pkg-config file installed"
+pass "tools, man pages, bash completion, library, headers and pkg-config file installed"
 
 # Build against the installed library only: the sysroot prefix points
 # pkg-config's -I and -L into DESTDIR.
