@@ -176,6 +176,7 @@ struct worker {
 	pthread_t	tid;
 	uint8_t		*buf;
 	uint8_t		*ok;		/* per block of a chunk: read */
+	uint8_t		*spare;		/* a directory block cut by a chunk */
 	int		err;
 	XK_VEC_OF(struct xk_scan_ent) ents;
 	XK_VEC_OF(struct xk_scan_ent) rejected;
@@ -218,6 +219,27 @@ record(struct worker *w, const struct xk_scan_ent *e)
 		err = xk_vec_push(&w->ents.vec, e, sizeof(*e));
 	else if (w->s->opts->flags & XK_SCAN_KEEP_REJECTED)
 		err = xk_vec_push(&w->rejected.vec, e, sizeof(*e));
+	if (err && !w->err)
+		w->err = err;
+	return err;
+}
+
+/* Note blocks that could not be read, joining a range it continues. */
+static int
+note_unread(struct worker *w, uint64_t daddr, uint64_t len, int err)
+{
+	struct xk_scan_unread u = { daddr, len, err };
+
+	w->unread_bytes += len << XK_BBSHIFT;
+	if (w->unread.n) {
+		struct xk_scan_unread *last = &w->unread.v[w->unread.n - 1];
+
+		if (last->daddr + last->len == daddr && last->err == err) {
+			last->len += len;
+			return 0;
+		}
+	}
+	err = xk_vec_push(&w->unread.vec, &u, sizeof(u));
 	if (err && !w->err)
 		w->err = err;
 	return err;
@@ -313,6 +335,26 @@ judge(struct worker *w, const struct kind *k, uint64_t daddr, uint8_t *b,
 	const uint8_t *uuid = mp->meta_uuid;
 	int64_t agno = -1;
 
+	/*
+	 * A directory block that a chunk's end (after a failed read) cuts:
+	 * read it whole on its own.  Past the AG it cannot be one.
+	 */
+	if (k->len >= LEN_DIRBLK && avail < mp->g.dirblksize &&
+	    daddr + (mp->g.dirblksize >> XK_BBSHIFT) <=
+	    (daddr / ag_bb + 1) * ag_bb &&
+	    daddr + (mp->g.dirblksize >> XK_BBSHIFT) <=
+	    mp->dev->size >> XK_BBSHIFT) {
+		int err = xk_dev_pread(mp->dev, w->spare, mp->g.dirblksize,
+				       daddr << XK_BBSHIFT);
+
+		if (err) {
+			w->read_errors++;
+			return note_unread(w, daddr,
+					   mp->g.dirblksize >> XK_BBSHIFT, err);
+		}
+		b = w->spare;
+		avail = mp->g.dirblksize;
+	}
 	switch (k->len) {
 	case LEN_SECTOR:
 		e.len = mp->g.sectsize;
@@ -384,7 +426,8 @@ is_v3_inode(const uint8_t *b)
 /*
  * Judge the inode cluster at agno/agbno: every inode in it by the rules
  * of judge() (its address is its inode number), then the cluster's own
- * verifier.  The worst inode's first failed rule is the verdict.
+ * verifier.  The worst inode's first failed rule is the verdict,
+ * which is returned (or a negative errno).
  */
 static int
 judge_cluster(struct worker *w, uint32_t agno, uint32_t agbno, uint8_t *b)
@@ -423,25 +466,9 @@ judge_cluster(struct worker *w, uint32_t agno, uint32_t agbno, uint8_t *b)
 		e.verdict = structure_ok(mp, &xk_inode_cluster_buf_ops,
 					 e.daddr, b, e.len, agno) ?
 			    XK_SCAN_OK : XK_SCAN_BAD_STRUCT;
-	return record(w, &e);
-}
-
-/* Note blocks that could not be read, joining a range it continues. */
-static int
-note_unread(struct worker *w, uint64_t daddr, uint64_t len, int err)
-{
-	struct xk_scan_unread u = { daddr, len, err };
-
-	w->unread_bytes += len << XK_BBSHIFT;
-	if (w->unread.n) {
-		struct xk_scan_unread *last = &w->unread.v[w->unread.n - 1];
-
-		if (last->daddr + last->len == daddr && last->err == err) {
-			last->len += len;
-			return 0;
-		}
-	}
-	return xk_vec_push(&w->unread.vec, &u, sizeof(u));
+	if (record(w, &e))
+		return w->err;
+	return e.verdict;
 }
 
 /*
@@ -521,11 +548,20 @@ scan_chunk(struct worker *w, uint32_t agno, uint32_t agbno, uint32_t end)
 
 			for (uint32_t j = 0; j < g->cluster_blks; j++)
 				any |= is_v3_inode(b + (size_t)j * bs);
+			/*
+			 * A rejected cluster's blocks are looked at one by
+			 * one: a freed chunk's blocks may hold other
+			 * metadata now.
+			 */
 			if (any) {
-				if (judge_cluster(w, agno, agbno + i, b))
-					return w->err;
-				i += g->cluster_blks - 1;
-				continue;
+				int v = judge_cluster(w, agno, agbno + i, b);
+
+				if (v < 0)
+					return v;
+				if (v == XK_SCAN_OK) {
+					i += g->cluster_blks - 1;
+					continue;
+				}
 			}
 		}
 		/* The sector-sized headers inside an AG's first block. */
@@ -679,7 +715,10 @@ worker_init(struct worker *w, struct scan *s)
 			   s->tail))
 		return -ENOMEM;
 	w->ok = xk_malloc(s->read_blocks);
-	return w->ok ? 0 : -ENOMEM;
+	if (posix_memalign((void **)&w->spare, SCAN_BUF_ALIGN,
+			   s->mp->g.dirblksize))
+		w->spare = NULL;
+	return w->ok && w->spare ? 0 : -ENOMEM;
 }
 
 static void
@@ -687,6 +726,7 @@ worker_free(struct worker *w)
 {
 	free(w->buf);
 	free(w->ok);
+	free(w->spare);
 	xk_vec_free(&w->ents.vec);
 	xk_vec_free(&w->rejected.vec);
 	xk_vec_free(&w->unread.vec);
