@@ -2,7 +2,7 @@
 /*
  * The device scan (scan.h): AGs are handed out to worker threads, each
  * reads its AG in large aligned reads and looks at every block start (and
- * every sector of an AG's first block, where the sector-sized headers
+ * each of an AG's first four sectors, where the sector-sized headers
  * live).  A v5 magic makes the block a candidate; a table says where each
  * type keeps its UUID, self address and owner, and the verifier the rest
  * of libfs reads the type with judges its structure.  Inode clusters are
@@ -564,9 +564,10 @@ scan_chunk(struct worker *w, uint32_t agno, uint32_t agbno, uint32_t end)
 				}
 			}
 		}
-		/* The sector-sized headers inside an AG's first block. */
+		/* The sector-sized headers inside an AG's first blocks. */
 		for (uint32_t s = 0; s < bs; s += g->sectsize) {
-			if (s && (agbno + i != 0 || s >= 4 * g->sectsize))
+			if (s && (uint64_t)(agbno + i) * bs + s >=
+				 4ULL * g->sectsize)
 				break;
 			k = kind_of(b + s);
 			if (!k)
