@@ -1,14 +1,15 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# The device scan (xfskit-db scan), at two geometries, on a kernel-populated image that holds,
-# as regular files, another XFS image and a byte copy of its own image
-# made earlier (same UUID): the index equals what xfs_db says of the
-# filesystem (every btree block btdump walks, the inobt's inodes, every
-# directory, attribute, symlink and bmbt block the rmapbt names, a big
-# directory's bmap) and takes no block from either image file, whose
-# candidates are rejected for their address and their UUID.  Then bad
-# input: an injected read error mid-scan changes nothing but the report;
-# a truncated device and garbage give a clear error, no crash.
+# The device scan (xfskit-db scan), at two geometries, on a kernel-
+# populated image that holds, as regular files, another XFS image and a
+# byte copy of its own image made earlier (same UUID): the index equals
+# what xfs_db says of the filesystem (every btree block btdump walks, the
+# inobt's inodes, every directory, attribute, symlink and bmbt block the
+# rmapbt names, a big directory's bmap) and takes no block from either
+# image file, whose candidates are all rejected for their address (the
+# copy) or their UUID (the other).  Then bad input: an injected read
+# error mid-scan changes nothing but the report; a truncated device and
+# garbage give a clear error, no crash.
 . "$XK_SRCDIR/tests/scripts/lib.sh"
 need_xfsprogs
 [ "$(id -u)" -eq 0 ] || skip "populating images needs root (loop mount)"
