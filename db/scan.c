@@ -205,7 +205,14 @@ db_cmd_scan(struct db_ctx *c, int argc, char **argv)
 		       "len", "owner", "level", "offset", "verdict");
 		/* The index's order (type, owner, level, offset), then the
 		 * rejected candidates by address. */
-		for (size_t i = 0; i < r.ents.n; i++)
+		size_t first = 0, count = r.ents.n;
+
+		/* One type and owner: straight from the index. */
+		if (a.have_owner && a.types && !(a.types & (a.types - 1)))
+			xk_scan_lookup(&r, (enum xk_scan_type)
+				       __builtin_ctz(a.types), a.owner,
+				       &first, &count);
+		for (size_t i = first; i < first + count; i++)
 			if (wanted(&a, &r.ents.v[i]))
 				print_ent(c, &r.ents.v[i]);
 		for (size_t i = 0; i < r.rejected.n; i++)

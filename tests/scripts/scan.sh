@@ -95,6 +95,13 @@ scan_case() {
 	sed "s/^\([A-Za-z]*:\) /\1 [$label] /" "$D/check.out"
 	[ $st -eq 0 ] || fail "[$label] the scan's index differs from xfs_db's view (above)"
 
+	# One type and owner (looked up in the index) as in the whole list.
+	bigino=$(cat "$D/bigdir")
+	"$DB" -r -c "scan -t dir3-data -o $bigino" "$img" | tail -n +2 >"$D/one"
+	awk -v o="$bigino" '$1 == "dir3-data" && $5 == o && $8 == "ok"' "$D/scan.txt" >"$D/one.want"
+	[ -s "$D/one" ] && cmp -s "$D/one" "$D/one.want" ||
+		fail "[$label] scan -t dir3-data -o $bigino: $(diff "$D/one.want" "$D/one" | head -5)"
+
 	# The counts agree with the listing, and reading wrote nothing.
 	"$DB" -r -c "scan -c" "$img" >"$D/counts" 2>&1 || fail "[$label] scan -c failed: $(cat "$D/counts")"
 	n_ok=$(awk '$1 == "total" { print $2 }' "$D/counts")
