@@ -825,8 +825,13 @@ xk_scan_device(struct xk_mount *mp, const struct xk_scan_opts *opts,
 		for (unsigned int i = 1; i < started; i++)
 			pthread_join(w[i].tid, NULL);
 	}
+	/*
+	 * The cause, not the stop it made the other workers see: a
+	 * worker's -ECANCELED only says that another one stopped the scan.
+	 */
 	for (unsigned int i = 0; i < started && !err; i++)
-		err = w[i].err;
+		if (w[i].err != -ECANCELED)
+			err = w[i].err;
 	if (!err && atomic_load(&s.stop))
 		err = -ECANCELED;
 	for (unsigned int i = 0; i < started && !err; i++)

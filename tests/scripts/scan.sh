@@ -136,6 +136,24 @@ if grep -q '^#define XK_FAULT_INJECTION 1' "$XK_BUILDDIR/config.h"; then
 	grep -q "^read .* [1-9][0-9]* failed reads, 0 bytes unreadable" "$T/fault.counts" ||
 		fail "the injected read error is not reported: $(tail -1 "$T/fault.counts")"
 	pass "read error mid-scan: retried, same index, reported"
+	# A thread that cannot start: fewer threads, the same index.
+	XFSKIT_FAULT=thread:1 "$DB" -r -c "scan -r -T 3" "$img" >"$T/thread.txt" 2>&1 &&
+		cmp -s "$D/scan.txt" "$T/thread.txt" ||
+		fail "a thread that could not start changed the scan: $(diff "$D/scan.txt" "$T/thread.txt" | head)"
+	# Out of memory anywhere: the same counts or a clear stop, no crash
+	# and no leak (ASan exits 99).
+	"$DB" -r -c "scan -c" "$img" >"$T/c.ref" 2>&1
+	for n in 1 2 3 4 5 6 7 8; do
+		XFSKIT_FAULT=alloc:$n "$DB" -r -c "scan -c" "$img" >"$T/c.out" 2>&1
+		st=$?
+		if [ $st = 0 ]; then
+			cmp -s "$T/c.ref" "$T/c.out" ||
+				fail "allocation $n failed, the scan said nothing and counted other: $(diff "$T/c.ref" "$T/c.out" | head -5)"
+		elif [ $st = 99 ] || ! grep -qiE "memory|cannot allocate" "$T/c.out"; then
+			fail "allocation $n failed: exit $st, $(head -3 "$T/c.out")"
+		fi
+	done
+	pass "thread and allocation failures: the same index or a clear stop"
 fi
 
 # A device cut short: refused with a clear error, no crash.
