@@ -117,6 +117,24 @@ const struct db_cmd db_cmds[] = {
 	{ "push", {NULL}, "[command]", db_cmd_push,
 	  "push the current location onto the stack", NULL, 0 },
 	{ "quit", {"q"}, "", cmd_quit, "exit xfskit-db", NULL, 0 },
+	{ "scan", {NULL}, "[-c] [-r] [-g] [-t type]... [-o owner] [-T threads] "
+	  "[-m MiB]", db_cmd_scan,
+	  "find metadata blocks by their self-description (device scan)",
+	  "Read the whole data device (not the internal log) and list every "
+	  "v5 metadata block found: type, daddr, length in bytes, owner (AG "
+	  "or inode), level, the file offset the block states (- if none) "
+	  "and the verdict.  A block is ours only when its UUID is the "
+	  "filesystem's, its self address is where it was found (blocks of "
+	  "images stored in files are rejected here), its CRC matches and "
+	  "its verifier passes.  -r lists rejected candidates too; -c prints "
+	  "the count of accepted and rejected blocks per type and reason "
+	  "instead; -t type (sb, agf, agi, agfl, bnobt, cntbt, inobt, "
+	  "finobt, rmapbt, refcntbt, inodes, bmbt, dir3-block, dir3-data, "
+	  "dir3-leaf1, dir3-leafn, dir3-free, da3-node, attr3-leaf, "
+	  "attr3-rmt, symlink) and -o owner filter the list; -g shows "
+	  "progress; -T sets the threads; -m MiB lets the lists spill to "
+	  "temporary files ($TMPDIR) above that size.  Unreadable ranges "
+	  "are reported and the command fails; it never writes.", 0 },
 	{ "sb", {NULL}, "[agno]", db_cmd_sb,
 	  "set address to a superblock", NULL, 0 },
 	{ "stack", {NULL}, "", db_cmd_stack,

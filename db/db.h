@@ -184,6 +184,7 @@ int db_cmd_check(struct db_ctx *c, int argc, char **argv);
 int db_cmd_ls(struct db_ctx *c, int argc, char **argv);
 int db_cmd_path(struct db_ctx *c, int argc, char **argv);
 int db_cmd_ncheck(struct db_ctx *c, int argc, char **argv);
+int db_cmd_scan(struct db_ctx *c, int argc, char **argv);
 /* metadump_cmd.c */
 int db_cmd_metadump(struct db_ctx *c, int argc, char **argv);
 

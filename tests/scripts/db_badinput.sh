@@ -62,6 +62,7 @@ expect 1 "unknown fuzz action" -x -c sb -c "fuzz icount explode" "$IMG"
 	-c "bmap 128" -c version -c label -c uuid -c "hash foo" \
 	-c "convert agno 1 agblock 2 daddr" -c "agf 0" -c "addr bnoroot" \
 	-c "print recs" -c push -c "sb 1" -c stack -c pop -c back -c forward \
+	-c "scan -r" \
 	"$IMG" >/dev/null 2>"$T/err" || fail "a clean -r session failed: $(head -3 "$T/err")"
 [ "$(cksum <"$IMG")" = "$sum" ] || fail "-r changed the image"
 # The exit status reports any failed command, not just the last.
@@ -94,7 +95,7 @@ for seed in 1 2 3; do
 	cp "$IMG" "$T/t.img"
 	"$DB" -x -c "blocktrash -s $seed -n 40 -x 1 -y 64" "$T/t.img" \
 		>/dev/null 2>&1
-	"$DB" -r -c check -c freesp -c frag -c ncheck -c "ls /" "$T/t.img" \
+	"$DB" -r -c check -c freesp -c frag -c ncheck -c "ls /" -c "scan -r" "$T/t.img" \
 		>/dev/null 2>"$T/err"
 	rc=$?
 	# 2: the primary superblock itself may be too damaged to open.
