@@ -8,7 +8,9 @@
 # 6.1 (where it knows the features) and 7.2 and mounts on the host
 # kernel.  Refusals: a mounted image (no write system call at all, seen
 # by strace), a dirty log, bad options and a garbage image, each with
-# the image unchanged; -z records an undo file xfskit-undo applies.
+# the image unchanged; a crash during an inobtcount upgrade leaves a
+# NEEDSREPAIR mark xfs_repair completes; -z records an undo file
+# xfskit-undo applies.
 . "$(dirname "$0")/lib.sh"
 need_xfsprogs
 need_xfs72
@@ -253,6 +255,26 @@ if loop_mount "$T/k.img"; then
 		fail "mounted, -u: $(cat "$T/k.out")"
 	loop_umount || fail "umount failed"
 fi
+
+# A crash during inobtcount (killed before its Nth data write: after the
+# NEEDSREPAIR mark, among the AGIs, among the secondaries) leaves the
+# mark on the primary, and xfs_repair 7.2 makes the result clean.
+nw=$((1 + AGC + AGC))
+for n in 1 3 $((AGC + 2)); do
+	cp --sparse=always "$OLD" "$T/k.img"
+	LIBXFS_DEBUG_WRITE_CRASH=ddev=$n "$ADMIN" -O inobtcount=1 "$T/k.img" >"$T/k.out" 2>&1
+	rc=$?
+	if [ "$rc" -ne 137 ]; then
+		fail "crash after $n of $nw writes: exit $rc, expected the kill (137)"
+	elif ! xfs_db -r -c version "$T/k.img" | grep -q NEEDSREPAIR; then
+		fail "crash after $n of $nw writes: the primary is not marked NEEDSREPAIR"
+	elif ! xfs72 xfs_repair "$T/k.img" >"$T/r.out" 2>&1 ||
+	     ! xfs72 xfs_repair -n "$T/k.img" >"$T/r.out" 2>&1; then
+		fail "crash after $n of $nw writes: xfs_repair 7.2 leaves it unclean: $(grep -v '^Phase\|^  *-' "$T/r.out" | head -3)"
+	else
+		pass "crash after $n of $nw writes: NEEDSREPAIR set, xfs_repair 7.2 completes it"
+	fi
+done
 
 # -z: the undo file takes the upgrade back byte for byte.
 cp --sparse=always "$OLD" "$T/k.img" && cp --sparse=always "$OLD" "$T/before.img"
