@@ -198,7 +198,7 @@ unchanged() {
 	rc=$?
 	[ "$rc" = "$want" ] || { fail "$name: exit $rc, expected $want: $(cat "$T/k.err")"; return; }
 	[ -s "$T/k.err" ] || { fail "$name: no message on stderr"; return; }
-	cmp -s "$T/before.img" "$T/k.img" || { fail "$name: the image changed"; return; }
+	same_image "$T/before.img" "$T/k.img" || { fail "$name: the image changed"; return; }
 	pass "$name: exit $rc, unchanged: $(head -1 "$T/k.err")"
 }
 cp --sparse=always "$BASE" "$T/k.img"
@@ -280,9 +280,9 @@ done
 cp --sparse=always "$OLD" "$T/k.img" && cp --sparse=always "$OLD" "$T/before.img"
 "$ADMIN" -z "$T/u.undo" -O inobtcount=1,bigtime=1 -L undone "$T/k.img" >"$T/k.out" 2>&1 ||
 	fail "-z: $(cat "$T/k.out")"
-cmp -s "$T/k.img" "$T/before.img" && fail "-z: the run changed nothing"
+same_image "$T/k.img" "$T/before.img" && fail "-z: the run changed nothing"
 "$UNDO" "$T/u.undo" "$T/k.img" >"$T/u.out" 2>&1 || fail "xfskit-undo: $(cat "$T/u.out")"
-cmp -s "$T/k.img" "$T/before.img" && pass "-z: xfskit-undo restores the image byte for byte" ||
+same_image "$T/k.img" "$T/before.img" && pass "-z: xfskit-undo restores the image byte for byte" ||
 	fail "-z: after xfskit-undo the image differs from the original"
 
 finish
