@@ -3,7 +3,8 @@
  * xfskit-admin: change the parameters of an unmounted XFS v5 filesystem
  * with xfs_admin's command line: print or set the label and the UUID
  * (as xfs_db's label and uuid commands, which xfs_admin runs), the v4
- * switches answered as xfs_admin answers them on v5, and -O feature
+ * switches answered as xfs_admin answers them on v5, -C (a mkfs
+ * configuration file of the filesystem's features), and -O feature
  * upgrades (as xfs_repair -c, which xfs_admin runs).
  *
  * Every option is checked before the filesystem is opened, so a bad one
@@ -31,13 +32,15 @@
 #include <xfskit/unsupported.h>
 #include <xfskit/write_crash.h>
 
+#include "admin.h"
+
 #define ADMIN_EXIT_FAILED	1
 #define ADMIN_EXIT_USAGE	2
 #define ADMIN_EXIT_OFFLINE	2	/* mounted, or a dirty log */
 
 /* One label/UUID action of the command line, in its order. */
 struct action {
-	char		opt;		/* 'l', 'u', 'L', 'U', 'e', 'j', 'p' */
+	char		opt;		/* 'l', 'u', 'L', 'U', 'C', 'e', 'j', 'p' */
 	const char	*arg;
 };
 
@@ -79,8 +82,8 @@ static void
 usage(FILE *fp)
 {
 	fprintf(fp,
-"Usage: xfskit-admin [-efjlpuV] [-c 0|1] [-L label] [-O feature=1,...]\n"
-"                    [-U uuid] [-z undofile] device\n"
+"Usage: xfskit-admin [-efjlpuV] [-C cfgfile] [-c 0|1] [-L label]\n"
+"                    [-O feature=1,...] [-U uuid] [-z undofile] device\n"
 "  -l          print the filesystem label\n"
 "  -u          print the filesystem UUID\n"
 "  -L label    set the label (at most 12 bytes; -- clears it)\n"
@@ -95,7 +98,8 @@ usage(FILE *fp)
 "  -f          the device is an image file (accepted; files always work)\n"
 "  -z file     record every overwritten block in an undo file (see\n"
 "              xfskit-undo)\n"
-"  -C cfgfile  xfs_admin 7.2's mkfs configuration file: not supported\n"
+"  -C cfgfile  write a mkfs configuration file of the filesystem's\n"
+"              features (as xfs_admin 7.2)\n"
 "  -r rtdev    realtime device: not supported\n"
 "  -V          print the version and exit\n"
 "  -h, --help  print this help and exit\n"
@@ -262,6 +266,8 @@ run_action(struct admin *a, const struct action *act)
 		return set_label(a, act->arg);
 	case 'U':
 		return set_uuid(a, act->arg);
+	case 'C':
+		return admin_write_cfg(a->mp, a->image, act->arg);
 	case 'e':
 		printf("unwritten extents always enabled for v5 "
 		       "superblocks.\n");
@@ -396,7 +402,7 @@ parse_args(struct admin *a, int argc, char **argv)
 		case 'f':
 			break;
 		case 'l': case 'u': case 'e': case 'j': case 'p':
-		case 'L': case 'U':
+		case 'L': case 'U': case 'C':
 			a->acts[a->nacts].opt = (char)c;
 			a->acts[a->nacts].arg = optarg;
 			if (check_action(&a->acts[a->nacts]))
@@ -421,11 +427,6 @@ parse_args(struct admin *a, int argc, char **argv)
 		case 'z':
 			a->undo_path = optarg;
 			break;
-		case 'C':
-			fprintf(stderr, "xfskit-admin: -C %s: writing a mkfs "
-				"configuration file is not supported\n",
-				optarg);
-			return ADMIN_EXIT_FAILED;
 		case 'r':
 			fprintf(stderr, "xfskit-admin: -r %s: realtime devices "
 				"are not supported\n", optarg);

@@ -6,11 +6,11 @@
 # inobtcount, the same AGI block counts), exit with the same status and
 # print the same result lines; each result is clean for xfs_repair -n
 # 6.1 (where it knows the features) and 7.2 and mounts on the host
-# kernel.  Refusals: a mounted image (no write system call at all, seen
-# by strace), a dirty log, bad options and a garbage image, each with
-# the image unchanged; a crash during an inobtcount upgrade leaves a
-# NEEDSREPAIR mark xfs_repair completes; -z records an undo file
-# xfskit-undo applies.
+# kernel.  -C writes xfs_admin 7.2's configuration file.  Refusals: a
+# mounted image (no write system call at all, seen by strace), a dirty
+# log, bad options and a garbage image, each with the image unchanged;
+# a crash during an inobtcount upgrade leaves a NEEDSREPAIR mark
+# xfs_repair completes; -z records an undo file xfskit-undo applies.
 . "$(dirname "$0")/lib.sh"
 need_xfsprogs
 need_xfs72
@@ -148,6 +148,25 @@ same_as 72 "-O exchange=1" "$BASE" -O exchange=1 &&
 	checked "$T/k.img" exchange 72
 same_as 72 "-O all four" "$OLD" -O exchange=1,nrext64=1,bigtime=1,inobtcount=1 &&
 	checked "$T/k.img" "all four" 72
+
+# -C: the mkfs configuration file equals xfs_admin 7.2's, on 6.1's
+# default, on an older feature set and on 7.2's default (parent
+# pointers, exchange, nrext64 and the root's xfs:autofsck property).
+NEW72="$T/new72.img"
+truncate -s 64m "$NEW72" &&
+	TEST_DIR=1 TEST_DEV=1 QA_CHECK_FS=1 xfs72 mkfs.xfs -q -f "$NEW72" >"$T/mkfs.out" 2>&1 ||
+	{ echo "mkfs.xfs 7.2: $(cat "$T/mkfs.out")" >&2; exit 99; }
+for img in "$BASE" "$OLD" "$NEW72"; do
+	rm -f "$T/o.cfg" "$T/k.cfg"
+	xfs_admin72 -C "$T/o.cfg" "$img" >/dev/null 2>&1
+	"$ADMIN" -C "$T/k.cfg" "$img" >"$T/k.out" 2>&1 ||
+		{ fail "-C on ${img##*/}: $(cat "$T/k.out")"; continue; }
+	diff "$T/o.cfg" "$T/k.cfg" >"$T/cfg.diff" &&
+		pass "-C on ${img##*/}: the file equals xfs_admin 7.2's" ||
+		fail "-C on ${img##*/}: differs from xfs_admin 7.2's: $(cat "$T/cfg.diff")"
+done
+grep -qx "autofsck=repair" "$T/k.cfg" ||
+	fail "-C on mkfs.xfs 7.2's image: no autofsck=repair line (the test image lost its property?)"
 
 # Features present and missing together: xfs_repair stops at the first
 # present one and adds nothing; xfskit-admin adds the missing ones, as
