@@ -30,6 +30,13 @@ XK_MUST_CHECK int xk_sb_read(struct xk_mount *mp, uint32_t agno,
 XK_MUST_CHECK int xk_sb_set_label(struct xk_mount *mp, const char *label);
 XK_MUST_CHECK int xk_sb_set_uuid(struct xk_mount *mp, const uint8_t uuid[16],
 				 char *msg, size_t msglen);
+/*
+ * 0 when the log is clean or empty; -EBUSY and a sentence in msg when it
+ * holds transactions (a rewrite of the superblocks or of the log would
+ * lose them), another error when it cannot be read.
+ */
+XK_MUST_CHECK int xk_log_require_clean(struct xk_mount *mp, char *msg,
+				       size_t msglen);
 XK_MUST_CHECK int xk_agf_read(struct xk_mount *mp, uint32_t agno,
 			      unsigned int flags, struct xk_buf **bpp);
 XK_MUST_CHECK int xk_agi_read(struct xk_mount *mp, uint32_t agno,

@@ -359,8 +359,8 @@ sb_rewrite_copies(struct xk_mount *mp, const struct xk_sb *want)
 }
 
 /* A log with transactions in it would be lost by the rewrite. */
-static int
-log_must_be_clean(struct xk_mount *mp, char *msg, size_t msglen)
+int
+xk_log_require_clean(struct xk_mount *mp, char *msg, size_t msglen)
 {
 	struct xk_log *log = NULL;
 	const struct xk_log_state *st;
@@ -416,7 +416,7 @@ xk_sb_set_uuid(struct xk_mount *mp, const uint8_t uuid[16], char *msg,
 	msg[0] = 0;
 	if (!memcmp(want.uuid, uuid, 16))
 		return 0;
-	err = log_must_be_clean(mp, msg, msglen);
+	err = xk_log_require_clean(mp, msg, msglen);
 	if (err)
 		return err;
 	if (!has_meta) {

@@ -23,6 +23,7 @@ xfskit-mdrestore db/xfskit-mdrestore   xfs_mdrestore -
 xfskit-mkfs      mkfs/xfskit-mkfs      mkfs.xfs      -
 fsck.xfskit      fsck/fsck.xfskit      -             16
 xfskit-undo      repair/xfskit-undo    -             2
+xfskit-admin     admin/xfskit-admin    xfs_admin     -
 "
 
 # The usage code of an xfsprogs program: a bad option and no operand
@@ -112,9 +113,9 @@ while read -r name path oracle code; do
 		code=$(oracle_code "$oracle") || exit 99
 		echo "$oracle 6.1: usage error exits $code"
 		if [ "${XK_HAVE72:-0}" = 1 ]; then
-			if [ "$oracle" = xfs_metadump ]; then
+			if [ "$oracle" = xfs_metadump ] || [ "$oracle" = xfs_admin ]; then
 				# A shell script in 7.2's tree: run it with sh.
-				c72=$(oracle_code sh "$(xfs72 dir)/usr/sbin/xfs_metadump")
+				c72=$(oracle_code sh "$(xfs72 dir)/usr/sbin/$oracle")
 			else
 				c72=$(oracle_code xfs72 "$oracle")
 			fi

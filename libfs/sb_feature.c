@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Feature upgrades of an existing v5 filesystem (xfskit-admin -O): the
+ * rules are in include/xfskit/sb_feature.h.  Everything is read and
+ * verified, and every figure computed, before the first write, so a
+ * refusal or a damaged block leaves the filesystem untouched.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <xfskit/ag.h>
+#include <xfskit/btree.h>
+#include <xfskit/log_resv.h>
+#include <xfskit/mount.h>
+#include <xfskit/sb_feature.h>
+
+/* Inode btree block counts of one AG, for AGIs under inobtcount. */
+struct agi_counts {
+	uint32_t	iblocks;
+	uint32_t	fblocks;
+};
+
+static int
+count_tree(struct xk_mount *mp, uint32_t agno,
+	   const struct xk_btree_ops *ops, uint32_t root, uint32_t levels,
+	   uint32_t *blocks)
+{
+	struct xk_btree_walk w;
+	int err;
+
+	memset(&w, 0, sizeof(w));
+	w.ops = ops;
+	w.agno = agno;
+	w.root = root;
+	w.levels = levels;
+	err = xk_btree_walk(mp, &w);
+	if (err)
+		return err;
+	*blocks = (uint32_t)w.nblocks;
+	return 0;
+}
+
+/* Walk both inode btrees of every AG (rule 6). */
+static int
+count_inode_btrees(struct xk_mount *mp, struct agi_counts *c, char *msg,
+		   size_t msglen)
+{
+	for (uint32_t agno = 0; agno < mp->g.agcount; agno++) {
+		const struct xk_agi *agi;
+		struct xk_buf *bp;
+		int err = xk_agi_read(mp, agno, 0, &bp);
+
+		if (err) {
+			snprintf(msg, msglen, "the AGI of AG %u cannot be "
+				 "read: %s", agno, xk_strerror(err));
+			return err;
+		}
+		agi = xk_buf_agi(bp);
+		err = count_tree(mp, agno, &xk_inobt_ops,
+				 xk_be32_get(agi->agi_root),
+				 xk_be32_get(agi->agi_level), &c[agno].iblocks);
+		if (!err)
+			err = count_tree(mp, agno, &xk_finobt_ops,
+					 xk_be32_get(agi->agi_free_root),
+					 xk_be32_get(agi->agi_free_level),
+					 &c[agno].fblocks);
+		xk_buf_release(bp);
+		if (err) {
+			snprintf(msg, msglen, "the inode btrees of AG %u "
+				 "cannot be walked: %s (run xfskit-repair "
+				 "first)", agno, xk_strerror(err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+static int
+write_agi_counts(struct xk_mount *mp, const struct agi_counts *c)
+{
+	for (uint32_t agno = 0; agno < mp->g.agcount; agno++) {
+		struct xk_agi *agi;
+		struct xk_buf *bp;
+		int err = xk_agi_read(mp, agno, 0, &bp);
+
+		if (err)
+			return err;
+		agi = xk_buf_agi(bp);
+		xk_be32_set(&agi->agi_iblocks, c[agno].iblocks);
+		xk_be32_set(&agi->agi_fblocks, c[agno].fblocks);
+		err = xk_buf_write(bp);
+		xk_buf_release(bp);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Every copy must be readable before any is written (rule 6). */
+static int
+verify_sb_copies(struct xk_mount *mp, char *msg, size_t msglen)
+{
+	for (uint32_t agno = 0; agno < mp->g.agcount; agno++) {
+		struct xk_buf *bp;
+		int err = xk_sb_read(mp, agno, 0, &bp);
+
+		if (err) {
+			snprintf(msg, msglen, "the superblock of AG %u cannot "
+				 "be read: %s (run xfskit-repair first)", agno,
+				 xk_strerror(err));
+			return err;
+		}
+		xk_buf_release(bp);
+	}
+	return 0;
+}
+
+/* The primary as xfs_repair writes it, then every secondary a copy. */
+static int
+write_sb_copies(struct xk_mount *mp, struct xk_buf *primary)
+{
+	struct xk_dsb *d = (struct xk_dsb *)primary->data;
+
+	xk_be32_set(&d->sb_features_ro_compat, mp->sb.features_ro_compat);
+	xk_be32_set(&d->sb_features_incompat, mp->sb.features_incompat);
+	xk_dsb_null_quota_inodes(d);
+	for (uint32_t agno = 1; agno < mp->g.agcount; agno++) {
+		struct xk_buf *bp;
+		int err = xk_sb_read(mp, agno, 0, &bp);
+
+		if (err)
+			return err;
+		memcpy(bp->data, primary->data, bp->len);
+		err = xk_buf_write(bp);
+		xk_buf_release(bp);
+		if (err)
+			return err;
+	}
+	/* Last: until here the primary still says what was there before. */
+	return xk_buf_write(primary);
+}
+
+static int
+check_request(const struct xk_sb *sb, const struct xk_sb *want, char *msg,
+	      size_t msglen)
+{
+	if ((want->features_ro_compat & ~sb->features_ro_compat &
+	     ~XK_SB_ADDABLE_RO_COMPAT) ||
+	    (want->features_incompat & ~sb->features_incompat &
+	     ~XK_SB_ADDABLE_INCOMPAT)) {
+		snprintf(msg, msglen, "only inobtcount, bigtime, nrext64 and "
+			 "exchange can be added");
+		return -EINVAL;
+	}
+	if (xk_sb_has_ro_compat(want, XK_SB_FEAT_RO_COMPAT_INOBTCNT) &&
+	    !xk_sb_has_ro_compat(want, XK_SB_FEAT_RO_COMPAT_FINOBT)) {
+		snprintf(msg, msglen, "Inode btree count feature requires "
+			 "free inode btree.");
+		return -EINVAL;
+	}
+	if (xk_sb_has_incompat(sb, XK_SB_FEAT_INCOMPAT_NEEDSREPAIR)) {
+		snprintf(msg, msglen, "the filesystem is marked as needing "
+			 "repair: run xfskit-repair first");
+		return XK_ECORRUPT;
+	}
+	return 0;
+}
+
+int
+xk_sb_add_features(struct xk_mount *mp, uint32_t ro_compat,
+		   uint32_t incompat, char *msg, size_t msglen)
+{
+	struct xk_sb old = mp->sb, want = mp->sb;
+	struct agi_counts *counts = NULL;
+	struct xk_buf *primary = NULL;
+	uint32_t need;
+	int add_counts, err;
+
+	msg[0] = 0;
+	want.features_ro_compat |= ro_compat;
+	want.features_incompat |= incompat;
+	err = check_request(&old, &want, msg, msglen);
+	if (err)
+		return err;
+	if (want.features_ro_compat == old.features_ro_compat &&
+	    want.features_incompat == old.features_incompat)
+		return 0;
+	err = xk_log_require_clean(mp, msg, msglen);
+	if (err)
+		return err;
+	need = xk_log_min_blocks(&want);
+	if (old.logblocks < need) {
+		snprintf(msg, msglen, "Filesystem log too small to upgrade "
+			 "filesystem; need %u blocks, have %u.", need,
+			 old.logblocks);
+		return -ENOSPC;
+	}
+	err = verify_sb_copies(mp, msg, msglen);
+	if (err)
+		return err;
+	add_counts = !xk_sb_has_ro_compat(&old,
+					  XK_SB_FEAT_RO_COMPAT_INOBTCNT) &&
+		     xk_sb_has_ro_compat(&want, XK_SB_FEAT_RO_COMPAT_INOBTCNT);
+	if (add_counts) {
+		counts = calloc(mp->g.agcount, sizeof(*counts));
+		if (!counts) {
+			snprintf(msg, msglen, "no memory for %u AGs",
+				 mp->g.agcount);
+			return -ENOMEM;
+		}
+		err = count_inode_btrees(mp, counts, msg, msglen);
+		if (err)
+			goto out;
+	}
+	err = xk_sb_read(mp, 0, 0, &primary);
+	if (err)
+		goto failed;
+	if (add_counts) {
+		struct xk_dsb *d = (struct xk_dsb *)primary->data;
+
+		xk_be32_set(&d->sb_features_incompat, old.features_incompat |
+			    XK_SB_FEAT_INCOMPAT_NEEDSREPAIR);
+		err = xk_buf_write(primary);
+		if (!err)
+			err = xk_dev_sync(mp->dev);
+		if (!err)
+			err = write_agi_counts(mp, counts);
+		if (err)
+			goto failed;
+	}
+	mp->sb = want;
+	mp->g.has_inobtcnt = xk_sb_has_ro_compat(&want,
+					XK_SB_FEAT_RO_COMPAT_INOBTCNT);
+	mp->g.has_bigtime = xk_sb_has_incompat(&want,
+					XK_SB_FEAT_INCOMPAT_BIGTIME);
+	mp->g.has_nrext64 = xk_sb_has_incompat(&want,
+					XK_SB_FEAT_INCOMPAT_NREXT64);
+	mp->g.has_exchrange = xk_sb_has_incompat(&want,
+					XK_SB_FEAT_INCOMPAT_EXCHRANGE);
+	err = write_sb_copies(mp, primary);
+	if (!err)
+		err = xk_dev_sync(mp->dev);
+failed:
+	if (err)
+		mp->sb = old;
+	if (err && !msg[0])
+		snprintf(msg, msglen, "writing the upgrade failed: %s%s",
+			 xk_strerror(err), add_counts ? " (the filesystem "
+			 "is marked as needing repair)" : "");
+out:
+	if (primary)
+		xk_buf_release(primary);
+	free(counts);
+	return err;
+}
