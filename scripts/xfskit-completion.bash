@@ -38,6 +38,7 @@ _xfskit()
 	*xfskit-db) nofile="-c -p" ;;
 	*xfskit-mkfs) nofile="-b -d -i -l -L -m -n -r -s" ;;
 	*fsck.xfskit) nofile="-C -t" ;;
+	*xfskit-admin) nofile="-L -U -O -c" ;;
 	esac
 	[[ " $nofile " == *" $prev "* ]] && return
 	COMPREPLY=($(compgen -f -- "$cur"))
@@ -45,4 +46,4 @@ _xfskit()
 }
 
 complete -F _xfskit xfskit-repair xfskit-db xfskit-mkfs xfskit-undo \
-	xfskit-metadump xfskit-mdrestore fsck.xfskit
+	xfskit-metadump xfskit-mdrestore xfskit-admin fsck.xfskit

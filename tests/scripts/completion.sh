@@ -8,7 +8,7 @@
 . "$XK_SRCDIR/tests/scripts/lib.sh"
 . "$XK_SRCDIR/scripts/xfskit-completion.bash"
 B=$XK_BUILDDIR
-PATH=$B/repair:$B/db:$B/mkfs:$B/fsck:$PATH
+PATH=$B/repair:$B/db:$B/mkfs:$B/fsck:$B/admin:$PATH
 
 comp() {
 	COMP_WORDS=("$@")
@@ -23,7 +23,8 @@ has() {
 for t in xfskit-repair:-n xfskit-repair:-L xfskit-repair:--json \
 	 xfskit-repair:--progress-fd= xfskit-db:-x xfskit-db:-c \
 	 xfskit-mkfs:-N xfskit-mkfs:-d fsck.xfskit:-y fsck.xfskit:-C \
-	 xfskit-undo:--help xfskit-metadump:--help xfskit-mdrestore:--help; do
+	 xfskit-undo:--help xfskit-metadump:--help xfskit-mdrestore:--help \
+	 xfskit-admin:-L xfskit-admin:-O; do
 	has "${t%%:*}" "${t#*:}"
 done
 pass "each tool offers its options"
@@ -38,5 +39,6 @@ mkdir "$T/d" && touch "$T/d/image.img" "$T/d/undo.file"
 [ -z "$(comp xfskit-repair -t "")" ] || fail "-t INTERVAL offers files"
 [ -z "$(comp xfskit-db -c "")" ] || fail "xfskit-db -c COMMAND offers files"
 [ -z "$(comp xfskit-mkfs -d "")" ] || fail "xfskit-mkfs -d SUBOPTS offers files"
+[ -z "$(comp xfskit-admin -L "")" ] || fail "xfskit-admin -L LABEL offers files"
 pass "files where files go, nothing where a value goes"
 finish

@@ -38,7 +38,8 @@ for h in "$XK_SRCDIR"/include/xfskit/*.h "$XK_SRCDIR"/include/xfskit/format/*.h;
 done
 comp=$D$prefix/share/bash-completion/completions
 [ -f "$comp/xfskit-repair" ] || fail "the bash completion is not installed"
-for p in xfskit-db xfskit-mkfs xfskit-undo xfskit-metadump xfskit-mdrestore fsck.xfskit; do
+for p in xfskit-db xfskit-mkfs xfskit-undo xfskit-metadump xfskit-mdrestore \
+	 xfskit-admin fsck.xfskit; do
 	[ "$(readlink "$comp/$p")" = xfskit-repair ] ||
 		fail "the bash completion of $p is not linked to xfskit-repair's"
 done
