@@ -75,6 +75,18 @@ plan_orphan(struct repair_ctx *rc, const struct inode_info *ii)
 }
 
 void
+plan_pptr(struct repair_ctx *rc, uint64_t ino, const struct pptr_want *want,
+	  size_t n)
+{
+	if (rc->opt.no_modify)
+		return;
+	if (xk_vec_push(&rc->plan.pptr_inos.vec, &ino, sizeof(ino)) ||
+	    xk_vec_append(&rc->plan.pptr_want.vec, want, n, sizeof(*want)))
+		repair_error(rc, -ENOMEM, "planning the parent pointers of "
+			     "inode %llu", (unsigned long long)ino);
+}
+
+void
 plan_quota(struct repair_ctx *rc, unsigned int type, unsigned int qfix)
 {
 	if (!rc->opt.no_modify)
@@ -123,6 +135,8 @@ plan_free(struct repair_plan *p)
 	free(p->sb_bad);
 	xk_vec_free(&p->orphans.vec);
 	xk_vec_free(&p->dirfix.vec);
+	xk_vec_free(&p->pptr_inos.vec);
+	xk_vec_free(&p->pptr_want.vec);
 	lf_plan_free(p);
 	memset(p, 0, sizeof(*p));
 	/* The run's verdicts, not one pass's plans: main reads them. */

@@ -89,6 +89,19 @@ struct lf_plan {
 	struct xk_bld_dirent	lfent;	/* the root's new entry */
 };
 
+/*
+ * A parent pointer an inode is to carry (the PARENT feature): the name
+ * and directory of an entry naming it.  pptrfix.c rewrites the inode's
+ * parent pointers to exactly the set planned for it.
+ */
+struct pptr_want {
+	uint64_t	child;
+	uint64_t	parent;
+	uint32_t	gen;		/* the directory's generation */
+	uint8_t		namelen;
+	uint8_t		name[255];
+};
+
 /* Repair plans for one quota type (rc->plan.quota_fix[type]). */
 #define PLAN_QTYPES	3	/* user, group, project */
 #define QFIX_RECORDS	(1u << 0)	/* rewrite bad records, counters */
@@ -110,6 +123,13 @@ struct repair_plan {
 	/* Quota (quotafix.c applies them with the check's rc->scan.quota). */
 	unsigned int	quota_fix[PLAN_QTYPES];	/* QFIX_* per quota type */
 	uint16_t	quota_flags_clear;	/* sb_qflags bits to clear */
+	/*
+	 * Parent pointers: the inodes whose set is rewritten, each once,
+	 * and the pointers each is to carry (none for some), grouped by
+	 * child in the same order.
+	 */
+	XK_VEC_OF(uint64_t) pptr_inos;
+	XK_VEC_OF(struct pptr_want) pptr_want;
 };
 
 /* Fix inode ino: one IFIX_* with its value. */
@@ -130,6 +150,12 @@ void plan_quota_unplan(struct repair_ctx *rc, unsigned int type,
 void plan_quota_flags(struct repair_ctx *rc, uint16_t clear);
 /* Reconnect the inode ii under /lost+found. */
 void plan_orphan(struct repair_ctx *rc, const struct inode_info *ii);
+/*
+ * Give inode ino exactly the parent pointers want[0..n) (all naming
+ * ino; n may be 0): called once per inode.
+ */
+void plan_pptr(struct repair_ctx *rc, uint64_t ino,
+	       const struct pptr_want *want, size_t n);
 /* Rewrite directory ino from its salvaged entries (dirfix.c). */
 void plan_dir_rebuild(struct repair_ctx *rc, uint64_t ino);
 /* Is the directory owner planned for a rewrite? */
