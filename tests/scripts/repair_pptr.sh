@@ -8,16 +8,20 @@
 # links in two directories, a file whose parent pointers fill a leaf
 # block (80 links), a file with a user xattr beside its pointer.  Cases,
 # each on a copy damaged with xfs_db 7.2 (never mounted while damaged):
-# parent pointers themselves (a generation, a name, a directory changed,
-# one removed, a user xattr kept beside them), and damage whose repair
-# changes the tree (a short-form entry lost: its file to /lost+found; a
-# block directory's inode zeroed: its 200 files to /lost+found; the
-# root's inode zeroed: a new root, everything to /lost+found).  For each:
-#  - where xfs_repair 7.2 -n names parent pointers, our -n does too;
+# parent pointers themselves (generations in short form, beside a user
+# xattr and in a leaf block; a name, a directory changed, one removed),
+# and damage whose repair changes the tree (a short-form entry lost: its
+# file to /lost+found; a block directory's entry naming no inode: the
+# directory rewritten; a hard-linked file's inode zeroed: its entries
+# removed; a block directory's inode zeroed: its 200 files to
+# /lost+found; the root's inode zeroed: a new root, everything to
+# /lost+found).  For each:
+#  - where xfs_repair 7.2 -n finds parent pointers wrong, our -n does too;
 #  - xfskit-repair exits 0, then xfs_repair 7.2 -n and our -n find the
 #    image clean;
 #  - the kernel mounts and walks it without an XFS error, and the parent
-#    pointers it reports (GETPARENTS) are exactly the tree's entries;
+#    pointers it reports (GETPARENTS) are exactly the tree's entries,
+#    and the user xattr beside a parent pointer is still there;
 #  - we keep at least as many files (path, type, content) as xfs_repair
 #    7.2 keeps on a copy, and at least as many file contents anywhere.
 . "$XK_SRCDIR/tests/scripts/lib.sh"
@@ -67,9 +71,9 @@ pp_field() {	# pp_field INODE NAME: the index of the pointer NAME
 	xfs72 xfs_db -r -c "inode $1" -c "print a" "$base" 2>/dev/null |
 		sed -n "s/^$sfa\[\([0-9]*\)\]\.name = \"$2\"$/\1/p"
 }
-fi=$(pp_field "$f" f) hi=$(pp_field "$f" hard)
-[ -n "$fi" ] && [ -n "$hi" ] ||
-	{ fail "inode $f's parent pointers are not in short form as expected"; finish; }
+fi=$(pp_field "$f" f) hi=$(pp_field "$f" hard) xi=$(pp_field "$xf" xattr_file)
+[ -n "$fi" ] && [ -n "$hi" ] && [ -n "$xi" ] ||
+	{ fail "the parent pointers of inodes $f and $xf are not in short form as expected"; finish; }
 # The size of $f's attr fork with its first pointer only (header 4
 # bytes, entry 3 + name + 12-byte value): the second is dropped.
 keep=$((4 + 3 + $( [ "$fi" = 0 ] && echo 1 || echo 4) + 12))
@@ -78,20 +82,24 @@ rcount=$(xfs72 xfs_db -r -c "inode $d1" -c "print u3.sfdir3.hdr.count" "$base" |
 
 # name|xfs_db commands
 cases="
-pp-gen|inode $f|write -d $sfa[$fi].parent_dir.gen 12345
+pp-gens|inode $f|write -d $sfa[$fi].parent_dir.gen 12345|inode $xf|write -d $sfa[$xi].parent_dir.gen 7|inode $many|ablock 0|write -d nvlist[3].parent_dir.gen 7
 pp-name|inode $f|write -d $sfa[$fi].name \"g\"
 pp-dir|inode $f|write -d $sfa[$hi].parent_dir.inumber $root
 pp-removed|inode $f|write -d a.sfattr.hdr.count 1|write -d a.sfattr.hdr.totsize $keep
-pp-xattr|inode $xf|write -d $sfa[0].parent_dir.gen 7
-pp-leaf|inode $many|ablock 0|write -d nvlist[3].parent_dir.gen 7
 entry-lost|inode $d1|write -d u3.sfdir3.hdr.count $((rcount - 1))
+blk-entry|inode $blk|dblock 0|write -d du[5].inumber 4000000
+file-cleared|inode $f|write -d core.mode 0
 dir-zeroed|inode $blk|write -d core.mode 0
 root-zeroed|inode $root|write -d core.mode 0
 "
 
+# xfs_repair 7.2 -n's lines for parent pointers found wrong (not those
+# its own planned fixes would delete, "unlinked ino N parent pointers").
+X72_PPTR='(add missing|remove bad|update) ino [0-9]+ parent pointer|for parent pointer check failed'
+
 one_case() {
 	local name=$1 cmds=$2 ours="$T/$name.ours" theirs="$T/$name.theirs"
-	local args=() c err gp since kept_o kept_t files_o files_t
+	local args=() c err gp since kept_o kept_t files_o files_t xa
 	IFS='|' read -ra parts <<<"$cmds"
 	for c in "${parts[@]}"; do args+=(-c "$c"); done
 	cp --sparse=always "$base" "$ours"
@@ -109,7 +117,7 @@ one_case() {
 	"$REPAIR" -n "$ours" >"$T/$name.n" 2>&1
 	if [ $? = 0 ]; then
 		fail "$name: our -n finds nothing where xfs_repair 7.2 -n does: $(grep -v '^Phase\|^  *-' "$T/$name.x72n" | head -3)"
-	elif grep -qi 'parent pointer\|parent ptr\|pptr' "$T/$name.x72n" &&
+	elif grep -Eq "$X72_PPTR" "$T/$name.x72n" &&
 	     ! grep -q '^parent pointer is wrong' "$T/$name.n"; then
 		fail "$name: xfs_repair 7.2 -n reports parent pointers, ours does not: $(head -3 "$T/$name.n")"
 	fi
@@ -130,6 +138,9 @@ one_case() {
 	$EXPECT tree "$MNT" >"$T/$name.want"
 	$EXPECT gp "$T/$name.gp" >"$T/$name.got"
 	entries "$MNT" >"$T/$name.tree"
+	xa=$(getfattr --only-values -n user.colour "$MNT/d1/xattr_file" 2>/dev/null)
+	[ ! -e "$MNT/d1/xattr_file" ] || [ "$xa" = blue ] ||
+		fail "$name: d1/xattr_file lost its user xattr beside its parent pointer (now \"$xa\")"
 	loop_umount
 	err=$(xfs_kernel_errors "$since" | head -3)
 	[ -n "$err" ] && fail "$name: the kernel logged errors on our repair: $err"
