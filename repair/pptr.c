@@ -122,10 +122,18 @@ pointers(struct pp_ctx *c, uint64_t ino, const struct xk_dinode *dip)
 
 	if (err) {
 		xk_attr_list_free(&l);
-		/* The attr check reports damage; memory or I/O stops. */
-		if (!repair_oserr(c->rc, err, "reading the parent pointers "
-				  "of inode %llu", (unsigned long long)ino) &&
-		    xk_vec_push(&c->unread.vec, &ino, sizeof(ino)))
+		/* Memory or I/O stops the run. */
+		if (repair_oserr(c->rc, err, "reading the parent pointers "
+				 "of inode %llu", (unsigned long long)ino))
+			return;
+		/*
+		 * One finding, not one per entry naming the inode: the
+		 * attr check's repair comes first, the pointers after.
+		 */
+		report(c->rc, PR_PPTR, "parent pointer", -1, ino, XK_NO_DADDR,
+		       "unreadable", "its parent pointers cannot be read: %s",
+		       why ? why : "the attr fork is damaged");
+		if (xk_vec_push(&c->unread.vec, &ino, sizeof(ino)))
 			c->nomem = 1;
 		return;
 	}
@@ -281,6 +289,7 @@ merge_child(struct pp_ctx *c, size_t *pi, size_t *pj, int plan)
 			 c->ents.v[i].child < c->ptrs.v[j].child ?
 			 c->ents.v[i].child : c->ptrs.v[j].child;
 	int differ = listed(c->badval.v, c->badval.n, child);
+	int unread = listed(c->unread.v, c->unread.n, child);
 
 	for (;;) {
 		int ie = i < c->ents.n && c->ents.v[i].child == child;
@@ -297,7 +306,8 @@ merge_child(struct pp_ctx *c, size_t *pi, size_t *pj, int plan)
 			continue;
 		}
 		differ = 1;
-		say(c, d < 0 ? &c->ents.v[i] : &c->ptrs.v[j], d < 0);
+		if (!unread)
+			say(c, d < 0 ? &c->ents.v[i] : &c->ptrs.v[j], d < 0);
 		if (d < 0)
 			i++;
 		else

@@ -10,6 +10,8 @@ out, special files skipped: the two agree when every file's parent
 pointers are exactly the entries naming it.
 """
 import os, sys
+# Names are bytes: any that are not UTF-8 pass through both sides alike.
+sys.stdout.reconfigure(errors="surrogateescape")
 mode, arg = sys.argv[1], sys.argv[2]
 pp = {}
 if mode == "tree":
@@ -21,7 +23,7 @@ if mode == "tree":
                 continue
             pp.setdefault(st.st_ino, set()).add("%d:%s" % (dino, n))
 else:
-    for line in open(arg):
+    for line in open(arg, encoding="utf-8", errors="surrogateescape"):
         path, rest = line.split(" ino=", 1)
         ino, recs = rest.split(":", 1)
         recs = recs.split()
