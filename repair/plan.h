@@ -97,9 +97,9 @@ struct lf_plan {
 struct pptr_want {
 	uint64_t	child;
 	uint64_t	parent;
+	uint64_t	name;		/* offset in plan.pptr_names */
 	uint32_t	gen;		/* the directory's generation */
 	uint8_t		namelen;
-	uint8_t		name[255];
 };
 
 /* Repair plans for one quota type (rc->plan.quota_fix[type]). */
@@ -130,6 +130,7 @@ struct repair_plan {
 	 */
 	XK_VEC_OF(uint64_t) pptr_inos;
 	XK_VEC_OF(struct pptr_want) pptr_want;
+	XK_VEC_OF(uint8_t) pptr_names;
 };
 
 /* Fix inode ino: one IFIX_* with its value. */
@@ -151,11 +152,12 @@ void plan_quota_flags(struct repair_ctx *rc, uint16_t clear);
 /* Reconnect the inode ii under /lost+found. */
 void plan_orphan(struct repair_ctx *rc, const struct inode_info *ii);
 /*
- * Give inode ino exactly the parent pointers want[0..n) (all naming
- * ino; n may be 0): called once per inode.
+ * Give inode ino exactly the parent pointers that plan_pptr_add then
+ * records for it (none, or some): once per inode, its pointers next.
  */
-void plan_pptr(struct repair_ctx *rc, uint64_t ino,
-	       const struct pptr_want *want, size_t n);
+void plan_pptr(struct repair_ctx *rc, uint64_t ino);
+void plan_pptr_add(struct repair_ctx *rc, uint64_t ino, uint64_t parent,
+		   uint32_t gen, const uint8_t *name, uint8_t namelen);
 /* Rewrite directory ino from its salvaged entries (dirfix.c). */
 void plan_dir_rebuild(struct repair_ctx *rc, uint64_t ino);
 /* Is the directory owner planned for a rewrite? */

@@ -252,27 +252,14 @@ static void
 plan_child(struct pp_ctx *c, uint64_t child, const struct pp_rec *e,
 	   size_t n)
 {
-	struct pptr_want *w;
-
 	if (listed(c->unread.v, c->unread.n, child)) {
 		plan_none(c->rc);
 		return;
 	}
-	w = xk_calloc(n ? n : 1, sizeof(*w));
-	if (!w) {
-		repair_error(c->rc, -ENOMEM, "planning the parent pointers "
-			     "of inode %llu", (unsigned long long)child);
-		return;
-	}
-	for (size_t k = 0; k < n; k++) {
-		w[k].child = child;
-		w[k].parent = e[k].parent;
-		w[k].gen = e[k].gen;
-		w[k].namelen = e[k].namelen;
-		memcpy(w[k].name, c->pool + e[k].name, e[k].namelen);
-	}
-	plan_pptr(c->rc, child, w, n);
-	free(w);
+	plan_pptr(c->rc, child);
+	for (size_t k = 0; k < n; k++)
+		plan_pptr_add(c->rc, child, e[k].parent, e[k].gen,
+			      c->pool + e[k].name, e[k].namelen);
 }
 
 /*

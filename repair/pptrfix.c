@@ -22,7 +22,7 @@
 /* Replace the parent pointers in l with w[0..n); *had: how many it had. */
 static int
 pptr_list_set(struct xk_attr_list *l, const struct pptr_want *w, size_t n,
-	      size_t *had)
+	      const uint8_t *names, size_t *had)
 {
 	for (size_t i = 0; i < l->n;) {
 		uint8_t name[XK_ATTR_NAME_MAX];
@@ -44,9 +44,10 @@ pptr_list_set(struct xk_attr_list *l, const struct pptr_want *w, size_t n,
 		xk_be64_set(&rec.p_ino, w[i].parent);
 		xk_be32_set(&rec.p_gen, w[i].gen);
 		/* Once each, should an entry be listed twice. */
-		xk_attr_list_remove(l, XK_ATTR_PARENT, w[i].name, w[i].namelen,
-				    (const uint8_t *)&rec, sizeof(rec));
-		err = xk_attr_list_add(l, XK_ATTR_PARENT, w[i].name,
+		xk_attr_list_remove(l, XK_ATTR_PARENT, names + w[i].name,
+				    w[i].namelen, (const uint8_t *)&rec,
+				    sizeof(rec));
+		err = xk_attr_list_add(l, XK_ATTR_PARENT, names + w[i].name,
 				       w[i].namelen, (const uint8_t *)&rec,
 				       sizeof(rec));
 		if (err)
@@ -80,7 +81,7 @@ pptr_fix_one(struct repair_ctx *rc, struct xk_bld *b, uint64_t ino,
 	if (bp)
 		xk_buf_release(bp);
 	if (!err)
-		err = pptr_list_set(&l, w, n, &had);
+		err = pptr_list_set(&l, w, n, rc->plan.pptr_names.v, &had);
 	if (!err)
 		err = xk_bld_attr_rewrite(b, ino, &l, &why);
 	xk_attr_list_free(&l);
