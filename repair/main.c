@@ -257,9 +257,11 @@ repair_run(struct repair_ctx *rc, unsigned long *found)
 {
 	/* A bad primary was reported when the handle was opened. */
 	unsigned long first = 0, last = 0, pre = rc->found.nproblems;
+	/* Parent pointers wait for a pass of their own (pptr.c). */
+	int max_passes = REPAIR_MAX_PASSES + !!rc->mp->g.has_parent;
 	int err = 0;
 
-	for (rc->pass = 1; rc->pass <= REPAIR_MAX_PASSES; rc->pass++) {
+	for (rc->pass = 1; rc->pass <= max_passes; rc->pass++) {
 		unsigned long before = rc->found.nproblems, applied = 0;
 		int kept;
 
