@@ -78,6 +78,9 @@ static const struct {
 				    EFFECT_MOVED },
 	[ACT_AG_REBUILT]	= { "ag_rebuilt", "Rebuilt" },
 	[ACT_QUOTA_FIXED]	= { "quota_fixed", "" },
+	[ACT_PPTR_SET]		= { "parent_pointers_set",
+				    "Set the parent pointers of inode",
+				    "parent pointer sets rewritten" },
 };
 
 struct prepared {

@@ -692,6 +692,9 @@ apply_fixes(struct repair_ctx *rc, unsigned long *applied)
 	}
 	if (!err && rc->plan.orphans.n)
 		err = reconnect_orphans(rc, applied);
+	/* Planned only in a pass that found nothing else (pptr.c). */
+	if (!err)
+		err = pptr_apply(rc, applied);
 	p->n = 0;
 	rc->plan.orphans.n = 0;
 	if (err)

@@ -257,9 +257,11 @@ repair_run(struct repair_ctx *rc, unsigned long *found)
 {
 	/* A bad primary was reported when the handle was opened. */
 	unsigned long first = 0, last = 0, pre = rc->found.nproblems;
+	/* Parent pointers wait for a pass of their own (pptr.c). */
+	int max_passes = REPAIR_MAX_PASSES + !!rc->mp->g.has_parent;
 	int err = 0;
 
-	for (rc->pass = 1; rc->pass <= REPAIR_MAX_PASSES; rc->pass++) {
+	for (rc->pass = 1; rc->pass <= max_passes; rc->pass++) {
 		unsigned long before = rc->found.nproblems, applied = 0;
 		int kept;
 
@@ -632,20 +634,6 @@ main(int argc, char **argv)
 		status = rc.found.nproblems ? REPAIR_EXIT_CORRUPT :
 			 REPAIR_EXIT_CLEAN;
 		found = rc.found.nproblems;
-	} else if (rc.mp->g.has_parent) {
-		/*
-		 * Every repair that rewrites a directory or moves a file
-		 * would have to rewrite parent pointers too, which is not
-		 * done: with parent pointers, check only and change nothing.
-		 */
-		rc.opt.no_modify = 1;
-		err = repair_check(&rc);
-		found = rc.found.nproblems;
-		status = found ? REPAIR_EXIT_CORRUPT : REPAIR_EXIT_CLEAN;
-		if (!err && found)
-			info(&rc, "This filesystem has parent pointers, which "
-			     "xfskit-repair cannot keep in step with its "
-			     "repairs: nothing was repaired.\n");
 	} else {
 		status = repair_run(&rc, &found);
 		err = status < 0 ? status : 0;

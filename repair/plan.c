@@ -75,6 +75,32 @@ plan_orphan(struct repair_ctx *rc, const struct inode_info *ii)
 }
 
 void
+plan_pptr(struct repair_ctx *rc, uint64_t ino)
+{
+	if (rc->opt.no_modify)
+		return;
+	if (xk_vec_push(&rc->plan.pptr_inos.vec, &ino, sizeof(ino)))
+		repair_error(rc, -ENOMEM, "planning the parent pointers of "
+			     "inode %llu", (unsigned long long)ino);
+}
+
+void
+plan_pptr_add(struct repair_ctx *rc, uint64_t ino, uint64_t parent,
+	      uint32_t gen, const uint8_t *name, uint8_t namelen)
+{
+	struct repair_plan *p = &rc->plan;
+	const struct pptr_want w = { ino, parent, p->pptr_names.n, gen,
+				     namelen };
+
+	if (rc->opt.no_modify)
+		return;
+	if (xk_vec_append(&p->pptr_names.vec, name, namelen, 1) ||
+	    xk_vec_push(&p->pptr_want.vec, &w, sizeof(w)))
+		repair_error(rc, -ENOMEM, "planning the parent pointers of "
+			     "inode %llu", (unsigned long long)ino);
+}
+
+void
 plan_quota(struct repair_ctx *rc, unsigned int type, unsigned int qfix)
 {
 	if (!rc->opt.no_modify)
@@ -123,6 +149,9 @@ plan_free(struct repair_plan *p)
 	free(p->sb_bad);
 	xk_vec_free(&p->orphans.vec);
 	xk_vec_free(&p->dirfix.vec);
+	xk_vec_free(&p->pptr_inos.vec);
+	xk_vec_free(&p->pptr_want.vec);
+	xk_vec_free(&p->pptr_names.vec);
 	lf_plan_free(p);
 	memset(p, 0, sizeof(*p));
 	/* The run's verdicts, not one pass's plans: main reads them. */

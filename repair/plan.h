@@ -89,6 +89,19 @@ struct lf_plan {
 	struct xk_bld_dirent	lfent;	/* the root's new entry */
 };
 
+/*
+ * A parent pointer an inode is to carry (the PARENT feature): the name
+ * and directory of an entry naming it.  pptrfix.c rewrites the inode's
+ * parent pointers to exactly the set planned for it.
+ */
+struct pptr_want {
+	uint64_t	child;
+	uint64_t	parent;
+	uint64_t	name;		/* offset in plan.pptr_names */
+	uint32_t	gen;		/* the directory's generation */
+	uint8_t		namelen;
+};
+
 /* Repair plans for one quota type (rc->plan.quota_fix[type]). */
 #define PLAN_QTYPES	3	/* user, group, project */
 #define QFIX_RECORDS	(1u << 0)	/* rewrite bad records, counters */
@@ -110,6 +123,14 @@ struct repair_plan {
 	/* Quota (quotafix.c applies them with the check's rc->scan.quota). */
 	unsigned int	quota_fix[PLAN_QTYPES];	/* QFIX_* per quota type */
 	uint16_t	quota_flags_clear;	/* sb_qflags bits to clear */
+	/*
+	 * Parent pointers: the inodes whose set is rewritten, each once,
+	 * and the pointers each is to carry (none for some), grouped by
+	 * child in the same order.
+	 */
+	XK_VEC_OF(uint64_t) pptr_inos;
+	XK_VEC_OF(struct pptr_want) pptr_want;
+	XK_VEC_OF(uint8_t) pptr_names;
 };
 
 /* Fix inode ino: one IFIX_* with its value. */
@@ -130,6 +151,13 @@ void plan_quota_unplan(struct repair_ctx *rc, unsigned int type,
 void plan_quota_flags(struct repair_ctx *rc, uint16_t clear);
 /* Reconnect the inode ii under /lost+found. */
 void plan_orphan(struct repair_ctx *rc, const struct inode_info *ii);
+/*
+ * Give inode ino exactly the parent pointers that plan_pptr_add then
+ * records for it (none, or some): once per inode, its pointers next.
+ */
+void plan_pptr(struct repair_ctx *rc, uint64_t ino);
+void plan_pptr_add(struct repair_ctx *rc, uint64_t ino, uint64_t parent,
+		   uint32_t gen, const uint8_t *name, uint8_t namelen);
 /* Rewrite directory ino from its salvaged entries (dirfix.c). */
 void plan_dir_rebuild(struct repair_ctx *rc, uint64_t ino);
 /* Is the directory owner planned for a rewrite? */

@@ -12,7 +12,16 @@
  * here, and entries naming inodes that are not in use are left to the
  * link phase.
  *
- * In: rc->scan.inodes (the inodes in use).  Out: a finding per mismatch.
+ * Repair plans, for each inode whose pointers differ from the entries
+ * naming it, exactly the pointers those entries call for (pptrfix.c
+ * writes them), as xfs_repair rebuilds them from the directory tree.
+ * The entries are final only once every other repair is made (entries
+ * dropped, directories rewritten, orphans moved to /lost+found, a new
+ * root), so the plan is made only in a pass that found nothing else:
+ * until then the findings are reported and left to a later pass.
+ *
+ * In: rc->scan.inodes (the inodes in use).  Out: a finding per mismatch,
+ * and the parent pointer plans.
  */
 #define _GNU_SOURCE		/* qsort_r */
 #include <stdlib.h>
@@ -46,6 +55,9 @@ struct pp_ctx {
 	int		nomem;
 	uint64_t	dir;		/* the directory being listed */
 	uint32_t	dir_gen;
+	/* Inodes with a malformed pointer, with unreadable attributes. */
+	XK_VEC_OF(uint64_t) badval;
+	XK_VEC_OF(uint64_t) unread;
 };
 
 static int
@@ -110,9 +122,19 @@ pointers(struct pp_ctx *c, uint64_t ino, const struct xk_dinode *dip)
 
 	if (err) {
 		xk_attr_list_free(&l);
-		/* The attr check reports damage; memory or I/O stops. */
-		err = repair_oserr(c->rc, err, "reading the parent pointers "
-				   "of inode %llu", (unsigned long long)ino);
+		/* Memory or I/O stops the run. */
+		if (repair_oserr(c->rc, err, "reading the parent pointers "
+				 "of inode %llu", (unsigned long long)ino))
+			return;
+		/*
+		 * One finding, not one per entry naming the inode: the
+		 * attr check's repair comes first, the pointers after.
+		 */
+		report(c->rc, PR_PPTR, "parent pointer", -1, ino, XK_NO_DADDR,
+		       "unreadable", "its parent pointers cannot be read: %s",
+		       why ? why : "the attr fork is damaged");
+		if (xk_vec_push(&c->unread.vec, &ino, sizeof(ino)))
+			c->nomem = 1;
 		return;
 	}
 	for (size_t i = 0; i < l.n; i++) {
@@ -123,10 +145,14 @@ pointers(struct pp_ctx *c, uint64_t ino, const struct xk_dinode *dip)
 			continue;
 		if (x->valuelen != sizeof(*r) ||
 		    !xk_pptr_name_ok(x->name, x->namelen)) {
-			report(c->rc, PR_ATTR_BAD, "parent pointer", -1, ino,
+			report(c->rc, PR_PPTR, "parent pointer", -1, ino,
 			       XK_NO_DADDR, "value", "a parent pointer with "
 			       "a %u-byte value or a name that is not an "
 			       "entry name", x->valuelen);
+			if ((!c->badval.n ||
+			     c->badval.v[c->badval.n - 1] != ino) &&
+			    xk_vec_push(&c->badval.vec, &ino, sizeof(ino)))
+				c->nomem = 1;
 			continue;
 		}
 		pp_add(c, &c->ptrs, ino, xk_be64_get(r->p_ino),
@@ -154,6 +180,15 @@ rec_cmp(const struct pp_ctx *c, const struct pp_rec *a,
 	return (a->namelen > b->namelen) - (a->namelen < b->namelen);
 }
 
+/* By the inode named only (a search for an inode's records). */
+static int
+child_cmp(const void *pa, const void *pb)
+{
+	const struct pp_rec *a = pa, *b = pb;
+
+	return (a->child > b->child) - (a->child < b->child);
+}
+
 static int
 qcmp(const void *a, const void *b, void *ctx)
 {
@@ -171,17 +206,104 @@ say(struct pp_ctx *c, const struct pp_rec *r, int missing)
 		if (name[i] < 0x20 || name[i] == 0x7f)
 			name[i] = '?';
 	if (missing)
-		report(c->rc, PR_ATTR_BAD, "parent pointer", -1, r->child,
+		report(c->rc, PR_PPTR, "parent pointer", -1, r->child,
 		       XK_NO_DADDR, "missing", "the entry \"%s\" of directory "
 		       "%llu (generation %u) has no parent pointer on the "
 		       "inode it names", name,
 		       (unsigned long long)r->parent, r->gen);
 	else
-		report(c->rc, PR_ATTR_BAD, "parent pointer", -1, r->child,
+		report(c->rc, PR_PPTR, "parent pointer", -1, r->child,
 		       XK_NO_DADDR, "dangling", "parent pointer \"%s\" to "
 		       "directory %llu (generation %u) names no entry of "
 		       "that directory", name,
 		       (unsigned long long)r->parent, r->gen);
+}
+
+static int
+cmp_ino(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+
+	return (*x > *y) - (*x < *y);
+}
+
+/* Is ino in l (in inode order)? */
+static int
+listed(const void *l, size_t n, uint64_t ino)
+{
+	return n && bsearch(&ino, l, n, sizeof(ino), cmp_ino) != NULL;
+}
+
+/* Whether this pass found anything but parent pointer problems. */
+static int
+other_findings(const struct repair_ctx *rc)
+{
+	for (int pr = 0; pr < PR_NR; pr++)
+		if (rc->found.counts[pr] && pr != PR_PPTR)
+			return 1;
+	return 0;
+}
+
+/*
+ * Plan child's pointers: exactly the entries e[0..n) naming it.  Its
+ * attributes must have been read, or they would be lost.
+ */
+static void
+plan_child(struct pp_ctx *c, uint64_t child, const struct pp_rec *e,
+	   size_t n)
+{
+	if (listed(c->unread.v, c->unread.n, child)) {
+		plan_none(c->rc);
+		return;
+	}
+	plan_pptr(c->rc, child);
+	for (size_t k = 0; k < n; k++)
+		plan_pptr_add(c->rc, child, e[k].parent, e[k].gen,
+			      c->pool + e[k].name, e[k].namelen);
+}
+
+/*
+ * Merge the entries and pointers naming one inode (the lists' next run
+ * for the smallest inode left): report each side's leftovers, and plan
+ * the inode's pointers when it may.
+ */
+static void
+merge_child(struct pp_ctx *c, size_t *pi, size_t *pj, int plan)
+{
+	size_t i = *pi, j = *pj, i0 = *pi;
+	uint64_t child = i == c->ents.n ? c->ptrs.v[j].child :
+			 j == c->ptrs.n ? c->ents.v[i].child :
+			 c->ents.v[i].child < c->ptrs.v[j].child ?
+			 c->ents.v[i].child : c->ptrs.v[j].child;
+	int differ = listed(c->badval.v, c->badval.n, child);
+	int unread = listed(c->unread.v, c->unread.n, child);
+
+	for (;;) {
+		int ie = i < c->ents.n && c->ents.v[i].child == child;
+		int jp = j < c->ptrs.n && c->ptrs.v[j].child == child;
+		int d;
+
+		if (!ie && !jp)
+			break;
+		d = !ie ? 1 : !jp ? -1 :
+		    rec_cmp(c, &c->ents.v[i], &c->ptrs.v[j]);
+		if (d == 0) {
+			i++;
+			j++;
+			continue;
+		}
+		differ = 1;
+		if (!unread)
+			say(c, d < 0 ? &c->ents.v[i] : &c->ptrs.v[j], d < 0);
+		if (d < 0)
+			i++;
+		else
+			j++;
+	}
+	if (differ && plan && !c->rc->opt.no_modify && !c->rc->found.error)
+		plan_child(c, child, &c->ents.v[i0], i - i0);
+	*pi = i;
+	*pj = j;
 }
 
 int
@@ -190,6 +312,8 @@ phase_pptr(struct repair_ctx *rc)
 	struct xk_mount *mp = rc->mp;
 	struct pp_ctx c = { .rc = rc };
 	size_t i = 0, j = 0;
+	/* Before this phase reports anything of its own. */
+	int plan = !other_findings(rc);
 
 	if (!mp->g.has_parent)
 		return 0;
@@ -238,22 +362,24 @@ phase_pptr(struct repair_ctx *rc)
 		qsort_r(c.ents.v, c.ents.n, sizeof(*c.ents.v), qcmp, &c);
 	if (c.ptrs.n)
 		qsort_r(c.ptrs.v, c.ptrs.n, sizeof(*c.ptrs.v), qcmp, &c);
-	while (i < c.ents.n || j < c.ptrs.n) {
-		int d = i == c.ents.n ? 1 : j == c.ptrs.n ? -1 :
-			rec_cmp(&c, &c.ents.v[i], &c.ptrs.v[j]);
+	while ((i < c.ents.n || j < c.ptrs.n) && !rc->found.error)
+		merge_child(&c, &i, &j, plan);
+	/* Inodes with only malformed pointers are in neither list. */
+	for (size_t k = 0; plan && k < c.badval.n && !rc->found.error; k++) {
+		uint64_t ino = c.badval.v[k];
+		struct pp_rec key = { .child = ino };
 
-		if (d == 0) {
-			i++;
-			j++;
-		} else if (d < 0) {
-			say(&c, &c.ents.v[i++], 1);
-		} else {
-			say(&c, &c.ptrs.v[j++], 0);
-		}
+		if (!c.ptrs.n ||
+		    !bsearch(&key, c.ptrs.v, c.ptrs.n, sizeof(key), child_cmp))
+			if (!c.ents.n || !bsearch(&key, c.ents.v, c.ents.n,
+						  sizeof(key), child_cmp))
+				plan_child(&c, ino, NULL, 0);
 	}
 out:
 	free(c.ents.v);
 	free(c.ptrs.v);
 	free(c.pool);
+	xk_vec_free(&c.badval.vec);
+	xk_vec_free(&c.unread.vec);
 	return rc->found.error;
 }

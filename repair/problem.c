@@ -61,6 +61,8 @@ static const struct {
 	[PR_QUOTA_DQUOT]	  = { "dquot is bad", "quota_dquot" },
 	[PR_QUOTA_COUNT]	  = { "quota usage is wrong", "quota_count" },
 	[PR_QUOTA_FLAGS]	  = { "quota flags are wrong", "quota_flags" },
+	[PR_PPTR]		  = { "parent pointer is wrong",
+				      "parent_pointer" },
 };
 
 /*
@@ -78,6 +80,7 @@ static const unsigned int problem_policy[PR_NR] = {
 	[PR_AGF_COUNTER]	  = PF_PREEN,
 	[PR_AGI_COUNTER]	  = PF_PREEN,
 	[PR_SB_COUNTER]		  = PF_PREEN,
+	[PR_PPTR]		  = PF_PREEN,
 	[PR_INODE_BAD]		  = PF_DESTRUCTIVE,
 	[PR_FORK_BAD]		  = PF_DESTRUCTIVE,
 	[PR_DIR_BAD]		  = PF_DESTRUCTIVE,

@@ -65,6 +65,7 @@ enum problem {
 	PR_QUOTA_DQUOT,
 	PR_QUOTA_COUNT,
 	PR_QUOTA_FLAGS,
+	PR_PPTR,
 	PR_NR
 };
 
@@ -99,6 +100,7 @@ enum action {
 	ACT_MOVED,
 	ACT_AG_REBUILT,
 	ACT_QUOTA_FIXED,
+	ACT_PPTR_SET,
 	ACT_NR
 };
 
@@ -600,6 +602,8 @@ void dir_entries_free(struct xk_bld_dirent *v, size_t n);
  */
 XK_MUST_CHECK int dir_short_names(struct repair_ctx *rc, uint64_t dir,
 				 size_t cap, char **buf, size_t *n);
+/* pptrfix.c: inodes given the parent pointers planned for them. */
+XK_MUST_CHECK int pptr_apply(struct repair_ctx *rc, unsigned long *applied);
 /* rebuild_fork.c: forks rebuilt from the reverse mappings. */
 XK_MUST_CHECK int rmap_fork_rebuild(struct repair_ctx *rc, uint64_t ino,
 				    struct xk_dinode *dip);

@@ -16,7 +16,7 @@
 #    asks whether a directory rewrite is planned) and phase_rmap_forks.c
 #    (plans the forks the rmapbt can restore);
 #  - appliers read the plan and write: fix.c, dirfix.c, lostfound.c,
-#    rebuild.c, rebuild_fork.c, quotafix.c;
+#    pptrfix.c, rebuild.c, rebuild_fork.c, quotafix.c;
 #  - shared, used by both and using neither: plan.c (the recorders),
 #    problem.c and action.c (reporting findings and changes), guard.c,
 #    memcap.c, readahead.c, find_sb.c, lookup.c (lookups in the scan's
@@ -29,7 +29,7 @@
 checkers="attr check chunkfind confirm da dir fork inode_policy phase_ag
 	phase_counters phase_inodes phase_links phase_quota phase_rmap_forks
 	phase_sb pptr space"
-appliers="dirfix fix lostfound quotafix rebuild rebuild_fork"
+appliers="dirfix fix lostfound pptrfix quotafix rebuild rebuild_fork"
 shared="action find_sb guard interrupt lookup memcap phase_log plan problem
 	progress quota_state readahead salvage"
 
