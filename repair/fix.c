@@ -332,10 +332,10 @@ fix_one_inode(struct repair_ctx *rc, const struct ifix *v, size_t n,
 		goto out;
 	}
 	if (all & IFIX_CLEAR) {
-		action_report(rc, ACT_INODE_CLEARED, ino, -1, NULL, ": %s",
-			      all & IFIX_CORE ? "its core could not be "
-			      "salvaged" : "it could not be kept (see the "
-			      "findings above)");
+		action_report_why(rc, ACT_INODE_CLEARED, ino, -1, NULL,
+				  plan_why(&rc->plan, ino, IFIX_CLEAR), ": %s",
+				  all & IFIX_CORE ? "its core could not be "
+				  "salvaged" : "nothing in it could be kept");
 		xk_inode_init_free(mp, dip, ino);
 		goto out;
 	}
@@ -359,9 +359,10 @@ fix_one_inode(struct repair_ctx *rc, const struct ifix *v, size_t n,
 		} else if (dip->di_format == XK_DINODE_FMT_EXTENTS) {
 			all |= IFIX_TRIM;
 		} else {
-			action_report(rc, ACT_INODE_CLEARED, ino, -1, NULL,
-				      ": its block map is unreadable and the "
-				      "rmapbt could not rebuild it");
+			action_report_why(rc, ACT_INODE_CLEARED, ino, -1, NULL,
+					  "its block map is unreadable and "
+					  "the rmapbt could not rebuild it",
+					  "%s", "");
 			xk_inode_init_free(mp, dip, ino);
 			goto out;
 		}
@@ -374,9 +375,9 @@ fix_one_inode(struct repair_ctx *rc, const struct ifix *v, size_t n,
 			return err;
 		}
 		if (err) {
-			action_report(rc, ACT_ATTR_DROPPED, ino, -1, NULL,
-				      ": their map is bad and the rmapbt "
-				      "could not rebuild it");
+			action_report_why(rc, ACT_ATTR_DROPPED, ino, -1, NULL,
+					  "their map is bad and the rmapbt "
+					  "could not rebuild it", "%s", "");
 			drop_attr_fork(rc, dip);
 		}
 	}
@@ -421,10 +422,10 @@ fix_one_inode(struct repair_ctx *rc, const struct ifix *v, size_t n,
 			 * lost either way, and the children are reconnected.
 			 */
 			if (err) {
-				action_report(rc, ACT_INODE_CLEARED, ino, -1,
-					      NULL, ": the short-form "
-					      "directory could not be "
-					      "rewritten");
+				action_report_why(rc, ACT_INODE_CLEARED, ino,
+						  -1, NULL, "the short-form "
+						  "directory could not be "
+						  "rewritten", "%s", "");
 				xk_inode_init_free(mp, dip, ino);
 				goto out;
 			}
@@ -439,8 +440,10 @@ fix_one_inode(struct repair_ctx *rc, const struct ifix *v, size_t n,
 					      (unsigned long long)v[i].val);
 			break;
 		case IFIX_NOATTR:
-			action_report(rc, ACT_ATTR_DROPPED, ino, -1, NULL,
-				      ": they could not be read");
+			action_report_why(rc, ACT_ATTR_DROPPED, ino, -1, NULL,
+					  plan_why(&rc->plan, ino,
+						   IFIX_NOATTR),
+					  ": they could not be read");
 			drop_attr_fork(rc, dip);
 			break;
 		case IFIX_FLAGS:
@@ -669,6 +672,12 @@ apply_fixes(struct repair_ctx *rc, unsigned long *applied)
 			if (!others || p->v[i].what != IFIX_NLINK)
 				p->v[keep++] = p->v[i];
 		p->n = keep;
+	}
+	/* Before any inode fix frees a quota inode the superblock names. */
+	if (rc->scan.quota) {
+		err = quota_forget_lost(rc, applied);
+		if (err)
+			return err;
 	}
 	/* Quota usage follows from every other inode fix: wait for them. */
 	if (rc->scan.quota && !p->n && !rc->plan.dirfix.n && !rc->plan.orphans.n) {

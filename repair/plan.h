@@ -59,6 +59,17 @@ struct ifix {
 	uint64_t	val;
 };
 
+/*
+ * Why an inode is cleared or its xattrs dropped (IFIX_CLEAR, IFIX_NOATTR):
+ * the finding that decided it, which the repair's action names.
+ */
+#define PLAN_WHY_MAX	240
+struct ifix_why {
+	uint64_t	ino;
+	uint32_t	what;
+	char		why[PLAN_WHY_MAX];
+};
+
 /* A vector (xk_vec) of inode fixes: v[0..n-1]. */
 struct ifixes {
 	XK_VEC_OF(struct ifix);
@@ -99,6 +110,7 @@ struct lf_plan {
 
 struct repair_plan {
 	struct ifixes	ifix;		/* inode fixes, in the order planned */
+	XK_VEC_OF(struct ifix_why) whys;	/* of the clears and drops */
 	uint8_t		*sb_bad;	/* per AG: rewrite this secondary */
 	int		sb_primary_fix;	/* rewrite the primary from mp->sb */
 	unsigned long	unfixable;	/* findings no fix is planned for */
@@ -112,9 +124,18 @@ struct repair_plan {
 	uint16_t	quota_flags_clear;	/* sb_qflags bits to clear */
 };
 
-/* Fix inode ino: one IFIX_* with its value. */
+/*
+ * Fix inode ino: one IFIX_* with its value.  A clear or a drop of the
+ * xattrs records the pass's last finding as its reason; plan_inode_why
+ * gives the reason instead.
+ */
 void plan_inode(struct repair_ctx *rc, uint64_t ino, uint32_t what,
 		uint64_t val);
+void plan_inode_why(struct repair_ctx *rc, uint64_t ino, uint32_t what,
+		    uint64_t val, const char *why);
+/* The reason recorded for clearing (or dropping the xattrs of) ino. */
+const char *plan_why(const struct repair_plan *p, uint64_t ino,
+		     uint32_t what);
 /* Note a finding that no fix covers (the run then exits 1). */
 void plan_none(struct repair_ctx *rc);
 /* Rewrite the primary superblock from mp->sb; secondary agno from it. */
