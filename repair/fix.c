@@ -219,6 +219,42 @@ fix_attr_usedbytes(struct repair_ctx *rc, uint64_t ino, uint64_t daddr)
 }
 
 /*
+ * The attr node entries of ino planned with a hash (da_hashes): each
+ * block read as a node (its CRC then recomputed on write).  0, or an
+ * operational error with nothing changed by this call.
+ */
+static int
+fix_da_hashes(struct repair_ctx *rc, uint64_t ino)
+{
+	for (size_t i = 0; i < rc->plan.da_hashes.n; i++) {
+		const struct da_hash_fix *f = &rc->plan.da_hashes.v[i];
+		struct xk_buf *bp;
+		int err;
+
+		if (f->ino != ino)
+			continue;
+		err = xk_buf_read_ctx(rc->mp, f->daddr, rc->mp->g.blocksize,
+				      &xk_da3_node_buf_ops, -1, ino,
+				      XK_READ_SALVAGE, &bp);
+		if (!bp)
+			return xk_err_operational(err) ? err : 0;
+		/* Out of hash order is what is being fixed. */
+		if (!err || err == XK_EBADCRC ||
+		    (bp->fail.check && !strcmp(bp->fail.check, "hashval"))) {
+			struct xk_da3_node_hdr *h = (void *)bp->data;
+
+			if (f->entry < xk_be16_get(h->count)) {
+				xk_be32_set(&xk_da3_node_entry(h, f->entry)->
+					    hashval, f->hash);
+				xk_buf_dirty(bp);
+			}
+		}
+		xk_buf_release(bp);
+	}
+	return 0;
+}
+
+/*
  * Unwritten flags off the extent lists in the inode: of the attr fork
  * always, of the data fork unless the file is a regular one.  (A bmbt's
  * records are left: the flag there is reported again, not fixed.)
@@ -546,6 +582,16 @@ fix_one_inode(struct repair_ctx *rc, const struct ifix *v, size_t n,
 				      xk_dinode_anextents(dip));
 			xk_dinode_set_nextents(dip, xk_dinode_nextents(dip),
 					       v[i].val);
+			break;
+		case IFIX_DA_HASH:
+			err = fix_da_hashes(rc, ino);
+			if (err) {
+				xk_buf_release(bp);
+				return err;
+			}
+			action_report(rc, ACT_INODE_FIXED, ino, -1, NULL,
+				      ": the hashes of its attribute tree's "
+				      "nodes corrected, its xattrs kept");
 			break;
 		case IFIX_ATTR_USED:
 			action_report(rc, ACT_INODE_FIXED, ino, -1, NULL,

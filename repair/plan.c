@@ -37,6 +37,21 @@ plan_inode(struct repair_ctx *rc, uint64_t ino, uint32_t what, uint64_t val)
 	plan_inode_why(rc, ino, what, val, NULL);
 }
 
+void
+plan_da_hash(struct repair_ctx *rc, uint64_t ino, uint64_t daddr,
+	     uint32_t entry, uint32_t hash)
+{
+	const struct da_hash_fix f = { ino, daddr, entry, hash };
+
+	if (rc->opt.no_modify)
+		return;
+	if (xk_vec_push(&rc->plan.da_hashes.vec, &f, sizeof(f)))
+		repair_error(rc, -ENOMEM, "planning a fix of inode %llu",
+			     (unsigned long long)ino);
+	else
+		plan_inode(rc, ino, IFIX_DA_HASH, 0);
+}
+
 /* Few inodes are ever cleared: a linear look is enough. */
 const char *
 plan_why(const struct repair_plan *p, uint64_t ino, uint32_t what)
@@ -147,6 +162,7 @@ plan_free(struct repair_plan *p)
 
 	xk_vec_free(&p->ifix.vec);
 	xk_vec_free(&p->whys.vec);
+	xk_vec_free(&p->da_hashes.vec);
 	free(p->sb_bad);
 	xk_vec_free(&p->orphans.vec);
 	xk_vec_free(&p->dirfix.vec);
@@ -193,6 +209,10 @@ plan_merge(struct repair_plan *dst, struct repair_plan *const *src,
 		dst->unfixable += w->unfixable;
 		err = xk_vec_append(&dst->whys.vec, w->whys.v, w->whys.n,
 				    sizeof(*w->whys.v));
+		if (!err)
+			err = xk_vec_append(&dst->da_hashes.vec,
+					    w->da_hashes.v, w->da_hashes.n,
+					    sizeof(*w->da_hashes.v));
 		if (err)
 			break;
 		/* A plan for an inode outside the worker's AGs: keep it. */

@@ -52,6 +52,7 @@ struct xk_mount;
 #define IFIX_NEWROOT	(1u << 20)	/* a new, empty root directory */
 #define IFIX_ATTR_USED	(1u << 21)	/* attr leaf at daddr val: usedbytes */
 #define IFIX_NEWRTINO	(1u << 22)	/* an empty realtime bitmap/summary */
+#define IFIX_DA_HASH	(1u << 23)	/* attr node hashes (da_hashes) */
 
 struct ifix {
 	uint64_t	ino;
@@ -100,6 +101,17 @@ struct lf_plan {
 	struct xk_bld_dirent	lfent;	/* the root's new entry */
 };
 
+/*
+ * An attr fork's node entry whose hash is not its subtree's highest:
+ * set to hash (xfs_repair corrects it too, keeping the xattrs).
+ */
+struct da_hash_fix {
+	uint64_t	ino;
+	uint64_t	daddr;		/* the node block */
+	uint32_t	entry;
+	uint32_t	hash;
+};
+
 /* Repair plans for one quota type (rc->plan.quota_fix[type]). */
 #define PLAN_QTYPES	3	/* user, group, project */
 #define QFIX_RECORDS	(1u << 0)	/* rewrite bad records, counters */
@@ -111,6 +123,7 @@ struct lf_plan {
 struct repair_plan {
 	struct ifixes	ifix;		/* inode fixes, in the order planned */
 	XK_VEC_OF(struct ifix_why) whys;	/* of the clears and drops */
+	XK_VEC_OF(struct da_hash_fix) da_hashes;	/* IFIX_DA_HASH */
 	uint8_t		*sb_bad;	/* per AG: rewrite this secondary */
 	int		sb_primary_fix;	/* rewrite the primary from mp->sb */
 	unsigned long	unfixable;	/* findings no fix is planned for */
@@ -133,6 +146,9 @@ void plan_inode(struct repair_ctx *rc, uint64_t ino, uint32_t what,
 		uint64_t val);
 void plan_inode_why(struct repair_ctx *rc, uint64_t ino, uint32_t what,
 		    uint64_t val, const char *why);
+/* Set an attr node entry's hash (IFIX_DA_HASH with a da_hash_fix). */
+void plan_da_hash(struct repair_ctx *rc, uint64_t ino, uint64_t daddr,
+		  uint32_t entry, uint32_t hash);
 /* The reason recorded for clearing (or dropping the xattrs of) ino. */
 const char *plan_why(const struct repair_plan *p, uint64_t ino,
 		     uint32_t what);
