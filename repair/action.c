@@ -420,7 +420,8 @@ json_append(struct action_log *al, const char *s, size_t n)
 /* One element of "actions", escaped as json_string escapes. */
 static void
 json_record(struct repair_ctx *rc, struct action_log *al, enum action act,
-	    uint64_t ino, int64_t agno, const char *path, const char *msg)
+	    uint64_t ino, int64_t agno, const char *path, const char *msg,
+	    const char *why)
 {
 	char *text = NULL;
 	size_t n = 0;
@@ -441,6 +442,10 @@ json_record(struct repair_ctx *rc, struct action_log *al, enum action act,
 		fprintf(f, ", \"agno\": %lld", (long long)agno);
 	fprintf(f, ", \"message\": ");
 	json_string(f, msg);
+	if (why) {
+		fprintf(f, ", \"reason\": ");
+		json_string(f, why);
+	}
 	fprintf(f, "}");
 	if (fclose(f)) {
 		free(text);
@@ -451,14 +456,14 @@ json_record(struct repair_ctx *rc, struct action_log *al, enum action act,
 	free(text);
 }
 
-void
-action_report(struct repair_ctx *rc, enum action act, uint64_t ino,
-	      int64_t agno, const char *path, const char *fmt, ...)
+static void __attribute__((format(printf, 7, 0)))
+action_vreport(struct repair_ctx *rc, enum action act, uint64_t ino,
+	       int64_t agno, const char *path, const char *why,
+	       const char *fmt, va_list ap)
 {
 	struct action_log *al;
-	char where[ACTION_PATH_MAX], msg[ACTION_PATH_MAX + 512];
+	char where[ACTION_PATH_MAX], msg[ACTION_PATH_MAX + 1024];
 	int shown;
-	va_list ap;
 
 	if (rc->opt.no_modify)
 		return;
@@ -497,9 +502,10 @@ action_report(struct repair_ctx *rc, enum action act, uint64_t ino,
 		else if (agno >= 0)
 			n += snprintf(msg + n, sizeof(msg) - (size_t)n,
 				      " AG %lld", (long long)agno);
-		va_start(ap, fmt);
-		vsnprintf(msg + n, sizeof(msg) - (size_t)n, fmt, ap);
-		va_end(ap);
+		n += vsnprintf(msg + n, sizeof(msg) - (size_t)n, fmt, ap);
+		if (why && n >= 0 && (size_t)n < sizeof(msg))
+			snprintf(msg + n, sizeof(msg) - (size_t)n,
+				 "; reason: %s", why);
 	}
 	if (shown) {
 		if (rc->opt.progress)
@@ -507,7 +513,31 @@ action_report(struct repair_ctx *rc, enum action act, uint64_t ino,
 		info(rc, "%s.\n", msg);
 	}
 	if (rc->opt.json)
-		json_record(rc, al, act, ino, agno, path ? path : "", msg);
+		json_record(rc, al, act, ino, agno, path ? path : "", msg,
+			    why);
+}
+
+void
+action_report(struct repair_ctx *rc, enum action act, uint64_t ino,
+	      int64_t agno, const char *path, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	action_vreport(rc, act, ino, agno, path, NULL, fmt, ap);
+	va_end(ap);
+}
+
+void
+action_report_why(struct repair_ctx *rc, enum action act, uint64_t ino,
+		  int64_t agno, const char *path, const char *why,
+		  const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	action_vreport(rc, act, ino, agno, path, why, fmt, ap);
+	va_end(ap);
 }
 
 void

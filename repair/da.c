@@ -61,6 +61,21 @@ attr_used_fixable(const struct da_walk *dw, const struct xk_buf_ops *ops,
 	       bp->fail.has_values && bp->fail.expected <= dw->blksize;
 }
 
+/*
+ * An attr node whose only fault is its hash order (the verifier checks
+ * it last): the walk goes on below it, and each entry's hash is set to
+ * its subtree's highest (plan_da_hash), as xfs_repair corrects them.
+ * Should the subtrees themselves overlap, the next pass finds it again.
+ */
+static int
+attr_hash_fixable(const struct da_walk *dw, const struct xk_buf_ops *ops,
+		  const struct xk_buf *bp)
+{
+	return ops == &xk_da3_node_buf_ops && dw->pr == PR_ATTR_BAD &&
+	       !bp->fail.crc_bad && bp->fail.check &&
+	       !strcmp(bp->fail.check, "hashval");
+}
+
 static struct xk_buf *
 read_lblk(struct da_walk *dw, uint64_t lblk, const struct xk_buf_ops *ops,
 	  int *errp)
@@ -88,6 +103,10 @@ read_lblk(struct da_walk *dw, uint64_t lblk, const struct xk_buf_ops *ops,
 		/* A wrong total alone: corrected in place, the block read. */
 		if (fix_problem(rc, dw->pr, &bp->fail))
 			plan_inode(rc, dw->ino, IFIX_ATTR_USED, bp->daddr);
+		dw->fixed++;
+		*errp = 0;
+	} else if (*errp && bp && attr_hash_fixable(dw, ops, bp)) {
+		fix_problem(rc, dw->pr, &bp->fail);
 		dw->fixed++;
 		*errp = 0;
 	} else if (*errp && bp) {
@@ -193,18 +212,32 @@ walk_lblk(struct da_state *st, uint64_t lblk, int level, int is_root)
 				xk_da3_node_entry(h, i);
 			int64_t child = walk_lblk(st, xk_be32_get(e->before),
 						  level - 1, 0);
+			uint32_t hv = xk_be32_get(e->hashval);
+			int attr = dw->pr == PR_ATTR_BAD;
 
 			if (rc->found.error)
 				break;
-			if (child >= 0 && child != xk_be32_get(e->hashval))
-				report(rc, dw->pr, dw->what, -1, dw->ino,
-				       bp->daddr, "hashval", "node block %llu "
-				       "entry %u says hash 0x%x, its subtree "
-				       "ends at 0x%llx",
-				       (unsigned long long)lblk, i,
-				       xk_be32_get(e->hashval),
-				       (unsigned long long)child);
-			maxhash = xk_be32_get(e->hashval);
+
+			if (child >= 0 && child != hv) {
+				int fix = report(rc, dw->pr, dw->what, -1,
+						 dw->ino, bp->daddr, "hashval",
+						 "node block %llu entry %u says "
+						 "hash 0x%x, its subtree ends "
+						 "at 0x%llx",
+						 (unsigned long long)lblk, i, hv,
+						 (unsigned long long)child);
+
+				/*
+				 * As xfs_repair: an attr node's hash follows
+				 * the tree below it, the xattrs are kept.
+				 */
+				if (attr && fix)
+					plan_da_hash(rc, dw->ino, bp->daddr, i,
+						     (uint32_t)child);
+				if (attr)
+					dw->fixed++;
+			}
+			maxhash = attr && child >= 0 ? child : hv;
 		}
 	} else {
 		maxhash = dw->leaf_fn(dw->ctx, bp, lblk);

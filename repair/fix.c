@@ -219,6 +219,42 @@ fix_attr_usedbytes(struct repair_ctx *rc, uint64_t ino, uint64_t daddr)
 }
 
 /*
+ * The attr node entries of ino planned with a hash (da_hashes): each
+ * block read as a node (its CRC then recomputed on write).  0, or an
+ * operational error with nothing changed by this call.
+ */
+static int
+fix_da_hashes(struct repair_ctx *rc, uint64_t ino)
+{
+	for (size_t i = 0; i < rc->plan.da_hashes.n; i++) {
+		const struct da_hash_fix *f = &rc->plan.da_hashes.v[i];
+		struct xk_buf *bp;
+		int err;
+
+		if (f->ino != ino)
+			continue;
+		err = xk_buf_read_ctx(rc->mp, f->daddr, rc->mp->g.blocksize,
+				      &xk_da3_node_buf_ops, -1, ino,
+				      XK_READ_SALVAGE, &bp);
+		if (!bp)
+			return xk_err_operational(err) ? err : 0;
+		/* Out of hash order is what is being fixed. */
+		if (!err || err == XK_EBADCRC ||
+		    (bp->fail.check && !strcmp(bp->fail.check, "hashval"))) {
+			struct xk_da3_node_hdr *h = (void *)bp->data;
+
+			if (f->entry < xk_be16_get(h->count)) {
+				xk_be32_set(&xk_da3_node_entry(h, f->entry)->
+					    hashval, f->hash);
+				xk_buf_dirty(bp);
+			}
+		}
+		xk_buf_release(bp);
+	}
+	return 0;
+}
+
+/*
  * Unwritten flags off the extent lists in the inode: of the attr fork
  * always, of the data fork unless the file is a regular one.  (A bmbt's
  * records are left: the flag there is reported again, not fixed.)
@@ -332,10 +368,10 @@ fix_one_inode(struct repair_ctx *rc, const struct ifix *v, size_t n,
 		goto out;
 	}
 	if (all & IFIX_CLEAR) {
-		action_report(rc, ACT_INODE_CLEARED, ino, -1, NULL, ": %s",
-			      all & IFIX_CORE ? "its core could not be "
-			      "salvaged" : "it could not be kept (see the "
-			      "findings above)");
+		action_report_why(rc, ACT_INODE_CLEARED, ino, -1, NULL,
+				  plan_why(&rc->plan, ino, IFIX_CLEAR), ": %s",
+				  all & IFIX_CORE ? "its core could not be "
+				  "salvaged" : "nothing in it could be kept");
 		xk_inode_init_free(mp, dip, ino);
 		goto out;
 	}
@@ -359,9 +395,10 @@ fix_one_inode(struct repair_ctx *rc, const struct ifix *v, size_t n,
 		} else if (dip->di_format == XK_DINODE_FMT_EXTENTS) {
 			all |= IFIX_TRIM;
 		} else {
-			action_report(rc, ACT_INODE_CLEARED, ino, -1, NULL,
-				      ": its block map is unreadable and the "
-				      "rmapbt could not rebuild it");
+			action_report_why(rc, ACT_INODE_CLEARED, ino, -1, NULL,
+					  "its block map is unreadable and "
+					  "the rmapbt could not rebuild it",
+					  "%s", "");
 			xk_inode_init_free(mp, dip, ino);
 			goto out;
 		}
@@ -374,9 +411,9 @@ fix_one_inode(struct repair_ctx *rc, const struct ifix *v, size_t n,
 			return err;
 		}
 		if (err) {
-			action_report(rc, ACT_ATTR_DROPPED, ino, -1, NULL,
-				      ": their map is bad and the rmapbt "
-				      "could not rebuild it");
+			action_report_why(rc, ACT_ATTR_DROPPED, ino, -1, NULL,
+					  "their map is bad and the rmapbt "
+					  "could not rebuild it", "%s", "");
 			drop_attr_fork(rc, dip);
 		}
 	}
@@ -421,10 +458,10 @@ fix_one_inode(struct repair_ctx *rc, const struct ifix *v, size_t n,
 			 * lost either way, and the children are reconnected.
 			 */
 			if (err) {
-				action_report(rc, ACT_INODE_CLEARED, ino, -1,
-					      NULL, ": the short-form "
-					      "directory could not be "
-					      "rewritten");
+				action_report_why(rc, ACT_INODE_CLEARED, ino,
+						  -1, NULL, "the short-form "
+						  "directory could not be "
+						  "rewritten", "%s", "");
 				xk_inode_init_free(mp, dip, ino);
 				goto out;
 			}
@@ -439,8 +476,10 @@ fix_one_inode(struct repair_ctx *rc, const struct ifix *v, size_t n,
 					      (unsigned long long)v[i].val);
 			break;
 		case IFIX_NOATTR:
-			action_report(rc, ACT_ATTR_DROPPED, ino, -1, NULL,
-				      ": they could not be read");
+			action_report_why(rc, ACT_ATTR_DROPPED, ino, -1, NULL,
+					  plan_why(&rc->plan, ino,
+						   IFIX_NOATTR),
+					  ": they could not be read");
 			drop_attr_fork(rc, dip);
 			break;
 		case IFIX_FLAGS:
@@ -543,6 +582,16 @@ fix_one_inode(struct repair_ctx *rc, const struct ifix *v, size_t n,
 				      xk_dinode_anextents(dip));
 			xk_dinode_set_nextents(dip, xk_dinode_nextents(dip),
 					       v[i].val);
+			break;
+		case IFIX_DA_HASH:
+			err = fix_da_hashes(rc, ino);
+			if (err) {
+				xk_buf_release(bp);
+				return err;
+			}
+			action_report(rc, ACT_INODE_FIXED, ino, -1, NULL,
+				      ": the hashes of its attribute tree's "
+				      "nodes corrected, its xattrs kept");
 			break;
 		case IFIX_ATTR_USED:
 			action_report(rc, ACT_INODE_FIXED, ino, -1, NULL,
@@ -669,6 +718,12 @@ apply_fixes(struct repair_ctx *rc, unsigned long *applied)
 			if (!others || p->v[i].what != IFIX_NLINK)
 				p->v[keep++] = p->v[i];
 		p->n = keep;
+	}
+	/* Before any inode fix frees a quota inode the superblock names. */
+	if (rc->scan.quota) {
+		err = quota_forget_lost(rc, applied);
+		if (err)
+			return err;
 	}
 	/* Quota usage follows from every other inode fix: wait for them. */
 	if (rc->scan.quota && !p->n && !rc->plan.dirfix.n && !rc->plan.orphans.n) {

@@ -14,6 +14,7 @@
  * repair the findings become plans (QFIX_* in plan.h) that
  * quotafix.c applies with the usage counted here.
  */
+#include <stdarg.h>
 #include <string.h>
 
 #include "phase_quota.h"
@@ -157,6 +158,132 @@ check_blocks(struct repair_ctx *rc, struct qtype *qt)
 	return 0;
 }
 
+/*
+ * Report that the quota type's inode is lost (check names the rule,
+ * fmt says why) and, when the verdict allows, plan the superblock to
+ * forget it, keeping the reason for the repair's action line.
+ */
+static void __attribute__((format(printf, 5, 6)))
+report_lost(struct repair_ctx *rc, struct qtype *qt, uint64_t daddr,
+	    const char *check, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(qt->lost_why, sizeof(qt->lost_why), fmt, ap);
+	va_end(ap);
+	if (report(rc, PR_QUOTA_INODE, qt->name, -1, qt->ino, daddr, check,
+		   "%s", qt->lost_why))
+		plan_quota(rc, qt->type, QFIX_LOST);
+}
+
+/*
+ * The core the inode scan keeps of an inode failing its verifier: a
+ * salvaged copy in *copy (the caller frees it), NULL when salvage_core
+ * gives up (the scan then frees the inode).  0 or -ENOMEM.
+ */
+static int
+salvaged_copy(struct repair_ctx *rc, uint64_t ino,
+	      const struct xk_dinode *dip, struct xk_dinode **copy)
+{
+	*copy = xk_malloc(rc->mp->g.inodesize);
+	if (!*copy)
+		return -ENOMEM;
+	memcpy(*copy, dip, rc->mp->g.inodesize);
+	if (salvage_core(rc, ino, *copy)) {
+		free(*copy);
+		*copy = NULL;
+	}
+	return 0;
+}
+
+/*
+ * The quota type (XK_DQTYPE_*) the records of inode ino hold: that of
+ * the first record with the dquot magic in its first block, or 0 when
+ * none can be read.  0 or an operational error.
+ */
+static int
+records_type(struct repair_ctx *rc, uint64_t ino, uint8_t *type)
+{
+	struct xk_mount *mp = rc->mp;
+	uint32_t per = xk_dqblk_per_block(mp->g.blocksize);
+	struct fork_map m = { 0 };
+	struct xk_dinode *dip;
+	struct xk_buf *bp;
+	int err;
+
+	*type = 0;
+	err = xk_inode_read(mp, ino, XK_READ_SALVAGE, &bp, &dip);
+	if (err && !bp)
+		return xk_err_operational(err) ? err : 0;
+	err = data_extents(mp, ino, dip, &m);
+	xk_buf_release(bp);
+	if (err || !m.n ||
+	    !xk_fsbext_valid(mp, m.v[0].startblock, 1)) {
+		xk_vec_free(&m.vec);
+		return xk_err_operational(err) ? err : 0;
+	}
+	err = xk_buf_read(mp, xk_fsb_to_daddr(mp, m.v[0].startblock),
+			  mp->g.blocksize, NULL, XK_READ_NOVERIFY, &bp);
+	xk_vec_free(&m.vec);
+	if (err)
+		return xk_err_operational(err) ? err : 0;
+	for (uint32_t j = 0; j < per && !*type; j++) {
+		const struct xk_disk_dquot *q = (const void *)
+			(bp->data + j * sizeof(struct xk_dqblk));
+
+		if (xk_be16_get(q->d_magic) == XK_DQUOT_MAGIC)
+			*type = q->d_type & XK_DQTYPE_REC_MASK;
+	}
+	xk_buf_release(bp);
+	return 0;
+}
+
+/*
+ * A quota inode number that names another inode of the superblock's:
+ *  1. the root directory, or the realtime bitmap or summary inode: the
+ *     quota pointer is what is wrong (that inode is never a quota file);
+ *  2. the inode of another quota type: it belongs to the type whose
+ *     records it holds, the others forget it (neither can be repaired
+ *     into the other's file: each pass would rewrite the records).
+ * Returns 1 when type t's inode was planned as lost, 0 when it is its
+ * own, or an operational error.
+ */
+static int
+check_qinode_shared(struct repair_ctx *rc, struct qtype *qt, int t)
+{
+	const struct xk_sb *sb = &rc->mp->sb;
+	uint64_t ino = qt[t].ino;
+	const char *use = ino == sb->rootino ? "the root directory" :
+			  ino == sb->rbmino ? "the realtime bitmap inode" :
+			  ino == sb->rsumino ? "the realtime summary inode" :
+			  NULL;
+	uint8_t owner;
+	int u, err;
+
+	if (use) {
+		report_lost(rc, &qt[t], XK_NO_DADDR, "inode number", "the "
+			    "superblock names %s as the %s inode", use,
+			    qt[t].name);
+		return 1;
+	}
+	for (u = 0; u < NQTYPES; u++)
+		if (u != t && qt[u].ino == ino)
+			break;
+	if (u == NQTYPES)
+		return 0;
+	err = records_type(rc, ino, &owner);
+	if (err)
+		return err;
+	if (owner == qt[t].dqtype)
+		return 0;
+	report_lost(rc, &qt[t], XK_NO_DADDR, "inode number", "the "
+		    "superblock names it as the %s inode too, and its records "
+		    "are %s", qt[u].name, owner == qt[u].dqtype ?
+		    "of that type" : "of neither type");
+	return 1;
+}
+
 /* Whether a directory entry names ino (rc->scan.inodes is sorted by ino). */
 static int
 named(const struct repair_ctx *rc, uint64_t ino)
@@ -185,7 +312,7 @@ check_qinode(struct repair_ctx *rc, struct qtype *qt)
 {
 	struct xk_mount *mp = rc->mp;
 	struct xk_buf *bp;
-	struct xk_dinode *dip;
+	struct xk_dinode *dip, *copy = NULL;
 	uint16_t mode;
 	int err;
 
@@ -193,20 +320,36 @@ check_qinode(struct repair_ctx *rc, struct qtype *qt)
 	if (err && !bp && xk_err_operational(err))
 		return err;
 	if (err && !bp) {
-		if (report(rc, PR_QUOTA_INODE, qt->name, -1, qt->ino,
-			   XK_NO_DADDR, "read", "quota inode cannot be "
-			   "read: %s", xk_strerror(err)))
-			plan_quota(rc, qt->type, QFIX_LOST);
+		report_lost(rc, qt, XK_NO_DADDR, "read", "quota inode cannot "
+			    "be read: %s", xk_strerror(err));
 		return 0;
 	}
-	/* A core failing its verifier was reported by the inode scan. */
+	/*
+	 * A core failing its verifier was reported by the inode scan,
+	 * which keeps what salvage_core keeps: judge that, so that the
+	 * superblock forgets an inode the scan frees in the same pass.
+	 */
+	if (err) {
+		err = salvaged_copy(rc, qt->ino, dip, &copy);
+		if (err) {
+			xk_buf_release(bp);
+			return err;
+		}
+		if (!copy) {
+			report_lost(rc, qt, bp->daddr, "core", "quota inode's "
+				    "core cannot be salvaged (the inode is "
+				    "freed)");
+			xk_buf_release(bp);
+			return 0;
+		}
+		dip = copy;
+	}
 	mode = xk_be16_get(dip->di_mode);
-	if (err || (mode & XK_S_IFMT) != XK_S_IFREG) {
-		if (!err && report(rc, PR_QUOTA_INODE, qt->name, -1, qt->ino,
-				   bp->daddr, "type", "quota inode is not a "
-				   "regular file (mode 0%o)", mode))
-			plan_quota(rc, qt->type, QFIX_LOST);
+	if ((mode & XK_S_IFMT) != XK_S_IFREG) {
+		report_lost(rc, qt, bp->daddr, "type", "quota inode is not a "
+			    "regular file (mode 0%o)", mode);
 		xk_buf_release(bp);
+		free(copy);
 		return 0;
 	}
 	if (xk_be64_get(dip->di_size) &&
@@ -216,26 +359,23 @@ check_qinode(struct repair_ctx *rc, struct qtype *qt)
 		plan_quota(rc, qt->type, QFIX_SIZE);
 	err = data_extents(mp, qt->ino, dip, &qt->map);
 	xk_buf_release(bp);
+	free(copy);
 	if (xk_err_operational(err))
 		return err;
 	if (err) {
-		if (report(rc, PR_QUOTA_INODE, qt->name, -1, qt->ino,
-			   XK_NO_DADDR, "fork", "quota inode's data fork "
-			   "cannot be mapped"))
-			plan_quota(rc, qt->type, QFIX_LOST);
+		report_lost(rc, qt, XK_NO_DADDR, "fork", "quota inode's data "
+			    "fork cannot be mapped");
 		return 0;
 	}
 	qt->usable = 1;
 	err = check_blocks(rc, qt);
-	if (!err && qt->usable && qt->map.n && !qt->dq_like &&
-	    (named(rc, qt->ino) || (mode & 07777))) {
-		if (report(rc, PR_QUOTA_INODE, qt->name, -1, qt->ino,
-			   XK_NO_DADDR, "contents", "quota inode holds no "
-			   "%s record and is a user's file", qt->name)) {
-			plan_quota(rc, qt->type, QFIX_LOST);
-			/* not ours to change */
-			plan_quota_unplan(rc, qt->type, QFIX_SIZE);
-		}
+	if (!err && qt->usable && !qt->dq_like &&
+	    (named(rc, qt->ino) || (qt->map.n && (mode & 07777)))) {
+		report_lost(rc, qt, XK_NO_DADDR, "contents", "quota inode "
+			    "holds no %s record and is a user's file",
+			    qt->name);
+		/* not ours to change */
+		plan_quota_unplan(rc, qt->type, QFIX_SIZE);
 		qt->usable = 0;
 	}
 	return err;
@@ -474,14 +614,18 @@ phase_quota(struct repair_ctx *rc)
 			continue;
 		}
 		if (!xk_ino_valid(mp, qt[t].ino)) {
-			if (report(rc, PR_QUOTA_INODE, qt[t].name, -1,
-				   qt[t].ino, XK_NO_DADDR, "inode number",
-				   "the superblock's quota inode number is "
-				   "not valid"))
-				plan_quota(rc, (unsigned int)t, QFIX_LOST);
+			report_lost(rc, &qt[t], XK_NO_DADDR, "inode number",
+				    "the superblock's quota inode number is "
+				    "not valid");
 			continue;
 		}
-		err = check_qinode(rc, &qt[t]);
+		err = check_qinode_shared(rc, qt, t);
+		if (err > 0) {
+			err = 0;
+			continue;
+		}
+		if (!err)
+			err = check_qinode(rc, &qt[t]);
 		if (qt[t].usable && (sb->qflags & qt[t].chkd)) {
 			qt[t].counting = 1;
 			any = 1;

@@ -48,6 +48,7 @@ struct qtype {
 	struct fork_map	map;
 	struct badblocks bad;
 	struct qtab	tab;
+	char		lost_why[96];	/* why QFIX_LOST was planned */
 };
 
 /* The sb_qflags bits a v5 filesystem may carry (no OQUOTA bits). */
@@ -86,6 +87,13 @@ const char *quota_record_problem(struct xk_mount *mp, const struct qtype *qt,
  */
 XK_MUST_CHECK int quota_apply(struct repair_ctx *rc,
 				unsigned long *applied);
+/*
+ * The superblock forgets the quota inodes planned as lost (QFIX_LOST), at
+ * once: called before the pass's inode fixes, which may free them, so
+ * that it never names a freed inode.  Counts the write in *applied.
+ */
+XK_MUST_CHECK int quota_forget_lost(struct repair_ctx *rc,
+				    unsigned long *applied);
 /* Drop rc->scan.quota (plans not applied are made again by the next pass). */
 void quota_free(struct repair_ctx *rc);
 

@@ -9,9 +9,11 @@
 #include "repair.h"
 
 void
-plan_inode(struct repair_ctx *rc, uint64_t ino, uint32_t what, uint64_t val)
+plan_inode_why(struct repair_ctx *rc, uint64_t ino, uint32_t what,
+	       uint64_t val, const char *why)
 {
 	const struct ifix f = { ino, what, val };
+	struct ifix_why w = { ino, what, "" };
 
 	/* fix_problem already said no under -n; plans are repair-only. */
 	if (rc->opt.no_modify)
@@ -20,6 +22,45 @@ plan_inode(struct repair_ctx *rc, uint64_t ino, uint32_t what, uint64_t val)
 	if (xk_vec_push(&rc->plan.ifix.vec, &f, sizeof(f)))
 		repair_error(rc, -ENOMEM, "planning a fix of inode %llu",
 			     (unsigned long long)ino);
+	if (what != IFIX_CLEAR && what != IFIX_NOATTR)
+		return;
+	snprintf(w.why, sizeof(w.why), "%s",
+		 why ? why : rc->found.last_finding);
+	if (xk_vec_push(&rc->plan.whys.vec, &w, sizeof(w)))
+		repair_error(rc, -ENOMEM, "planning a fix of inode %llu",
+			     (unsigned long long)ino);
+}
+
+void
+plan_inode(struct repair_ctx *rc, uint64_t ino, uint32_t what, uint64_t val)
+{
+	plan_inode_why(rc, ino, what, val, NULL);
+}
+
+void
+plan_da_hash(struct repair_ctx *rc, uint64_t ino, uint64_t daddr,
+	     uint32_t entry, uint32_t hash)
+{
+	const struct da_hash_fix f = { ino, daddr, entry, hash };
+
+	if (rc->opt.no_modify)
+		return;
+	if (xk_vec_push(&rc->plan.da_hashes.vec, &f, sizeof(f)))
+		repair_error(rc, -ENOMEM, "planning a fix of inode %llu",
+			     (unsigned long long)ino);
+	else
+		plan_inode(rc, ino, IFIX_DA_HASH, 0);
+}
+
+/* Few inodes are ever cleared: a linear look is enough. */
+const char *
+plan_why(const struct repair_plan *p, uint64_t ino, uint32_t what)
+{
+	for (size_t i = 0; i < p->whys.n; i++)
+		if (p->whys.v[i].ino == ino && p->whys.v[i].what == what &&
+		    p->whys.v[i].why[0])
+			return p->whys.v[i].why;
+	return NULL;
 }
 
 void
@@ -146,6 +187,8 @@ plan_free(struct repair_plan *p)
 	unsigned long unfixable = p->unfixable;
 
 	xk_vec_free(&p->ifix.vec);
+	xk_vec_free(&p->whys.vec);
+	xk_vec_free(&p->da_hashes.vec);
 	free(p->sb_bad);
 	xk_vec_free(&p->orphans.vec);
 	xk_vec_free(&p->dirfix.vec);
@@ -193,6 +236,14 @@ plan_merge(struct repair_plan *dst, struct repair_plan *const *src,
 		const struct repair_plan *w = src[i];
 
 		dst->unfixable += w->unfixable;
+		err = xk_vec_append(&dst->whys.vec, w->whys.v, w->whys.n,
+				    sizeof(*w->whys.v));
+		if (!err)
+			err = xk_vec_append(&dst->da_hashes.vec,
+					    w->da_hashes.v, w->da_hashes.n,
+					    sizeof(*w->da_hashes.v));
+		if (err)
+			break;
 		/* A plan for an inode outside the worker's AGs: keep it. */
 		err = xk_vec_append(&dst->ifix.vec, w->ifix.v + fi[i],
 				    w->ifix.n - fi[i], sizeof(*w->ifix.v));

@@ -52,11 +52,23 @@ struct xk_mount;
 #define IFIX_NEWROOT	(1u << 20)	/* a new, empty root directory */
 #define IFIX_ATTR_USED	(1u << 21)	/* attr leaf at daddr val: usedbytes */
 #define IFIX_NEWRTINO	(1u << 22)	/* an empty realtime bitmap/summary */
+#define IFIX_DA_HASH	(1u << 23)	/* attr node hashes (da_hashes) */
 
 struct ifix {
 	uint64_t	ino;
 	uint32_t	what;		/* one IFIX_* bit */
 	uint64_t	val;
+};
+
+/*
+ * Why an inode is cleared or its xattrs dropped (IFIX_CLEAR, IFIX_NOATTR):
+ * the finding that decided it, which the repair's action names.
+ */
+#define PLAN_WHY_MAX	240
+struct ifix_why {
+	uint64_t	ino;
+	uint32_t	what;
+	char		why[PLAN_WHY_MAX];
 };
 
 /* A vector (xk_vec) of inode fixes: v[0..n-1]. */
@@ -102,6 +114,17 @@ struct pptr_want {
 	uint8_t		namelen;
 };
 
+/*
+ * An attr fork's node entry whose hash is not its subtree's highest:
+ * set to hash (xfs_repair corrects it too, keeping the xattrs).
+ */
+struct da_hash_fix {
+	uint64_t	ino;
+	uint64_t	daddr;		/* the node block */
+	uint32_t	entry;
+	uint32_t	hash;
+};
+
 /* Repair plans for one quota type (rc->plan.quota_fix[type]). */
 #define PLAN_QTYPES	3	/* user, group, project */
 #define QFIX_RECORDS	(1u << 0)	/* rewrite bad records, counters */
@@ -112,6 +135,8 @@ struct pptr_want {
 
 struct repair_plan {
 	struct ifixes	ifix;		/* inode fixes, in the order planned */
+	XK_VEC_OF(struct ifix_why) whys;	/* of the clears and drops */
+	XK_VEC_OF(struct da_hash_fix) da_hashes;	/* IFIX_DA_HASH */
 	uint8_t		*sb_bad;	/* per AG: rewrite this secondary */
 	int		sb_primary_fix;	/* rewrite the primary from mp->sb */
 	unsigned long	unfixable;	/* findings no fix is planned for */
@@ -133,9 +158,21 @@ struct repair_plan {
 	XK_VEC_OF(uint8_t) pptr_names;
 };
 
-/* Fix inode ino: one IFIX_* with its value. */
+/*
+ * Fix inode ino: one IFIX_* with its value.  A clear or a drop of the
+ * xattrs records the pass's last finding as its reason; plan_inode_why
+ * gives the reason instead.
+ */
 void plan_inode(struct repair_ctx *rc, uint64_t ino, uint32_t what,
 		uint64_t val);
+void plan_inode_why(struct repair_ctx *rc, uint64_t ino, uint32_t what,
+		    uint64_t val, const char *why);
+/* Set an attr node entry's hash (IFIX_DA_HASH with a da_hash_fix). */
+void plan_da_hash(struct repair_ctx *rc, uint64_t ino, uint64_t daddr,
+		  uint32_t entry, uint32_t hash);
+/* The reason recorded for clearing (or dropping the xattrs of) ino. */
+const char *plan_why(const struct repair_plan *p, uint64_t ino,
+		     uint32_t what);
 /* Note a finding that no fix covers (the run then exits 1). */
 void plan_none(struct repair_ctx *rc);
 /* Rewrite the primary superblock from mp->sb; secondary agno from it. */

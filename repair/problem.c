@@ -289,13 +289,17 @@ fix_problem(struct repair_ctx *rc, enum problem pr, const struct xk_fail *f)
 		return 0;
 	rc->found.counts[pr]++;
 	rc->found.nproblems++;
+	xk_fail_format(f, line, sizeof(line));
+	/* A long detail is cut: the reason's start says enough. */
+	if (snprintf(rc->found.last_finding, sizeof(rc->found.last_finding),
+		     "%s: %s", problems[pr].what, line) < 0)
+		rc->found.last_finding[0] = '\0';
 	if (rc->opt.json) {
 		json_problem(rc, pr, f);
 		return !rc->opt.no_modify;
 	}
 	if (rc->opt.progress)
 		fprintf(stderr, "\r\033[K");
-	xk_fail_format(f, line, sizeof(line));
 	fprintf(rc->out, "%s: %s\n", problems[pr].what, line);
 	/* The caller plans its fix now; repair applies it after the pass. */
 	return !rc->opt.no_modify;

@@ -20,10 +20,13 @@
  *    running, or a dquot block cannot be read: the type's CHKD flag is
  *    cleared, and the kernel recounts at the next quota mount;
  *  - a quota inode that is unreadable, not a regular file, or whose
- *    fork cannot be mapped (the inode scan clears such an inode), or
- *    that is plainly a user's file: the superblock forgets it and the
- *    type's CHKD flag is cleared; the kernel makes a new quota file at
- *    the next quota mount, and that type's limits are lost.
+ *    fork cannot be mapped (the inode scan clears such an inode), that
+ *    is plainly a user's file, or that the superblock names for another
+ *    use too (the root, a realtime inode, another type's quota inode
+ *    holding that type's records): the superblock forgets it and the
+ *    type's CHKD flag is cleared, before any inode fix of the pass (one
+ *    may free the inode); the kernel makes a new quota file at the next
+ *    quota mount, and that type's limits are lost.
  * A quota inode whose only fault is a size other than 0 keeps its
  * records and gets size 0 (xfs_repair clears it and loses them).
  *
@@ -587,28 +590,58 @@ fix_sb(struct repair_ctx *rc, uint16_t clear, unsigned int lost)
 }
 
 int
+quota_forget_lost(struct repair_ctx *rc, unsigned long *applied)
+{
+	struct quota_state *qs = rc->scan.quota;
+	uint16_t clear = 0;
+	unsigned int lost = 0;
+	int err;
+
+	for (int t = 0; qs && t < NQTYPES; t++) {
+		struct qtype *qt = &qs->qt[t];
+
+		if (!(rc->plan.quota_fix[t] & QFIX_LOST))
+			continue;
+		rc->plan.quota_fix[t] = 0;
+		lost |= qt->dqtype;
+		clear |= qt->chkd;
+	}
+	if (!lost)
+		return 0;
+	err = fix_sb(rc, clear, lost);
+	if (err)
+		return err;
+	(*applied)++;
+	for (int t = 0; t < NQTYPES; t++) {
+		struct qtype *qt = &qs->qt[t];
+
+		if (!(lost & qt->dqtype))
+			continue;
+		action_report_why(rc, ACT_SB_WRITTEN, 0, 0, NULL,
+				  qt->lost_why, " (the primary): it no longer "
+				  "names inode %llu as the %s inode, and that "
+				  "type's usage is marked as not counted",
+				  (unsigned long long)qt->ino, qt->name);
+		info(rc, "Warning: %s information was cleared.  Limits must "
+		     "be set again; the kernel makes a new quota file and "
+		     "counts the usage at the next quota mount.\n",
+		     qt->name);
+	}
+	return 0;
+}
+
+int
 quota_apply(struct repair_ctx *rc, unsigned long *applied)
 {
 	struct quota_state *qs = rc->scan.quota;
 	uint16_t clear = qs ? rc->plan.quota_flags_clear : 0;
-	unsigned int lost = 0;
-	int err = 0;
+	int err = quota_forget_lost(rc, applied);
 
 	for (int t = 0; qs && t < NQTYPES && !err; t++) {
 		struct qtype *qt = &qs->qt[t];
 		unsigned int *fix = &rc->plan.quota_fix[t];
 		unsigned long nrec = 0;
 
-		if (*fix & QFIX_LOST) {
-			info(rc, "Warning: %s information was cleared (its "
-			     "quota inode %llu was lost).  Limits must be set "
-			     "again; usage is recounted at the next quota "
-			     "mount.\n", qt->name,
-			     (unsigned long long)qt->ino);
-			lost |= qt->dqtype;
-			clear |= qt->chkd;
-			continue;
-		}
 		if (*fix & QFIX_SIZE) {
 			err = fix_size(rc, qt);
 			(*applied)++;
@@ -674,14 +707,13 @@ quota_apply(struct repair_ctx *rc, unsigned long *applied)
 			clear |= qt->chkd;
 		}
 	}
-	if (!err && ((rc->mp->sb.qflags & clear) || lost)) {
-		err = fix_sb(rc, clear, lost);
+	if (!err && (rc->mp->sb.qflags & clear)) {
+		err = fix_sb(rc, clear, 0);
 		(*applied)++;
 		if (!err)
 			action_report(rc, ACT_SB_WRITTEN, 0, 0, NULL,
 				      " (the primary): quota flags 0x%x "
-				      "cleared%s", clear, lost ? ", lost "
-				      "quota inodes forgotten" : "");
+				      "cleared", clear);
 	}
 	quota_free(rc);
 	return err;

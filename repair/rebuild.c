@@ -104,13 +104,18 @@ resolve_conflicts(struct repair_ctx *rc, uint32_t agno, struct claims *used)
 			if (!ok && !(fixed && !fed_owner(prev->owner))) {
 				uint64_t victim = fed_owner(c->owner) ?
 						  c->owner : prev->owner;
+				char why[96];
 
 				if (rc->opt.verbose)
 					info(rc, "        - AG %u block %u is "
 					     "claimed twice; clearing inode "
 					     "%llu\n", agno, c->agbno,
 					     (unsigned long long)victim);
-				plan_inode(rc, victim, IFIX_CLEAR, 0);
+				snprintf(why, sizeof(why), "AG %u block %u "
+					 "is claimed by %s too", agno,
+					 c->agbno, victim == c->owner ?
+					 "an earlier owner" : "a later owner");
+				plan_inode_why(rc, victim, IFIX_CLEAR, 0, why);
 				n++;
 			}
 		}

@@ -257,6 +257,8 @@ struct repair_findings {
 	char		error_what[160];
 	unsigned long	counts[PR_NR];
 	unsigned long	nproblems;
+	/* The last finding's line: the reason a plan made on it names. */
+	char		last_finding[PLAN_WHY_MAX];
 	/*
 	 * The problem count: the findings the run starts from (before
 	 * and in the first check pass), the same with and without -n.
@@ -403,6 +405,14 @@ void info(struct repair_ctx *rc, const char *fmt, ...)
 void action_report(struct repair_ctx *rc, enum action act, uint64_t ino,
 		   int64_t agno, const char *path, const char *fmt, ...)
 	__attribute__((format(printf, 6, 7)));
+/*
+ * The same for a change made because of a finding (why, NULL: none
+ * recorded): the text says it, --json gives it as "reason".
+ */
+void action_report_why(struct repair_ctx *rc, enum action act, uint64_t ino,
+		       int64_t agno, const char *path, const char *why,
+		       const char *fmt, ...)
+	__attribute__((format(printf, 7, 8)));
 /* ino's path as the last check pass saw the tree, into buf. */
 void action_path(struct repair_ctx *rc, uint64_t ino, char *buf,
 		 size_t len);

@@ -120,6 +120,21 @@ quota_cases() {
 	# The superblock names a user's file as the user quota inode.
 	$fn "uquotino is a user file" "$qbase" "user quota" "size" \
 		-c "sb 0" -c "write -d uquotino $(db_get "$qbase" "path /u0/f1" v3.inumber)"
+	# A quota inode lost (fstests xfs/162's shape, on the user quota
+	# inode): its core zeroed, the inode freed; the superblock must
+	# forget it in the same pass (never name a freed inode).
+	$fn "quota inode core zeroed" "$qbase" "user quota" "regular" \
+		-c "inode $(db_get "$qbase" sb uquotino)" -c "write -d core.magic 0" \
+		-c "write -d core.mode 0" -c "write -d core.version 0"
+	# Quota pointers naming another inode of the superblock's: the
+	# user quota inode as the group's too (the records say user), the
+	# realtime bitmap inode as the user's, the root as the project's.
+	$fn "gquotino is uquotino" "$qbase" "group quota" "user quota inode too" \
+		-c "sb 0" -c "write -d gquotino $(db_get "$qbase" sb uquotino)"
+	$fn "uquotino is the rt bitmap" "$qbase" "user quota" "realtime bitmap" \
+		-c "sb 0" -c "write -d uquotino $(db_get "$qbase" sb rbmino)"
+	$fn "pquotino is the root" "$qbase" "project quota" "root directory" \
+		-c "sb 0" -c "write -d pquotino $(db_get "$qbase" sb rootino)"
 	# Hostile: an extent count far beyond the fork; no crash, both
 	# flag it.
 	$fn "quota inode nextents" "$qbase" "project quota" "fork" \

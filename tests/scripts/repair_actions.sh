@@ -15,6 +15,9 @@
 #    "entry_removed" when the damage itself freed it; a file now in
 #    /lost+found needs "moved_to_lost_found" naming it there; a name
 #    gone from a directory still there must be the path of an action;
+#  - a change that loses something (inode_cleared, attr_fork_dropped)
+#    names the finding that decided it: a "reason" the text line ends
+#    with ("; reason: ...");
 #  - text and JSON list the same changes (kinds cut in text after 20
 #    lines say how many more), the problem count of -n and of repair
 #    (text and JSON) is the same, and the JSON matches the schema.
@@ -133,6 +136,13 @@ for k, kind in (("files_removed", "inode_cleared"),
                 ("files_moved", "moved_to_lost_found")):
     if s[k] != sum(a["action"] == kind for a in acts):
         bad.append("summary %s %d, actions say otherwise" % (k, s[k]))
+
+# A loss names its reason, in JSON and at the end of its text line.
+for a in acts:
+    if a["action"] in ("inode_cleared", "attr_fork_dropped") and (
+            not a.get("reason") or
+            not a["message"].endswith("; reason: " + a["reason"])):
+        bad.append("no reason given: %s" % a["message"])
 
 # Text and JSON: the same changes (kinds cut after 20 lines say so).
 lines = set(rtext.splitlines())

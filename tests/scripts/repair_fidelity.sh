@@ -23,11 +23,14 @@
 # Cases: extent counters, block count, extent offsets beyond 2^63 bytes,
 # next_unlinked, fork offset, size and project id of one file; an
 # unwritten directory extent, a short-form entry's file type, a free
-# index entry, an attr leaf's usedbytes and an attr node's sibling
-# pointer; the superblock's LSN, inprogress, bad_features2, versionnum,
+# index entry, an attr leaf's usedbytes, an attr node's sibling
+# pointer and an attr node's hashes (out of order: xfs_repair corrects
+# them and keeps every xattr, and so must we); the superblock's LSN, inprogress, bad_features2, versionnum,
 # feature fields and rootino; the root inode lost (fstests xfs/033), and
 # the realtime bitmap and summary inodes of a filesystem without a
-# realtime volume (xfs/033: left free, the kernel shut down).
+# realtime volume (xfs/033: left free, the kernel shut down); inode flag
+# bits and fork formats no feature of the filesystem defines (xfs_repair
+# 7.2 clears the file for the metadata flag; ours keeps it).
 # The side-by-side table is printed; a case where ours is worse fails.
 . "$XK_SRCDIR/tests/scripts/lib.sh"
 . "$XK_SRCDIR/tests/scripts/populate.sh"
@@ -165,7 +168,7 @@ img="$T/kernel.img"
 base_kernel || { fail "populating the mkfs.xfs image"; finish; }
 header "mkfs.xfs image populated by the kernel"
 declare -A INO
-for p in sf leaf node attrs/leaf attrs/node; do
+for p in sf leaf node attrs/leaf attrs/node small; do
 	INO[$p]=$(ino_of "$img" "/$p")
 done
 root=$(db_get "$img" "sb 0" rootino)
@@ -179,6 +182,8 @@ for c in \
 	"attr-leaf-usedbytes|inode ${INO[attrs/leaf]};ablock 0;write -d hdr.usedbytes 1" \
 	"attr-node-usedbytes|inode ${INO[attrs/node]};ablock 2;write -d hdr.usedbytes 100" \
 	"attr-node-forw|inode ${INO[attrs/node]};ablock 1;write -d hdr.info.hdr.forw 99999" \
+	"attr-node-hash-zero|inode ${INO[attrs/node]};ablock 0;write -d btree[1].hashval 0" \
+	"attr-node-hash-ones|inode ${INO[attrs/node]};ablock 0;write -d btree[1].hashval 0xffffffff" \
 	"sb-versionnum-bit|sb 0;fuzz -d versionnum firstbit" \
 	"sb-versionnum-low|sb 0;write -d versionnum 0xb4a4" \
 	"sb-rocompat-ones|sb 0;fuzz -d features_ro_compat ones" \
@@ -189,7 +194,29 @@ for c in \
 	"root-core-zeroed|inode $root;write -d core.magic 0;write -d core.mode 0;write -d core.format 0" \
 	"root-mode-random|inode $root;fuzz -d core.mode random" \
 	"rbm-core-zeroed|inode $((root + 1));write -d core.magic 0;write -d core.mode 0;write -d core.version 0" \
-	"rsum-mode-zero|inode $((root + 2));write -d core.mode 0"; do
+	"rsum-mode-zero|inode $((root + 2));write -d core.mode 0" \
+	"flags-bit15|inode ${INO[small]};write -d core.flags 0x8000" \
+	"flags2-metadata|inode ${INO[small]};write -d v3.flags2 0x28" \
+	"flags2-bit10|inode ${INO[small]};write -d v3.flags2 0x408" \
+	"format-unknown|inode ${INO[small]};write -d core.format 5" \
+	"aformat-unknown|inode ${INO[attrs/leaf]};write -d core.aformat 5"; do
 	run_case "$c"
+done
+# Inode flag bits and fork formats no feature of this filesystem defines
+# (every format change that adds them comes with a superblock feature
+# bit, which is refused as unsupported): damage, as xfs_repair 6.1 and
+# 7.2 call them; our -n names the bits or the format, never "clean".
+for c in "flags 0x8000 not allowed|write -d core.flags 0x8000" \
+	 "flags2: unknown bits 0x20|write -d v3.flags2 0x28" \
+	 "flags2: unknown bits 0x400|write -d v3.flags2 0x408" \
+	 "data fork format 5 is not valid|write -d core.format 5"; do
+	cp --sparse=always "$img" "$T/c.img"
+	xfs_db -x -c "inode ${INO[small]}" -c "${c#*|}" "$T/c.img" >/dev/null 2>&1
+	if "$REPAIR" -n "$T/c.img" >"$T/ours-n.out" 2>&1 ||
+	   ! grep -q "(inode ${INO[small]}): .*${c%%|*}" "$T/ours-n.out"; then
+		fail "${c#*|}: our -n does not name it ('${c%%|*}'): $(head -2 "$T/ours-n.out")"
+	else
+		pass "${c#*|}: our -n names it: ${c%%|*}"
+	fi
 done
 finish
