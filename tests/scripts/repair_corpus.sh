@@ -15,7 +15,8 @@
 #    (same path, type and content as recorded) are counted for both
 #    tools; the side-by-side table is printed and a case where ours
 #    preserves fewer fails;
-#  - the undo file of one repair restores the image byte for byte;
+#  - the undo file restores the image byte for byte (every third case:
+#    the undo tests proper are repair_undo_safety.sh and repair_faults.sh);
 #  - the rmap cases (a data fork zeroed, a bmbt block destroyed, a
 #    directory's block map zeroed): ours restores every entry from the
 #    reverse mappings, xfs_repair does not;
@@ -159,8 +160,9 @@ row() {
 	printf '%-18s %-9s %-9s %-8s %-7s %8s %8s\n' "$@"
 }
 
+NCASE=0
 run_case() {
-	local name=${1%%|*} cmds=${1#*|} c args=() rc xr kern ours theirs
+	local name=${1%%|*} cmds=${1#*|} c args=() rc xr kern ours theirs undo=()
 	IFS=';' read -ra cl <<<"$cmds"
 	for c in "${cl[@]}"; do args+=(-c "$c"); done
 	cp --sparse=always "$img" "$T/c.img"
@@ -176,9 +178,13 @@ run_case() {
 		return
 	fi
 	cp --sparse=always "$T/c.img" "$T/x.img"
-	cp --sparse=always "$T/c.img" "$T/orig.img"
-	rm -f "$T/undo"
-	"$REPAIR" -z "$T/undo" "$T/c.img" >"$T/ours.out" 2>&1; rc=$?
+	NCASE=$((NCASE + 1))
+	if [ $((NCASE % 3)) = 1 ]; then
+		cp --sparse=always "$T/c.img" "$T/orig.img"
+		rm -f "$T/undo"
+		undo=(-z "$T/undo")
+	fi
+	"$REPAIR" "${undo[@]}" "$T/c.img" >"$T/ours.out" 2>&1; rc=$?
 	xfs_repair -n "$T/c.img" >"$T/xrn.out" 2>&1; xr=$?
 	ours=0 kern=-
 	if [ $xr -eq 0 ]; then
@@ -198,8 +204,9 @@ run_case() {
 	   ! same_image "$T/c.img" "$T/once.img" || [ -s "$T/again.out" ]; then
 		fail "$name: second run not clean: $(head -3 "$T/again.out")"
 	fi
-	if ! "$UNDO" "$T/undo" "$T/c.img" >"$T/u.out" 2>&1 ||
-	   ! same_image "$T/c.img" "$T/orig.img"; then
+	if [ ${#undo[@]} -gt 0 ] &&
+	   { ! "$UNDO" "$T/undo" "$T/c.img" >"$T/u.out" 2>&1 ||
+	     ! same_image "$T/c.img" "$T/orig.img"; }; then
 		fail "$name: the undo file does not restore the image: $(cat "$T/u.out")"
 	fi
 }
