@@ -8,10 +8,11 @@
 #  2. xfskit-repair -n -l finds healthy ones clean (mkfs.xfs's, ours,
 #     and one after a kernel workload mounted with -o logdev=), as
 #     xfs_repair -n -l does;
-#  3. on xfs_db-damaged ones both xfs_repair -n -l and we find damage;
+#  3. on xfs_db-damaged ones both xfs_repair -n -l and we find damage,
+#     and after our repair with -l xfs_repair -n -l finds none;
 #  4. a dirty external log (xfs_io shutdown -f) replayed by
 #     xfskit-repair -l leaves the tree the kernel's own replay gives, and
-#     xfs_repair -n -l clean;
+#     xfs_repair -n -l clean; -L -l zeroes it (xfs_repair -n -l clean);
 #  5. a wrong log device (another filesystem's log, a zeroed one, the
 #     data device, -l on an internal log) is a clear error, exit 1, and
 #     not one write (strace, file times); without -l, -n says the log was
@@ -177,6 +178,11 @@ for c in "agf 1 freeblks|agf 1|write -d freeblks 17" \
 	else
 		fail "damaged $what: xfs_repair -n -l exit $xrc, ours $rc: $(head -3 "$T/c.out")"
 	fi
+	"$REPAIR" -l "$T/bl.img" "$T/c.img" >"$T/c.out" 2>&1; rc=$?
+	xfs_repair -n -l "$T/bl.img" "$T/c.img" >"$T/cx.out" 2>&1; xrc=$?
+	[ $rc -eq 0 ] && [ $xrc -eq 0 ] &&
+		pass "damaged $what: repaired with -l, xfs_repair -n -l clean after" ||
+		fail "damaged $what: repair -l exit $rc, xfs_repair -n -l after: $xrc: $(tail -3 "$T/c.out")"
 done
 
 # 2 and 4: the kernel, mounting with -o logdev= (a loop device).
@@ -230,7 +236,16 @@ if kmount "$T/y.img" "$T/yl.img"; then
 	workload "$MNT"
 	xfs_io -x -c 'shutdown -f' "$MNT"
 	kumount
-	for f in y yl; do cp --sparse=always "$T/$f.img" "$T/k$f.img"; done
+	for f in y yl; do
+		cp --sparse=always "$T/$f.img" "$T/k$f.img"
+		cp --sparse=always "$T/$f.img" "$T/z$f.img"
+	done
+	"$REPAIR" -L -l "$T/zyl.img" "$T/zy.img" >"$T/z.out" 2>&1; rc=$?
+	xfs_repair -n -l "$T/zyl.img" "$T/zy.img" >"$T/zx.out" 2>&1; xrc=$?
+	[ $rc -eq 0 ] && grep -q "Log zeroed" "$T/z.out" && [ $xrc -eq 0 ] &&
+		pass "dirty external log: -L -l zeroes it, xfs_repair -n -l clean after" ||
+		fail "dirty external log: -L -l exit $rc, xfs_repair -n -l $xrc: $(tail -3 "$T/z.out") $(tail -3 "$T/zx.out")"
+	rm -f "$T/zy.img" "$T/zyl.img"
 	before=$(stamps "$T/y.img" "$T/yl.img")
 	"$REPAIR" -n -l "$T/yl.img" "$T/y.img" >"$T/y.out" 2>&1; rc=$?
 	[ $rc -eq 1 ] && grep -q "the log holds" "$T/y.out" &&
