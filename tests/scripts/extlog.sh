@@ -15,7 +15,7 @@
 #     xfs_repair -n -l clean; -L -l zeroes it (xfs_repair -n -l clean);
 #  5. a wrong log device (another filesystem's log, a zeroed one, the
 #     data device, -l on an internal log) is a clear error, exit 1, and
-#     not one write (strace, file times); without -l, -n says the log was
+#     not one write (strace, image_state); without -l, -n says the log was
 #     not checked and repair writes nothing.
 . "$XK_SRCDIR/tests/scripts/lib.sh"
 . "$XK_SRCDIR/tests/scripts/log_lib.sh"
@@ -110,11 +110,6 @@ mk 6.1 "$T/i.img" "$T/il.img" 64m || { fail "mkfs.xfs: $(cat "$T/mk.out")"; fini
 writes() {
 	grep -cE 'pwrite(64|v|v2)\(|[^a-z_]write\(([3-9]|[1-9][0-9]+),' "$1"
 }
-# stamps FILE...: modification times (ns): any write moves them, and
-# reading them costs nothing (a checksum would read 1 GiB of holes).
-stamps() {
-	stat -c '%n %y %s' "$@"
-}
 for c in "another filesystem's log|b.img|ol.img|not this filesystem's log: its records belong to filesystem" \
 	 "a zeroed device|b.img|zl.img|no log record in its first 1024 KiB" \
 	 "the data device|b.img|b.img|is the data device itself" \
@@ -124,7 +119,7 @@ for c in "another filesystem's log|b.img|ol.img|not this filesystem's log: its r
 	modes=""
 	[ "$l" = ol.img ] && modes=-n
 	for n in $modes ""; do
-		before=$(stamps "$T/$d" "$T/$l" "$T/bl.img")
+		before=$(image_state "$T/$d" "$T/$l" "$T/bl.img")
 		# LeakSanitizer cannot run under ptrace.
 		# shellcheck disable=SC2086
 		ASAN_OPTIONS=exitcode=99:detect_leaks=0 strace -f -qq \
@@ -133,7 +128,7 @@ for c in "another filesystem's log|b.img|ol.img|not this filesystem's log: its r
 		rc=$?
 		nw=$(writes "$T/trace")
 		if [ $rc -eq 1 ] && grep -q "$msg" "$T/w.out" && [ "$nw" -eq 0 ] &&
-		   [ "$(stamps "$T/$d" "$T/$l" "$T/bl.img")" = "$before" ]; then
+		   [ "$(image_state "$T/$d" "$T/$l" "$T/bl.img")" = "$before" ]; then
 			pass "-l ${n:+$n }$what: exit 1, no write: $(head -1 "$T/w.out" | cut -c1-110)"
 		else
 			fail "-l ${n:+$n }$what: exit $rc, $nw write(s): $(head -3 "$T/w.out")"
@@ -145,14 +140,14 @@ done
 	pass "xfskit-db -l another filesystem's log: exit 2, named" ||
 	fail "xfskit-db -l wrong log: exit $rc: $(head -3 "$T/db.out")"
 # Without -l: -n checks the rest and says so; repair writes nothing.
-before=$(stamps "$T/b.img" "$T/bl.img")
+before=$(image_state "$T/b.img" "$T/bl.img")
 "$REPAIR" -n "$T/b.img" >"$T/nl.out" 2>&1; rc=$?
 [ $rc -eq 5 ] && grep -q "the log (on an external device that was not given) was not checked: give its device with -l LOGDEV" "$T/nl.out" &&
 	pass "no -l: -n exit 5, the log named as not checked" ||
 	fail "no -l: -n exit $rc: $(head -3 "$T/nl.out")"
 "$REPAIR" "$T/b.img" >"$T/nl.out" 2>&1; rc=$?
 [ $rc -eq 5 ] && grep -q "refusing to change anything" "$T/nl.out" &&
-	[ "$(stamps "$T/b.img" "$T/bl.img")" = "$before" ] &&
+	[ "$(image_state "$T/b.img" "$T/bl.img")" = "$before" ] &&
 	pass "no -l: repair refused, exit 5, nothing written" ||
 	fail "no -l: repair exit $rc: $(head -3 "$T/nl.out")"
 "$DB" -r -c logprint "$T/b.img" >"$T/db.out" 2>&1
@@ -246,10 +241,10 @@ if kmount "$T/y.img" "$T/yl.img"; then
 		pass "dirty external log: -L -l zeroes it, xfs_repair -n -l clean after" ||
 		fail "dirty external log: -L -l exit $rc, xfs_repair -n -l $xrc: $(tail -3 "$T/z.out") $(tail -3 "$T/zx.out")"
 	rm -f "$T/zy.img" "$T/zyl.img"
-	before=$(stamps "$T/y.img" "$T/yl.img")
+	before=$(image_state "$T/y.img" "$T/yl.img")
 	"$REPAIR" -n -l "$T/yl.img" "$T/y.img" >"$T/y.out" 2>&1; rc=$?
 	[ $rc -eq 1 ] && grep -q "the log holds" "$T/y.out" &&
-		[ "$(stamps "$T/y.img" "$T/yl.img")" = "$before" ] &&
+		[ "$(image_state "$T/y.img" "$T/yl.img")" = "$before" ] &&
 		pass "dirty external log: -n reports it ($(grep -o 'the log holds [0-9]* transactions' "$T/y.out")), writes nothing" ||
 		fail "dirty external log: -n exit $rc: $(head -3 "$T/y.out")"
 	"$REPAIR" -l "$T/yl.img" "$T/y.img" >"$T/y.out" 2>&1; rc=$?
