@@ -50,16 +50,17 @@ same_device(const struct xk_dev *a, const struct xk_dev *b)
 
 /*
  * Count the record headers in buf carrying the filesystem's UUID; the
- * first carrying another (not nil) is reported through *bad_blk.
+ * first carrying another (not nil: the kernel accepts a nil one) sets
+ * *foreign and is copied to foreign_uuid.
  */
 static uint32_t
 count_own_headers(const struct xk_mount *mp, const uint8_t *buf, size_t len,
-		  int64_t *bad_blk, uint8_t *bad_uuid)
+		  int *foreign, uint8_t *foreign_uuid)
 {
 	static const uint8_t nil[16];
 	uint32_t own = 0;
 
-	*bad_blk = -1;
+	*foreign = 0;
 	for (size_t off = 0; off + XK_BBSIZE <= len; off += XK_BBSIZE) {
 		const struct xk_log_rec_header *h =
 			(const struct xk_log_rec_header *)(buf + off);
@@ -68,9 +69,9 @@ count_own_headers(const struct xk_mount *mp, const uint8_t *buf, size_t len,
 			continue;
 		if (!memcmp(h->h_fs_uuid, mp->sb.uuid, 16)) {
 			own++;
-		} else if (memcmp(h->h_fs_uuid, nil, 16) && *bad_blk < 0) {
-			*bad_blk = (int64_t)(off / XK_BBSIZE);
-			memcpy(bad_uuid, h->h_fs_uuid, 16);
+		} else if (memcmp(h->h_fs_uuid, nil, 16) && !*foreign) {
+			*foreign = 1;
+			memcpy(foreign_uuid, h->h_fs_uuid, 16);
 		}
 	}
 	return own;
@@ -82,10 +83,10 @@ xk_mount_open_logdev(struct xk_mount *mp, const char *path, struct xk_fail *f)
 	uint64_t bytes = (uint64_t)mp->sb.logblocks << mp->g.blocklog;
 	size_t win = bytes < IDENT_WINDOW ? (size_t)bytes : IDENT_WINDOW;
 	char want[40], found[40];
-	uint8_t bad_uuid[16];
+	uint8_t foreign_uuid[16];
 	struct xk_dev *dev;
 	uint8_t *buf;
-	int64_t bad_blk;
+	int foreign;
 	uint32_t own;
 	int err;
 
@@ -139,13 +140,13 @@ xk_mount_open_logdev(struct xk_mount *mp, const char *path, struct xk_fail *f)
 			    xk_strerror(err));
 		return err;
 	}
-	own = count_own_headers(mp, buf, win, &bad_blk, bad_uuid);
+	own = count_own_headers(mp, buf, win, &foreign, foreign_uuid);
 	free(buf);
 	uuid_unparse(mp->sb.uuid, want);
 	/* The path names the device from here on (it outlives *f). */
 	f->structure = path;
-	if (bad_blk >= 0) {
-		uuid_unparse(bad_uuid, found);
+	if (foreign) {
+		uuid_unparse(foreign_uuid, found);
 		xk_fail_set(f, "log uuid", "not this filesystem's log: its "
 			    "records belong to filesystem %s, this one is %s",
 			    found, want);

@@ -45,7 +45,7 @@ struct mkfs_cli {
 	struct mkfs_val	iattr, projid32bit;	/* forced on by v5 */
 	struct mkfs_val	logsize, loginternal, lsunit, lsu, logversion;
 	struct mkfs_val	logagno, lazycount;
-	struct mkfs_val	logdev, lfile;	/* -l logdev=path: external log */
+	struct mkfs_val	logdev, lfile;	/* -l logdev=, -l file */
 	struct mkfs_val	crc, finobt, rmapbt, reflink, bigtime;
 	struct mkfs_val	inobtcount, metadir;
 	struct mkfs_val	autofsck;	/* str: none/check/optimize/repair */
@@ -56,7 +56,7 @@ struct mkfs_cli {
 	const char	*label;
 	const char	*config;	/* -c options= */
 	int		dry_run, quiet, force, nodiscard, unsupported;
-	int		ssize_given;	/* -s size=: sets the log's too */
+	int		ssize_given;	/* -s size= (the log's too) */
 	struct mkfs_populate pop;	/* -p */
 };
 
@@ -65,7 +65,7 @@ struct mkfs_cfg {
 	const char	*dev;
 	int		is_file;	/* regular file, not a device */
 	uint64_t	devsize;	/* bytes */
-	const char	*logdev;	/* the external log's device, or NULL */
+	const char	*logdev;	/* external log's device, or NULL */
 	uint64_t	logdevsize;	/* its bytes */
 	uint32_t	logsectsize;	/* the log's sector size */
 	uint32_t	blocksize, blocklog;

@@ -38,8 +38,9 @@ int xk_unsupported_scan(const struct xk_sb *sb, unsigned int have,
 
 /*
  * The same from the primary superblock of path, read directly so that a
- * superblock libfs refuses to open is still named for what it is.  Only a superblock with a good magic and CRC is trusted;
- * anything else gives 0 entries (the open then reports the damage).
+ * superblock libfs refuses to open is still named for what it is.  Only
+ * a superblock with a good magic and CRC is trusted; anything else gives
+ * 0 entries (the open then reports the damage).
  * Returns the count, or a negative errno when path cannot be read.
  */
 int xk_unsupported_probe(const char *path, unsigned int have,
