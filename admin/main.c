@@ -347,7 +347,8 @@ open_checks(struct admin *a)
 			"(%s); unmount it first\n", a->image, where);
 		return ADMIN_EXIT_OFFLINE;
 	}
-	n = xk_unsupported_probe(a->image, un, XK_UNSUPPORTED_MAX);
+	/* No -l: an external log's state is unknown, so it is named. */
+	n = xk_unsupported_probe(a->image, 0, un, XK_UNSUPPORTED_MAX);
 	if (n > 0 && a->writes) {
 		for (int i = 0; i < n; i++)
 			fprintf(stderr, "xfskit-admin: %s: %s is not "

@@ -49,6 +49,7 @@ struct db_loc {
 struct db_ctx {
 	struct xk_mount	*mp;
 	const char	*image;
+	const char	*logdev;	/* -l: the external log's device */
 	int		readonly;	/* -r */
 	int		expert;		/* -x */
 	int		json;		/* -j */

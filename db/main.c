@@ -47,7 +47,8 @@ open_checks(struct db_ctx *ctx)
 			"mount\n", ctx->image, where);
 		ctx->readonly = 1;
 	}
-	n = xk_unsupported_probe(ctx->image, un, XK_UNSUPPORTED_MAX);
+	n = xk_unsupported_probe(ctx->image, ctx->logdev ? XK_UNSUP_LOGDEV : 0,
+				 un, XK_UNSUPPORTED_MAX);
 	for (int i = 0; i < n; i++)
 		fprintf(stderr, "xfskit-db: warning: %s: %s is not "
 			"supported: %s\n", ctx->image, un[i].what, un[i].why);
@@ -58,8 +59,8 @@ static void
 usage(FILE *fp)
 {
 	fprintf(fp,
-"Usage: xfskit-db [-r] [-x] [-f] [-F] [-i] [-j] [-p prompt] [-c cmd]...\n"
-"                 image\n"
+"Usage: xfskit-db [-r] [-x] [-f] [-F] [-i] [-j] [-l logdev] [-p prompt]\n"
+"                 [-c cmd]... image\n"
 "       xfskit-db -V\n"
 "  -c cmd     run cmd, then the next -c; exit after the last\n"
 "  -r         open read-only: nothing can be written\n"
@@ -69,6 +70,8 @@ usage(FILE *fp)
 "  -i         accepted for xfs_db (a mounted filesystem is opened\n"
 "             read-only with a warning in any case)\n"
 "  -j         one JSON object per command instead of text\n"
+"  -l logdev  the external log's device (mkfs.xfs -l logdev=); it must\n"
+"             hold this filesystem's log (its records' UUID)\n"
 "  -p prompt  the interactive prompt\n"
 "  -V         print the version and exit\n"
 "  -h, --help  this help\n"
@@ -95,7 +98,7 @@ main(int argc, char **argv)
 	cmds = calloc((size_t)argc + 1, sizeof(*cmds));
 	if (!cmds)
 		return 2;
-	while ((opt = getopt_long(argc, argv, "c:fFhijp:rVx", longopts,
+	while ((opt = getopt_long(argc, argv, "c:fFhijl:p:rVx", longopts,
 				  NULL)) != -1) {
 		switch (opt) {
 		case 'c':
@@ -107,6 +110,9 @@ main(int argc, char **argv)
 			break;		/* see usage() */
 		case 'j':
 			ctx.json = 1;
+			break;
+		case 'l':
+			ctx.logdev = optarg;
 			break;
 		case 'p':
 			ctx.prompt = optarg;
@@ -160,6 +166,18 @@ main(int argc, char **argv)
 		fprintf(stderr, "xfskit-db: %s: %s\n", ctx.image, msg);
 		free(cmds);
 		return 2;
+	}
+	if (ctx.logdev) {
+		err = xk_mount_open_logdev(ctx.mp, ctx.logdev, &f);
+		if (err) {
+			char msg[400];
+
+			xk_open_error_format(err, &f, msg, sizeof(msg));
+			fprintf(stderr, "xfskit-db: %s: %s\n", ctx.image, msg);
+			xk_mount_discard(ctx.mp);
+			free(cmds);
+			return 2;
+		}
 	}
 	if (ncmds) {
 		for (int i = 0; i < ncmds; i++) {

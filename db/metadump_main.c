@@ -136,6 +136,11 @@ main(int argc, char **argv)
 			return 1;
 		}
 	}
+	if (xk_log_is_external(mp))
+		fprintf(stderr, "xfskit-metadump: %s has an external log, "
+			"which dumps do not carry (no -l): the dump holds the "
+			"data device only, and restores without a log\n",
+			argv[optind]);
 	err = md_dump(mp, fp, &o, warn_stderr, &show_warnings, &st);
 	if (fp != stdout && fclose(fp) && !err)
 		err = -EIO;

@@ -479,7 +479,8 @@ static int
 unsupported_check(struct fsck_ctx *fc)
 {
 	struct xk_unsupported un[XK_UNSUPPORTED_MAX];
-	int n = xk_unsupported_probe(fc->device, un, XK_UNSUPPORTED_MAX);
+	/* fsck(8) passes no log device (no fstab handling here). */
+	int n = xk_unsupported_probe(fc->device, 0, un, XK_UNSUPPORTED_MAX);
 	int opens = 0;
 
 	for (int i = 0; i < n; i++) {

@@ -84,7 +84,8 @@ derive_geometry(struct xk_mount *mp)
 
 	g->logstart = sb->logstart;
 	g->logblocks = sb->logblocks;
-	g->log_daddr = xk_fsb_to_daddr(mp, sb->logstart);
+	/* An external log starts at the first block of its own device. */
+	g->log_daddr = sb->logstart ? xk_fsb_to_daddr(mp, sb->logstart) : 0;
 	g->logsectsize = sb->logsectsize ? sb->logsectsize : XK_BBSIZE;
 	g->agfl_size = xk_agfl_size(sb->sectsize);
 
@@ -199,10 +200,14 @@ xk_mount_close(struct xk_mount *mp)
 		err = xk_buf_flush(mp);
 		if (!err)
 			err = xk_dev_sync(mp->dev);
+		if (!err && mp->logdev)
+			err = xk_dev_sync(mp->logdev);
 	}
 	xk_bcache_destroy(mp);
 	if (mp->owns_dev)
 		xk_dev_close(mp->dev);
+	if (mp->logdev)
+		xk_dev_close(mp->logdev);
 	free(mp);
 	return err;
 }
@@ -216,6 +221,8 @@ xk_mount_discard(struct xk_mount *mp)
 	xk_bcache_destroy(mp);
 	if (mp->owns_dev)
 		xk_dev_close(mp->dev);
+	if (mp->logdev)
+		xk_dev_close(mp->logdev);
 	free(mp);
 }
 

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * What a superblock declares that xfskit does not handle (see
- * include/xfskit/unsupported.h): a realtime volume, an external log,
- * feature bits outside what libfs knows.  Each entry says which part of
- * the filesystem is left unchecked, so the tools never call it clean and
- * never write under it.
+ * include/xfskit/unsupported.h): a realtime volume, an external log
+ * whose device was not given, feature bits outside what libfs knows.
+ * Each entry says which part of the filesystem is left unchecked, so the
+ * tools never call it clean and never write under it.
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -57,8 +57,8 @@ static const struct unknown_bits {
 };
 
 int
-xk_unsupported_scan(const struct xk_sb *sb, struct xk_unsupported *v,
-		    int max)
+xk_unsupported_scan(const struct xk_sb *sb, unsigned int have,
+		    struct xk_unsupported *v, int max)
 {
 	char what[128];
 	int n = 0;
@@ -67,12 +67,12 @@ xk_unsupported_scan(const struct xk_sb *sb, struct xk_unsupported *v,
 	    xk_sb_version(sb) != XK_SB_VERSION_5)
 		return 0;
 	/* mkfs.xfs -l logdev=: logstart 0, the log on its own device. */
-	if (sb->logstart == 0)
-		n = add(v, n, max, "external_log", 1,
-			"the filesystem (its log is on an external device)",
-			"xfskit does not support external logs yet: the log "
-			"was neither replayed nor checked, and nothing else "
-			"was checked either");
+	if (sb->logstart == 0 && !(have & XK_UNSUP_LOGDEV))
+		n = add(v, n, max, "external_log", 0,
+			"the log (on an external device that was not given)",
+			"give its device with -l LOGDEV: without it the log "
+			"can be neither replayed nor checked, so nothing may "
+			"be written");
 	if (sb->rblocks || sb->rextents || sb->rbmblocks)
 		n = add(v, n, max, "realtime", 0,
 			"the realtime volume (rtdev)",
@@ -99,7 +99,8 @@ xk_unsupported_scan(const struct xk_sb *sb, struct xk_unsupported *v,
 }
 
 int
-xk_unsupported_probe(const char *path, struct xk_unsupported *v, int max)
+xk_unsupported_probe(const char *path, unsigned int have,
+		     struct xk_unsupported *v, int max)
 {
 	struct xk_dev *dev;
 	struct xk_dsb dsb;
@@ -127,5 +128,5 @@ xk_unsupported_probe(const char *path, struct xk_unsupported *v, int max)
 	xk_dev_close(dev);
 	if (err)
 		return err == XK_ETRUNC ? 0 : err;
-	return ok ? xk_unsupported_scan(&sb, v, max) : 0;
+	return ok ? xk_unsupported_scan(&sb, have, v, max) : 0;
 }

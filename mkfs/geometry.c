@@ -181,6 +181,12 @@ basic_sizes(const struct mkfs_cli *cli, struct mkfs_cfg *cfg,
 		}
 	}
 	cfg->sectlog = log2_of(cfg->sectsize);
+	/*
+	 * The log's sectors: the data sector for an internal log; for an
+	 * external one, -s size= sets both, else mkfs.xfs's 512 bytes.
+	 */
+	cfg->logsectsize = cfg->logdev && !cli->ssize_given ? XK_BBSIZE :
+			   cfg->sectsize;
 	if (cfg->blocksize < cfg->sectsize) {
 		fprintf(stderr, "block size %u cannot be smaller than sector "
 			"size %u\n", cfg->blocksize, cfg->sectsize);
@@ -196,9 +202,8 @@ basic_sizes(const struct mkfs_cli *cli, struct mkfs_cfg *cfg,
 			"filesystems.\n");
 		return 1;
 	}
-	if (cli->loginternal.set && !cli->loginternal.num) {
-		fprintf(stderr, "external logs are not supported: only "
-			"-l internal is.\n");
+	if (cli->loginternal.set && !cli->loginternal.num && !cfg->logdev) {
+		fprintf(stderr, "no log subvolume or external log.\n");
 		return 1;
 	}
 	if (cli->ftype.set && !cli->ftype.num) {
@@ -412,7 +417,7 @@ stripes(const struct mkfs_cli *cli, struct mkfs_cfg *cfg,
 			return 1;
 		}
 		lsunit = n >> 9;
-	} else if (cfg->sectsize > XK_BBSIZE) {
+	} else if (cfg->logsectsize > XK_BBSIZE) {
 		/* Big log sectors: the log stripe unit is one block. */
 		lsunit = cfg->blocksize >> 9;
 	}
@@ -423,8 +428,8 @@ stripes(const struct mkfs_cli *cli, struct mkfs_cfg *cfg,
 	}
 	if (lsunit)
 		cfg->lsunit = (uint32_t)((lsunit << 9) >> cfg->blocklog);
-	else
-		cfg->lsunit = cfg->dsunit;
+	else if (!cfg->logdev)
+		cfg->lsunit = cfg->dsunit;	/* internal logs only */
 	if ((uint64_t)cfg->lsunit * cfg->blocksize > 256 * 1024) {
 		/*
 		 * mkfs.xfs means to warn only about a stripe unit given
@@ -709,10 +714,10 @@ sb_start(struct mkfs_cfg *cfg)
 	sb->inoalignmt = (8192 * (cfg->inodesize / 256)) >> cfg->blocklog;
 	if (cfg->dsunit)
 		sb->versionnum |= XK_SB_VERSION_DALIGNBIT;
-	if (cfg->sectsize > XK_BBSIZE) {
+	if (cfg->sectsize > XK_BBSIZE || cfg->logsectsize > XK_BBSIZE) {
 		sb->versionnum |= XK_SB_VERSION_SECTORBIT;
-		sb->logsectlog = (uint8_t)cfg->sectlog;
-		sb->logsectsize = (uint16_t)cfg->sectsize;
+		sb->logsectlog = (uint8_t)log2_of(cfg->logsectsize);
+		sb->logsectsize = (uint16_t)cfg->logsectsize;
 	}
 	sb->features2 = XK_SB_VERSION2_LAZYSBCOUNTBIT |
 			XK_SB_VERSION2_PROJID32BIT | XK_SB_VERSION2_CRCBIT |
@@ -855,6 +860,71 @@ concurrency_logblocks(const struct mkfs_cli *cli, struct mkfs_cfg *cfg)
 		cfg->logblocks = blocks;
 }
 
+/* -l size=, into cfg->logblocks; 0, or 1 with the message printed. */
+static int
+log_size_opt(const struct mkfs_cli *cli, struct mkfs_cfg *cfg)
+{
+	long long n;
+
+	if (size_opt(&cli->logsize, 'l', "size", cfg->blocksize,
+		     cfg->sectsize, 2LL << 20, (long long)MAX_LOG_BYTES, 0, &n))
+		return 1;
+	if (n % 512) {
+		fprintf(stderr, "illegal log length %lld, not a multiple of "
+			"512\n", n);
+		return 1;
+	}
+	cfg->logblocks = (uint64_t)n >> cfg->blocklog;
+	if ((uint64_t)n % cfg->blocksize)
+		fprintf(stderr, "warning: log length %lld not a multiple of "
+			"%u, truncated to %llu\n", n, cfg->blocksize,
+			(unsigned long long)(cfg->logblocks << cfg->blocklog));
+	return 0;
+}
+
+/*
+ * Step 7 for a log on its own device, in mkfs.xfs's order: its size is
+ * size= (within the device) or the whole device; logstart is 0.
+ */
+static int
+external_log_geometry(const struct mkfs_cli *cli, struct mkfs_cfg *cfg,
+		      uint64_t min_logblocks)
+{
+	uint64_t devblocks = cfg->logdevsize >> cfg->blocklog;
+
+	if (cli->logsize.set) {
+		if (log_size_opt(cli, cfg))
+			return 1;
+		if (cfg->logblocks > devblocks) {
+			fprintf(stderr, "size %s specified for log subvolume "
+				"is too large, maximum is %llu blocks\n",
+				cli->logsize.str,
+				(unsigned long long)devblocks);
+			return 1;
+		}
+	} else {
+		if (!devblocks) {
+			fprintf(stderr, "unable to get size of the log "
+				"subvolume.\n");
+			return 1;
+		}
+		cfg->logblocks = devblocks;
+	}
+	if (min_logblocks > cfg->logblocks) {
+		fprintf(stderr, "external log device size %llu blocks too "
+			"small, must be at least %llu blocks\n",
+			(unsigned long long)cfg->logblocks,
+			(unsigned long long)min_logblocks);
+		return 1;
+	}
+	cfg->logstart = 0;
+	cfg->logagno = 0;
+	if (cfg->lsunit &&
+	    align_log_size(cli, cfg, cfg->lsunit, MAX_LOG_BLOCKS))
+		return 1;
+	return log_min_max_check(cfg, min_logblocks);
+}
+
 /* Step 7. */
 static int
 log_geometry(const struct mkfs_cli *cli, struct mkfs_cfg *cfg)
@@ -863,7 +933,6 @@ log_geometry(const struct mkfs_cli *cli, struct mkfs_cfg *cfg)
 	uint64_t hdr_blocks = ((4ULL * cfg->sectsize) + cfg->blocksize - 1) >>
 			      cfg->blocklog;
 	uint32_t sunit;
-	long long n;
 
 	min_logblocks = xk_log_min_blocks(&cfg->sb);
 	if (min_logblocks < MIN_LOG_BLOCKS)
@@ -871,6 +940,8 @@ log_geometry(const struct mkfs_cli *cli, struct mkfs_cfg *cfg)
 	if (!cli->logsize.set && cfg->dblocks >= GiB(1, cfg->blocklog) &&
 	    min_logblocks < (MIN_LOG_BYTES >> cfg->blocklog))
 		min_logblocks = MIN_LOG_BYTES >> cfg->blocklog;
+	if (cfg->logdev)
+		return external_log_geometry(cli, cfg, min_logblocks);
 	/* One block short of the AG less its headers and roots. */
 	max_logblocks = cfg->agsize - (hdr_blocks + 4 + 3 +
 		(cfg->finobt != 0) + (cfg->rmapbt != 0) +
@@ -883,21 +954,8 @@ log_geometry(const struct mkfs_cli *cli, struct mkfs_cfg *cfg)
 		return 1;
 	}
 	if (cli->logsize.set) {
-		if (size_opt(&cli->logsize, 'l', "size", cfg->blocksize,
-			     cfg->sectsize, 2LL << 20,
-			     (long long)MAX_LOG_BYTES, 0, &n))
+		if (log_size_opt(cli, cfg))
 			return 1;
-		if (n % 512) {
-			fprintf(stderr, "illegal log length %lld, not a "
-				"multiple of 512\n", n);
-			return 1;
-		}
-		cfg->logblocks = (uint64_t)n >> cfg->blocklog;
-		if ((uint64_t)n % cfg->blocksize)
-			fprintf(stderr, "warning: log length %lld not a "
-				"multiple of %u, truncated to %llu\n", n,
-				cfg->blocksize, (unsigned long long)
-				(cfg->logblocks << cfg->blocklog));
 		if (cfg->logblocks > max_logblocks) {
 			fprintf(stderr, "internal log size %llu too large, "
 				"must be less than %llu\n",
@@ -1067,6 +1125,62 @@ device_info(const struct mkfs_cli *cli, struct mkfs_cfg *cfg,
 	return 0;
 }
 
+/*
+ * -l logdev=: the device must exist (mkfs.xfs does not create it), a
+ * regular file or a block device, and not be the data device.
+ */
+static int
+logdev_info(const struct mkfs_cli *cli, struct mkfs_cfg *cfg)
+{
+	struct stat st, dst;
+	struct xk_dev *dev;
+	int err;
+
+	if (!cli->logdev.set)
+		return 0;
+	if (cli->loginternal.set && cli->loginternal.num) {
+		fprintf(stderr, "can't have both external and internal "
+			"logs\n");
+		return 1;
+	}
+	cfg->logdev = cli->logdev.str;
+	if (!cfg->logdev || !*cfg->logdev) {
+		fprintf(stderr, "-l logdev option requires a value\n");
+		return 1;
+	}
+	if (stat(cfg->logdev, &st) < 0) {
+		fprintf(stderr, "Error accessing specified device %s: %s\n",
+			cfg->logdev, strerror(errno));
+		return 1;
+	}
+	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
+		fprintf(stderr, "%s is neither a regular file nor a block "
+			"device\n", cfg->logdev);
+		return 1;
+	}
+	if (!stat(cfg->dev, &dst) &&
+	    (S_ISBLK(st.st_mode) ? S_ISBLK(dst.st_mode) &&
+	     st.st_rdev == dst.st_rdev :
+	     st.st_dev == dst.st_dev && st.st_ino == dst.st_ino)) {
+		fprintf(stderr, "the log device %s is the data device\n",
+			cfg->logdev);
+		return 1;
+	}
+	if (S_ISREG(st.st_mode)) {
+		cfg->logdevsize = (uint64_t)st.st_size;
+		return 0;
+	}
+	err = xk_dev_open(cfg->logdev, XK_DEV_RDONLY, &dev);
+	if (err) {
+		fprintf(stderr, "cannot open %s: %s\n", cfg->logdev,
+			xk_strerror(err));
+		return 1;
+	}
+	cfg->logdevsize = dev->size;
+	xk_dev_close(dev);
+	return 0;
+}
+
 int
 mkfs_geometry(const struct mkfs_cli *cli, struct mkfs_cfg *cfg)
 {
@@ -1074,7 +1188,8 @@ mkfs_geometry(const struct mkfs_cli *cli, struct mkfs_cfg *cfg)
 	long long n;
 
 	memset(cfg, 0, sizeof(*cfg));
-	if (device_info(cli, cfg, &topo) || basic_sizes(cli, cfg, &topo))
+	if (device_info(cli, cfg, &topo) || logdev_info(cli, cfg) ||
+	    basic_sizes(cli, cfg, &topo))
 		return 1;
 	/* Step 4: data size. */
 	if (cli->dsize.set) {

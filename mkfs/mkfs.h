@@ -45,6 +45,7 @@ struct mkfs_cli {
 	struct mkfs_val	iattr, projid32bit;	/* forced on by v5 */
 	struct mkfs_val	logsize, loginternal, lsunit, lsu, logversion;
 	struct mkfs_val	logagno, lazycount;
+	struct mkfs_val	logdev, lfile;	/* -l logdev=, -l file */
 	struct mkfs_val	crc, finobt, rmapbt, reflink, bigtime;
 	struct mkfs_val	inobtcount, metadir;
 	struct mkfs_val	autofsck;	/* str: none/check/optimize/repair */
@@ -55,6 +56,7 @@ struct mkfs_cli {
 	const char	*label;
 	const char	*config;	/* -c options= */
 	int		dry_run, quiet, force, nodiscard, unsupported;
+	int		ssize_given;	/* -s size= (the log's too) */
 	struct mkfs_populate pop;	/* -p */
 };
 
@@ -63,6 +65,9 @@ struct mkfs_cfg {
 	const char	*dev;
 	int		is_file;	/* regular file, not a device */
 	uint64_t	devsize;	/* bytes */
+	const char	*logdev;	/* external log's device, or NULL */
+	uint64_t	logdevsize;	/* its bytes */
+	uint32_t	logsectsize;	/* the log's sector size */
 	uint32_t	blocksize, blocklog;
 	uint32_t	sectsize, sectlog;
 	uint32_t	inodesize, inodelog;

@@ -78,11 +78,15 @@ static const struct subopt subopts[] = {
 	  (2LL << 30) - (10LL << 20), 0, { "concurrency" } },
 	{ 'l', "concurrency", V(lconcurrency), K_NUM, 0, INT_MAX, 0,
 	  { "size" } },
-	{ 'l', "internal", V(loginternal), K_BOOL, 0, 1, 0, { NULL } },
+	{ 'l', "internal", V(loginternal), K_BOOL, 0, 1, 0, { "logdev" } },
+	/* The external log's device: an existing file or block device. */
+	{ 'l', "logdev", V(logdev), K_STR, 0, 0, 0, { "internal", "agnum" } },
+	/* mkfs.xfs's "the log device is a file": told apart by itself. */
+	{ 'l', "file", V(lfile), K_BOOL, 0, 1, 0, { NULL } },
 	{ 'l', "sunit", V(lsunit), K_NUM, 1, 512, 0, { "su" } },
 	{ 'l', "su", V(lsu), K_SIZE, 512, 256 << 10, 0, { "sunit" } },
 	{ 'l', "version", V(logversion), K_NUM, 1, 2, 0, { NULL } },
-	{ 'l', "agnum", V(logagno), K_NUM, 0, UINT_MAX, 0, { NULL } },
+	{ 'l', "agnum", V(logagno), K_NUM, 0, UINT_MAX, 0, { "logdev" } },
 	{ 'l', "lazy-count", V(lazycount), K_BOOL, 0, 1, 0, { NULL } },
 	{ 'm', "crc", V(crc), K_BOOL, 0, 1, 0, { NULL } },
 	{ 'm', "finobt", V(finobt), K_BOOL, 0, 1, 0, { NULL } },
@@ -122,8 +126,10 @@ mkfs_usage(FILE *f)
 "     exchange=0|1,attr=2,projid32bit=1\n"
 "                              inode size, allocation, exchange-range\n"
 "  -l size=num|concurrency=n|nr_cpus,internal,sunit=n,su=num,\n"
-"     version=2,agnum=n,lazy-count=1\n"
-"                              internal log\n"
+"     version=2,agnum=n,lazy-count=1,logdev=path,file\n"
+"                              the log: internal, or on the existing\n"
+"                              file or device logdev= (its whole size\n"
+"                              unless size= is given)\n"
 "  -m crc=1,finobt=0|1,rmapbt=0|1,reflink=0|1,bigtime=0|1,\n"
 "     inobtcount=0|1,metadir=0,uuid=UUID,\n"
 "     autofsck=0|1|none|check|optimize|repair\n"
@@ -353,6 +359,8 @@ mkfs_set_subopt(struct mkfs_cli *cli, char opt, const char *name,
 		break;
 	}
 	v->set = level;
+	if (opt == 's')
+		cli->ssize_given = 1;
 	return 0;
 }
 

@@ -36,7 +36,8 @@ mkfs_report(FILE *f, const struct mkfs_cfg *cfg)
 		2, cfg->dirblocksize, 0, 1,
 		/* mkfs.xfs 6.1 has no parent pointers: only shown when on */
 		cfg->parent ? ", parent=1" : "",
-		"internal log", sb->blocksize, sb->logblocks, 2,
+		cfg->logdev ? cfg->logdev : "internal log", sb->blocksize,
+		sb->logblocks, 2,
 		"", logsect, sb->logsunit / sb->blocksize, 1,
 		"none", sb->rextsize * sb->blocksize, 0LL, 0LL);
 }

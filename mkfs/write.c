@@ -323,6 +323,22 @@ mkfs_write(const struct mkfs_cfg *cfg, int discard)
 		return 1;
 	}
 	mp->owns_dev = 1;
+	if (cfg->logdev) {
+		struct xk_dev *ldev;
+
+		/* The log is zeroed and written below; nothing else. */
+		err = xk_dev_open(cfg->logdev, XK_DEV_EXCL, &ldev);
+		if (err) {
+			fprintf(stderr, "cannot open %s: %s\n", cfg->logdev,
+				xk_strerror(err));
+			goto out;
+		}
+		if (discard && ldev->is_bdev &&
+		    xk_dev_discard(ldev, 0, ldev->size)) {
+			/* No TRIM support is not an error. */
+		}
+		xk_mount_set_logdev(mp, ldev);
+	}
 	err = make_plan(mp, &p);
 	if (err) {
 		fprintf(stderr, "cannot lay out the filesystem: %s\n",
@@ -342,7 +358,7 @@ mkfs_write(const struct mkfs_cfg *cfg, int discard)
 	sec.icount = sec.ifree = 0;
 	sec.rootino = sec.rbmino = sec.rsumino = XK_NULLFSINO;
 	sec.fdblocks = cfg->dblocks - cfg->agcount * xk_ag_prealloc_blocks(mp) -
-		       cfg->logblocks;
+		       (cfg->logdev ? 0 : cfg->logblocks);
 	mid = cfg->agcount > 2 ? (uint32_t)(cfg->agcount - 1) / 2 : 0;
 	for (uint32_t agno = 0; agno < p.agcount; agno++) {
 		struct xk_sb s = agno == 0 ? sb : sec;

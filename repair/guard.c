@@ -118,7 +118,9 @@ int
 guard_unsupported(struct repair_ctx *rc)
 {
 	struct xk_unsupported found[XK_UNSUPPORTED_MAX];
-	int n = xk_unsupported_probe(rc->opt.device, found, XK_UNSUPPORTED_MAX);
+	int n = xk_unsupported_probe(rc->opt.device, rc->opt.logdev ?
+				     XK_UNSUP_LOGDEV : 0, found,
+				     XK_UNSUPPORTED_MAX);
 
 	if (n <= 0)
 		return 0;	/* unreadable: the open reports it */
@@ -133,7 +135,9 @@ int
 guard_unsupported_voted(struct repair_ctx *rc)
 {
 	struct xk_unsupported found[XK_UNSUPPORTED_MAX];
-	int n = xk_unsupported_scan(&rc->mp->sb, found, XK_UNSUPPORTED_MAX);
+	int n = xk_unsupported_scan(&rc->mp->sb, rc->opt.logdev ?
+				    XK_UNSUP_LOGDEV : 0, found,
+				    XK_UNSUPPORTED_MAX);
 
 	for (int i = 0; i < n && rc->found.nunsup < XK_UNSUPPORTED_MAX; i++)
 		if (!strcmp(found[i].code, "ro_compat"))

@@ -36,8 +36,12 @@ usage(FILE *to)
 "          (default: one per CPU); xfs_repair's ag_stride=N,\n"
 "          phase2_threads=N, bhash=N, ihash=N and force_geometry are\n"
 "          accepted and have no effect here\n"
-"  -l D, -r D  an external log or realtime device: not supported yet,\n"
-"          refused with exit status 5 before anything is read\n"
+"  -l D    the external log's device (mkfs.xfs -l logdev=D); it must\n"
+"          hold this filesystem's log (its records' UUID), else nothing\n"
+"          is read or written. Without it, -n checks the rest and the\n"
+"          log is not checked; repairs are refused\n"
+"  -r D    a realtime device: not supported yet, refused with exit\n"
+"          status 5 before anything is read\n"
 "  -c S=V  change a filesystem feature (xfs_repair -c): not supported\n"
 "          yet, refused\n"
 "  -d      xfs_repair's repair of a read-only mounted root: refused, as\n"
@@ -109,7 +113,7 @@ run_stopped(struct repair_ctx *rc, const char *undo_path,
 	 */
 	if (rc->found.error != -EINTR || xk_buf_flush(rc->mp))
 		xk_buf_discard_dirty(rc->mp);
-	writes = rc->mp->dev->writes - writes_before;
+	writes = xk_mount_writes(rc->mp) - writes_before;
 	if (!writes)
 		snprintf(done, sizeof(done), "stopping before any change was "
 			 "written");
@@ -454,10 +458,12 @@ main(int argc, char **argv)
 				return REPAIR_EXIT_USAGE;
 			break;
 		case 'l':
+			rc.opt.logdev = optarg;
+			break;
 		case 'r':
-			fprintf(stderr, "xfskit-repair: %s devices are not "
-				"supported yet: nothing was read or written\n",
-				opt == 'l' ? "external log" : "realtime");
+			fprintf(stderr, "xfskit-repair: realtime devices are "
+				"not supported yet: nothing was read or "
+				"written\n");
 			return REPAIR_EXIT_UNCHECKED;
 		case 'c':
 			fprintf(stderr, "xfskit-repair: -c %s: changing "
@@ -539,6 +545,12 @@ main(int argc, char **argv)
 			"not go with it\n", undo_path ? "-z" : "-e");
 		return REPAIR_EXIT_USAGE;
 	}
+	if (undo_path && rc.opt.logdev) {
+		fprintf(stderr, "xfskit-repair: -z records the data device "
+			"only, so the writes to the log device given with -l "
+			"could not be undone: run without -z\n");
+		return REPAIR_EXIT_USAGE;
+	}
 	/* As xfs_repair: -L with -n zeroes nothing, the log is checked. */
 	if (rc.opt.no_modify && rc.opt.zero_log) {
 		fprintf(stderr, "xfskit-repair: -L has no effect with -n: "
@@ -577,6 +589,18 @@ main(int argc, char **argv)
 		return operational_error(&rc, line);
 	}
 
+	/* Before anything reads the log: -l must be this fs's log. */
+	if (rc.opt.logdev) {
+		char line[512];
+
+		err = xk_mount_open_logdev(rc.mp, rc.opt.logdev, &f);
+		if (err) {
+			xk_open_error_format(err, &f, line, sizeof(line));
+			xk_mount_discard(rc.mp);
+			rc.mp = NULL;
+			return operational_error(&rc, line);
+		}
+	}
 	err = vote_primary_features(&rc);
 	if (err)
 		return operational_error(&rc, xk_strerror(err));
@@ -596,7 +620,7 @@ main(int argc, char **argv)
 		info(&rc, "Recording overwritten blocks in %s.\n", undo_path);
 	}
 	/* Every write of this run from here, the log replay's included. */
-	writes0 = rc.mp->dev->writes;
+	writes0 = xk_mount_writes(rc.mp);
 	rc.phase_what = "replaying the log";
 	err = phase_log(&rc);
 	/* Not the log's fault when the undo file failed under it. */

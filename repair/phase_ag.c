@@ -533,6 +533,9 @@ phase_ag_headers(struct repair_ctx *rc)
 		if (!rc->scan.ags[agno].trees_ok[XK_BT_INO])
 			chunks_from_rmap(rc, agno);
 	}
-	claim_fsb(rc, mp->g.logstart, mp->g.logblocks, XK_RMAP_OWN_LOG, 0);
+	/* An external log owns no data-device blocks. */
+	if (!xk_log_is_external(mp))
+		claim_fsb(rc, mp->g.logstart, mp->g.logblocks,
+			  XK_RMAP_OWN_LOG, 0);
 	return rc->found.error;
 }

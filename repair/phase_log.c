@@ -50,6 +50,9 @@ phase_log(struct repair_ctx *rc)
 	struct xk_log_report rep;
 	int err;
 
+	/* An external log without its device: named as not checked. */
+	if (!xk_mount_log_dev(rc->mp))
+		return 0;
 	if (rc->opt.zero_log) {
 		char msg[256] = "";
 

@@ -185,6 +185,7 @@ struct edge {
  */
 struct repair_opts {
 	const char	*device;
+	const char	*logdev;	/* -l: the external log's device */
 	int		no_modify;
 	int		verbose;
 	int		json;		/* --json: one JSON document */

@@ -158,8 +158,10 @@ XK_MUST_CHECK int xk_inode_init_get(struct xk_mount *mp, uint64_t ino,
 				    struct xk_buf **bpp, void **dipp);
 
 /*
- * Write a clean log at log_daddr (bblen basic blocks): every block zeroed
- * (through discard where the device supports it, else by writing), then
+ * Write a clean log at log_daddr (bblen basic blocks) of the log's device
+ * (xk_mount_log_dev(): the external log's when there is one): every block
+ * zeroed (through discard where the device supports it, else by writing),
+ * then
  * one record at block 0 in cycle 1 holding only an unmount record, laid
  * out as mkfs.xfs does (record length the log stripe unit, extended
  * headers for stripe units over 32 KiB), so the kernel mounts without

@@ -80,6 +80,13 @@ struct xk_bcache;
 struct xk_mount {
 	struct xk_dev	*dev;
 	int		owns_dev;
+	/*
+	 * The external log's device (superblock logstart 0, mkfs.xfs -l
+	 * logdev=), owned by the handle; NULL for an internal log, or when
+	 * an external log's device was not given (the log is then neither
+	 * read nor written: xk_log_open() says so).
+	 */
+	struct xk_dev	*logdev;
 	unsigned int	flags;
 	struct xk_sb	sb;
 	struct xk_geom	g;
@@ -108,6 +115,47 @@ XK_MUST_CHECK int xk_mount_open(const char *path, unsigned int flags,
 XK_MUST_CHECK int xk_mount_from_sb(struct xk_dev *dev, const struct xk_sb *sb,
 				   unsigned int flags, struct xk_mount **mpp,
 				   struct xk_fail *f);
+/*
+ * Attach the device holding this filesystem's external log, opened
+ * read-only when the handle is.  Nothing is written.  Rules, each an
+ * error with *f naming it (see logdev.c):
+ *  1. the filesystem's log is external (sb.logstart 0): -EINVAL;
+ *  2. the device is not the data device: -EINVAL;
+ *  3. it holds the whole log (logblocks): XK_ETRUNC;
+ *  4. it is this filesystem's log: the log record headers found in its
+ *     first MiB carry the superblock's UUID, none another one, and at
+ *     least one is there: -EXDEV (a zeroed or never-written device
+ *     shows no evidence either way and is refused too).
+ * Returns 0 or a negative errno; the handle is unchanged on error.
+ */
+XK_MUST_CHECK int xk_mount_open_logdev(struct xk_mount *mp, const char *path,
+				       struct xk_fail *f);
+/*
+ * Hand an open device to the handle as its external log's, without the
+ * identity check (mkfs, which is about to write the log).
+ */
+void xk_mount_set_logdev(struct xk_mount *mp, struct xk_dev *logdev);
+/* Whether the log is on a device of its own (sb.logstart 0). */
+static inline int xk_log_is_external(const struct xk_mount *mp)
+{
+	return mp->sb.logstart == 0;
+}
+/*
+ * The device the log is read and written through: the external log's,
+ * else the data device.  NULL for an external log whose device was not
+ * given.
+ */
+static inline struct xk_dev *xk_mount_log_dev(const struct xk_mount *mp)
+{
+	return xk_log_is_external(mp) ? mp->logdev : mp->dev;
+}
+
+/* Writes begun on the handle's devices, the log's included. */
+static inline uint64_t xk_mount_writes(const struct xk_mount *mp)
+{
+	return mp->dev->writes + (mp->logdev ? mp->logdev->writes : 0);
+}
+
 /* Flush dirty buffers (unless read-only) and free everything. */
 XK_MUST_CHECK int xk_mount_close(struct xk_mount *mp);
 /*

@@ -25,17 +25,25 @@ struct xk_unsupported {
 
 #define XK_UNSUPPORTED_MAX	8
 
-/* The unsupported parts a superblock declares; returns how many. */
-int xk_unsupported_scan(const struct xk_sb *sb, struct xk_unsupported *v,
-			int max);
+/* What the caller has beside the data device. */
+#define XK_UNSUP_LOGDEV	(1u << 0)	/* the external log's device */
+
+/*
+ * The unsupported parts a superblock declares, given what the caller
+ * has (XK_UNSUP_*: an external log without its device is such a part);
+ * returns how many.
+ */
+int xk_unsupported_scan(const struct xk_sb *sb, unsigned int have,
+			struct xk_unsupported *v, int max);
 
 /*
  * The same from the primary superblock of path, read directly so that a
- * superblock libfs refuses to open (an external log) is still named for
- * what it is.  Only a superblock with a good magic and CRC is trusted;
- * anything else gives 0 entries (the open then reports the damage).
+ * superblock libfs refuses to open is still named for what it is.  Only
+ * a superblock with a good magic and CRC is trusted; anything else gives
+ * 0 entries (the open then reports the damage).
  * Returns the count, or a negative errno when path cannot be read.
  */
-int xk_unsupported_probe(const char *path, struct xk_unsupported *v, int max);
+int xk_unsupported_probe(const char *path, unsigned int have,
+			 struct xk_unsupported *v, int max);
 
 #endif /* XFSKIT_UNSUPPORTED_H */

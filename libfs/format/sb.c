@@ -173,10 +173,13 @@ xk_sb_check(const struct xk_sb *sb, uint64_t devsize, struct xk_fail *f)
 			    (unsigned long long)devsize);
 		return XK_ETRUNC;
 	}
-	if (sb->logstart == 0)
-		return xk_fail_set(f, "logstart", "external logs are not "
-				   "supported (logstart is 0)");
-	{
+	/* logstart 0: the log is on a device of its own (mkfs -l logdev=). */
+	if (sb->logstart == 0) {
+		if (sb->logblocks < 64)
+			return xk_fail_set(f, "log", "external log of %u "
+					   "blocks is too small",
+					   sb->logblocks);
+	} else {
 		uint64_t agno = sb->logstart >> sb->agblklog;
 		uint64_t agbno = sb->logstart & ((1ULL << sb->agblklog) - 1);
 

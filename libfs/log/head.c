@@ -541,11 +541,12 @@ xk_log_open(struct xk_mount *mp, struct xk_log **logp)
 	log->st.size_bb = log->nbb;
 	log->st.torn_blk = XK_LOG_NOBLK;
 	log->st.last_rec_blk = XK_LOG_NOBLK;
-	if (mp->sb.logstart == 0)
+	if (!xk_mount_log_dev(mp))
 		return xk_log_fail(log, XK_EUNSUPP,
-			"the filesystem has an external log device");
+			"the log is on an external device, which was not "
+			"given (-l LOGDEV)");
 	if (log->nbb < 64 || bytes > (1ULL << 31) ||
-	    (log->daddr << XK_BBSHIFT) + bytes > mp->dev->size)
+	    (log->daddr << XK_BBSHIFT) + bytes > xk_mount_log_dev(mp)->size)
 		return xk_log_fail(log, XK_ECORRUPT,
 			"log of %u blocks at daddr %llu does not fit the "
 			"device", mp->g.logblocks,
@@ -582,7 +583,8 @@ chunk_read(const struct xk_log *log, uint32_t c)
 	uint64_t n = log->nbb - first < LOG_CHUNK_BB ? log->nbb - first :
 						       LOG_CHUNK_BB;
 
-	return xk_dev_pread(log->mp->dev, log->buf + first * XK_BBSIZE,
+	return xk_dev_pread(xk_mount_log_dev(log->mp),
+			    log->buf + first * XK_BBSIZE,
 			    n * XK_BBSIZE,
 			    (log->daddr + first) << XK_BBSHIFT);
 }

@@ -1186,11 +1186,15 @@ xk_log_recover(struct xk_mount *mp, unsigned int flags, unsigned int threads,
 	}
 	rep->replayed = 1;
 	err = xk_buf_flush(mp);
+	/* On two devices, the replayed blocks are durable before the log
+	 * says they need no replay. */
+	if (!err && mp->logdev)
+		err = xk_dev_sync(mp->dev);
 	if (!err)
 		err = xk_log_write_clean(log, log->st.head_blk,
 					 log->st.head_cycle, 0);
 	if (!err)
-		err = xk_dev_sync(mp->dev);
+		err = xk_dev_sync(xk_mount_log_dev(mp));
 	if (err && !log->err[0])
 		xk_log_fail(log, err, "writing the recovered filesystem "
 			    "failed: %s", xk_strerror(err));

@@ -43,7 +43,7 @@ fill_block(struct xk_log *log, uint8_t *b, uint32_t cycle, uint32_t blk,
 static int
 write_blocks(struct xk_log *log, uint32_t blk, uint32_t n)
 {
-	struct xk_dev *dev = log->mp->dev;
+	struct xk_dev *dev = xk_mount_log_dev(log->mp);
 
 	while (n) {
 		uint32_t run = blk + n > log->nbb ? log->nbb - blk : n;
@@ -192,7 +192,7 @@ xk_log_zero(struct xk_mount *mp, char *msg, size_t msglen)
 	log->st.last_rec_blk = XK_LOG_NOBLK;
 	err = xk_log_write_clean(log, 0, maxc + 1, 1);
 	if (!err)
-		err = xk_dev_sync(mp->dev);
+		err = xk_dev_sync(xk_mount_log_dev(mp));
 	if (err)
 		snprintf(msg, msglen, "writing the log failed: %s",
 			 xk_strerror(err));

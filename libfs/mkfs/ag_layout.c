@@ -89,7 +89,9 @@ xk_ag_init_layout(const struct xk_mount *mp, uint32_t agno,
 	if (ai->prealloc >= ai->length)
 		return -ENOSPC;
 	end = ai->length;
-	if (g->logblocks && xk_fsb_to_agno(mp, g->logstart) == agno) {
+	/* An external log (logstart 0) takes no room in any AG. */
+	if (g->logblocks && g->logstart &&
+	    xk_fsb_to_agno(mp, g->logstart) == agno) {
 		ai->log_start = xk_fsb_to_agbno(mp, g->logstart);
 		ai->log_blocks = g->logblocks;
 		if (ai->log_start < ai->prealloc ||

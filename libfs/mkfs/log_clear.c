@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <xfskit/fault.h>
 #include <xfskit/init.h>
 #include <xfskit/libfs.h>
 #include <xfskit/format/log.h>
@@ -26,7 +27,7 @@
 static int
 log_zero(struct xk_mount *mp, uint64_t off, uint64_t len)
 {
-	struct xk_dev *dev = mp->dev;
+	struct xk_dev *dev = xk_mount_log_dev(mp);
 	const size_t chunk = 1u << 20;
 	uint8_t *z;
 	int err = 0;
@@ -55,8 +56,8 @@ xk_log_init_clean(struct xk_mount *mp, uint64_t log_daddr, uint64_t bblen,
 	struct xk_log_op_header *oh;
 	uint32_t rec_bb, hdrs = 1, crc;
 	uint64_t lsn = xk_lsn_make(LOG_INIT_CYCLE, 0);
-	struct xk_buf *bp;
-	uint8_t *data;
+	struct xk_dev *dev = xk_mount_log_dev(mp);
+	uint8_t *data, *buf;
 	int err;
 
 	if (sunit_bytes > XK_LOG_MAX_RECORD_BSIZE)
@@ -69,14 +70,16 @@ xk_log_init_clean(struct xk_mount *mp, uint64_t log_daddr, uint64_t bblen,
 		rec_bb = hdrs + 1;
 	if (bblen < (uint64_t)rec_bb + 1)
 		return -EINVAL;
+	if (!dev)
+		return -ENODEV;
 	err = log_zero(mp, log_daddr << XK_BBSHIFT, bblen << XK_BBSHIFT);
 	if (err)
 		return err;
-	/* No verifier: the record CRC is computed below. */
-	err = xk_buf_get(mp, log_daddr, rec_bb << XK_BBSHIFT, NULL, &bp);
-	if (err)
-		return err;
-	h = (struct xk_log_rec_header *)bp->data;
+	/* Written straight to the log's device, which may not be mp->dev. */
+	buf = xk_calloc(rec_bb, XK_BBSIZE);
+	if (!buf)
+		return -ENOMEM;
+	h = (struct xk_log_rec_header *)buf;
 	xk_be32_set(&h->h_magicno, XK_LOG_HEADER_MAGIC_NUM);
 	xk_be32_set(&h->h_cycle, LOG_INIT_CYCLE);
 	xk_be32_set(&h->h_version, XK_LOG_VERSION_2);
@@ -90,9 +93,9 @@ xk_log_init_clean(struct xk_mount *mp, uint64_t log_daddr, uint64_t bblen,
 	xk_be32_set(&h->h_size, sunit_bytes > XK_LOG_BIG_RECORD_BSIZE ?
 		    sunit_bytes : XK_LOG_BIG_RECORD_BSIZE);
 	for (uint32_t i = 1; i < hdrs; i++)
-		xk_put_be32(bp->data + (size_t)i * XK_BBSIZE, LOG_INIT_CYCLE);
+		xk_put_be32(buf + (size_t)i * XK_BBSIZE, LOG_INIT_CYCLE);
 	/* The unmount op in the first data block. */
-	data = bp->data + (size_t)hdrs * XK_BBSIZE;
+	data = buf + (size_t)hdrs * XK_BBSIZE;
 	oh = (struct xk_log_op_header *)data;
 	xk_be32_set(&oh->oh_tid, MKFS_LOG_TID);
 	xk_be32_set(&oh->oh_len, sizeof(struct xk_unmount_log_format));
@@ -103,20 +106,21 @@ xk_log_init_clean(struct xk_mount *mp, uint64_t log_daddr, uint64_t bblen,
 	for (uint32_t i = 0; i < rec_bb - hdrs; i++) {
 		uint8_t *w = data + (size_t)i * XK_BBSIZE;
 
-		memcpy(bp->data + xk_log_rec_cycle_slot(i), w, 4);
+		memcpy(buf + xk_log_rec_cycle_slot(i), w, 4);
 		xk_put_be32(w, LOG_INIT_CYCLE);
 	}
-	crc = xk_crc32c_update(~0u, bp->data, XK_LOG_REC_SIZE);
+	crc = xk_crc32c_update(~0u, buf, XK_LOG_REC_SIZE);
 	/* Readers cover the extended headers h_len calls for. */
 	for (uint32_t i = 1; i < hdrs &&
 	     i < (((rec_bb - hdrs) << XK_BBSHIFT) + XK_LOG_HEADER_CYCLE_SIZE -
 		  1) / XK_LOG_HEADER_CYCLE_SIZE; i++)
-		crc = xk_crc32c_update(crc, bp->data + (size_t)i * XK_BBSIZE,
+		crc = xk_crc32c_update(crc, buf + (size_t)i * XK_BBSIZE,
 				       XK_LOG_REC_EXT_SIZE);
 	crc = xk_crc32c_update(crc, data,
 			       (size_t)(rec_bb - hdrs) << XK_BBSHIFT);
 	xk_put_le32(h->h_crc, ~crc);
-	xk_buf_dirty(bp);
-	xk_buf_release(bp);
-	return 0;
+	err = xk_dev_pwrite(dev, buf, (size_t)rec_bb << XK_BBSHIFT,
+			    log_daddr << XK_BBSHIFT);
+	free(buf);
+	return err;
 }
