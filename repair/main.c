@@ -59,6 +59,7 @@ usage(FILE *to)
 "  --progress-fd=N  write e2fsck -C progress lines (phase done total\n"
 "          device) to file descriptor N, as fsck.xfskit -C does\n"
 "  -V      print the version and exit\n"
+"  -h, --help  this help\n"
 "Without -n, a dirty log is replayed, the filesystem checked, what is\n"
 "found repaired (each change reported, with the inode's path), and the\n"
 "check run again to confirm.\n"

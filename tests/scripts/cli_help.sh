@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# The command line of every tool but xfskit-repair: --help and -h print
+# The command line of every tool: --help and -h print
 # the help on standard output and exit 0; a bad option and a missing
 # operand exit with the code of the tool each replaces, measured on
 # xfsprogs 6.1 (and 7.2 when its tree is there), fsck(8)'s 16 for
@@ -24,6 +24,7 @@ xfskit-mkfs      mkfs/xfskit-mkfs      mkfs.xfs      -
 fsck.xfskit      fsck/fsck.xfskit      -             16
 xfskit-undo      repair/xfskit-undo    -             2
 xfskit-admin     admin/xfskit-admin    xfs_admin     -
+xfskit-repair    repair/xfskit-repair  xfs_repair    -
 "
 
 # The usage code of an xfsprogs program: a bad option and no operand

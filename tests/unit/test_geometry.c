@@ -147,7 +147,7 @@ apply_hostile(struct xk_sb *sb, int i)
 	case 13: sb->dblocks = 5; return "dblocks";
 	case 14: sb->logstart = ~0ULL >> 4; return "log";
 	case 15: sb->logblocks = 0xffffffff; return "log";
-	case 16: sb->logstart = 0; return "logstart";
+	case 16: sb->logstart = 0; sb->logblocks = 10; return "log";	/* external, too small */
 	case 17: sb->rootino = 1ULL << 40; return "rootino";
 	case 18: sb->imax_pct = 200; return "imax_pct";
 	case 19: sb->dirblklog = 9; return "dirblklog";
