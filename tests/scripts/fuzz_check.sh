@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # libFuzzer over open + verify + the whole check, for a bounded time
-# (XK_FUZZ_SECONDS, default 30; bench/fuzz runs it for an hour), seeded
+# (XK_FUZZ_SECONDS, default 20; bench/fuzz runs it for an hour), seeded
 # from small images made by mkfs.xfs; then every saved regression input
 # under tests/fuzz/regressions must run clean.  A crash fails the test and prints the input's path
 # and base64 so it can be added to the regressions.
@@ -39,7 +39,7 @@ for opts in "-m rmapbt=0,reflink=0" "-m finobt=0" "-i size=1024"; do
 	XK_FUZZ_BASE="$v" XK_FUZZ_DUMP_SEED=1 "$fz" >"$T/corpus/seed-${opts//[ =,]/_}" 2>/dev/null
 done
 
-secs=${XK_FUZZ_SECONDS:-30}
+secs=${XK_FUZZ_SECONDS:-20}
 if "$fz" -max_total_time="$secs" -timeout=300 -rss_limit_mb=3072 \
 	-artifact_prefix="$T/" "$T/corpus" >"$T/fuzz.log" 2>&1; then
 	pass "fuzzed for ${secs}s: $(grep -o 'Done [0-9]* runs' "$T/fuzz.log")"
