@@ -469,8 +469,51 @@ struct worker {
 	unsigned int		index, count;
 	char			**bufs;		/* per AG, owned by parent */
 	size_t			*lens;
-	_Atomic unsigned int	*finished;	/* workers done, parent's */
+	struct workers_done	*done;		/* parent's */
 };
+
+/* How many workers have finished, signalled so the parent wakes at once. */
+struct workers_done {
+	pthread_mutex_t		lock;
+	pthread_cond_t		cond;
+	unsigned int		n;
+};
+
+static void
+workers_done_add(struct workers_done *d)
+{
+	pthread_mutex_lock(&d->lock);
+	d->n++;
+	pthread_cond_signal(&d->cond);
+	pthread_mutex_unlock(&d->lock);
+}
+
+/*
+ * Wait until N workers have finished, drawing the meter they count into
+ * every 50 ms meanwhile.
+ */
+static void
+workers_done_wait(struct workers_done *d, unsigned int n,
+		  struct repair_ctx *rc)
+{
+	struct timespec until;
+
+	pthread_mutex_lock(&d->lock);
+	while (d->n < n) {
+		pthread_mutex_unlock(&d->lock);
+		meter_show(rc, 0);
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += 50 * 1000000;
+		if (until.tv_nsec >= 1000000000) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000;
+		}
+		pthread_mutex_lock(&d->lock);
+		if (d->n < n)
+			pthread_cond_timedwait(&d->cond, &d->lock, &until);
+	}
+	pthread_mutex_unlock(&d->lock);
+}
 
 static void *
 worker_main(void *arg)
@@ -494,7 +537,7 @@ worker_main(void *arg)
 		fclose(out);
 		rc->out = NULL;
 	}
-	atomic_fetch_add(w->finished, 1);
+	workers_done_add(w->done);
 	return NULL;
 }
 
@@ -623,7 +666,10 @@ phase_inodes_parallel(struct repair_ctx *rc, unsigned int n)
 	size_t *lens = xk_calloc(agcount, sizeof(*lens));
 	pthread_t *tids = xk_calloc(n, sizeof(*tids));
 	unsigned int started = 0;
-	_Atomic unsigned int finished = 0;
+	struct workers_done done = {
+		.lock = PTHREAD_MUTEX_INITIALIZER,
+		.cond = PTHREAD_COND_INITIALIZER,
+	};
 	int err = 0;
 
 	if (!w || !bufs || !lens || !tids) {
@@ -636,7 +682,7 @@ phase_inodes_parallel(struct repair_ctx *rc, unsigned int n)
 		w[i].count = n;
 		w[i].bufs = bufs;
 		w[i].lens = lens;
-		w[i].finished = &finished;
+		w[i].done = &done;
 		err = worker_open(&w[i], rc);
 		if (!err && (xk_fault(XK_FAULT_THREAD) ||
 			     pthread_create(&tids[i], NULL, worker_main,
@@ -646,10 +692,7 @@ phase_inodes_parallel(struct repair_ctx *rc, unsigned int n)
 			started++;
 	}
 	/* The workers count into rc's meter; this thread draws it. */
-	while (atomic_load(&finished) < started) {
-		meter_show(rc, 0);
-		nanosleep(&(struct timespec){ .tv_nsec = 50 * 1000000 }, NULL);
-	}
+	workers_done_wait(&done, started, rc);
 	for (unsigned int i = 0; i < started; i++)
 		pthread_join(tids[i], NULL);
 	/* A worker's error (its ctx.error) stops the phase. */

@@ -9,7 +9,7 @@
 #
 #   tests/fuzz/make-regressions.sh FUZZER BASE.img
 #
-# FUZZER is a target built by tests/fuzz/build.sh; BASE.img the base the
+# FUZZER is a target built by tests/build_direct.sh; BASE.img the base the
 # fuzz test makes (48 MiB, 2 AGs, 13 MiB log, rmapbt and reflink, by
 # mkfs.xfs: root inode 128 at AG block 16, 512-byte inodes).
 set -eu

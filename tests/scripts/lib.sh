@@ -60,6 +60,14 @@ finish() {
 	exit 0
 }
 
+# long_tests: true when XK_TEST_LONG=1.  Sweeps of many cases of one kind
+# run a fixed sample by default (the suite must stay fast) and in full
+# under it; comparisons whose outcome is already decided are skipped by
+# default and made under it, for the full table.
+long_tests() {
+	[ "${XK_TEST_LONG:-0}" = 1 ]
+}
+
 need_xfsprogs() {
 	for p in mkfs.xfs xfs_db xfs_repair; do
 		command -v "$p" >/dev/null 2>&1 ||

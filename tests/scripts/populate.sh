@@ -27,24 +27,30 @@ populate_all_formats() {
 	mknod "$m/links/bdev" b 7 0
 	mkfifo "$m/links/fifo"
 	touch "$m/attrs/sf" "$m/attrs/leaf" "$m/attrs/node" "$m/attrs/remote"
-	if command -v setfattr >/dev/null; then
-		setfattr -n user.a -v 1 "$m/attrs/sf"
-		setfattr -n trusted.t -v x "$m/attrs/sf"
-		setfattr -n security.s -v y "$m/attrs/sf"
-		for i in $(seq 1 30); do
-			setfattr -n "user.attr_$i" -v "value_$i" "$m/attrs/leaf"
-		done
-		for i in $(seq 1 800); do
-			setfattr -n "user.attribute_number_$i" -v "some_value_$i" "$m/attrs/node"
-		done
-		setfattr -n user.big -v "$(head -c 20000 /dev/zero | tr '\0' v)" "$m/attrs/remote"
-		# Remote values interleaved with another file's blocks, so
-		# the attr fork has too many extents for the inode: btree.
-		touch "$m/attrs/btree"
-		for i in $(seq 1 60); do
-			setfattr -n "user.v$i" -v "$(head -c 5000 /dev/zero | tr '\0' a)" "$m/attrs/btree"
-			xfs_io -f -c "pwrite $((i * 4096)) 4096" -c fsync "$m/attrs/spacer" >/dev/null
-		done
-	fi
+	# One process sets every xattr (a setfattr per xattr cost the suite
+	# a thousand processes an image).  The btree file's remote values
+	# are interleaved with another file's blocks, each write synced, so
+	# that its attr fork has too many extents for the inode: btree.
+	python3 - "$m" <<'PY' || return 1
+import os, sys
+m = sys.argv[1]
+def put(f, n, v):
+    os.setxattr(os.path.join(m, "attrs", f), n, v.encode())
+put("sf", "user.a", "1")
+put("sf", "trusted.t", "x")
+put("sf", "security.s", "y")
+for i in range(1, 31):
+    put("leaf", "user.attr_%d" % i, "value_%d" % i)
+for i in range(1, 801):
+    put("node", "user.attribute_number_%d" % i, "some_value_%d" % i)
+put("remote", "user.big", "v" * 20000)
+open(os.path.join(m, "attrs", "btree"), "a").close()
+fd = os.open(os.path.join(m, "attrs", "spacer"), os.O_WRONLY | os.O_CREAT, 0o644)
+for i in range(1, 61):
+    put("btree", "user.v%d" % i, "a" * 5000)
+    os.pwrite(fd, b"\xcd" * 4096, i * 4096)
+    os.fsync(fd)
+os.close(fd)
+PY
 	sync
 }

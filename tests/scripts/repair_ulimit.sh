@@ -11,7 +11,8 @@
 # AddressSanitizer reserves terabytes of address space, so a sanitizer
 # build cannot run under ulimit -v: the suite's build is one, so the test
 # builds a plain xfskit-repair (no sanitizers, libfs linked in) from the
-# source tree in its scratch directory and runs that.
+# source tree in its scratch directory (tests/build_direct.sh) and runs
+# that.
 . "$XK_SRCDIR/tests/scripts/lib.sh"
 . "$XK_SRCDIR/tests/scripts/populate.sh"
 . "$XK_SRCDIR/tests/scripts/repair_lib.sh"
@@ -21,15 +22,10 @@ export SOURCE_DATE_EPOCH=1700000000
 
 plain=$REPAIR
 if grep -q 'fsanitize=address' "$XK_BUILDDIR/Makefile"; then
-	mkdir -p "$T/plain"
-	(cd "$T/plain" &&
-	 "$XK_SRCDIR/configure" -q --disable-shared --enable-static \
-		--disable-image-tests CFLAGS="-O1 -g0" &&
-	 make -s -j"$(nproc)" -C libfs >/dev/null &&
-	 make -s -C repair xfskit-repair >/dev/null) \
-		>"$T/plain.out" 2>&1 ||
+	"$XK_SRCDIR/tests/build_direct.sh" "$T/xfskit-repair" gcc "-O0 -g0" "" \
+		"$XK_SRCDIR/repair/main.c" >"$T/plain.out" 2>&1 ||
 		{ fail "building a plain xfskit-repair failed: $(tail -5 "$T/plain.out")"; finish; }
-	plain=$T/plain/repair/xfskit-repair
+	plain=$T/xfskit-repair
 fi
 
 dmg=$T/dmg.img
