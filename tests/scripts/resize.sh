@@ -1,0 +1,202 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# xfskit-resize against the kernel's growfs: two copies of one mkfs.xfs
+# image are extended to the same size; one is grown by xfs_growfs on the
+# host kernel (loop mount), the other by xfskit-resize.  The primary
+# superblock, every secondary (but its free block count, the kernel's
+# in-core count of the moment), and the AGF, AGI, AGFL and btree roots of
+# the grown last AG and of every new AG must print the same in xfs_db,
+# LSNs and CRCs aside (the kernel stamps the LSN of its log; we write no
+# log).  Cases: 6.1 defaults with new AGs only, rmapbt+reflink with the
+# last AG growing and new AGs, and a kernel-populated image where only
+# the last AG grows.  Each result is clean for xfs_repair -n 6.1 and 7.2
+# and the kernel mounts it and fills the new space with a file.  -n
+# writes nothing (strace); -z's undo file restores the image byte for
+# byte; a shrink, a size beyond the device, a tail too small for an AG,
+# a mounted image and a dirty log are refused with the image unchanged.
+. "$(dirname "$0")/lib.sh"
+need_xfsprogs
+have_xfs72 || true
+[ "$(id -u)" -eq 0 ] || skip "the growfs oracle and the mount cases need root"
+command -v xfs_growfs >/dev/null 2>&1 || skip "xfs_growfs is not installed"
+
+RESIZE="$XK_BUILDDIR/resize/xfskit-resize"
+UNDO="$XK_BUILDDIR/repair/xfskit-undo"
+
+# db_dump IMG CMDS...: xfs_db prints of the commands, LSN and CRC lines
+# left out (the kernel stamps its log's LSN on what it writes).
+db_dump() {
+	local img=$1 args=() c
+	shift
+	for c in "$@"; do
+		args+=(-c "$c" -c "print")
+	done
+	xfs_db -r "${args[@]}" "$img" 2>&1 | grep -vE '^(lsn|crc) = '
+}
+
+# grown_cmds OLD_AGCOUNT NEW_AGCOUNT ROOTS: the headers of the old last
+# AG and of every new AG, with their btree roots.
+grown_cmds() {
+	local a r
+	for a in $(seq $(($1 - 1)) $(($2 - 1))); do
+		printf '%s\n' "agf $a" "agi $a" "agfl $a"
+		for r in bno cnt $3; do
+			printf '%s\n' "agf $a|addr ${r}root"
+		done
+		printf '%s\n' "agi $a|addr root"
+		[ "$(db_get "$IMG_G" "agi $a" free_root)" = "" ] ||
+			printf '%s\n' "agi $a|addr free_root"
+	done
+}
+
+# db_cmds IMG: run each line of stdin (| separates commands) with print.
+db_cmds() {
+	local img=$1 line args=()
+	while IFS= read -r line; do
+		IFS='|' read -ra parts <<<"$line"
+		for c in "${parts[@]}"; do args+=(-c "$c"); done
+		args+=(-c print)
+	done
+	xfs_db -r "${args[@]}" "$img" 2>&1 | grep -vE '^(lsn|crc) = '
+}
+
+# compare NAME ORIG SIZE ROOTS: grow copies of ORIG extended to SIZE
+# with xfs_growfs and with xfskit-resize; compare, check, mount, fill.
+compare() {
+	local name=$1 orig=$2 size=$3 roots=$4 oag nag a d
+	IMG_G="$T/g.img" IMG_R="$T/r.img"
+	cp --sparse=always "$orig" "$IMG_G" && cp --sparse=always "$orig" "$IMG_R" &&
+		truncate -s "$size" "$IMG_G" "$IMG_R" || { echo "copy failed" >&2; exit 99; }
+	oag=$(db_get "$orig" "sb 0" agcount)
+	loop_mount "$IMG_G" || return
+	xfs_growfs "$MNT" >"$T/growfs.out" 2>&1 || fail "$name: xfs_growfs: $(tail -1 "$T/growfs.out")"
+	loop_umount || fail "$name: umount failed"
+	if ! "$RESIZE" "$IMG_R" >"$T/r.out" 2>&1; then
+		fail "$name: xfskit-resize failed: $(cat "$T/r.out")"
+		return
+	fi
+	nag=$(db_get "$IMG_G" "sb 0" agcount)
+	[ "$nag" -gt "$oag" ] || [ "$(db_get "$IMG_G" "agf $((oag - 1))" length)" != \
+		"$(db_get "$orig" "agf $((oag - 1))" length)" ] ||
+		{ echo "$name: the kernel did not grow it" >&2; exit 99; }
+	d=$(diff <(db_dump "$IMG_G" "sb 0") <(db_dump "$IMG_R" "sb 0") | head -6)
+	[ -z "$d" ] && pass "$name: primary superblock equal to xfs_growfs's (agcount $oag -> $nag)" ||
+		fail "$name: primary superblock differs from xfs_growfs's: $d"
+	grown_cmds "$oag" "$nag" "$roots" >"$T/cmds"
+	d=$(diff <(db_cmds "$IMG_G" <"$T/cmds") <(db_cmds "$IMG_R" <"$T/cmds") | head -6)
+	[ -z "$d" ] && pass "$name: AGF, AGI, AGFL and roots of AGs $((oag - 1))-$((nag - 1)) equal to xfs_growfs's" ||
+		fail "$name: AG headers differ from xfs_growfs's: $d"
+	for a in $(seq 1 $((nag - 1))); do echo "sb $a"; done >"$T/cmds"
+	d=$(diff <(db_cmds "$IMG_G" <"$T/cmds" | grep -v '^fdblocks = ') \
+		<(db_cmds "$IMG_R" <"$T/cmds" | grep -v '^fdblocks = ') | head -6)
+	[ -z "$d" ] && pass "$name: secondary superblocks 1-$((nag - 1)) equal to xfs_growfs's but for fdblocks" ||
+		fail "$name: secondary superblocks differ from xfs_growfs's: $d"
+	checked "$name" "$IMG_R" "$(db_get "$orig" "sb 0" fdblocks)"
+}
+
+# checked NAME IMG OLD_FDBLOCKS: clean for xfs_repair -n; the kernel
+# mounts it and allocates a file larger than the old free space.
+checked() {
+	local name=$1 img=$2 oldfree=$3 bs avail since
+	if ! xfs_repair_clean "$img" "$T/rep.out"; then
+		fail "$name: not clean: $(cat "$T/rep.out")"
+		return
+	fi
+	pass "$name: xfs_repair -n clean"
+	since=$(dmesg | wc -l)
+	loop_mount "$img" || return
+	bs=$(stat -f -c %S "$MNT")
+	avail=$(stat -f -c %a "$MNT")
+	if [ "$avail" -le "$oldfree" ]; then
+		fail "$name: the mounted filesystem offers $avail blocks, no more than the $oldfree before"
+	elif ! fallocate -l $(((avail - 256) * bs)) "$MNT/fill" 2>"$T/fa.err" ||
+	     ! echo tail >>"$MNT/fill"; then
+		fail "$name: filling the new space failed: $(cat "$T/fa.err")"
+	else
+		pass "$name: the kernel allocates $(((avail - 256) * bs >> 20)) MiB, more than the $((oldfree * bs >> 20)) MiB free before"
+	fi
+	loop_umount || fail "$name: umount failed"
+	[ -z "$(xfs_kernel_errors "$since")" ] || fail "$name: kernel errors: $(xfs_kernel_errors "$since" | head -2)"
+	xfs_repair_clean "$img" "$T/rep.out" || fail "$name: not clean after the fill: $(cat "$T/rep.out")"
+}
+
+# 6.1 defaults: four full AGs, eleven new ones (the last partial).
+mkfs_xfs_image "$T/a.img" 300M || { echo "mkfs.xfs failed" >&2; exit 99; }
+compare "defaults, new AGs" "$T/a.img" 1100M "ino"
+
+# rmapbt+reflink, a partial last AG: it grows, then new AGs follow.
+mkfs_xfs_image "$T/c.img" 300M -m rmapbt=1,reflink=1 -d agsize=128m ||
+	{ echo "mkfs.xfs failed" >&2; exit 99; }
+compare "rmapbt+reflink, last AG and new AGs" "$T/c.img" 1000M "ino rmap refcnt"
+
+# Kernel-populated (files in every AG, some deleted): only the last AG
+# grows, its free extent merged with the new space.
+mkfs_xfs_image "$T/p.img" 300M -d agsize=128m || { echo "mkfs.xfs failed" >&2; exit 99; }
+loop_mount "$T/p.img" || finish
+for d in 1 2 3 4; do
+	mkdir "$MNT/d$d"
+	for f in 1 2 3 4 5 6 7 8; do
+		head -c $((f * 700000)) /dev/zero >"$MNT/d$d/f$f"
+	done
+	rm -f "$MNT/d$d/f2" "$MNT/d$d/f5"
+done
+loop_umount || fail "umount failed"
+compare "populated, only the last AG grows" "$T/p.img" 350M "ino"
+
+# unchanged NAME RC ARGS...: xfskit-resize exits RC with a message and
+# the image stays what it was (no write call at all, seen by strace;
+# with MOUNTED set the content is not compared: the kernel may write).
+unchanged() {
+	local name=$1 want=$2 rc bad
+	shift 2
+	image_state "$T/k.img" >"$T/state.before"
+	# LeakSanitizer cannot run under ptrace.
+	ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0" \
+	strace -f -qq -e trace=pwrite64,pwritev,pwritev2,write \
+		-o "$T/strace" "$RESIZE" "$@" "$T/k.img" >"$T/k.out" 2>"$T/k.err"
+	rc=$?
+	bad=$(grep -E 'pwrite|^[0-9]+ +write\(([3-9]|[0-9][0-9])' "$T/strace" | head -3)
+	image_state "$T/k.img" >"$T/state.after"
+	if [ "$rc" != "$want" ]; then
+		fail "$name: exit $rc, expected $want: $(cat "$T/k.err")"
+	elif [ -n "$bad" ]; then
+		fail "$name: write calls: $bad"
+	elif [ -z "${MOUNTED:-}" ] && ! cmp -s "$T/state.before" "$T/state.after"; then
+		fail "$name: the image changed"
+	else
+		pass "$name: exit $rc, nothing written: $(head -1 "$T/k.err" "$T/k.out" | grep -v '^==>\|^$' | head -1)"
+	fi
+}
+command -v strace >/dev/null 2>&1 || skip "strace is not installed"
+cp --sparse=always "$T/c.img" "$T/k.img" && truncate -s 1000M "$T/k.img"
+unchanged "-n" 0 -n
+grep -q "^AG 2 grows from 11264 to 32768 blocks" "$T/k.out" && grep -q "agcount=8" "$T/k.out" ||
+	fail "-n: the plan printed is not the expected one: $(cat "$T/k.out")"
+unchanged "shrink" 3 -D 70000
+grep -q "shrinking is not supported yet" "$T/k.err" || fail "shrink: message: $(cat "$T/k.err")"
+unchanged "-D beyond the device" 1 -D 256001
+unchanged "-D bad" 2 -D 12q
+cp --sparse=always "$T/a.img" "$T/k.img" && truncate -s 1100M "$T/k.img"
+# 4 whole AGs of 19200 blocks and 40: too few for a fifth AG.
+unchanged "tail under 64 blocks" 0 -D $((4 * 19200 + 40))
+grep -q "unchanged" "$T/k.out" || fail "tail under 64 blocks: $(cat "$T/k.out")"
+
+# -D with a suffix, and -z: xfskit-undo takes the grow back.
+cp --sparse=always "$T/k.img" "$T/before.img"
+"$RESIZE" -z "$T/u.undo" -D 500m "$T/k.img" >"$T/k.out" 2>&1 || fail "-z -D 500m: $(cat "$T/k.out")"
+[ "$(db_get "$T/k.img" "sb 0" dblocks)" = 128000 ] ||
+	fail "-D 500m: dblocks $(db_get "$T/k.img" "sb 0" dblocks), expected 128000"
+same_image "$T/k.img" "$T/before.img" && fail "-z: the run changed nothing"
+"$UNDO" "$T/u.undo" "$T/k.img" >"$T/u.out" 2>&1 || fail "xfskit-undo: $(cat "$T/u.out")"
+same_image "$T/k.img" "$T/before.img" && pass "-z: xfskit-undo restores the image byte for byte" ||
+	fail "-z: after xfskit-undo the image differs from the original"
+
+# Mounted, then a dirty log (left by a shutdown): refused, exit 2.
+if loop_mount "$T/k.img"; then
+	MOUNTED=1 unchanged "mounted" 2
+	echo data >"$MNT/f" && sync -f "$MNT/f"
+	xfs_io -x -c "shutdown -f" "$MNT" || fail "shutdown failed"
+	loop_umount || fail "umount failed"
+	unchanged "dirty log" 2
+fi
+finish
