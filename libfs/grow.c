@@ -18,6 +18,8 @@
 #include <xfskit/init.h>
 #include <xfskit/mount.h>
 
+#include "grow_priv.h"
+
 /* The kernel's AG number limit (NULLAGNUMBER is reserved). */
 #define GROW_MAX_AGCOUNT	((uint64_t)UINT32_MAX)
 
@@ -71,13 +73,14 @@ xk_grow_plan(const struct xk_mount *mp, uint64_t want,
 struct grow_state {
 	struct xk_buf	*primary;
 	struct xk_buf	**secondary;	/* old AGs 1 .. old_agcount-1 */
-	struct xk_buf	*agf, *agi, *bno, *cnt;	/* the old last AG */
+	struct xk_buf	*agf, *agi;	/* the old last AG */
+	struct grow_freesp freesp;	/* its bnobt and cntbt */
 };
 
 static void
 state_release(struct grow_state *s, uint32_t old_agcount)
 {
-	struct xk_buf *bufs[] = { s->primary, s->agf, s->agi, s->bno, s->cnt };
+	struct xk_buf *bufs[] = { s->primary, s->agf, s->agi };
 
 	for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
 		if (bufs[i])
@@ -87,28 +90,7 @@ state_release(struct grow_state *s, uint32_t old_agcount)
 			if (s->secondary[agno])
 				xk_buf_release(s->secondary[agno]);
 	free(s->secondary);
-}
-
-static int
-read_root(struct xk_mount *mp, uint32_t agno, const struct xk_btree_ops *ops,
-	  uint32_t root, uint32_t level, struct xk_buf **bpp, char *msg,
-	  size_t msglen)
-{
-	int err;
-
-	if (level != 1) {
-		snprintf(msg, msglen, "the %s of AG %u has %u levels; growing "
-			 "an AG whose free-space btrees have more than one "
-			 "level is not supported yet", ops->name, agno, level);
-		return -EOPNOTSUPP;
-	}
-	err = xk_buf_read_ctx(mp, xk_agb_to_daddr(mp, agno, root),
-			      mp->g.blocksize, ops->buf_ops, agno, 0, 0, bpp);
-	if (err)
-		snprintf(msg, msglen, "the %s root of AG %u (block %u) cannot "
-			 "be read: %s (run xfskit-repair first)", ops->name,
-			 agno, root, xk_strerror(err));
-	return err;
+	grow_freesp_release(&s->freesp);
 }
 
 static int
@@ -146,97 +128,12 @@ read_state(struct xk_mount *mp, const struct xk_grow_plan *p,
 		return err;
 	}
 	agf = xk_buf_agf(s->agf);
-	err = read_root(mp, last, &xk_bnobt_ops,
-			xk_be32_get(agf->agf_roots[XK_AGF_BNO]),
-			xk_be32_get(agf->agf_levels[XK_AGF_BNO]), &s->bno,
-			msg, msglen);
-	if (!err)
-		err = read_root(mp, last, &xk_cntbt_ops,
-				xk_be32_get(agf->agf_roots[XK_AGF_CNT]),
-				xk_be32_get(agf->agf_levels[XK_AGF_CNT]),
-				&s->cnt, msg, msglen);
-	return err;
-}
-
-static int
-ext_cmp_cnt(const void *pa, const void *pb)
-{
-	const struct xk_ag_extent *a = pa, *b = pb;
-
-	if (a->len != b->len)
-		return a->len < b->len ? -1 : 1;
-	return a->start < b->start ? -1 : a->start > b->start;
-}
-
-/* Replace the records of a free-space btree leaf with recs[0..n). */
-static void
-set_leaf(const struct xk_btree_ops *ops, struct xk_buf *bp,
-	 const struct xk_ag_extent *recs, uint32_t n)
-{
-	for (uint32_t i = 0; i < n; i++) {
-		struct xk_alloc_rec *r = xk_btree_rec(ops, bp->data, i);
-
-		xk_be32_set(&r->ar_startblock, recs[i].start);
-		xk_be32_set(&r->ar_blockcount, recs[i].len);
-	}
-	xk_be16_set(&((struct xk_btree_sblock *)bp->data)->bb_numrecs,
-		    (uint16_t)n);
-}
-
-/*
- * Rule 2 on single-leaf trees: free [old_len, new_len) in the bnobt
- * (merged with an extent ending at old_len) and rewrite the cntbt leaf
- * from the same records.  The leaves are edited in memory only.
- */
-static int
-extend_free_space(struct xk_mount *mp, const struct xk_grow_plan *p,
-		  struct grow_state *s, uint32_t *longest, char *msg,
-		  size_t msglen)
-{
-	const struct xk_btree_ops *bops = &xk_bnobt_ops, *cops = &xk_cntbt_ops;
-	uint32_t n = xk_btree_block_numrecs(s->bno->data);
-	uint32_t max = xk_btree_maxrecs(bops, mp->g.blocksize, 1);
-	uint32_t add = p->last_new_len - p->last_old_len;
-	struct xk_ag_extent *recs;
-
-	if (n != xk_btree_block_numrecs(s->cnt->data)) {
-		snprintf(msg, msglen, "the bnobt and cntbt of AG %u hold %u "
-			 "and %u records (run xfskit-repair first)",
-			 p->old_agcount - 1, n,
-			 xk_btree_block_numrecs(s->cnt->data));
-		return XK_ECORRUPT;
-	}
-	recs = calloc((size_t)n + 1, sizeof(*recs));
-	if (!recs) {
-		snprintf(msg, msglen, "out of memory");
-		return -ENOMEM;
-	}
-	for (uint32_t i = 0; i < n; i++) {
-		const struct xk_alloc_rec *r = xk_btree_rec(bops, s->bno->data,
-							    i);
-
-		recs[i].start = xk_be32_get(r->ar_startblock);
-		recs[i].len = xk_be32_get(r->ar_blockcount);
-	}
-	if (n && recs[n - 1].start + recs[n - 1].len == p->last_old_len) {
-		recs[n - 1].len += add;
-	} else if (n < max) {
-		recs[n].start = p->last_old_len;
-		recs[n].len = add;
-		n++;
-	} else {
-		free(recs);
-		snprintf(msg, msglen, "the bnobt leaf of AG %u is full; "
-			 "growing it needs a split, which is not supported "
-			 "yet", p->old_agcount - 1);
-		return -EOPNOTSUPP;
-	}
-	/* bnobt: by start, so only the last record changed or was added. */
-	set_leaf(bops, s->bno, recs, n);
-	qsort(recs, n, sizeof(*recs), ext_cmp_cnt);
-	set_leaf(cops, s->cnt, recs, n);
-	*longest = recs[n - 1].len;
-	free(recs);
+	s->freesp.mp = mp;
+	s->freesp.agno = last;
+	s->freesp.bno_root = xk_be32_get(agf->agf_roots[XK_AGF_BNO]);
+	s->freesp.bno_levels = xk_be32_get(agf->agf_levels[XK_AGF_BNO]);
+	s->freesp.cnt_root = xk_be32_get(agf->agf_roots[XK_AGF_CNT]);
+	s->freesp.cnt_levels = xk_be32_get(agf->agf_levels[XK_AGF_CNT]);
 	return 0;
 }
 
@@ -245,15 +142,21 @@ extend_free_space(struct xk_mount *mp, const struct xk_grow_plan *p,
  * grow_last_ag_dirty() has them written once the new AGs are.
  */
 static int
-grow_last_ag(struct xk_mount *mp, const struct xk_grow_plan *p,
-	     struct grow_state *s, char *msg, size_t msglen)
+grow_last_ag(const struct xk_grow_plan *p, struct grow_state *s, char *msg,
+	     size_t msglen)
 {
 	uint32_t add = p->last_new_len - p->last_old_len, longest;
 	struct xk_agf *agf = xk_buf_agf(s->agf);
 	struct xk_agi *agi = xk_buf_agi(s->agi);
 	int err;
 
-	err = extend_free_space(mp, p, s, &longest, msg, msglen);
+	msg[0] = '\0';
+	err = grow_freesp_extend(&s->freesp, p->last_old_len, add, &longest,
+				 msg, msglen);
+	if (err && !msg[0])
+		snprintf(msg, msglen, "the free-space btrees of AG %u cannot "
+			 "be read: %s (run xfskit-repair first)",
+			 p->old_agcount - 1, xk_strerror(err));
 	if (err)
 		return err;
 	xk_be32_set(&agf->agf_length, p->last_new_len);
@@ -270,8 +173,7 @@ grow_last_ag_dirty(struct xk_mount *mp, struct grow_state *s)
 		return 0;
 	xk_buf_dirty(s->agf);
 	xk_buf_dirty(s->agi);
-	xk_buf_dirty(s->bno);
-	xk_buf_dirty(s->cnt);
+	grow_freesp_dirty(&s->freesp);
 	return xk_buf_flush(mp);
 }
 
@@ -368,7 +270,7 @@ xk_grow_apply(struct xk_mount *mp, const struct xk_grow_plan *p, char *msg,
 	mp->sb.dblocks = mp->g.dblocks = p->new_dblocks;
 	mp->sb.agcount = mp->g.agcount = p->new_agcount;
 	if (p->last_new_len != p->last_old_len) {
-		err = grow_last_ag(mp, p, &s, msg, msglen);
+		err = grow_last_ag(p, &s, msg, msglen);
 		if (err) {
 			/* Nothing written yet: forget the edits. */
 			mp->sb = old_sb;

@@ -312,12 +312,15 @@ grow(struct resize *r, const struct xk_grow_plan *p)
 	err = xk_grow_apply(r->mp, p, msg, sizeof(msg));
 	if (err) {
 		fprintf(stderr, "xfskit-resize: %s: %s\n", r->image, msg);
+		/* Edits may sit in the cache unwritten: never flush them. */
+		xk_mount_discard(r->mp);
+		err = 0;
 		rc = RESIZE_EXIT_FAILED;
 	} else {
 		printf("data blocks changed from %" PRIu64 " to %" PRIu64 "\n",
 		       p->old_dblocks, p->new_dblocks);
+		err = xk_mount_close(r->mp);
 	}
-	err = xk_mount_close(r->mp);
 	r->mp = NULL;
 	if (err) {
 		fprintf(stderr, "xfskit-resize: %s: writing back failed: %s\n",

@@ -5,9 +5,10 @@
  *  1. the new size is rounded as the kernel rounds it: a tail shorter
  *     than XK_MIN_AG_BLOCKS past the last whole AG is left unused;
  *  2. the last AG grows up to agblocks: its AGF and AGI lengths, and
- *     the new space freed into its bnobt and cntbt (merged with a free
- *     extent ending at the old end); the rmapbt gains nothing (free
- *     space has no owner) and the AGFL is left as it is;
+ *     the new space freed into its bnobt and cntbt in place (merged with
+ *     a free extent ending at the old end; libfs/grow_freesp.c); the
+ *     rmapbt gains nothing (free space has no owner) and the AGFL is
+ *     left as it is;
  *  3. each new AG gets the headers and btree roots of a fresh AG (the
  *     libfs/mkfs initializers) with an empty AGFL, as the kernel writes
  *     them;
@@ -49,9 +50,11 @@ XK_MUST_CHECK int xk_grow_plan(const struct xk_mount *mp, uint64_t want,
 /*
  * Carry out the plan on a writable handle whose log is clean.  Returns
  * 0, or a negative errno with a sentence in msg; when the error comes
- * before the first write (a damaged header, a free-space btree of more
- * than one level in a last AG that grows: -EOPNOTSUPP) nothing was
- * written.
+ * before the first write (a damaged header; -EOPNOTSUPP: freeing the
+ * new space of the last AG would split a full free-space btree leaf or
+ * leave one under half full) nothing was written.  After an error the
+ * cached blocks may hold unwritten edits: discard the handle
+ * (xk_mount_discard), never flush it.
  */
 XK_MUST_CHECK int xk_grow_apply(struct xk_mount *mp,
 				const struct xk_grow_plan *p, char *msg,
