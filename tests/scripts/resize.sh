@@ -12,8 +12,9 @@
 # two-level free-space btrees where only the last AG grows.  Each result is clean for xfs_repair -n 6.1 and 7.2
 # and the kernel mounts it and fills the new space with a file.  -n
 # writes nothing (strace); -z's undo file restores the image byte for
-# byte; a shrink, a size beyond the device, a tail too small for an AG,
-# a mounted image and a dirty log are refused with the image unchanged.
+# byte; a loop device grows as the image file does; a shrink, a size
+# beyond the device, a tail too small for an AG, a mounted image and a
+# dirty log are refused with the image unchanged.
 . "$(dirname "$0")/lib.sh"
 need_xfsprogs
 have_xfs72 || true
@@ -202,6 +203,29 @@ same_image "$T/k.img" "$T/before.img" && fail "-z: the run changed nothing"
 "$UNDO" "$T/u.undo" "$T/k.img" >"$T/u.out" 2>&1 || fail "xfskit-undo: $(cat "$T/u.out")"
 same_image "$T/k.img" "$T/before.img" && pass "-z: xfskit-undo restores the image byte for byte" ||
 	fail "-z: after xfskit-undo the image differs from the original"
+
+# A block device (loop): grown to the size it has, only once its size
+# is re-read (losetup -c), and byte for byte as the same image file.
+cp --sparse=always "$T/c.img" "$T/dev.img" && cp --sparse=always "$T/c.img" "$T/file.img" &&
+	truncate -s 1000M "$T/file.img" || { echo "copy failed" >&2; exit 99; }
+if LDEV=$(losetup -f --show "$T/dev.img" 2>"$T/lo.err"); then
+	truncate -s 1000M "$T/dev.img"
+	"$RESIZE" "$LDEV" >"$T/d1.out" 2>&1; rc1=$?
+	losetup -c "$LDEV" && "$RESIZE" "$LDEV" >"$T/d2.out" 2>&1; rc2=$?
+	losetup -d "$LDEV"
+	"$RESIZE" "$T/file.img" >/dev/null 2>&1 || fail "block device: growing the file copy failed"
+	if [ "$rc1" != 0 ] || ! grep -q "unchanged" "$T/d1.out"; then
+		fail "block device before losetup -c: exit $rc1: $(cat "$T/d1.out")"
+	elif [ "$rc2" != 0 ]; then
+		fail "block device: exit $rc2: $(cat "$T/d2.out")"
+	elif ! same_image "$T/dev.img" "$T/file.img"; then
+		fail "block device: the result differs from the image file's"
+	else
+		pass "block device: unchanged until losetup -c, then grown as the image file is"
+	fi
+else
+	echo "note: no loop device ($(cat "$T/lo.err")): block device case left out" >&2
+fi
 
 # Mounted, then a dirty log (left by a shutdown): refused, exit 2.
 if loop_mount "$T/k.img"; then
