@@ -208,6 +208,25 @@ copy_primary(struct xk_buf *bp, const struct xk_buf *primary)
 	xk_buf_dirty(bp);
 }
 
+/*
+ * The first write: the primary, still describing the old size, marked
+ * NEEDSREPAIR, so that a run stopped half-way is never mounted as it is
+ * (xfs_repair finishes or undoes what it finds); the last write clears
+ * the mark.
+ */
+static int
+mark_needsrepair(struct xk_mount *mp, struct grow_state *s)
+{
+	struct xk_dsb *d = (struct xk_dsb *)s->primary->data;
+	int err;
+
+	xk_be32_set(&d->sb_features_incompat, mp->sb.features_incompat |
+		    XK_SB_FEAT_INCOMPAT_NEEDSREPAIR);
+	err = xk_buf_write(s->primary);
+	return err ? err : xk_dev_sync(mp->dev);
+}
+
+/* Rule 4: the secondaries from the final primary, then the primary. */
 static int
 write_superblocks(struct xk_mount *mp, const struct xk_grow_plan *p,
 		  struct grow_state *s)
@@ -215,14 +234,12 @@ write_superblocks(struct xk_mount *mp, const struct xk_grow_plan *p,
 	struct xk_dsb *d = (struct xk_dsb *)s->primary->data;
 	int err;
 
+	xk_be32_set(&d->sb_features_incompat, mp->sb.features_incompat);
 	xk_be64_set(&d->sb_dblocks, p->new_dblocks);
 	xk_be32_set(&d->sb_agcount, p->new_agcount);
 	xk_be64_set(&d->sb_fdblocks, xk_be64_get(d->sb_fdblocks) +
 		    p->new_free);
 	xk_dsb_null_quota_inodes(d);
-	err = xk_buf_write(s->primary);
-	if (err)
-		return err;
 	for (uint32_t agno = 1; agno < p->new_agcount; agno++) {
 		struct xk_buf *bp;
 
@@ -242,7 +259,12 @@ write_superblocks(struct xk_mount *mp, const struct xk_grow_plan *p,
 				return err;
 		}
 	}
-	return xk_buf_flush(mp);
+	err = xk_buf_flush(mp);
+	if (!err)
+		err = xk_dev_sync(mp->dev);
+	if (!err)
+		err = xk_buf_write(s->primary);
+	return err ? err : xk_dev_sync(mp->dev);
 }
 
 int
@@ -264,28 +286,33 @@ xk_grow_apply(struct xk_mount *mp, const struct xk_grow_plan *p, char *msg,
 		return -EINVAL;
 	}
 	err = read_state(mp, p, &s, msg, msglen);
+	/* Edited in memory while the verifiers still expect the old size. */
+	if (!err && p->last_new_len != p->last_old_len)
+		err = grow_last_ag(p, &s, msg, msglen);
 	if (err)
 		goto out;
+	err = mark_needsrepair(mp, &s);
+	if (err) {
+		snprintf(msg, msglen, "writing the primary superblock failed: "
+			 "%s", xk_strerror(err));
+		goto out;
+	}
 	/* From here the handle describes the grown filesystem. */
 	mp->sb.dblocks = mp->g.dblocks = p->new_dblocks;
 	mp->sb.agcount = mp->g.agcount = p->new_agcount;
-	if (p->last_new_len != p->last_old_len) {
-		err = grow_last_ag(p, &s, msg, msglen);
-		if (err) {
-			/* Nothing written yet: forget the edits. */
-			mp->sb = old_sb;
-			mp->g = old_g;
-			goto out;
-		}
-	}
 	mp->sb.fdblocks += p->new_free;
 	err = init_new_ags(mp, p);
 	if (!err)
 		err = grow_last_ag_dirty(mp, &s);
 	if (!err)
 		err = write_superblocks(mp, p, &s);
-	if (err && !msg[0])
-		snprintf(msg, msglen, "writing failed: %s", xk_strerror(err));
+	if (err) {
+		mp->sb = old_sb;
+		mp->g = old_g;
+		snprintf(msg, msglen, "writing failed: %s (the filesystem is "
+			 "marked as needing repair: run xfs_repair, or "
+			 "xfskit-undo with the undo file)", xk_strerror(err));
+	}
 out:
 	state_release(&s, p->old_agcount);
 	return err;

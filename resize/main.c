@@ -171,7 +171,11 @@ open_checks(struct resize *r)
 	return 0;
 }
 
-/* A grow waits for a clean log: a replay would undo or garble it. */
+/*
+ * A clean log first, -n too: a replay would undo or garble a grow, and
+ * the log may hold superblock changes (a growfs of its own) the plan
+ * would not see.
+ */
 static int
 log_checks(struct resize *r)
 {
@@ -295,11 +299,8 @@ grow(struct resize *r, const struct xk_grow_plan *p)
 {
 	struct xk_undo *undo = NULL;
 	char msg[400];
-	int rc, err;
+	int rc = 0, err;
 
-	rc = log_checks(r);
-	if (rc)
-		return rc;
 	if (r->undo_path) {
 		err = xk_undo_create(r->mp->dev, r->undo_path, &undo);
 		if (err) {
@@ -363,7 +364,10 @@ main(int argc, char **argv)
 		fprintf(stderr, "xfskit-resize: %s: %s\n", r.image, msg);
 		return RESIZE_EXIT_FAILED;
 	}
-	rc = plan(&r, &p, &go);
+	/* Before planning: a dirty log may hold a newer superblock. */
+	rc = log_checks(&r);
+	if (!rc)
+		rc = plan(&r, &p, &go);
 	if (!rc && go && r.dry_run)
 		printf("-n: nothing written\n");
 	else if (!rc && go)

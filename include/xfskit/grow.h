@@ -16,9 +16,11 @@
  *     (grown by the new free space) and null quota inodes where they
  *     were 0; every secondary, old and new, becomes a copy of it that
  *     keeps its own LSN.  imax_pct and the log are untouched.
- * Everything is read and checked before the first write.  Writes go in
- * the kernel's order: new AG headers, the last AG, the primary, then the
- * secondaries.
+ * Everything is read and checked before the first write.  The first
+ * write marks the primary (still the old size) NEEDSREPAIR; then come the
+ * new AG headers, the last AG, the secondaries, and last the primary,
+ * which clears the mark: a run stopped half-way is never mounted, and
+ * xfs_repair makes it consistent.
  */
 #ifndef XFSKIT_GROW_H
 #define XFSKIT_GROW_H
