@@ -28,7 +28,7 @@ xk_grow_plan(const struct xk_mount *mp, uint64_t want,
 	     struct xk_grow_plan *p)
 {
 	uint32_t agblocks = mp->g.agblocks, last;
-	uint64_t nag = want / agblocks, rest = want % agblocks;
+	uint64_t nag = want / agblocks, rest = want % agblocks, asked = want;
 
 	memset(p, 0, sizeof(*p));
 	p->old_dblocks = mp->g.dblocks;
@@ -36,23 +36,23 @@ xk_grow_plan(const struct xk_mount *mp, uint64_t want,
 	if (want < mp->g.dblocks)
 		return -ENOSPC;
 	/* Rule 1: a tail too small for an AG is not used. */
-	if (rest >= XK_MIN_AG_BLOCKS) {
+	if (rest >= XK_MIN_AG_BLOCKS)
 		nag++;
-	} else if (rest) {
-		p->unused = rest;
+	else
 		want -= rest;
-	}
 	if (nag > GROW_MAX_AGCOUNT) {
-		p->unused += want - GROW_MAX_AGCOUNT * agblocks;
 		nag = GROW_MAX_AGCOUNT;
 		want = nag * agblocks;
 	}
-	/* Rounding down never goes below the current size. */
+	/*
+	 * Never below the current size (the last AG has at least 64
+	 * blocks, so only a guard).
+	 */
 	if (want < mp->g.dblocks) {
-		p->unused += want + p->unused - mp->g.dblocks;
 		want = mp->g.dblocks;
 		nag = mp->g.agcount;
 	}
+	p->unused = asked - want;
 	p->new_dblocks = want;
 	p->new_agcount = (uint32_t)nag;
 	last = p->old_agcount - 1;
