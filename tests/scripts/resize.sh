@@ -22,6 +22,7 @@ need_xfsprogs
 have_xfs72 || true
 [ "$(id -u)" -eq 0 ] || skip "the growfs oracle and the mount cases need root"
 command -v xfs_growfs >/dev/null 2>&1 || skip "xfs_growfs is not installed"
+command -v strace >/dev/null 2>&1 || skip "strace is not installed (it proves that refusals write nothing)"
 
 RESIZE="$XK_BUILDDIR/resize/xfskit-resize"
 UNDO="$XK_BUILDDIR/repair/xfskit-undo"
@@ -183,7 +184,6 @@ unchanged() {
 		pass "$name: exit $rc, nothing written: $(head -1 "$T/k.err" "$T/k.out" | grep -v '^==>\|^$' | head -1)"
 	fi
 }
-command -v strace >/dev/null 2>&1 || skip "strace is not installed"
 cp --sparse=always "$T/c.img" "$T/k.img" && truncate -s 600M "$T/k.img"
 unchanged "-n" 0 -n
 grep -q "^AG 2 grows from 11264 to 32768 blocks" "$T/k.out" && grep -q "agcount=5" "$T/k.out" ||
