@@ -39,6 +39,7 @@ _xfskit()
 	*xfskit-mkfs) nofile="-b -d -i -l -L -m -n -r -s" ;;
 	*fsck.xfskit) nofile="-C -t" ;;
 	*xfskit-admin) nofile="-L -U -O -c" ;;
+	*xfskit-resize) nofile="-D" ;;
 	esac
 	[[ " $nofile " == *" $prev "* ]] && return
 	COMPREPLY=($(compgen -f -- "$cur"))
@@ -46,4 +47,4 @@ _xfskit()
 }
 
 complete -F _xfskit xfskit-repair xfskit-db xfskit-mkfs xfskit-undo \
-	xfskit-metadump xfskit-mdrestore xfskit-admin fsck.xfskit
+	xfskit-metadump xfskit-mdrestore xfskit-admin fsck.xfskit xfskit-resize

@@ -24,6 +24,7 @@ xfskit-mkfs      mkfs/xfskit-mkfs      mkfs.xfs      -
 fsck.xfskit      fsck/fsck.xfskit      -             16
 xfskit-undo      repair/xfskit-undo    -             2
 xfskit-admin     admin/xfskit-admin    xfs_admin     -
+xfskit-resize    resize/xfskit-resize  xfs_growfs    -
 xfskit-repair    repair/xfskit-repair  xfs_repair    -
 "
 

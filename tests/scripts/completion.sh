@@ -8,7 +8,7 @@
 . "$XK_SRCDIR/tests/scripts/lib.sh"
 . "$XK_SRCDIR/scripts/xfskit-completion.bash"
 B=$XK_BUILDDIR
-PATH=$B/repair:$B/db:$B/mkfs:$B/fsck:$B/admin:$PATH
+PATH=$B/repair:$B/db:$B/mkfs:$B/fsck:$B/admin:$B/resize:$PATH
 
 comp() {
 	COMP_WORDS=("$@")
@@ -24,7 +24,7 @@ for t in xfskit-repair:-n xfskit-repair:-L xfskit-repair:--json \
 	 xfskit-repair:--progress-fd= xfskit-db:-x xfskit-db:-c \
 	 xfskit-mkfs:-N xfskit-mkfs:-d fsck.xfskit:-y fsck.xfskit:-C \
 	 xfskit-undo:--help xfskit-metadump:--help xfskit-mdrestore:--help \
-	 xfskit-admin:-L xfskit-admin:-O; do
+	 xfskit-admin:-L xfskit-admin:-O xfskit-resize:-D; do
 	has "${t%%:*}" "${t#*:}"
 done
 pass "each tool offers its options"

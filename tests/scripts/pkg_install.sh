@@ -26,7 +26,7 @@ sbin=$D$prefix/sbin
 lib=$D$(mvar libdir | sed "s|\${exec_prefix}|$prefix|; s|\${prefix}|$prefix|")
 man8=$D$prefix/share/man/man8
 
-for p in xfskit-mkfs xfskit-repair xfskit-db xfskit-undo fsck.xfskit xfskit-admin; do
+for p in xfskit-mkfs xfskit-repair xfskit-db xfskit-undo fsck.xfskit xfskit-admin xfskit-resize; do
 	[ -x "$sbin/$p" ] || fail "$p is not installed in $sbin"
 	[ -f "$man8/$p.8" ] || fail "the man page of $p is not installed"
 done
@@ -39,7 +39,7 @@ done
 comp=$D$prefix/share/bash-completion/completions
 [ -f "$comp/xfskit-repair" ] || fail "the bash completion is not installed"
 for p in xfskit-db xfskit-mkfs xfskit-undo xfskit-metadump xfskit-mdrestore \
-	 xfskit-admin fsck.xfskit; do
+	 xfskit-admin fsck.xfskit xfskit-resize; do
 	[ "$(readlink "$comp/$p")" = xfskit-repair ] ||
 		fail "the bash completion of $p is not linked to xfskit-repair's"
 done
@@ -134,7 +134,7 @@ left=$(find "$D" -type f -o -type l)
 # by scripts/pkg_dist.sh, which configures the tarball with them.
 D2=$T/dest2
 mk install DESTDIR="$D2" program_transform_name='s&^&xk-&' || finish
-for p in xfskit-mkfs xfskit-repair xfskit-db xfskit-undo fsck.xfskit xfskit-admin; do
+for p in xfskit-mkfs xfskit-repair xfskit-db xfskit-undo fsck.xfskit xfskit-admin xfskit-resize; do
 	[ -x "$D2$prefix/sbin/xk-$p" ] && [ ! -e "$D2$prefix/sbin/$p" ] ||
 		fail "program $p was not renamed to xk-$p"
 	[ -f "$D2$prefix/share/man/man8/xk-$p.8" ] ||

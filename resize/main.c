@@ -1,0 +1,377 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * xfskit-resize: grow the data section of an unmounted XFS v5 filesystem
+ * to the size of its (extended) device or image, or to -D blocks: what
+ * xfs_growfs -d / -D does, without a mount.  The growing itself is
+ * libfs/grow.c; this file parses, refuses what must not be written
+ * (a mounted filesystem, a dirty log, a shrink, a size beyond the
+ * device) and reports.
+ *
+ * Exit status: 0 grown or nothing to do, 1 refused or failed, 2 usage
+ * error, mounted filesystem or dirty log (as xfskit-admin), 3 a shrink
+ * was asked for (not supported yet; nothing written).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <xfskit/ag.h>
+#include <xfskit/dev.h>
+#include <xfskit/errors.h>
+#include <xfskit/grow.h>
+#include <xfskit/libfs.h>
+#include <xfskit/mount.h>
+#include <xfskit/mounted.h>
+#include <xfskit/undo.h>
+#include <xfskit/unsupported.h>
+#include <xfskit/write_crash.h>
+
+#define RESIZE_EXIT_FAILED	1
+#define RESIZE_EXIT_USAGE	2
+#define RESIZE_EXIT_OFFLINE	2	/* mounted, or a dirty log */
+#define RESIZE_EXIT_SHRINK	3
+
+struct resize {
+	const char	*image;
+	const char	*undo_path;
+	const char	*size_arg;	/* -D as given */
+	int		dry_run;	/* -n */
+	struct xk_mount	*mp;
+};
+
+static void
+usage(FILE *fp)
+{
+	fprintf(fp,
+"Usage: xfskit-resize [-n] [-D size] [-z undofile] device|image\n"
+"Grow the data section of an unmounted XFS v5 filesystem, as xfs_growfs\n"
+"does on a mounted one: the last AG up to the AG size, then new AGs.\n"
+"  -D size     the new size of the data section: in filesystem blocks (as\n"
+"              xfs_growfs -D), or in bytes with a k, m, g or t suffix\n"
+"              (rounded down to whole blocks); default: the whole device\n"
+"  -n          print the new geometry and write nothing\n"
+"  -z file     record every overwritten block in an undo file (see\n"
+"              xfskit-undo)\n"
+"  -V          print the version and exit\n"
+"  -h, --help  print this help and exit\n"
+"A tail too small for an AG (under 64 blocks) is left unused, as the\n"
+"kernel leaves it.  Shrinking is not supported yet.\n"
+"Exit status: 0 grown (or already that size), 1 refused or failed, 2 usage\n"
+"error, a mounted filesystem or a dirty log, 3 a smaller size was asked\n"
+"for (shrinking; nothing written).\n");
+}
+
+/* -D: blocks, or bytes with a binary suffix.  0, or -EINVAL. */
+static int
+parse_size(const char *arg, uint32_t blocksize, uint64_t *blocks)
+{
+	char *end;
+	unsigned long long v;
+	unsigned int shift = 0;
+
+	if (arg[0] < '0' || arg[0] > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (errno || end == arg)
+		return -EINVAL;
+	switch (*end) {
+	case '\0':
+		*blocks = v;
+		return 0;
+	case 'k': case 'K':
+		shift = 10;
+		break;
+	case 'm': case 'M':
+		shift = 20;
+		break;
+	case 'g': case 'G':
+		shift = 30;
+		break;
+	case 't': case 'T':
+		shift = 40;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (end[1] || v > (UINT64_MAX >> shift))
+		return -EINVAL;
+	*blocks = (v << shift) / blocksize;
+	return 0;
+}
+
+static void
+print_geometry(const struct resize *r, const struct xk_grow_plan *p)
+{
+	const struct xk_sb *sb = &r->mp->sb;
+
+	printf("meta-data=%-22s isize=%-6u agcount=%u, agsize=%u blks\n",
+	       r->image, sb->inodesize, p->new_agcount, sb->agblocks);
+	printf("data     =%-22s bsize=%-6u blocks=%" PRIu64 ", imaxpct=%u\n",
+	       "", sb->blocksize, p->new_dblocks, sb->imax_pct);
+	if (p->last_new_len != p->last_old_len)
+		printf("AG %u grows from %u to %u blocks\n",
+		       p->old_agcount - 1, p->last_old_len, p->last_new_len);
+	if (p->new_agcount > p->old_agcount) {
+		uint32_t n = p->new_agcount - p->old_agcount;
+		uint64_t tail = p->new_dblocks -
+				(uint64_t)(p->new_agcount - 1) * sb->agblocks;
+
+		if (n == 1) {
+			printf("AG %u added (%" PRIu64 " blocks)\n",
+			       p->old_agcount, tail);
+		} else {
+			printf("AGs %u-%u added (%u of %u blocks",
+			       p->old_agcount, p->new_agcount - 1, n,
+			       sb->agblocks);
+			if (tail != sb->agblocks)
+				printf(", the last %" PRIu64, tail);
+			printf(")\n");
+		}
+	}
+	printf("free space grows by %" PRIu64 " blocks\n", p->new_free);
+	if (p->unused)
+		printf("%" PRIu64 " blocks at the end are left unused (an AG "
+		       "needs at least %u)\n", p->unused, XK_MIN_AG_BLOCKS);
+}
+
+/* Refuse what would write under a mount, or where libfs cannot follow. */
+static int
+open_checks(struct resize *r)
+{
+	struct xk_unsupported un[XK_UNSUPPORTED_MAX];
+	struct xk_mounted ms;
+	char where[400], why[200];
+	int n;
+
+	if (!r->dry_run && xk_write_crash_check_env(why, sizeof(why))) {
+		fprintf(stderr, "xfskit-resize: %s\n", why);
+		return RESIZE_EXIT_FAILED;
+	}
+	if (!xk_mounted_state(r->image, &ms) && ms.mounted) {
+		xk_mounted_describe(&ms, where, sizeof(where));
+		fprintf(stderr, "xfskit-resize: %s: filesystem is mounted "
+			"(%s); unmount it first, or grow it mounted with "
+			"xfs_growfs\n", r->image, where);
+		return RESIZE_EXIT_OFFLINE;
+	}
+	n = xk_unsupported_probe(r->image, 0, un, XK_UNSUPPORTED_MAX);
+	if (n > 0) {
+		for (int i = 0; i < n; i++)
+			fprintf(stderr, "xfskit-resize: %s: %s is not "
+				"supported: %s\n", r->image, un[i].what,
+				un[i].why);
+		fprintf(stderr, "xfskit-resize: %s: nothing was changed\n",
+			r->image);
+		return RESIZE_EXIT_FAILED;
+	}
+	return 0;
+}
+
+/*
+ * A clean log first, -n too: a replay would undo or garble a grow, and
+ * the log may hold superblock changes (a growfs of its own) the plan
+ * would not see.
+ */
+static int
+log_checks(struct resize *r)
+{
+	char msg[300];
+	int err = xk_log_require_clean(r->mp, msg, sizeof(msg));
+
+	if (!err)
+		return 0;
+	fprintf(stderr, "xfskit-resize: %s: %s; nothing was changed (mount "
+		"and unmount it, or run xfskit-repair, which replays it "
+		"offline)\n", r->image, msg);
+	return err == -EBUSY ? RESIZE_EXIT_OFFLINE : RESIZE_EXIT_FAILED;
+}
+
+/* The target size in blocks, checked against the device. */
+static int
+target_blocks(const struct resize *r, uint64_t *want)
+{
+	const struct xk_mount *mp = r->mp;
+	uint64_t dev_blocks = mp->dev->size / mp->g.blocksize;
+
+	if (!r->size_arg) {
+		*want = dev_blocks;
+		return 0;
+	}
+	if (parse_size(r->size_arg, mp->g.blocksize, want)) {
+		fprintf(stderr, "xfskit-resize: -D %s: not a size (filesystem "
+			"blocks, or bytes with a k, m, g or t suffix)\n",
+			r->size_arg);
+		return RESIZE_EXIT_USAGE;
+	}
+	if (*want > dev_blocks) {
+		fprintf(stderr, "xfskit-resize: %s: -D %s is %" PRIu64 " "
+			"blocks, beyond the end of the device (%" PRIu64 " "
+			"blocks of %u bytes); nothing was changed\n", r->image,
+			r->size_arg, *want, dev_blocks, mp->g.blocksize);
+		return RESIZE_EXIT_FAILED;
+	}
+	return 0;
+}
+
+static int
+parse_args(struct resize *r, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "D:hnVz:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			usage(stdout);
+			return -1;
+		case 'V':
+			printf("xfskit-resize version %s\n", xk_version());
+			return -1;
+		case 'D':
+			r->size_arg = optarg;
+			break;
+		case 'n':
+			r->dry_run = 1;
+			break;
+		case 'z':
+			r->undo_path = optarg;
+			break;
+		default:
+			usage(stderr);
+			return RESIZE_EXIT_USAGE;
+		}
+	}
+	if (argc - optind != 1) {
+		fprintf(stderr, "xfskit-resize: %s\n", argc - optind ?
+			"too many operands" : "no device given");
+		usage(stderr);
+		return RESIZE_EXIT_USAGE;
+	}
+	if (r->dry_run && r->undo_path) {
+		fprintf(stderr, "xfskit-resize: -z: nothing to undo, -n writes "
+			"nothing\n");
+		return RESIZE_EXIT_USAGE;
+	}
+	r->image = argv[optind];
+	return 0;
+}
+
+/* Plan, refuse or report; 0 with *go set when there is work to do. */
+static int
+plan(struct resize *r, struct xk_grow_plan *p, int *go)
+{
+	uint64_t want;
+	int rc = target_blocks(r, &want);
+
+	*go = 0;
+	if (rc)
+		return rc;
+	if (xk_grow_plan(r->mp, want, p) == -ENOSPC) {
+		fprintf(stderr, "xfskit-resize: %s: %" PRIu64 " blocks is "
+			"smaller than the filesystem (%" PRIu64 " blocks): "
+			"shrinking is not supported yet; nothing was changed\n",
+			r->image, want, p->old_dblocks);
+		return RESIZE_EXIT_SHRINK;
+	}
+	if (p->new_dblocks == p->old_dblocks) {
+		printf("data size unchanged (%" PRIu64 " blocks), skipping\n",
+		       p->old_dblocks);
+		if (p->unused)
+			printf("%" PRIu64 " blocks past the end are too few "
+			       "for an AG (at least %u)\n", p->unused,
+			       XK_MIN_AG_BLOCKS);
+		return 0;
+	}
+	print_geometry(r, p);
+	*go = 1;
+	return 0;
+}
+
+static int
+grow(struct resize *r, const struct xk_grow_plan *p)
+{
+	struct xk_undo *undo = NULL;
+	char msg[400];
+	int rc = 0, err;
+
+	if (r->undo_path) {
+		err = xk_undo_create(r->mp->dev, r->undo_path, &undo);
+		if (err) {
+			fprintf(stderr, "xfskit-resize: cannot start the undo "
+				"file %s: %s\n", r->undo_path,
+				xk_strerror(err));
+			return RESIZE_EXIT_FAILED;
+		}
+	}
+	err = xk_grow_apply(r->mp, p, msg, sizeof(msg));
+	if (err) {
+		fprintf(stderr, "xfskit-resize: %s: %s\n", r->image, msg);
+		/* Edits may sit in the cache unwritten: never flush them. */
+		xk_mount_discard(r->mp);
+		err = 0;
+		rc = RESIZE_EXIT_FAILED;
+	} else {
+		printf("data blocks changed from %" PRIu64 " to %" PRIu64 "\n",
+		       p->old_dblocks, p->new_dblocks);
+		err = xk_mount_close(r->mp);
+	}
+	r->mp = NULL;
+	if (err) {
+		fprintf(stderr, "xfskit-resize: %s: writing back failed: %s\n",
+			r->image, xk_strerror(err));
+		rc = RESIZE_EXIT_FAILED;
+	}
+	if (undo) {
+		err = xk_undo_finish(undo);
+		if (err) {
+			fprintf(stderr, "xfskit-resize: the undo file %s could "
+				"not be completed: %s\n", r->undo_path,
+				xk_strerror(err));
+			rc = RESIZE_EXIT_FAILED;
+		}
+	}
+	return rc;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct resize r;
+	struct xk_grow_plan p;
+	struct xk_fail f;
+	int rc, err, go;
+
+	memset(&r, 0, sizeof(r));
+	rc = parse_args(&r, argc, argv);
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	rc = open_checks(&r);
+	if (rc)
+		return rc;
+	err = xk_mount_open(r.image, r.dry_run ? XK_MOUNT_RDONLY : 0, &r.mp,
+			    &f);
+	if (err) {
+		char msg[400];
+
+		xk_open_error_format(err, &f, msg, sizeof(msg));
+		fprintf(stderr, "xfskit-resize: %s: %s\n", r.image, msg);
+		return RESIZE_EXIT_FAILED;
+	}
+	/* Before planning: a dirty log may hold a newer superblock. */
+	rc = log_checks(&r);
+	if (!rc)
+		rc = plan(&r, &p, &go);
+	if (!rc && go && r.dry_run)
+		printf("-n: nothing written\n");
+	else if (!rc && go)
+		return grow(&r, &p);
+	xk_mount_discard(r.mp);
+	return rc;
+}
