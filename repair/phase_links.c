@@ -278,9 +278,12 @@ phase_links(struct repair_ctx *rc)
 		const struct edge *e = &rc->scan.edges[i];
 		struct inode_info *c = inode_info_find_from(rc, e->child,
 							    &hint);
-		/* Edges come grouped by parent: the hint makes this cheap. */
-		struct inode_info *p = inode_info_find_from(rc, e->parent,
-							    &phint);
+		/*
+		 * Only a metadir filesystem has two trees to keep apart;
+		 * edges come grouped by parent, so the hint makes it cheap.
+		 */
+		struct inode_info *p = rc->mp->g.has_metadir ?
+			inode_info_find_from(rc, e->parent, &phint) : NULL;
 		int in_meta = p && p->meta;
 
 		lists_poll(rc, i);
