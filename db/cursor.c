@@ -41,6 +41,7 @@ db_fctx(const struct db_ctx *c, struct xk_fctx *fc)
 	fc->inodesize = c->mp->g.inodesize;
 	fc->has_ftype = c->mp->g.has_ftype;
 	fc->has_sparse = c->mp->g.has_sparse;
+	fc->has_metadir = c->mp->g.has_metadir;
 	if (c->have_cur && c->cur.type->is_inode && c->buflen >= 176)
 		fc->bigtime = xk_dinode_has_bigtime(
 			(const struct xk_dinode *)c->buf);

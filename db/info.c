@@ -151,6 +151,7 @@ static const struct feat feats[] = {
 	/* Unknown to xfs_db 6.1; 7.2's names. */
 	{ 3, XK_SB_FEAT_INCOMPAT_EXCHRANGE, "EXCHANGE" },
 	{ 3, XK_SB_FEAT_INCOMPAT_PARENT, "PARENT" },
+	{ 3, XK_SB_FEAT_INCOMPAT_METADIR, "METADIR" },
 };
 
 int

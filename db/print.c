@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include <xfskit/crc32c.h>
+#include <xfskit/format/dinode.h>
 #include <xfskit/format/dquot.h>
 
 #include "db.h"
@@ -68,6 +69,12 @@ chars(const uint8_t *p, size_t n, char *out, size_t len)
 
 static const char *const fmt_names[] = {
 	"dev", "local", "extents", "btree", "uuid"
+};
+
+/* The metafile types (XK_METAFILE_*), as xfs_db names them. */
+static const char *const metatype_names[XK_METAFILE_MAX] = {
+	"unknown", "dir", "usrquota", "grpquota", "prjquota", "rtbitmap",
+	"rtsummary", "rtrmap", "rtrefcount"
 };
 
 /* Is the CRC at this reference right?  Per record or whole buffer. */
@@ -173,6 +180,10 @@ db_format_value(const struct db_ctx *c, const struct xk_fctx *fc,
 	case XK_FK_FORMAT:
 		snprintf(out, len, "%" PRIu64 " (%s)", v,
 			 v < 5 ? fmt_names[v] : "unknown");
+		break;
+	case XK_FK_METATYPE:
+		snprintf(out, len, "%" PRIu64 " (%s)", v,
+			 v < XK_METAFILE_MAX ? metatype_names[v] : "unknown");
 		break;
 	default:
 		snprintf(out, len, "%" PRIu64, v);

@@ -50,6 +50,7 @@ derive_geometry(struct xk_mount *mp)
 	g->has_exchrange = xk_sb_has_incompat(sb,
 					      XK_SB_FEAT_INCOMPAT_EXCHRANGE);
 	g->has_parent = xk_sb_has_incompat(sb, XK_SB_FEAT_INCOMPAT_PARENT);
+	g->has_metadir = xk_sb_has_incompat(sb, XK_SB_FEAT_INCOMPAT_METADIR);
 	g->has_quota = (sb->versionnum & XK_SB_VERSION_QUOTABIT) != 0;
 
 	/* Inode chunks: 64 inodes, or one block if a block holds more. */

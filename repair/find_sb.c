@@ -116,6 +116,9 @@ secondary_sb_fixup(struct xk_mount *mp)
 	uint32_t limit = xk_ag_blocks(mp, 0);
 
 	sb->inprogress = 0;
+	/* Metadir: quota and realtime inodes are in the metadata tree. */
+	if (xk_sb_has_incompat(sb, XK_SB_FEAT_INCOMPAT_METADIR))
+		return;
 	if (!sb->uquotino)
 		sb->uquotino = XK_NULLFSINO;
 	if (!sb->gquotino)

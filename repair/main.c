@@ -295,6 +295,13 @@ repair_run(struct repair_ctx *rc, unsigned long *found)
 			repair_scan_free(rc);
 			break;
 		}
+		if (rc->plan.meta_refuse) {
+			info(rc, "The metadata directory tree is damaged, "
+			     "which xfskit-repair cannot repair: nothing was "
+			     "written.\n");
+			repair_scan_free(rc);
+			break;
+		}
 		rc->phase_what = "repairing";
 		err = repair_phase_end(rc, apply_fixes(rc, &applied));
 		if (!err && !applied &&

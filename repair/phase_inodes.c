@@ -305,6 +305,9 @@ check_inode(struct repair_ctx *rc, uint64_t ino, int marked_free,
 	ii->nlink = xk_be32_get(dip->di_nlink);
 	ii->mode = mode;
 	ii->sfdir = dip->di_format == XK_DINODE_FMT_LOCAL;
+	/* The verifier let the flag through only on a metadir filesystem. */
+	ii->meta = xk_dinode_is_metafile(dip);
+	ii->metatype = ii->meta ? (uint8_t)xk_dinode_metatype(dip) : 0;
 	/* Findings below are counted to choose the fix. */
 	before = rc->found.nproblems;
 	switch (mode & XK_S_IFMT) {

@@ -6,6 +6,13 @@
  * inode's link count equals the references to it: one per entry naming
  * it, and for a directory also its own "." and each subdirectory's "..".
  *
+ * On a METADIR filesystem the metadata inodes (quota files, realtime
+ * metadata) form a second tree from sb_metadirino, its inodes flagged
+ * as metadata; the two trees never name each other's inodes.  The same
+ * rules hold in it, with its own root.  Damage to that tree is reported
+ * and refused: nothing is written (plan.meta_refuse), since a repair of
+ * the user tree alone could lose the metadata it indexes.
+ *
  * In: rc->scan.inodes and rc->scan.edges from the inode phase.  Out: findings,
  * and in repair the plans: entries naming inodes not in use dropped,
  * ".." and link counts set to what the entries say, unreferenced
@@ -109,6 +116,31 @@ plan_ftype_fix(struct repair_ctx *rc, uint64_t dir)
 		plan_none(rc);
 }
 
+/* A finding in the metadata tree: reported, and the run writes nothing. */
+static void
+plan_meta_refuse(struct repair_ctx *rc)
+{
+	plan_none(rc);
+	rc->plan.meta_refuse = 1;
+}
+
+/* A bad entry goes, unless the metadata tree holds it. */
+static void
+plan_bad_entry(struct repair_ctx *rc, int in_meta, const struct edge *e)
+{
+	if (in_meta)
+		plan_meta_refuse(rc);
+	else
+		plan_entry_drop(rc, e->parent, e->child);
+}
+
+/* The root of the metadata tree, or 0 without one. */
+static uint64_t
+metadir_root(const struct repair_ctx *rc)
+{
+	return rc->mp->g.has_metadir ? rc->mp->sb.metadirino : 0;
+}
+
 /* The first entry of directory dir, in the list ordered by parent. */
 static size_t
 first_edge(struct repair_ctx *rc, uint64_t dir)
@@ -165,7 +197,8 @@ reach_from_root(struct repair_ctx *rc, struct inode_info *root)
 						rc->scan.edges[lo].child, &hint);
 
 			lists_poll(rc, ++visited);
-			if (!c || c->reached)
+			/* An entry across the two trees is dropped, not walked. */
+			if (!c || c->reached || c->meta != root->meta)
 				continue;
 			c->reached = 1;
 			if (is_dir(c))
@@ -179,6 +212,34 @@ reach_from_root(struct repair_ctx *rc, struct inode_info *root)
 		for (size_t i = 0; i < rc->scan.ninodes; i++)
 			rc->scan.inodes[i].reached = 1;
 	return err;
+}
+
+/*
+ * The root of the metadata tree: a metadata directory of metafile type
+ * "dir" whose ".." names itself.  Then everything it reaches is marked.
+ * Returns nonzero only when the walk ran out of memory.
+ */
+static int
+check_metadir_root(struct repair_ctx *rc)
+{
+	uint64_t ino = rc->mp->sb.metadirino;
+	struct inode_info *mroot = find(rc, ino);
+
+	if (!mroot || !is_dir(mroot) || !mroot->meta ||
+	    mroot->metatype != XK_METAFILE_DIR) {
+		if (report(rc, PR_DISCONNECTED, "metadata directory", -1, ino,
+			   XK_NO_DADDR, "metadirino", "the root of the "
+			   "metadata tree is not a metadata directory in "
+			   "use"))
+			plan_meta_refuse(rc);
+		return 0;
+	}
+	if (mroot->parent != ino &&
+	    report(rc, PR_DIR_BAD, "metadata directory", -1, ino,
+		   XK_NO_DADDR, "dotdot", "\"..\" of the metadata root names "
+		   "%llu", (unsigned long long)mroot->parent))
+		plan_meta_refuse(rc);
+	return reach_from_root(rc, mroot);
 }
 
 int
@@ -213,18 +274,41 @@ phase_links(struct repair_ctx *rc)
 				       (unsigned long long)ii->parent);
 		}
 	}
-	for (size_t i = 0, hint = 0; i < rc->scan.nedges; i++) {
+	for (size_t i = 0, hint = 0, phint = 0; i < rc->scan.nedges; i++) {
 		const struct edge *e = &rc->scan.edges[i];
 		struct inode_info *c = inode_info_find_from(rc, e->child,
 							    &hint);
+		/*
+		 * Only a metadir filesystem has two trees to keep apart;
+		 * edges come grouped by parent, so the hint makes it cheap.
+		 */
+		struct inode_info *p = rc->mp->g.has_metadir ?
+			inode_info_find_from(rc, e->parent, &phint) : NULL;
+		int in_meta = p && p->meta;
 
 		lists_poll(rc, i);
 		if (!c) {
-			if (report(rc, PR_DIR_BAD, "directory", -1,
+			if (report(rc, PR_DIR_BAD, in_meta ? "metadata "
+				   "directory" : "directory", -1,
 				   e->parent, XK_NO_DADDR, "entry",
 				   "an entry names inode %llu, which is "
 				   "not in use", (unsigned long long)e->child))
-				plan_entry_drop(rc, e->parent, e->child);
+				plan_bad_entry(rc, in_meta, e);
+			continue;
+		}
+		if (p && c->meta != p->meta) {
+			/*
+			 * A user directory naming a metadata inode: the
+			 * entry goes (the kernel refuses to open it).  A
+			 * metadata directory naming a user inode: refused.
+			 */
+			if (report(rc, PR_DIR_BAD, in_meta ? "metadata "
+				   "directory" : "directory", -1, e->parent,
+				   XK_NO_DADDR, "entry", in_meta ? "an entry "
+				   "names inode %llu, which is not a metadata "
+				   "inode" : "an entry names metadata inode "
+				   "%llu", (unsigned long long)e->child))
+				plan_bad_entry(rc, in_meta, e);
 			continue;
 		}
 		c->refs++;
@@ -238,7 +322,7 @@ phase_links(struct repair_ctx *rc)
 			   xk_mode_to_ftype(c->mode)))
 			plan_ftype_fix(rc, e->parent);
 		if (is_dir(c) && c->ino != sb->rootino &&
-		    c->parent != e->parent &&
+		    c->ino != metadir_root(rc) && c->parent != e->parent &&
 		    report(rc, PR_DIR_BAD, "directory", -1, c->ino,
 			   XK_NO_DADDR, "dotdot", "named in directory "
 			   "%llu, but \"..\" says %llu",
@@ -280,7 +364,10 @@ phase_links(struct repair_ctx *rc)
 					    "directory tree from the root");
 	}
 
-	if (!sb->rblocks) {
+	if (metadir_root(rc) && check_metadir_root(rc))
+		return repair_error(rc, -ENOMEM, "walking the metadata "
+				    "directory tree");
+	if (!sb->rblocks && !rc->mp->g.has_metadir) {
 		check_rt_inode(rc, sb->rbmino, "bitmap");
 		check_rt_inode(rc, sb->rsumino, "summary");
 	}
@@ -297,6 +384,30 @@ phase_links(struct repair_ctx *rc)
 		 * inode is one finding, its link count checked once it
 		 * is reconnected.
 		 */
+		if (ii->meta && !ii->reached) {
+			if (report(rc, PR_DISCONNECTED, "metadata inode", -1,
+				   ii->ino, XK_NO_DADDR, "reachable", "in use "
+				   "but not reachable from the metadata "
+				   "directory tree"))
+				plan_meta_refuse(rc);
+			continue;
+		}
+		if (ii->meta && is_dir(ii) !=
+				(ii->metatype == XK_METAFILE_DIR)) {
+			if (report(rc, PR_INODE_BAD, "metadata inode", -1,
+				   ii->ino, XK_NO_DADDR, "metatype", "metafile "
+				   "type %u does not fit mode 0%o",
+				   ii->metatype, ii->mode))
+				plan_meta_refuse(rc);
+			continue;
+		}
+		if (ii->meta && ii->refs != ii->nlink) {
+			if (report(rc, PR_NLINK, "metadata inode", -1, ii->ino,
+				   XK_NO_DADDR, "nlink", "link count %u, %u "
+				   "references found", ii->nlink, ii->refs))
+				plan_meta_refuse(rc);
+			continue;
+		}
 		if (root && !ii->reached) {
 			if (!report(rc, PR_DISCONNECTED, "inode", -1, ii->ino,
 				    XK_NO_DADDR, "reachable", "in use but not "

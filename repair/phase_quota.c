@@ -417,8 +417,9 @@ count_usage(struct repair_ctx *rc, struct qtype *qt)
 		uint64_t nblocks, rt = 0;
 		int err;
 
+		/* Metadata inodes are never charged (metadir). */
 		if (ino == sb->uquotino || ino == sb->gquotino ||
-		    ino == sb->pquotino)
+		    ino == sb->pquotino || rc->scan.inodes[i].meta)
 			continue;
 		err = xk_inode_read(mp, ino, XK_READ_SALVAGE, &bp, &dip);
 		if (err && !bp && xk_err_operational(err)) {
@@ -551,6 +552,23 @@ compare_usage(struct repair_ctx *rc, struct qtype *qt)
 }
 
 /*
+ * On a METADIR filesystem the superblock's quota words are 0: each quota
+ * file is the metadata tree's file of its metafile type (/quota/user,
+ * group, project), if the tree reaches one.
+ */
+static uint64_t
+metadir_quota_ino(struct repair_ctx *rc, uint8_t metatype)
+{
+	for (size_t i = 0; i < rc->scan.ninodes; i++) {
+		const struct inode_info *ii = &rc->scan.inodes[i];
+
+		if (ii->meta && ii->reached && ii->metatype == metatype)
+			return ii->ino;
+	}
+	return XK_NULLFSINO;
+}
+
+/*
  * In: rc->scan.inodes (every inode in use).  Out: findings; in repair, the
  * state in rc->scan.quota when anything is planned (quota_apply uses it).
  */
@@ -568,7 +586,7 @@ phase_quota(struct repair_ctx *rc)
 		{ "group quota", XK_DQTYPE_GROUP, XK_GQUOTA_CHKD },
 		{ "project quota", XK_DQTYPE_PROJ, XK_PQUOTA_CHKD },
 	};
-	const uint64_t inos[NQTYPES] = {
+	uint64_t inos[NQTYPES] = {
 		sb->uquotino, sb->gquotino, sb->pquotino
 	};
 	struct quota_state *qs;
@@ -578,6 +596,11 @@ phase_quota(struct repair_ctx *rc)
 	quota_free(rc);
 	if (!mp->g.has_quota)
 		return 0;
+	if (mp->g.has_metadir) {
+		inos[0] = metadir_quota_ino(rc, XK_METAFILE_USRQUOTA);
+		inos[1] = metadir_quota_ino(rc, XK_METAFILE_GRPQUOTA);
+		inos[2] = metadir_quota_ino(rc, XK_METAFILE_PRJQUOTA);
+	}
 	qs = xk_calloc(1, sizeof(*qs));
 	if (!qs)
 		return -ENOMEM;
@@ -639,6 +662,12 @@ phase_quota(struct repair_ctx *rc)
 	planned = rc->plan.quota_flags_clear != 0;
 	for (int t = 0; t < NQTYPES; t++)
 		planned |= rc->plan.quota_fix[t] != 0;
+	/*
+	 * The quota fixes rewrite the superblock's quota words, which a
+	 * metadir filesystem does not use: not done there (yet).
+	 */
+	if (planned && mp->g.has_metadir)
+		rc->plan.meta_refuse = 1;
 	rc->scan.quota = qs;
 	if (err || rc->opt.no_modify || !planned)
 		quota_free(rc);

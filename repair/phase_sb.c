@@ -271,6 +271,26 @@ check_primary_inodes(struct repair_ctx *rc)
 	if (root_ok < 0)
 		return;
 	/*
+	 * With the metadata tree the realtime inodes live in it: the
+	 * superblock's words are 0, and its root comes after the root.
+	 */
+	if (rc->mp->g.has_metadir) {
+		if (!sb->rbmino && !sb->rsumino &&
+		    (root_ok || xk_ino_valid(rc->mp, sb->rootino)) &&
+		    xk_ino_valid(rc->mp, sb->metadirino))
+			return;
+		report(rc, PR_SB_PRIMARY_BAD, "superblock", 0, 0, 0,
+		       "rootino", "root inode %llu%s, metadata root %llu, "
+		       "realtime inodes %llu and %llu (0 with metadir)",
+		       (unsigned long long)sb->rootino,
+		       root_ok ? "" : " (not a directory)",
+		       (unsigned long long)sb->metadirino,
+		       (unsigned long long)sb->rbmino,
+		       (unsigned long long)sb->rsumino);
+		rc->plan.meta_refuse = 1;
+		return;
+	}
+	/*
 	 * Numbers where mkfs puts them: a root that is no longer a
 	 * directory is rebuilt in its slot (phase_links.c).
 	 */

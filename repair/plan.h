@@ -140,6 +140,8 @@ struct repair_plan {
 	uint8_t		*sb_bad;	/* per AG: rewrite this secondary */
 	int		sb_primary_fix;	/* rewrite the primary from mp->sb */
 	unsigned long	unfixable;	/* findings no fix is planned for */
+	/* The metadata directory tree is damaged: nothing is written. */
+	int		meta_refuse;
 	/* Inodes to reconnect under /lost+found. */
 	XK_VEC_OF(struct orphan) orphans;
 	/* Block/leaf/node directories to rewrite from salvaged entries. */

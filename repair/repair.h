@@ -169,6 +169,8 @@ struct inode_info {
 	uint16_t	mode;
 	uint8_t		reached;
 	uint8_t		sfdir;		/* a short-form directory */
+	uint8_t		meta;		/* in the metadata tree (metadir) */
+	uint8_t		metatype;	/* XK_METAFILE_*, if meta */
 };
 
 /* A directory entry (not "." or ".."): parent names child. */

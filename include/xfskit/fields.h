@@ -38,6 +38,7 @@ enum xk_fkind {
 	XK_FK_NSEC,		/* inode timestamp: its nanoseconds */
 	XK_FK_DQTIME,		/* quota timer: 32-bit, date when set */
 	XK_FK_FORMAT,		/* fork format, number and name */
+	XK_FK_METATYPE,		/* metafile type, number and name */
 	XK_FK_STRUCT,		/* a sub-structure: see xk_field.sub */
 };
 
@@ -73,6 +74,7 @@ struct xk_fctx {
 	int		has_ftype;	/* dir entries carry a type byte */
 	int		has_sparse;	/* inobt records have holemask */
 	int		bigtime;	/* inode timestamps are 64-bit ns */
+	int		has_metadir;	/* the metadata directory tree */
 };
 
 /* Element absent or out of bounds. */

@@ -69,6 +69,7 @@ struct xk_geom {
 	int		has_finobt, has_rmapbt, has_reflink, has_inobtcnt;
 	int		has_sparse, has_ftype, has_bigtime, has_nrext64;
 	int		has_meta_uuid, has_exchrange, has_parent;
+	int		has_metadir;	/* the metadata directory tree */
 	int		has_quota;
 };
 

@@ -43,12 +43,37 @@ small_ext(const struct xk_fctx *c, size_t base)
 	return core(c) && !nrext64(c, base);
 }
 
+/* A metadata inode keeps its metafile type where onlink was. */
+static int
+metafile(const struct xk_fctx *c, size_t base)
+{
+	const struct xk_dinode *d = core(c);
+
+	(void)base;
+	return d && c->has_metadir && xk_dinode_is_metafile(d);
+}
+
+static int
+not_metafile(const struct xk_fctx *c, size_t base)
+{
+	return core(c) && !metafile(c, base);
+}
+
+/* xfs_db shows the metadata flag only where the feature exists. */
+static int
+metadir_fs(const struct xk_fctx *c, size_t base)
+{
+	(void)base;
+	return core(c) && c->has_metadir;
+}
+
 static const struct xk_field core_fields[] = {
 	DI("magic", di_magic, XK_FK_HEX),
 	DI("mode", di_mode, XK_FK_OCT),
 	DI("version", di_version, XK_FK_UINT),
 	DI("format", di_format, XK_FK_FORMAT),
-	DI("onlink", di_onlink, XK_FK_UINT),
+	DI("onlink", di_onlink, XK_FK_UINT, .present = not_metafile),
+	DI("metatype", di_onlink, XK_FK_METATYPE, .present = metafile),
 	DI("uid", di_uid, XK_FK_UINT),
 	DI("gid", di_gid, XK_FK_UINT),
 	DI("nlinkv2", di_nlink, XK_FK_UINT),
@@ -105,6 +130,8 @@ static const struct xk_field v3_fields[] = {
 	FLAG2("dax", 0),
 	FLAG2("bigtime", 3),
 	FLAG2("nrext64", 4),
+	B("metadata", struct xk_dinode, di_flags2, 63 - 5, 1, XK_FK_UINT,
+	  .present = metadir_fs),
 	FEND
 };
 

@@ -10,6 +10,17 @@
 
 #define SB(nm, mb, k, ...)	F(nm, struct xk_dsb, mb, k, __VA_ARGS__)
 
+/* The fields after meta_uuid exist with the metadata tree only. */
+static int
+metadir_sb(const struct xk_fctx *c, size_t base)
+{
+	const struct xk_dsb *d = (const struct xk_dsb *)(c->buf + base);
+
+	return c->len >= base + sizeof(*d) &&
+	       (xk_be32_get(d->sb_features_incompat) &
+		XK_SB_FEAT_INCOMPAT_METADIR);
+}
+
 static const struct xk_field sb_fields[] = {
 	SB("magicnum", sb_magicnum, XK_FK_HEX),
 	SB("blocksize", sb_blocksize, XK_FK_UINT),
@@ -73,6 +84,12 @@ static const struct xk_field sb_fields[] = {
 	   .unit = XK_FU_INO, .next = "inode"),
 	SB("lsn", sb_lsn, XK_FK_HEX, .unit = XK_FU_LSN),
 	SB("meta_uuid", sb_meta_uuid, XK_FK_UUID),
+	SB("metadirino", sb_metadirino, XK_FK_UINT, .flags = XK_FF_NULL,
+	   .unit = XK_FU_INO, .next = "inode", .present = metadir_sb),
+	SB("rgcount", sb_rgcount, XK_FK_UINT, .present = metadir_sb),
+	SB("rgextents", sb_rgextents, XK_FK_UINT, .present = metadir_sb),
+	SB("rgblklog", sb_rgblklog, XK_FK_UINT, .present = metadir_sb),
+	SB("pad", sb_pad, XK_FK_UINT, .present = metadir_sb),
 	FEND
 };
 

@@ -188,6 +188,56 @@ dinode_magic_version(const struct xk_dinode *dip, struct xk_fail *f)
 }
 
 /*
+ * A metadata inode (the METADATA flag), as the kernel's verifier wants
+ * it: 1. only on a METADIR filesystem; 2. a metafile type the format
+ * knows; 3. the padding of the extent counters zero; 4. a directory or
+ * a regular file with no permission bits; 5. no DMAPI masks; 6. uid and
+ * gid 0 (metadata is never charged to quotas); 7. the flags every
+ * metadata file has (directories also NOSYMLINKS); 8. not DAX.
+ */
+static int
+check_metafile(struct xk_mount *mp, const struct xk_dinode *dip,
+	       uint16_t mode, uint16_t flags, uint64_t flags2,
+	       struct xk_fail *f)
+{
+	uint16_t type = mode & XK_S_IFMT;
+	uint16_t need = type == XK_S_IFDIR ? XK_METADIR_DIFLAGS :
+			XK_METAFILE_DIFLAGS;
+
+	if (!mp->g.has_metadir)
+		return xk_fail_set(f, "flags2", "metadata flag without the "
+				   "metadir feature");
+	if (xk_dinode_metatype(dip) >= XK_METAFILE_MAX)
+		return xk_fail_set(f, "metatype", "metafile type %u is not "
+				   "known", xk_dinode_metatype(dip));
+	if ((flags2 & XK_DIFLAG2_NREXT64) ?
+	    xk_be16_get(dip->di_nrext64_pad) != 0 :
+	    xk_be16_get(dip->di_flushiter) != 0)
+		return xk_fail_set(f, "flushiter", "padding of a metadata "
+				   "inode is not zero");
+	if (type != XK_S_IFDIR && type != XK_S_IFREG)
+		return xk_fail_set(f, "mode", "metadata inode of mode 0%o is "
+				   "neither a directory nor a regular file",
+				   mode);
+	if (mode & 0777)
+		return xk_fail_set(f, "mode", "metadata inode has permission "
+				   "bits 0%o", mode & 0777);
+	if (xk_be32_get(dip->di_dmevmask) || xk_be16_get(dip->di_dmstate))
+		return xk_fail_set(f, "dmevmask", "metadata inode has DMAPI "
+				   "masks");
+	if (xk_be32_get(dip->di_uid) || xk_be32_get(dip->di_gid))
+		return xk_fail_set(f, "uid", "metadata inode owned by uid %u "
+				   "gid %u, not 0", xk_be32_get(dip->di_uid),
+				   xk_be32_get(dip->di_gid));
+	if ((flags & need) != need)
+		return xk_fail_set(f, "flags", "metadata inode lacks flags "
+				   "0x%x", need & ~flags);
+	if (flags2 & XK_DIFLAG2_DAX)
+		return xk_fail_set(f, "flags2", "metadata inode with DAX");
+	return 0;
+}
+
+/*
  * Rules, after the kernel's inode verifier: 1. magic "IN"; 2. version 3;
  * 3. CRC; 4. no v1 link count, and the inode number it records;
  * 5. metadata UUID, and an LSN not beyond the log head when it is known,
@@ -201,7 +251,8 @@ dinode_magic_version(const struct xk_dinode *dip, struct xk_fail *f)
  * attr fork format that exists (or none); 14. extent size and CoW hint
  * rules; 15. flags2: reflink and CoW hints only with the reflink feature,
  * reflink only on regular files and not with realtime or DAX, bigtime and
- * large extent counters only with their features, no unknown bits;
+ * large extent counters only with their features, no unknown bits,
+ * the metadata flag only as check_metafile() allows;
  * 16. extent lists and btree roots fit their fork (the attr fork's also
  * for a free inode).
  */
@@ -226,7 +277,9 @@ dinode_check(struct xk_mount *mp, uint64_t ino, const struct xk_dinode *dip,
 		f->crc_bad = 1;
 		return XK_EBADCRC;
 	}
-	if (xk_be16_get(dip->di_onlink))
+	/* A metadata inode keeps its metafile type in di_onlink. */
+	if (xk_be16_get(dip->di_onlink) &&
+	    !((flags2 & XK_DIFLAG2_METADATA) && mp->g.has_metadir))
 		return xk_fail_val(f, "onlink", 0, xk_be16_get(dip->di_onlink));
 	if (ino && xk_be64_get(dip->di_ino) != ino)
 		return xk_fail_val(f, "ino", ino, xk_be64_get(dip->di_ino));
@@ -336,10 +389,15 @@ dinode_check(struct xk_mount *mp, uint64_t ino, const struct xk_dinode *dip,
 	err = check_extsize(mp, dip, mode, flags, f);
 	if (err)
 		return err;
-	if (flags2 & ~XK_DIFLAG2_ANY)
+	if (flags2 & ~(XK_DIFLAG2_ANY | XK_DIFLAG2_METADATA))
 		return xk_fail_set(f, "flags2", "unknown bits 0x%llx",
 				   (unsigned long long)(flags2 &
-							~XK_DIFLAG2_ANY));
+				   ~(XK_DIFLAG2_ANY | XK_DIFLAG2_METADATA)));
+	if (flags2 & XK_DIFLAG2_METADATA) {
+		err = check_metafile(mp, dip, mode, flags, flags2, f);
+		if (err)
+			return err;
+	}
 	if ((flags2 & (XK_DIFLAG2_REFLINK | XK_DIFLAG2_COWEXTSIZE)) &&
 	    !mp->g.has_reflink)
 		return xk_fail_set(f, "flags2", "reflink flags without the "

@@ -44,6 +44,8 @@ xk_sb_decode(struct xk_sb *to, const struct xk_dsb *from)
 	to->crc = xk_get_le32(from->sb_crc);
 	DEC32(spino_align); DEC64(pquotino); DEC64(lsn);
 	memcpy(to->meta_uuid, from->sb_meta_uuid, 16);
+	DEC64(metadirino); DEC32(rgcount); DEC32(rgextents);
+	COPY8(rgblklog); memcpy(to->pad, from->sb_pad, 7);
 }
 
 #define COPYB(f) to->sb_##f = from->f
@@ -70,6 +72,8 @@ xk_sb_encode(struct xk_dsb *to, const struct xk_sb *from)
 	xk_put_le32(to->sb_crc, from->crc);
 	ENC32(spino_align); ENC64(pquotino); ENC64(lsn);
 	memcpy(to->sb_meta_uuid, from->meta_uuid, 16);
+	ENC64(metadirino); ENC32(rgcount); ENC32(rgextents);
+	COPYB(rgblklog); memcpy(to->sb_pad, from->pad, 7);
 }
 
 static int
@@ -104,7 +108,8 @@ log2_ceil(uint64_t x)
  *  log lies inside one AG; 11. the root inode is null or a possible inode;
  *  12. imax_pct at most 100, and realtime geometry consistent (all
  *  zero without a realtime section); 13. directory blocks at most 64k;
- *  14. alignment fields (inoalignmt, spino_align, unit/width) sane.
+ *  14. alignment fields (inoalignmt, spino_align, unit/width) sane;
+ *  15. with the metadata tree (METADIR), its root a possible inode.
  */
 int
 xk_sb_check(const struct xk_sb *sb, uint64_t devsize, struct xk_fail *f)
@@ -241,6 +246,17 @@ xk_sb_check(const struct xk_sb *sb, uint64_t devsize, struct xk_fail *f)
 	CHECK_VAL(sb->width == 0 || (sb->unit && sb->width % sb->unit == 0),
 		  "width", sb->unit, sb->width);
 	CHECK_VAL(sb->unit < agblocks, "unit", 0, sb->unit);
+	if (xk_sb_has_incompat(sb, XK_SB_FEAT_INCOMPAT_METADIR)) {
+		uint64_t agno = sb->metadirino >>
+				(sb->agblklog + sb->inopblog);
+		uint64_t agino = sb->metadirino &
+			((1ULL << (sb->agblklog + sb->inopblog)) - 1);
+
+		CHECK_VAL(sb->metadirino == XK_NULLFSINO ||
+			  (sb->metadirino && agno < agcount &&
+			   (agino >> sb->inopblog) < agblocks),
+			  "metadirino", 0, sb->metadirino);
+	}
 	return 0;
 }
 
@@ -305,6 +321,10 @@ xk_sb_read(struct xk_mount *mp, uint32_t agno, unsigned int flags,
 void
 xk_dsb_null_quota_inodes(struct xk_dsb *d)
 {
+	/* With the metadata tree the quota inodes live there: 0 stays 0. */
+	if (xk_be32_get(d->sb_features_incompat) &
+	    XK_SB_FEAT_INCOMPAT_METADIR)
+		return;
 	if (!xk_be64_get(d->sb_uquotino))
 		xk_be64_set(&d->sb_uquotino, XK_NULLFSINO);
 	if (!xk_be64_get(d->sb_gquotino))

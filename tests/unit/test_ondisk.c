@@ -18,7 +18,7 @@
 
 START_TEST(test_sizes)
 {
-	ck_assert_uint_eq(sizeof(struct xk_dsb), 264);
+	ck_assert_uint_eq(sizeof(struct xk_dsb), 288);
 	ck_assert_uint_eq(sizeof(struct xk_agf), 224);
 	ck_assert_uint_eq(sizeof(struct xk_agi), 344);
 	ck_assert_uint_eq(sizeof(struct xk_agfl), 36);

@@ -79,9 +79,30 @@
 #define XK_DIFLAG2_COWEXTSIZE	(1ULL << 2)	/* di_cowextsize is a hint */
 #define XK_DIFLAG2_BIGTIME	(1ULL << 3)	/* 64-bit ns timestamps */
 #define XK_DIFLAG2_NREXT64	(1ULL << 4)	/* large extent counters */
+#define XK_DIFLAG2_METADATA	(1ULL << 5)	/* in the metadata tree (metadir) */
+/* Bits any v3 inode may carry; METADATA only with the METADIR feature. */
 #define XK_DIFLAG2_ANY		0x1fULL
-/* Metadata-directory filesystems only (newer than xfsprogs 6.1). */
-#define XK_DIFLAG2_METADATA	(1ULL << 63)
+
+/*
+ * What a metadata inode holds (METADIR filesystems): stored in the
+ * inode's di_onlink word, which v3 inodes otherwise leave zero.
+ */
+#define XK_METAFILE_UNKNOWN	0
+#define XK_METAFILE_DIR		1	/* a directory of the metadata tree */
+#define XK_METAFILE_USRQUOTA	2
+#define XK_METAFILE_GRPQUOTA	3
+#define XK_METAFILE_PRJQUOTA	4
+#define XK_METAFILE_RTBITMAP	5
+#define XK_METAFILE_RTSUMMARY	6
+#define XK_METAFILE_RTRMAP	7
+#define XK_METAFILE_RTREFCOUNT	8
+#define XK_METAFILE_MAX		9
+
+/* Flags every metadata file carries; directories also NOSYMLINKS. */
+#define XK_METAFILE_DIFLAGS	(XK_DIFLAG_IMMUTABLE | XK_DIFLAG_SYNC | \
+				 XK_DIFLAG_NOATIME | XK_DIFLAG_NODUMP | \
+				 XK_DIFLAG_NODEFRAG)
+#define XK_METADIR_DIFLAGS	(XK_METAFILE_DIFLAGS | XK_DIFLAG_NOSYMLINKS)
 
 /* File type bits of di_mode (the classic Unix values). */
 #define XK_S_IFMT		0170000
@@ -243,6 +264,19 @@ static inline int xk_dinode_has_nrext64(const struct xk_dinode *dip)
 {
 	return dip->di_version >= 3 &&
 	       (xk_be64_get(dip->di_flags2) & XK_DIFLAG2_NREXT64);
+}
+
+/* A metadata inode: one of the metadata directory tree (METADIR). */
+static inline int xk_dinode_is_metafile(const struct xk_dinode *dip)
+{
+	return dip->di_version >= 3 &&
+	       (xk_be64_get(dip->di_flags2) & XK_DIFLAG2_METADATA);
+}
+
+/* The metafile type of a metadata inode (its di_onlink word). */
+static inline uint16_t xk_dinode_metatype(const struct xk_dinode *dip)
+{
+	return xk_be16_get(dip->di_onlink);
 }
 
 static inline uint32_t xk_dinode_projid(const struct xk_dinode *dip)

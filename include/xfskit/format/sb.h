@@ -58,7 +58,7 @@
 #define XK_SB_FEAT_INCOMPAT_PARENT	(1u << 7)
 #define XK_SB_FEAT_INCOMPAT_METADIR	(1u << 8)
 /* What libfs understands; anything else refuses the filesystem. */
-#define XK_SB_FEAT_INCOMPAT_KNOWN	0x000000ffu
+#define XK_SB_FEAT_INCOMPAT_KNOWN	0x000001ffu
 
 /* sb_features_log_incompat */
 #define XK_SB_FEAT_LOG_INCOMPAT_XATTRS	(1u << 0)
@@ -151,9 +151,17 @@ struct xk_dsb {
 	xk_be64	sb_pquotino;
 	xk_be64	sb_lsn;
 	uint8_t	sb_meta_uuid[16];
+	/* METADIR filesystems; zero without the feature. */
+	xk_be64	sb_metadirino;		/* root of the metadata tree */
+	xk_be32	sb_rgcount;		/* realtime groups */
+	xk_be32	sb_rgextents;		/* rt extents per realtime group */
+	uint8_t	sb_rgblklog;		/* log2 of rgextents * rextsize */
+	uint8_t	sb_pad[7];
 };
 
-_Static_assert(sizeof(struct xk_dsb) == 264, "xk_dsb: on-disk size");
+_Static_assert(sizeof(struct xk_dsb) == 288, "xk_dsb: on-disk size");
+_Static_assert(offsetof(struct xk_dsb, sb_metadirino) == 264,
+	       "xk_dsb: metadirino offset");
 _Static_assert(offsetof(struct xk_dsb, sb_crc) == 224, "xk_dsb: crc offset");
 _Static_assert(offsetof(struct xk_dsb, sb_lsn) == 240, "xk_dsb: lsn offset");
 _Static_assert(offsetof(struct xk_dsb, sb_features2) == 200,
@@ -216,6 +224,11 @@ struct xk_sb {
 	uint64_t pquotino;
 	uint64_t lsn;
 	uint8_t	meta_uuid[16];
+	uint64_t metadirino;
+	uint32_t rgcount;
+	uint32_t rgextents;
+	uint8_t	rgblklog;
+	uint8_t	pad[7];
 };
 
 void xk_sb_decode(struct xk_sb *to, const struct xk_dsb *from);
