@@ -50,6 +50,7 @@ struct db_ctx {
 	struct xk_mount	*mp;
 	const char	*image;
 	const char	*logdev;	/* -l: the external log's device */
+	const char	*rtdev;		/* -R: the realtime device */
 	int		readonly;	/* -r */
 	int		expert;		/* -x */
 	int		json;		/* -j */

@@ -47,7 +47,9 @@ open_checks(struct db_ctx *ctx)
 			"mount\n", ctx->image, where);
 		ctx->readonly = 1;
 	}
-	n = xk_unsupported_probe(ctx->image, ctx->logdev ? XK_UNSUP_LOGDEV : 0,
+	n = xk_unsupported_probe(ctx->image,
+				 (ctx->logdev ? XK_UNSUP_LOGDEV : 0) |
+				 (ctx->rtdev ? XK_UNSUP_RTDEV : 0),
 				 un, XK_UNSUPPORTED_MAX);
 	for (int i = 0; i < n; i++)
 		fprintf(stderr, "xfskit-db: warning: %s: %s is not "
@@ -55,12 +57,28 @@ open_checks(struct db_ctx *ctx)
 	return 0;
 }
 
+/* Attach a device beside the data device (-l, -R); 0 or an error said. */
+static int
+attach_dev(struct db_ctx *ctx, const char *path,
+	   int (*open_dev)(struct xk_mount *, const char *, struct xk_fail *))
+{
+	struct xk_fail f;
+	char msg[400];
+	int err = open_dev(ctx->mp, path, &f);
+
+	if (!err)
+		return 0;
+	xk_open_error_format(err, &f, msg, sizeof(msg));
+	fprintf(stderr, "xfskit-db: %s: %s\n", ctx->image, msg);
+	return err;
+}
+
 static void
 usage(FILE *fp)
 {
 	fprintf(fp,
-"Usage: xfskit-db [-r] [-x] [-f] [-F] [-i] [-j] [-l logdev] [-p prompt]\n"
-"                 [-c cmd]... image\n"
+"Usage: xfskit-db [-r] [-x] [-f] [-F] [-i] [-j] [-l logdev] [-R rtdev]\n"
+"                 [-p prompt] [-c cmd]... image\n"
 "       xfskit-db -V\n"
 "  -c cmd     run cmd, then the next -c; exit after the last\n"
 "  -r         open read-only: nothing can be written\n"
@@ -72,6 +90,8 @@ usage(FILE *fp)
 "  -j         one JSON object per command instead of text\n"
 "  -l logdev  the external log's device (mkfs.xfs -l logdev=); it must\n"
 "             hold this filesystem's log (its records' UUID)\n"
+"  -R rtdev   the realtime device (mkfs.xfs -r rtdev=); it must hold\n"
+"             the superblock's rblocks blocks\n"
 "  -p prompt  the interactive prompt\n"
 "  -V         print the version and exit\n"
 "  -h, --help  this help\n"
@@ -98,7 +118,7 @@ main(int argc, char **argv)
 	cmds = calloc((size_t)argc + 1, sizeof(*cmds));
 	if (!cmds)
 		return 2;
-	while ((opt = getopt_long(argc, argv, "c:fFhijl:p:rVx", longopts,
+	while ((opt = getopt_long(argc, argv, "c:fFhijl:p:rR:Vx", longopts,
 				  NULL)) != -1) {
 		switch (opt) {
 		case 'c':
@@ -113,6 +133,9 @@ main(int argc, char **argv)
 			break;
 		case 'l':
 			ctx.logdev = optarg;
+			break;
+		case 'R':
+			ctx.rtdev = optarg;
 			break;
 		case 'p':
 			ctx.prompt = optarg;
@@ -167,17 +190,12 @@ main(int argc, char **argv)
 		free(cmds);
 		return 2;
 	}
-	if (ctx.logdev) {
-		err = xk_mount_open_logdev(ctx.mp, ctx.logdev, &f);
-		if (err) {
-			char msg[400];
-
-			xk_open_error_format(err, &f, msg, sizeof(msg));
-			fprintf(stderr, "xfskit-db: %s: %s\n", ctx.image, msg);
-			xk_mount_discard(ctx.mp);
-			free(cmds);
-			return 2;
-		}
+	if ((ctx.logdev && attach_dev(&ctx, ctx.logdev,
+				      xk_mount_open_logdev)) ||
+	    (ctx.rtdev && attach_dev(&ctx, ctx.rtdev, xk_mount_open_rtdev))) {
+		xk_mount_discard(ctx.mp);
+		free(cmds);
+		return 2;
 	}
 	if (ncmds) {
 		for (int i = 0; i < ncmds; i++) {

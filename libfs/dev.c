@@ -147,6 +147,18 @@ fail_errno:;
 	return err;
 }
 
+int
+xk_dev_same(const struct xk_dev *a, const struct xk_dev *b)
+{
+	struct stat sa, sb;
+
+	if (fstat(a->fd, &sa) || fstat(b->fd, &sb))
+		return 0;
+	if (S_ISBLK(sa.st_mode) && S_ISBLK(sb.st_mode))
+		return sa.st_rdev == sb.st_rdev;
+	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
 void
 xk_dev_close(struct xk_dev *dev)
 {

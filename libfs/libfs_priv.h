@@ -5,6 +5,14 @@
 
 #include <xfskit/mount.h>
 
+/*
+ * Open a device beside the data device (what: "logdev", "rtdev") as the
+ * handle is opened (read-only, O_DIRECT); have is the one attached, if
+ * any (an error).  *f says what failed.  rtdev.c.
+ */
+int xk_mount_open_side_dev(const struct xk_mount *mp, const struct xk_dev *have,
+			   const char *what, const char *path,
+			   struct xk_fail *f, struct xk_dev **devp);
 int xk_bcache_init(struct xk_mount *mp);
 void xk_bcache_destroy(struct xk_mount *mp);
 

@@ -18,7 +18,6 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <uuid/uuid.h>
 
@@ -33,19 +32,6 @@ void
 xk_mount_set_logdev(struct xk_mount *mp, struct xk_dev *logdev)
 {
 	mp->logdev = logdev;
-}
-
-/* The same file or block device as the data device. */
-static int
-same_device(const struct xk_dev *a, const struct xk_dev *b)
-{
-	struct stat sa, sb;
-
-	if (fstat(a->fd, &sa) || fstat(b->fd, &sb))
-		return 0;
-	if (S_ISBLK(sa.st_mode) && S_ISBLK(sb.st_mode))
-		return sa.st_rdev == sb.st_rdev;
-	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
 /*
@@ -100,20 +86,10 @@ xk_mount_open_logdev(struct xk_mount *mp, const char *path, struct xk_fail *f)
 			    (unsigned long long)mp->sb.logstart);
 		return -EINVAL;
 	}
-	if (mp->logdev) {
-		xk_fail_set(f, "logdev", "a log device is already attached");
-		return -EINVAL;
-	}
-	err = xk_dev_open(path, ((mp->flags & XK_MOUNT_RDONLY) ?
-				 XK_DEV_RDONLY : XK_DEV_EXCL) |
-			  ((mp->flags & XK_MOUNT_DIRECT) ? XK_DEV_DIRECT : 0),
-			  &dev);
-	if (err) {
-		xk_fail_set(f, "logdev", "cannot open %s: %s", path,
-			    xk_strerror(err));
+	err = xk_mount_open_side_dev(mp, mp->logdev, "logdev", path, f, &dev);
+	if (err)
 		return err;
-	}
-	if (same_device(dev, mp->dev)) {
+	if (xk_dev_same(dev, mp->dev)) {
 		xk_dev_close(dev);
 		xk_fail_set(f, "logdev", "%s is the data device itself, not "
 			    "a separate log device", path);

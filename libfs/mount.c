@@ -203,12 +203,16 @@ xk_mount_close(struct xk_mount *mp)
 			err = xk_dev_sync(mp->dev);
 		if (!err && mp->logdev)
 			err = xk_dev_sync(mp->logdev);
+		if (!err && mp->rtdev)
+			err = xk_dev_sync(mp->rtdev);
 	}
 	xk_bcache_destroy(mp);
 	if (mp->owns_dev)
 		xk_dev_close(mp->dev);
 	if (mp->logdev)
 		xk_dev_close(mp->logdev);
+	if (mp->rtdev)
+		xk_dev_close(mp->rtdev);
 	free(mp);
 	return err;
 }
@@ -224,6 +228,8 @@ xk_mount_discard(struct xk_mount *mp)
 		xk_dev_close(mp->dev);
 	if (mp->logdev)
 		xk_dev_close(mp->logdev);
+	if (mp->rtdev)
+		xk_dev_close(mp->rtdev);
 	free(mp);
 }
 

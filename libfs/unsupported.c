@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * What a superblock declares that xfskit does not handle (see
- * include/xfskit/unsupported.h): a realtime volume, an external log
+ * include/xfskit/unsupported.h): a realtime volume or an external log
  * whose device was not given, feature bits outside what libfs knows.
  * Each entry says which part of the filesystem is left unchecked, so the
  * tools never call it clean and never write under it.
@@ -73,12 +73,15 @@ xk_unsupported_scan(const struct xk_sb *sb, unsigned int have,
 			"give its device with -l LOGDEV: without it the log "
 			"can be neither replayed nor checked, so nothing may "
 			"be written");
-	if (sb->rblocks || sb->rextents || sb->rbmblocks)
+	/* A classic realtime volume is checked with its device (-r). */
+	if ((sb->rblocks || sb->rextents || sb->rbmblocks) &&
+	    !(have & XK_UNSUP_RTDEV))
 		n = add(v, n, max, "realtime", 0,
-			"the realtime volume (rtdev)",
-			"xfskit does not support realtime volumes yet: the "
+			"the realtime volume (on a device that was not given)",
+			"give its device with -r RTDEV: without it the "
 			"realtime bitmap, summary, free extent count and the "
-			"realtime files' extents were not checked");
+			"realtime files' extents are not checked, so nothing "
+			"may be written");
 	const uint32_t words[] = { sb->features_incompat,
 				   sb->features_ro_compat,
 				   sb->features_log_incompat };

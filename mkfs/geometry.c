@@ -29,6 +29,7 @@
 #include <unistd.h>
 #include <uuid/uuid.h>
 
+#include <xfskit/rtbitmap.h>
 #include <xfskit/init.h>
 #include <xfskit/log_resv.h>
 
@@ -233,8 +234,14 @@ basic_sizes(const struct mkfs_cli *cli, struct mkfs_cfg *cfg,
 	}
 	cfg->ialign = 1;
 	cfg->finobt = flag(&cli->finobt, 1);
-	cfg->rmapbt = flag(&cli->rmapbt, 1);
-	cfg->reflink = flag(&cli->reflink, 1);
+	/* Not with a classic realtime section (see rtdev_info). */
+	cfg->rmapbt = flag(&cli->rmapbt, !cli->rtdev.set);
+	cfg->reflink = flag(&cli->reflink, !cli->rtdev.set);
+	if (cli->rtdev.set && (cfg->rmapbt || cfg->reflink)) {
+		fprintf(stderr, "%s not supported with realtime devices\n",
+			cfg->rmapbt ? "rmapbt" : "reflink");
+		return 1;
+	}
 	cfg->inobtcount = flag(&cli->inobtcount, 1);
 	cfg->bigtime = flag(&cli->bigtime, 1);
 	cfg->sparse = flag(&cli->sparse, 1);
@@ -287,6 +294,30 @@ basic_sizes(const struct mkfs_cli *cli, struct mkfs_cfg *cfg,
 			return 1;
 		}
 		cfg->rtextsize = (uint32_t)(n >> cfg->blocklog);
+	}
+	if (cfg->rtdev) {
+		uint64_t bytes = cfg->rtdevsize;
+
+		if (cli->rtsize.set) {
+			if (size_opt(&cli->rtsize, 'r', "size", cfg->blocksize,
+				     cfg->sectsize, 4096, INT64_MAX, 0, &n))
+				return 1;
+			if ((uint64_t)n > cfg->rtdevsize) {
+				fprintf(stderr, "size %lld specified for rt "
+					"subvolume is too large, maxi"
+					"mum is %llu blocks\n", n,
+					(unsigned long long)(cfg->rtdevsize >>
+							     cfg->blocklog));
+				return 1;
+			}
+			bytes = (uint64_t)n;
+		}
+		cfg->rblocks = bytes >> cfg->blocklog;
+		if (!cfg->rblocks) {
+			fprintf(stderr, "the realtime device %s holds no "
+				"block\n", cfg->rtdev);
+			return 1;
+		}
 	}
 	/* Inodes. */
 	cfg->inodesize = 512;
@@ -762,6 +793,15 @@ sb_start(struct mkfs_cfg *cfg)
 	 */
 	sb->rextsize = cfg->rtextsize ? cfg->rtextsize :
 		       cfg->blocksize < 4096 ? 4096u >> cfg->blocklog : 1u;
+	/* A classic realtime section: all free (rtbitmap.h). */
+	if (cfg->rblocks) {
+		sb->rblocks = cfg->rblocks;
+		sb->rextents = xk_rt_extents(cfg->rblocks, sb->rextsize);
+		sb->rbmblocks = xk_rt_bitmap_blocks(sb->rextents,
+						    cfg->blocksize);
+		sb->rextslog = xk_rt_extslog(sb->rextents);
+		sb->frextents = sb->rextents;
+	}
 	sb->imax_pct = (uint8_t)cfg->imaxpct;
 	sb->unit = cfg->dsunit;
 	sb->width = cfg->dswidth;
@@ -1126,16 +1166,62 @@ device_info(const struct mkfs_cli *cli, struct mkfs_cfg *cfg,
 }
 
 /*
+ * The size of a device beside the data device (-l logdev=, -r rtdev=):
+ * it must exist (mkfs.xfs does not create it) and not be the data
+ * device.
+ */
+static int
+side_dev_size(const struct mkfs_cfg *cfg, const char *path, const char *what,
+	      char opt, const char *name, uint64_t *size)
+{
+	struct stat st, dst;
+	struct xk_dev *dev;
+	int err;
+
+	if (!path || !*path) {
+		fprintf(stderr, "-%c %s option requires a value\n", opt, name);
+		return 1;
+	}
+	if (stat(path, &st) < 0) {
+		fprintf(stderr, "Error accessing specified device %s: %s\n",
+			path, strerror(errno));
+		return 1;
+	}
+	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
+		fprintf(stderr, "%s is neither a regular file nor a block "
+			"device\n", path);
+		return 1;
+	}
+	if (!stat(cfg->dev, &dst) &&
+	    (S_ISBLK(st.st_mode) ? S_ISBLK(dst.st_mode) &&
+	     st.st_rdev == dst.st_rdev :
+	     st.st_dev == dst.st_dev && st.st_ino == dst.st_ino)) {
+		fprintf(stderr, "the %s device %s is the data device\n",
+			what, path);
+		return 1;
+	}
+	if (S_ISREG(st.st_mode)) {
+		*size = (uint64_t)st.st_size;
+		return 0;
+	}
+	err = xk_dev_open(path, XK_DEV_RDONLY, &dev);
+	if (err) {
+		fprintf(stderr, "cannot open %s: %s\n", path,
+			xk_strerror(err));
+		return 1;
+	}
+	*size = dev->size;
+	xk_dev_close(dev);
+	return 0;
+}
+
+/*
  * -l logdev=: the device must exist (mkfs.xfs does not create it), a
  * regular file or a block device, and not be the data device.
  */
 static int
 logdev_info(const struct mkfs_cli *cli, struct mkfs_cfg *cfg)
 {
-	struct stat st, dst;
-	struct xk_dev *dev;
-	int err;
-
 	if (!cli->logdev.set)
 		return 0;
 	if (cli->loginternal.set && cli->loginternal.num) {
@@ -1144,41 +1230,29 @@ logdev_info(const struct mkfs_cli *cli, struct mkfs_cfg *cfg)
 		return 1;
 	}
 	cfg->logdev = cli->logdev.str;
-	if (!cfg->logdev || !*cfg->logdev) {
-		fprintf(stderr, "-l logdev option requires a value\n");
-		return 1;
-	}
-	if (stat(cfg->logdev, &st) < 0) {
-		fprintf(stderr, "Error accessing specified device %s: %s\n",
-			cfg->logdev, strerror(errno));
-		return 1;
-	}
-	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
-		fprintf(stderr, "%s is neither a regular file nor a block "
-			"device\n", cfg->logdev);
-		return 1;
-	}
-	if (!stat(cfg->dev, &dst) &&
-	    (S_ISBLK(st.st_mode) ? S_ISBLK(dst.st_mode) &&
-	     st.st_rdev == dst.st_rdev :
-	     st.st_dev == dst.st_dev && st.st_ino == dst.st_ino)) {
-		fprintf(stderr, "the log device %s is the data device\n",
-			cfg->logdev);
-		return 1;
-	}
-	if (S_ISREG(st.st_mode)) {
-		cfg->logdevsize = (uint64_t)st.st_size;
+	return side_dev_size(cfg, cfg->logdev, "log", 'l', "logdev",
+			     &cfg->logdevsize);
+}
+
+/*
+ * -r rtdev=: as -l logdev=, the existing file or device, its size; the
+ * realtime section needs no reverse mapping or reflink here (mkfs.xfs
+ * turns them off without realtime groups, and refuses them asked for).
+ */
+static int
+rtdev_info(const struct mkfs_cli *cli, struct mkfs_cfg *cfg)
+{
+	if (!cli->rtdev.set) {
+		if (cli->rtsize.set) {
+			fprintf(stderr, "size specified for non-existent rt "
+				"subvolume\n");
+			return 1;
+		}
 		return 0;
 	}
-	err = xk_dev_open(cfg->logdev, XK_DEV_RDONLY, &dev);
-	if (err) {
-		fprintf(stderr, "cannot open %s: %s\n", cfg->logdev,
-			xk_strerror(err));
-		return 1;
-	}
-	cfg->logdevsize = dev->size;
-	xk_dev_close(dev);
-	return 0;
+	cfg->rtdev = cli->rtdev.str;
+	return side_dev_size(cfg, cfg->rtdev, "realtime", 'r', "rtdev",
+			     &cfg->rtdevsize);
 }
 
 int
@@ -1189,6 +1263,7 @@ mkfs_geometry(const struct mkfs_cli *cli, struct mkfs_cfg *cfg)
 
 	memset(cfg, 0, sizeof(*cfg));
 	if (device_info(cli, cfg, &topo) || logdev_info(cli, cfg) ||
+	    rtdev_info(cli, cfg) ||
 	    basic_sizes(cli, cfg, &topo))
 		return 1;
 	/* Step 4: data size. */

@@ -52,7 +52,8 @@ struct mkfs_cli {
 	struct mkfs_val	uuid;
 	struct mkfs_val	dirsize, ftype, parent;
 	struct mkfs_val	sectsize;
-	struct mkfs_val	rtextsize;	/* -r extsize: no realtime section */
+	struct mkfs_val	rtextsize;	/* -r extsize */
+	struct mkfs_val	rtdev, rtsize;	/* -r rtdev=, size= */
 	const char	*label;
 	const char	*config;	/* -c options= */
 	int		dry_run, quiet, force, nodiscard, unsupported;
@@ -67,6 +68,9 @@ struct mkfs_cfg {
 	uint64_t	devsize;	/* bytes */
 	const char	*logdev;	/* external log's device, or NULL */
 	uint64_t	logdevsize;	/* its bytes */
+	const char	*rtdev;		/* realtime device, or NULL */
+	uint64_t	rtdevsize;	/* its bytes */
+	uint64_t	rblocks;	/* realtime section blocks, or 0 */
 	uint32_t	logsectsize;	/* the log's sector size */
 	uint32_t	blocksize, blocklog;
 	uint32_t	sectsize, sectlog;

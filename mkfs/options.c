@@ -101,9 +101,11 @@ static const struct subopt subopts[] = {
 	{ 'n', "size", V(dirsize), K_SIZE, 4096, 65536, 1, { NULL } },
 	{ 'n', "ftype", V(ftype), K_BOOL, 0, 1, 0, { NULL } },
 	{ 'n', "parent", V(parent), K_BOOL, 0, 1, 0, { NULL } },
-	/* Only the extent size: there is no realtime section. */
+	/* A classic realtime section (no realtime groups). */
 	{ 'r', "extsize", V(rtextsize), K_SIZE, 4096, 1LL << 30, 0,
 	  { NULL } },
+	{ 'r', "rtdev", V(rtdev), K_STR, 0, 0, 0, { NULL } },
+	{ 'r', "size", V(rtsize), K_SIZE, 4096, INT64_MAX, 0, { NULL } },
 	{ 's', "size", V(sectsize), K_SIZE, 512, 32768, 1, { "sectsize" } },
 	{ 's', "sectsize", V(sectsize), K_SIZE, 512, 32768, 1, { "size" } },
 };
@@ -136,8 +138,11 @@ mkfs_usage(FILE *f)
 "                              metadata features\n"
 "  -n size=num,version=2,ftype=1,parent=0|1\n"
 "                              directory block size, parent pointers\n"
-"  -r extsize=num              realtime extent size (recorded only: no\n"
-"                              realtime section)\n"
+"  -r rtdev=path,size=num,extsize=num\n"
+"                              a classic realtime section on the existing\n"
+"                              file or device rtdev= (its whole size\n"
+"                              unless size= is given); extsize= alone is\n"
+"                              only recorded\n"
 "  -s size=num                 sector size\n"
 "  -L label                    filesystem label (up to 12 bytes)\n"
 "  -p [file=]source[,uid=n][,gid=n]\n"

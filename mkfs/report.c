@@ -39,5 +39,6 @@ mkfs_report(FILE *f, const struct mkfs_cfg *cfg)
 		cfg->logdev ? cfg->logdev : "internal log", sb->blocksize,
 		sb->logblocks, 2,
 		"", logsect, sb->logsunit / sb->blocksize, 1,
-		"none", sb->rextsize * sb->blocksize, 0LL, 0LL);
+		cfg->rtdev ? cfg->rtdev : "none", sb->rextsize * sb->blocksize,
+		(long long)sb->rblocks, (long long)sb->rextents);
 }

@@ -16,6 +16,7 @@
 
 #include <blkid/blkid.h>
 
+#include <xfskit/rtbitmap.h>
 #include <xfskit/build.h>
 #include <xfskit/init.h>
 #include <xfskit/format/attr.h>
@@ -140,7 +141,33 @@ struct plan {
 	uint32_t	agcount;
 	uint64_t	rootino;
 	uint64_t	fdblocks;
+	/* The realtime bitmap's and summary's blocks in AG 0 (if any). */
+	uint32_t	rt_agbno[2], rt_len[2];
 };
+
+/*
+ * Blocks for the realtime bitmap, then the summary, as mkfs.xfs 7.2
+ * allocates them: each the free run of its length closest to the block
+ * holding the inodes (the chunk's first), whichever side.
+ */
+static int
+plan_rt_files(struct xk_mount *mp, struct plan *p)
+{
+	struct xk_ag_init *ai = &p->ags[0];
+	const uint32_t len[2] = { mp->sb.rbmblocks,
+				  xk_rt_sum_blocks(&mp->sb) };
+
+	for (int i = 0; i < 2 && mp->sb.rblocks; i++) {
+		int err = xk_ag_init_alloc_closest(ai, len[i],
+						   ai->chunk_agbno,
+						   &p->rt_agbno[i]);
+
+		if (err)
+			return err;
+		p->rt_len[i] = len[i];
+	}
+	return 0;
+}
 
 static int
 make_plan(struct xk_mount *mp, struct plan *p)
@@ -195,6 +222,9 @@ make_plan(struct xk_mount *mp, struct plan *p)
 		ai->chunk_used = 3;	/* root, rt bitmap, rt summary */
 		p->rootino = xk_agino_to_ino(mp, 0, bno << g->inopblog);
 	}
+	err = plan_rt_files(mp, p);
+	if (err)
+		return err;
 	p->fdblocks = 0;
 	for (uint32_t agno = 0; agno < g->agcount; agno++)
 		p->fdblocks += xk_ag_init_freeblks(&p->ags[agno], NULL) +
@@ -249,6 +279,45 @@ root_extras(const struct xk_mount *mp, const struct mkfs_cfg *cfg,
 	return 0;
 }
 
+/* The contents of a new realtime section's bitmap and summary. */
+static int
+write_rt_files(struct xk_mount *mp, const struct plan *p)
+{
+	uint32_t bs = mp->g.blocksize;
+	uint64_t bytes[2] = { (uint64_t)p->rt_len[0] * bs,
+			      (uint64_t)p->rt_len[1] * bs };
+	uint8_t *data[2];
+	uint64_t nfree;
+	int err = 0;
+
+	if (!mp->sb.rblocks)
+		return 0;
+	data[0] = malloc(bytes[0]);
+	data[1] = malloc(bytes[1]);
+	if (!data[0] || !data[1]) {
+		free(data[0]);
+		free(data[1]);
+		return -ENOMEM;
+	}
+	xk_rtbitmap_init_free(data[0], bytes[0], mp->sb.rextents);
+	xk_rtsummary_compute(&mp->sb, data[0], data[1], &nfree);
+	for (int i = 0; i < 2 && !err; i++) {
+		struct xk_buf *bp;
+
+		err = xk_buf_get(mp, xk_fsb_to_daddr(mp, xk_agb_to_fsb(mp, 0,
+				 p->rt_agbno[i])), (uint32_t)bytes[i], NULL,
+				 &bp);
+		if (err)
+			break;
+		memcpy(bp->data, data[i], bytes[i]);
+		xk_buf_dirty(bp);
+		xk_buf_release(bp);
+	}
+	free(data[0]);
+	free(data[1]);
+	return err;
+}
+
 static int
 write_inodes(struct xk_mount *mp, const struct mkfs_cfg *cfg,
 	     const struct plan *p)
@@ -283,20 +352,40 @@ write_inodes(struct xk_mount *mp, const struct mkfs_cfg *cfg,
 	xk_buf_release(bp);
 	if (err)
 		return err;
-	/* The realtime bitmap and summary: empty regular files. */
+	/*
+	 * The realtime bitmap and summary: regular files, empty without a
+	 * realtime section, else over the blocks planned for them.
+	 */
 	ii.mode = XK_S_IFREG;
 	ii.nlink = 1;
 	ii.format = XK_DINODE_FMT_EXTENTS;
 	for (int i = 1; i <= 2; i++) {
+		uint32_t len = p->rt_len[i - 1];
+
 		err = xk_inode_init_get(mp, p->rootino + i, &bp, &dip);
 		if (err)
 			return err;
 		ii.flags = i == 1 ? XK_DIFLAG_NEWRTBM : 0;
+		ii.size = (uint64_t)len * mp->g.blocksize;
 		xk_inode_init_core(mp, dip, p->rootino + i, &ii);
+		if (len) {
+			struct xk_bmbt_irec r = {
+				.startblock = xk_agb_to_fsb(mp, 0,
+							    p->rt_agbno[i - 1]),
+				.blockcount = len,
+			};
+
+			xk_bmbt_rec_pack((struct xk_bmbt_rec *)
+					 xk_dfork_dptr(dip), &r);
+			xk_dinode_set_nextents(dip, 1, 0);
+			xk_be64_set(&((struct xk_dinode *)dip)->di_nblocks,
+				    len);
+			xk_inode_init_crc(mp, dip);
+		}
 		xk_buf_dirty(bp);
 		xk_buf_release(bp);
 	}
-	return 0;
+	return write_rt_files(mp, p);
 }
 
 int
@@ -356,6 +445,7 @@ mkfs_write(const struct mkfs_cfg *cfg, int discard)
 	sec = sb;
 	sec.inprogress = 1;
 	sec.icount = sec.ifree = 0;
+	sec.frextents = 0;	/* as mkfs.xfs leaves the secondaries */
 	sec.rootino = sec.rbmino = sec.rsumino = XK_NULLFSINO;
 	sec.fdblocks = cfg->dblocks - cfg->agcount * xk_ag_prealloc_blocks(mp) -
 		       (cfg->logdev ? 0 : cfg->logblocks);

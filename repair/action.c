@@ -81,6 +81,7 @@ static const struct {
 	[ACT_PPTR_SET]		= { "parent_pointers_set",
 				    "Set the parent pointers of inode",
 				    "parent pointer sets rewritten" },
+	[ACT_RT_REBUILT]	= { "rt_rebuilt", "Rebuilt" },
 };
 
 struct prepared {

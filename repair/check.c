@@ -65,6 +65,7 @@ repair_scan_free(struct repair_ctx *rc)
 	action_scan_free(rc);	/* its index into the lists */
 	xk_vec_free(&rc->scan.inode_vec);
 	xk_vec_free(&rc->scan.edge_vec);
+	xk_vec_free(&rc->scan.rt_vec);
 	plan_free(&rc->plan);
 	quota_free(rc);
 	rc->scan.ags = NULL;
@@ -133,6 +134,9 @@ repair_scan(struct repair_ctx *rc)
 	phase(rc, "Phase 4 - check space ownership, free space, rmap and "
 	      "refcount...", "checking space ownership");
 	if (repair_phase_end(rc, phase_space(rc)))
+		return rc->found.error;
+	rc->phase_what = "checking the realtime bitmap and summary";
+	if (repair_phase_end(rc, phase_rt(rc)))
 		return rc->found.error;
 	/* Repair: maps the rmapbt can restore (a no-op under -n). */
 	rc->phase_what = "planning fork rebuilds from the rmapbt";

@@ -52,6 +52,9 @@ keep_allowed(const struct repair_ctx *rc)
 
 	if (rc->opt.no_modify || rc->plan.dirfix.n || rc->from_secondary)
 		return 0;
+	/* Realtime mappings are gathered by the inode scan too. */
+	if (sb->rblocks)
+		return 0;
 	/* Quota usage is summed by the inode scan. */
 	if (xk_ino_valid(rc->mp, sb->uquotino) ||
 	    xk_ino_valid(rc->mp, sb->gquotino) ||

@@ -675,7 +675,7 @@ apply_fixes(struct repair_ctx *rc, unsigned long *applied)
 {
 	struct xk_mount *mp = rc->mp;
 	struct ifixes *p = &rc->plan.ifix;
-	int err = 0, changed;
+	int err = 0, changed, inode_fixes;
 
 	if (REPAIR_DEBUG)
 		assert_plans_seen(rc);
@@ -731,6 +731,7 @@ apply_fixes(struct repair_ctx *rc, unsigned long *applied)
 		if (err)
 			return err;
 	}
+	inode_fixes = p->n || rc->plan.dirfix.n || rc->plan.orphans.n;
 	sort_v(p->v, p->n, sizeof(*p->v), cmp_ifix);
 	/* Paths as the check saw them, before any entry changes. */
 	action_prepare(rc);
@@ -747,6 +748,9 @@ apply_fixes(struct repair_ctx *rc, unsigned long *applied)
 	}
 	if (!err && rc->plan.orphans.n)
 		err = reconnect_orphans(rc, applied);
+	/* The realtime bitmap once the mappings are final (rt_fix.c). */
+	if (!err)
+		err = rt_apply(rc, inode_fixes, applied);
 	/* Planned only in a pass that found nothing else (pptr.c). */
 	if (!err)
 		err = pptr_apply(rc, applied);

@@ -108,6 +108,14 @@ guard_decide(struct repair_ctx *rc)
 	return REPAIR_EXIT_UNCHECKED;
 }
 
+/* The devices given beside the data device (XK_UNSUP_*). */
+static unsigned int
+unsup_have(const struct repair_ctx *rc)
+{
+	return (rc->opt.logdev ? XK_UNSUP_LOGDEV : 0) |
+	       (rc->opt.rtdev ? XK_UNSUP_RTDEV : 0);
+}
+
 /*
  * Before the open, from the primary as it is on disk.  Unknown
  * read-only-compatible bits wait for guard_unsupported_voted(): the
@@ -118,8 +126,7 @@ int
 guard_unsupported(struct repair_ctx *rc)
 {
 	struct xk_unsupported found[XK_UNSUPPORTED_MAX];
-	int n = xk_unsupported_probe(rc->opt.device, rc->opt.logdev ?
-				     XK_UNSUP_LOGDEV : 0, found,
+	int n = xk_unsupported_probe(rc->opt.device, unsup_have(rc), found,
 				     XK_UNSUPPORTED_MAX);
 
 	if (n <= 0)
@@ -135,8 +142,7 @@ int
 guard_unsupported_voted(struct repair_ctx *rc)
 {
 	struct xk_unsupported found[XK_UNSUPPORTED_MAX];
-	int n = xk_unsupported_scan(&rc->mp->sb, rc->opt.logdev ?
-				    XK_UNSUP_LOGDEV : 0, found,
+	int n = xk_unsupported_scan(&rc->mp->sb, unsup_have(rc), found,
 				    XK_UNSUPPORTED_MAX);
 
 	for (int i = 0; i < n && rc->found.nunsup < XK_UNSUPPORTED_MAX; i++)

@@ -40,8 +40,10 @@ usage(FILE *to)
 "          hold this filesystem's log (its records' UUID), else nothing\n"
 "          is read or written. Without it, -n checks the rest and the\n"
 "          log is not checked; repairs are refused\n"
-"  -r D    a realtime device: not supported yet, refused with exit\n"
-"          status 5 before anything is read\n"
+"  -r D    the realtime device (mkfs.xfs -r rtdev=D) of a classic\n"
+"          realtime volume: its bitmap, summary and realtime files are\n"
+"          checked and repaired. Without it, -n checks the rest and the\n"
+"          realtime volume is not checked; repairs are refused\n"
 "  -c S=V  change a filesystem feature (xfs_repair -c): not supported\n"
 "          yet, refused\n"
 "  -d      xfs_repair's repair of a read-only mounted root: refused, as\n"
@@ -469,10 +471,8 @@ main(int argc, char **argv)
 			rc.opt.logdev = optarg;
 			break;
 		case 'r':
-			fprintf(stderr, "xfskit-repair: realtime devices are "
-				"not supported yet: nothing was read or "
-				"written\n");
-			return REPAIR_EXIT_UNCHECKED;
+			rc.opt.rtdev = optarg;
+			break;
 		case 'c':
 			fprintf(stderr, "xfskit-repair: -c %s: changing "
 				"filesystem features is not supported yet: "
@@ -597,17 +597,20 @@ main(int argc, char **argv)
 		return operational_error(&rc, line);
 	}
 
-	/* Before anything reads the log: -l must be this fs's log. */
-	if (rc.opt.logdev) {
+	/*
+	 * Before anything reads the log: -l must be this fs's log; and the
+	 * realtime volume must be there in full (-r).
+	 */
+	if ((rc.opt.logdev && (err = xk_mount_open_logdev(rc.mp, rc.opt.logdev,
+							  &f))) ||
+	    (rc.opt.rtdev && (err = xk_mount_open_rtdev(rc.mp, rc.opt.rtdev,
+							&f)))) {
 		char line[512];
 
-		err = xk_mount_open_logdev(rc.mp, rc.opt.logdev, &f);
-		if (err) {
-			xk_open_error_format(err, &f, line, sizeof(line));
-			xk_mount_discard(rc.mp);
-			rc.mp = NULL;
-			return operational_error(&rc, line);
-		}
+		xk_open_error_format(err, &f, line, sizeof(line));
+		xk_mount_discard(rc.mp);
+		rc.mp = NULL;
+		return operational_error(&rc, line);
 	}
 	err = vote_primary_features(&rc);
 	if (err)

@@ -53,8 +53,10 @@ claim_extent(void *ctx, const struct xk_bmbt_irec *r)
 		off |= XK_RMAP_OFF_ATTR_FORK;
 	if (r->unwritten)
 		off |= XK_RMAP_OFF_UNWRITTEN;
-	/* Realtime extents are not data-device space (not checked yet). */
-	if (!es->rt)
+	/* Realtime extents are the realtime volume's (rt_check.c). */
+	if (es->rt)
+		rt_claim(es->rc, es->ino, r);
+	else
 		claim_fsb(es->rc, r->startblock, r->blockcount, es->ino, off);
 	if (es->rc->found.error)
 		return es->rc->found.error;
@@ -622,6 +624,9 @@ worker_merge(struct repair_ctx *parent, struct worker *w)
 	if (!err)
 		err = adopt(&parent->scan.edge_vec, &rc->scan.edge_vec,
 			    sizeof(*rc->scan.edges));
+	if (!err)
+		err = adopt(&parent->scan.rt_vec, &rc->scan.rt_vec,
+			    sizeof(*rc->scan.rt_claims));
 	return err;
 }
 
@@ -656,6 +661,7 @@ worker_close(struct worker *w, uint32_t agcount)
 	free(rc->scan.ags);
 	xk_vec_free(&rc->scan.inode_vec);
 	xk_vec_free(&rc->scan.edge_vec);
+	xk_vec_free(&rc->scan.rt_vec);
 	plan_free(&rc->plan);
 	xk_mount_discard(rc->mp);	/* read-only */
 }

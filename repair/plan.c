@@ -149,6 +149,13 @@ plan_quota(struct repair_ctx *rc, unsigned int type, unsigned int qfix)
 }
 
 void
+plan_rt(struct repair_ctx *rc, unsigned int rtfix)
+{
+	if (!rc->opt.no_modify)
+		rc->plan.rt_fix |= rtfix;
+}
+
+void
 plan_quota_unplan(struct repair_ctx *rc, unsigned int type, unsigned int qfix)
 {
 	rc->plan.quota_fix[type] &= ~qfix;

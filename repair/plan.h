@@ -133,6 +133,11 @@ struct da_hash_fix {
 #define QFIX_SIZE	(1u << 3)	/* set the quota inode's size to 0 */
 #define QFIX_MISSING	(1u << 4)	/* ids in use without a dquot */
 
+/* Realtime plans (rc->plan.rt_fix, rt_fix.c applies them). */
+#define RTFIX_CONTENTS		(1u << 0)	/* bitmap, summary, frextents */
+#define RTFIX_BITMAP_INODE	(1u << 1)	/* remake the bitmap inode */
+#define RTFIX_SUMMARY_INODE	(1u << 2)	/* remake the summary inode */
+
 struct repair_plan {
 	struct ifixes	ifix;		/* inode fixes, in the order planned */
 	XK_VEC_OF(struct ifix_why) whys;	/* of the clears and drops */
@@ -150,6 +155,7 @@ struct repair_plan {
 	/* Quota (quotafix.c applies them with the check's rc->scan.quota). */
 	unsigned int	quota_fix[PLAN_QTYPES];	/* QFIX_* per quota type */
 	uint16_t	quota_flags_clear;	/* sb_qflags bits to clear */
+	unsigned int	rt_fix;		/* RTFIX_* */
 	/*
 	 * Parent pointers: the inodes whose set is rewritten, each once,
 	 * and the pointers each is to carry (none for some), grouped by
@@ -188,6 +194,8 @@ void plan_quota(struct repair_ctx *rc, unsigned int type, unsigned int qfix);
 void plan_quota_unplan(struct repair_ctx *rc, unsigned int type,
 		       unsigned int qfix);
 void plan_quota_flags(struct repair_ctx *rc, uint16_t clear);
+/* Realtime: plan rtfix (RTFIX_*). */
+void plan_rt(struct repair_ctx *rc, unsigned int rtfix);
 /* Reconnect the inode ii under /lost+found. */
 void plan_orphan(struct repair_ctx *rc, const struct inode_info *ii);
 /*

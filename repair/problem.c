@@ -63,6 +63,11 @@ static const struct {
 	[PR_QUOTA_FLAGS]	  = { "quota flags are wrong", "quota_flags" },
 	[PR_PPTR]		  = { "parent pointer is wrong",
 				      "parent_pointer" },
+	[PR_RT_INODE]		  = { "realtime bitmap or summary inode is "
+				      "bad", "rt_inode" },
+	[PR_RT_BITMAP]		  = { "realtime bitmap is wrong", "rt_bitmap" },
+	[PR_RT_SUMMARY]		  = { "realtime summary is wrong",
+				      "rt_summary" },
 };
 
 /*
@@ -81,6 +86,8 @@ static const unsigned int problem_policy[PR_NR] = {
 	[PR_AGI_COUNTER]	  = PF_PREEN,
 	[PR_SB_COUNTER]		  = PF_PREEN,
 	[PR_PPTR]		  = PF_PREEN,
+	[PR_RT_BITMAP]		  = PF_PREEN,
+	[PR_RT_SUMMARY]		  = PF_PREEN,
 	[PR_INODE_BAD]		  = PF_DESTRUCTIVE,
 	[PR_FORK_BAD]		  = PF_DESTRUCTIVE,
 	[PR_DIR_BAD]		  = PF_DESTRUCTIVE,

@@ -66,6 +66,9 @@ enum problem {
 	PR_QUOTA_COUNT,
 	PR_QUOTA_FLAGS,
 	PR_PPTR,
+	PR_RT_INODE,
+	PR_RT_BITMAP,
+	PR_RT_SUMMARY,
 	PR_NR
 };
 
@@ -101,6 +104,7 @@ enum action {
 	ACT_AG_REBUILT,
 	ACT_QUOTA_FIXED,
 	ACT_PPTR_SET,
+	ACT_RT_REBUILT,
 	ACT_NR
 };
 
@@ -173,6 +177,13 @@ struct inode_info {
 	uint8_t		metatype;	/* XK_METAFILE_*, if meta */
 };
 
+/* A realtime file's mapping: realtime blocks start..start+len-1. */
+struct rt_claim {
+	uint64_t	start;
+	uint64_t	len;
+	uint64_t	ino;
+};
+
 /* A directory entry (not "." or ".."): parent names child. */
 struct edge {
 	uint64_t	parent;
@@ -188,6 +199,7 @@ struct edge {
 struct repair_opts {
 	const char	*device;
 	const char	*logdev;	/* -l: the external log's device */
+	const char	*rtdev;		/* -r: the realtime device */
 	int		no_modify;
 	int		verbose;
 	int		json;		/* --json: one JSON document */
@@ -228,6 +240,14 @@ struct repair_scan {
 		struct {
 			struct edge	*edges;
 			size_t		nedges;
+		};
+	};
+	/* Realtime files' mappings (rt_check.c), in no order. */
+	union {
+		struct xk_vec	rt_vec;
+		struct {
+			struct rt_claim	*rt_claims;
+			size_t		nrt_claims;
 		};
 	};
 	unsigned long	list_searches;	/* binary searches (lists_poll) */
@@ -691,5 +711,16 @@ XK_MUST_CHECK int walk_fork(struct repair_ctx *rc, uint64_t ino,
 			   const struct xk_dinode *dip, int fork,
 			   uint64_t *bmbt_blocks,
 			   const struct fork_extent_fn *cb);
+
+/*
+ * rt_check.c: record a realtime file's mapping (inode scan); check the
+ * classic realtime bitmap, summary and their inodes against them.
+ */
+void rt_claim(struct repair_ctx *rc, uint64_t ino,
+	      const struct xk_bmbt_irec *r);
+XK_MUST_CHECK int phase_rt(struct repair_ctx *rc);
+/* rt_fix.c: rewrite what phase_rt planned (rc->plan.rt_fix). */
+XK_MUST_CHECK int rt_apply(struct repair_ctx *rc, int inodes_changed,
+			  unsigned long *applied);
 
 #endif /* XFSKIT_REPAIR_H */

@@ -50,6 +50,8 @@ struct xk_dev {
 XK_MUST_CHECK int xk_dev_open(const char *path, unsigned int flags,
 			      struct xk_dev **devp);
 void xk_dev_close(struct xk_dev *dev);
+/* Whether a and b are the same file or block device. */
+int xk_dev_same(const struct xk_dev *a, const struct xk_dev *b);
 XK_MUST_CHECK int xk_dev_pread(struct xk_dev *dev, void *buf, size_t len,
 			       uint64_t off);
 XK_MUST_CHECK int xk_dev_pwrite(struct xk_dev *dev, const void *buf, size_t len,

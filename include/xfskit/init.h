@@ -76,6 +76,13 @@ XK_MUST_CHECK int xk_ag_init_agfl(struct xk_ag_init *ai, uint32_t count);
 XK_MUST_CHECK int xk_ag_init_alloc(struct xk_ag_init *ai, uint32_t len,
 				   uint32_t align, uint32_t near,
 				   uint32_t *bnop);
+/*
+ * Allocate len blocks starting as close as possible to block target,
+ * anywhere in a free extent (a file's data blocks as mkfs.xfs 7.2
+ * places the realtime bitmap and summary).  *bnop or -ENOSPC.
+ */
+XK_MUST_CHECK int xk_ag_init_alloc_closest(struct xk_ag_init *ai, uint32_t len,
+					   uint32_t target, uint32_t *bnop);
 /* Free blocks of the AG (btree records) and the longest extent. */
 uint32_t xk_ag_init_freeblks(const struct xk_ag_init *ai, uint32_t *longest);
 /* The reverse mappings of every static owner, sorted and merged. */

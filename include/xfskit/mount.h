@@ -88,6 +88,12 @@ struct xk_mount {
 	 * read nor written: xk_log_open() says so).
 	 */
 	struct xk_dev	*logdev;
+	/*
+	 * The realtime device (sb.rblocks != 0, mkfs.xfs -r rtdev=), owned
+	 * by the handle; NULL when not given.  Never written: it holds only
+	 * file data.
+	 */
+	struct xk_dev	*rtdev;
 	unsigned int	flags;
 	struct xk_sb	sb;
 	struct xk_geom	g;
@@ -136,6 +142,15 @@ XK_MUST_CHECK int xk_mount_open_logdev(struct xk_mount *mp, const char *path,
  * identity check (mkfs, which is about to write the log).
  */
 void xk_mount_set_logdev(struct xk_mount *mp, struct xk_dev *logdev);
+/*
+ * Attach the realtime device (see rtdev.c), opened read-only when the
+ * handle is; nothing is written.  Errors, *f naming them: the
+ * filesystem has no realtime section, or the device is the data or log
+ * device (-EINVAL); it is smaller than sb.rblocks blocks (XK_ETRUNC).
+ * The handle is unchanged on error.
+ */
+XK_MUST_CHECK int xk_mount_open_rtdev(struct xk_mount *mp, const char *path,
+				      struct xk_fail *f);
 /* Whether the log is on a device of its own (sb.logstart 0). */
 static inline int xk_log_is_external(const struct xk_mount *mp)
 {
@@ -154,7 +169,8 @@ static inline struct xk_dev *xk_mount_log_dev(const struct xk_mount *mp)
 /* Writes begun on the handle's devices, the log's included. */
 static inline uint64_t xk_mount_writes(const struct xk_mount *mp)
 {
-	return mp->dev->writes + (mp->logdev ? mp->logdev->writes : 0);
+	return mp->dev->writes + (mp->logdev ? mp->logdev->writes : 0) +
+	       (mp->rtdev ? mp->rtdev->writes : 0);
 }
 
 /* Flush dirty buffers (unless read-only) and free everything. */

@@ -27,6 +27,7 @@ struct xk_unsupported {
 
 /* What the caller has beside the data device. */
 #define XK_UNSUP_LOGDEV	(1u << 0)	/* the external log's device */
+#define XK_UNSUP_RTDEV	(1u << 1)	/* the realtime device */
 
 /*
  * The unsupported parts a superblock declares, given what the caller

@@ -178,9 +178,13 @@ xk_ag_init_agfl(struct xk_ag_init *ai, uint32_t count)
 	return 0;
 }
 
-int
-xk_ag_init_alloc(struct xk_ag_init *ai, uint32_t len, uint32_t align,
-		 uint32_t near, uint32_t *bnop)
+/*
+ * The free extent and start for len blocks nearest block near: at each
+ * extent's first aligned block, or (closest) anywhere in the extent.
+ */
+static int
+alloc_nearest(struct xk_ag_init *ai, uint32_t len, uint32_t align,
+	      uint32_t near, int closest, uint32_t *bnop)
 {
 	uint32_t best = UINT32_MAX, best_bno = 0;
 	uint64_t best_dist = UINT64_MAX;
@@ -189,11 +193,14 @@ xk_ag_init_alloc(struct xk_ag_init *ai, uint32_t len, uint32_t align,
 		align = 1;
 	for (uint32_t i = 0; i < ai->nfree; i++) {
 		const struct xk_ag_extent *e = &ai->free[i];
+		uint64_t end = (uint64_t)e->start + e->len;
 		uint64_t a = ((uint64_t)e->start + align - 1) / align * align;
 		uint64_t dist;
 
-		if (a + len > (uint64_t)e->start + e->len)
+		if (a + len > end)
 			continue;
+		if (closest && near > a)
+			a = near + len > end ? end - len : near;
 		dist = a > near ? a - near : near - a;
 		if (dist < best_dist) {
 			best_dist = dist;
@@ -205,6 +212,20 @@ xk_ag_init_alloc(struct xk_ag_init *ai, uint32_t len, uint32_t align,
 		return -ENOSPC;
 	*bnop = best_bno;
 	return take(ai, best, best_bno, len);
+}
+
+int
+xk_ag_init_alloc(struct xk_ag_init *ai, uint32_t len, uint32_t align,
+		 uint32_t near, uint32_t *bnop)
+{
+	return alloc_nearest(ai, len, align, near, 0, bnop);
+}
+
+int
+xk_ag_init_alloc_closest(struct xk_ag_init *ai, uint32_t len, uint32_t target,
+			 uint32_t *bnop)
+{
+	return alloc_nearest(ai, len, 1, target, 1, bnop);
 }
 
 uint32_t

@@ -28,8 +28,8 @@
 
 checkers="attr check chunkfind confirm da dir fork inode_policy phase_ag
 	phase_counters phase_inodes phase_links phase_quota phase_rmap_forks
-	phase_sb pptr space"
-appliers="dirfix fix lostfound pptrfix quotafix rebuild rebuild_fork"
+	phase_sb pptr rt_check space"
+appliers="dirfix fix lostfound pptrfix quotafix rebuild rebuild_fork rt_fix"
 shared="action find_sb guard interrupt lookup memcap phase_log plan problem
 	progress quota_state readahead salvage"
 

@@ -1,10 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Never call clean what was not checked, never write what is not
-# understood.  Filesystems with a realtime volume (made by mkfs.xfs 6.1
-# and 7.2, healthy, with a zeroed realtime bitmap, with the bitmap
-# inode's mode zeroed) and with an external log whose device is not
-# given (-l; extlog.sh tests it given):
+# understood.  Filesystems with a realtime volume whose device is not
+# given (-r; rt_*.sh test it given; made by mkfs.xfs 6.1 and 7.2,
+# healthy, with a zeroed realtime bitmap, with the bitmap inode's mode
+# zeroed) and with an external log whose device is not given (-l;
+# extlog.sh tests it given):
 #  - xfskit-repair -n names what it did not check and exits 5 (never 0,
 #    never "No problems found"; 1 when it found a problem elsewhere);
 #    --json lists it under not_checked;
@@ -62,6 +63,7 @@ assert d["exit_status"] == int(sys.argv[2]) and d["not_checked"], d
 
 rt_cases() {
 	local v=$1 mk=$2 d=$T/d$1.img r=$T/rt$1.img rbm blk off
+	local WHY="give its device with -r RTDEV"
 	rm -f "$d" "$r"
 	truncate -s 1g "$d"
 	truncate -s 256m "$r"

@@ -1,0 +1,293 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The classic realtime volume (no rtgroups): its space is described by
+ * the bitmap and summary files (include/xfskit/rtbitmap.h), not by any
+ * AG.  The inode scan records every realtime file's mappings here
+ * (rt_claim); this phase then checks
+ *  1. the bitmap and summary inodes the superblock names: regular files
+ *     in use, of rbmblocks and summary-blocks blocks (di_size), whose
+ *     data forks map each of those blocks on the data device;
+ *  2. that no two realtime files share a realtime extent, nor one file a
+ *     block twice;
+ *  3. the bitmap, word by word, against the one the mappings give (an
+ *     extent is in use when any block of it is mapped);
+ *  4. the summary against the one that bitmap gives;
+ *  5. sb_frextents against the free extents counted.
+ * Steps 3-5 need step 1's files; every difference is planned as a
+ * rewrite of the bitmap, summary and counter (rt_fix.c), and a broken
+ * bitmap or summary inode as that inode remade.
+ *
+ * Without the realtime device (-r) nothing here runs: unsupported.c
+ * names the realtime volume as not checked, and repairs are refused.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <xfskit/rtbitmap.h>
+
+#include "repair.h"
+
+void
+rt_claim(struct repair_ctx *rc, uint64_t ino, const struct xk_bmbt_irec *r)
+{
+	struct rt_claim c = { r->startblock, r->blockcount, ino };
+
+	if (xk_vec_push(&rc->scan.rt_vec, &c, sizeof(c)))
+		repair_error(rc, -ENOMEM, "recording the realtime extents of "
+			     "inode %llu", (unsigned long long)ino);
+}
+
+static int
+cmp_rt_claim(const void *a, const void *b)
+{
+	const struct rt_claim *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->ino != y->ino)
+		return x->ino < y->ino ? -1 : 1;
+	return (x->len > y->len) - (x->len < y->len);
+}
+
+/* One of the two realtime metadata files, as read. */
+struct rt_file {
+	const char	*name;		/* "bitmap" or "summary" */
+	uint64_t	ino;
+	uint64_t	nblocks;	/* blocks it must have */
+	uint64_t	*fsb;		/* its blocks on the data device */
+	uint8_t		*data;		/* nblocks blocks, or NULL */
+};
+
+/*
+ * Step 1 for one file: read its inode and blocks.  A finding plans the
+ * inode remade; the contents are then not compared (they are rewritten
+ * with it).  Returns 0 (file->data set when usable) or an operational
+ * error.
+ */
+static int
+rt_file_read(struct repair_ctx *rc, struct rt_file *file, unsigned int fix)
+{
+	struct xk_mount *mp = rc->mp;
+	uint64_t bsize = mp->g.blocksize, want = file->nblocks * bsize;
+	struct xk_dinode *dip;
+	struct xk_buf *bp;
+	struct xk_fail f;
+	uint16_t mode;
+	int err, bad = 0, fmt;
+
+	if (!xk_ino_valid(mp, file->ino)) {
+		if (report(rc, PR_RT_INODE, "realtime inode", -1, 0,
+			   XK_NO_DADDR, file->name, "the realtime %s inode "
+			   "number %llu is not valid", file->name,
+			   (unsigned long long)file->ino))
+			plan_none(rc);
+		return 0;
+	}
+	err = xk_inode_read(mp, file->ino, XK_READ_SALVAGE, &bp, &dip);
+	if (err && !bp) {
+		if (repair_oserr(rc, err, "reading realtime %s inode %llu",
+				 file->name, (unsigned long long)file->ino))
+			return rc->found.error;
+		if (report(rc, PR_RT_INODE, "realtime inode", -1, file->ino,
+			   XK_NO_DADDR, file->name, "realtime %s inode %llu "
+			   "cannot be read: %s", file->name,
+			   (unsigned long long)file->ino, xk_strerror(err)))
+			plan_none(rc);
+		return 0;
+	}
+	file->fsb = xk_calloc(file->nblocks ? file->nblocks : 1,
+			      sizeof(*file->fsb));
+	if (!file->fsb) {
+		xk_buf_release(bp);
+		return repair_error(rc, -ENOMEM, "reading the realtime %s",
+				    file->name);
+	}
+	/* Its blocks, whatever else is wrong: what a remake keeps. */
+	err = xk_rt_file_map(mp, file->ino, dip, file->nblocks, file->fsb, &f);
+	if (xk_err_operational(err)) {
+		xk_buf_release(bp);
+		return repair_error(rc, err, "mapping the realtime %s",
+				    file->name);
+	}
+	mode = xk_be16_get(dip->di_mode);
+	if ((mode & XK_S_IFMT) != XK_S_IFREG)
+		bad = report(rc, PR_RT_INODE, "realtime inode", -1, file->ino,
+			     bp->daddr, "mode", "realtime %s inode %llu is %s "
+			     "(mode 0%o), not a regular file", file->name,
+			     (unsigned long long)file->ino,
+			     mode ? "of another type" : "free", mode) + 1;
+	else if (xk_be64_get(dip->di_size) != want)
+		bad = report(rc, PR_RT_INODE, "realtime inode", -1, file->ino,
+			     bp->daddr, "size", "realtime %s inode %llu has "
+			     "bad size %llu (should be %llu)", file->name,
+			     (unsigned long long)file->ino,
+			     (unsigned long long)xk_be64_get(dip->di_size),
+			     (unsigned long long)want) + 1;
+	else if (err) {
+		char line[400];
+
+		xk_fail_format(&f, line, sizeof(line));
+		bad = report(rc, PR_RT_INODE, "realtime inode", -1, file->ino,
+			     bp->daddr, "mapping", "realtime %s inode %llu: "
+			     "%s", file->name, (unsigned long long)file->ino,
+			     line) + 1;
+	}
+	fmt = xk_dfork_format(dip, XK_DATA_FORK);
+	xk_buf_release(bp);
+	/* Remade over its own blocks when it maps them all (rt_fix.c). */
+	if (bad == 2 && !err && fmt == XK_DINODE_FMT_EXTENTS)
+		plan_rt(rc, fix);
+	else if (bad == 2)
+		plan_none(rc);
+	if (bad || err)
+		return 0;
+	file->data = xk_malloc(file->nblocks * bsize + 1);
+	if (!file->data)
+		return repair_error(rc, -ENOMEM, "reading the realtime %s",
+				    file->name);
+	for (uint64_t i = 0; i < file->nblocks; i++) {
+		err = xk_buf_read(mp, xk_fsb_to_daddr(mp, file->fsb[i]),
+				  (uint32_t)bsize, NULL, XK_READ_NOVERIFY, &bp);
+		/* Unverified reads fail only for the run's reasons. */
+		if (err) {
+			free(file->data);
+			file->data = NULL;
+			return repair_error(rc, err, "reading block %llu of "
+					    "the realtime %s",
+					    (unsigned long long)i, file->name);
+		}
+		memcpy(file->data + i * bsize, bp->data, bsize);
+		xk_buf_release(bp);
+	}
+	return 0;
+}
+
+/*
+ * Step 2, and the bitmap the mappings give: *bm (rbmblocks blocks).
+ * Claims overlapping another file's extent or the same file's blocks
+ * are findings no fix covers here.
+ */
+static int
+rt_expected_bitmap(struct repair_ctx *rc, uint8_t *bm, uint64_t bytes)
+{
+	const struct xk_sb *sb = &rc->mp->sb;
+	struct rt_claim *v = rc->scan.rt_claims;
+	size_t n = rc->scan.nrt_claims;
+	uint64_t end = 0, end_x = 0, last_ino = 0;
+
+	xk_rtbitmap_init_free(bm, bytes, sb->rextents);
+	sort_v(v, n, sizeof(*v), cmp_rt_claim);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t x0 = v[i].start / sb->rextsize;
+		uint64_t x1 = (v[i].start + v[i].len + sb->rextsize - 1) /
+			      sb->rextsize;
+
+		if (i && (v[i].start < end ||
+			  (x0 < end_x && v[i].ino != last_ino))) {
+			if (report(rc, PR_SPACE_CONFLICT, "realtime space",
+				   -1, v[i].ino, XK_NO_DADDR, "extent",
+				   "realtime blocks %llu-%llu of inode %llu "
+				   "are in an extent inode %llu uses too",
+				   (unsigned long long)v[i].start,
+				   (unsigned long long)(v[i].start +
+							v[i].len - 1),
+				   (unsigned long long)v[i].ino,
+				   (unsigned long long)last_ino))
+				plan_none(rc);
+		}
+		if (v[i].start + v[i].len > end) {
+			end = v[i].start + v[i].len;
+			last_ino = v[i].ino;
+		}
+		if (x1 > end_x)
+			end_x = x1;
+		xk_rtbitmap_mark_blocks(sb, bm, v[i].start, v[i].len);
+	}
+	return 0;
+}
+
+/*
+ * Steps 3 and 4: each block of have against want, a finding per block
+ * that differs, naming its first and last differing words as xfs_repair
+ * does.  Returns the number of blocks that differ.
+ */
+static uint64_t
+rt_compare(struct repair_ctx *rc, enum problem pr,
+	   const struct rt_file *file, const uint8_t *want)
+{
+	uint64_t bsize = rc->mp->g.blocksize, words = bsize / 4, bad = 0;
+
+	for (uint64_t b = 0; b < file->nblocks; b++) {
+		const uint8_t *h = file->data + b * bsize, *w = want + b * bsize;
+		uint64_t lo = words, hi = 0;
+
+		if (!memcmp(h, w, bsize))
+			continue;
+		for (uint64_t i = 0; i < words; i++) {
+			if (xk_rtword_get(h, i) == xk_rtword_get(w, i))
+				continue;
+			if (lo == words)
+				lo = i;
+			hi = i;
+		}
+		bad++;
+		if (report(rc, pr, "realtime", -1, file->ino,
+			   xk_fsb_to_daddr(rc->mp, file->fsb[b]), file->name,
+			   "discrepancy in %s at dblock 0x%llx words "
+			   "0x%llx-0x%llx/0x%llx", file->name,
+			   (unsigned long long)b, (unsigned long long)lo,
+			   (unsigned long long)hi, (unsigned long long)words))
+			plan_rt(rc, RTFIX_CONTENTS);
+	}
+	return bad;
+}
+
+int
+phase_rt(struct repair_ctx *rc)
+{
+	struct xk_mount *mp = rc->mp;
+	const struct xk_sb *sb = &mp->sb;
+	uint64_t bsize = mp->g.blocksize, nfree = 0;
+	struct rt_file bm = { "bitmap", sb->rbmino, sb->rbmblocks };
+	struct rt_file sum = { "summary", sb->rsumino, xk_rt_sum_blocks(sb) };
+	uint8_t *want_bm = NULL, *want_sum = NULL;
+	int err;
+
+	/* No realtime section, or no device: unsupported.c says so. */
+	if (!sb->rblocks || !mp->rtdev || !sb->rextsize)
+		return 0;
+	err = rt_file_read(rc, &bm, RTFIX_BITMAP_INODE);
+	if (!err)
+		err = rt_file_read(rc, &sum, RTFIX_SUMMARY_INODE);
+	if (err)
+		goto out;
+	want_bm = xk_malloc(bm.nblocks * bsize + 1);
+	want_sum = xk_malloc(sum.nblocks * bsize + 1);
+	if (!want_bm || !want_sum) {
+		err = repair_error(rc, -ENOMEM, "computing the realtime "
+				   "bitmap");
+		goto out;
+	}
+	err = rt_expected_bitmap(rc, want_bm, bm.nblocks * bsize);
+	if (err)
+		goto out;
+	xk_rtsummary_compute(sb, want_bm, want_sum, &nfree);
+	if (nfree != sb->frextents &&
+	    report(rc, PR_SB_COUNTER, "superblock", 0, 0, 0, "frextents",
+		   "sb_frextents %llu, counted %llu",
+		   (unsigned long long)sb->frextents,
+		   (unsigned long long)nfree))
+		plan_rt(rc, RTFIX_CONTENTS);
+	if (bm.data)
+		rt_compare(rc, PR_RT_BITMAP, &bm, want_bm);
+	if (sum.data)
+		rt_compare(rc, PR_RT_SUMMARY, &sum, want_sum);
+out:
+	free(want_bm);
+	free(want_sum);
+	free(bm.fsb);
+	free(bm.data);
+	free(sum.fsb);
+	free(sum.data);
+	return err ? err : rc->found.error;
+}

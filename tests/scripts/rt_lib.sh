@@ -1,0 +1,81 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Realtime test images (classic realtime volume, no rtgroups), sourced by
+# rt_*.sh after lib.sh.  The host kernel has no CONFIG_XFS_RT, so
+# realtime files are made as the issue describes: mkfs.xfs -p puts two
+# files on the data device, xfs_db -x sets their realtime flag (their
+# extents then name realtime blocks, which the bitmap still calls free),
+# and xfs_repair -r settles the filesystem (marks the extents in use in
+# the bitmap and summary, counts sb_frextents, frees the data-device
+# blocks).  Both xfs_repair versions find the result clean.
+
+# rt_oracle TOOL: the xfsprogs version given ("6.1" or "7.2") as a
+# command prefix.
+rt_oracle() {
+	case $1 in
+	6.1) echo "" ;;
+	7.2) echo "$XFS72" ;;
+	esac
+}
+
+# rt_mkfs VER DATA RT [OPTS...]: mkfs.xfs VER with a 256 MiB realtime
+# device and a 512 MiB data device, and files f1 (3000000 bytes, inode 131)
+# and f2 (100000 bytes, inode 132) in the root.
+rt_mkfs() {
+	local v=$1 d=$2 r=$3 pre
+	shift 3
+	pre=$(rt_oracle "$v")
+	[ -f "$T/rt_f1" ] || {
+		head -c 3000000 /dev/urandom >"$T/rt_f1"
+		head -c 100000 /dev/urandom >"$T/rt_f2"
+		printf 'rt\n0 0\nd--755 0 0\nf1 ---644 0 0 %s\nf2 ---644 0 0 %s\n$\n' \
+			"$T/rt_f1" "$T/rt_f2" >"$T/rt_proto"
+	}
+	rm -f "$d" "$r"
+	truncate -s 512m "$d"
+	truncate -s 256m "$r"
+	# shellcheck disable=SC2086
+	$pre mkfs.xfs -q -f -p "$T/rt_proto" "$@" -r rtdev="$r",size=256m \
+		-d file,name="$d",size=512m >"$T/rt_mkfs.out" 2>&1
+}
+
+# rt_settle VER DATA RT: f1 and f2 made realtime files, the filesystem
+# settled by xfs_repair VER -r.  Fails when anything does.
+rt_settle() {
+	local pre
+	pre=$(rt_oracle "$1")
+	for ino in 131 132; do
+		$pre xfs_db -x -c "inode $ino" -c "write core.realtime 1" "$2" \
+			>/dev/null 2>&1 || return 1
+	done
+	$pre xfs_repair -r "$3" "$2" >"$T/rt_settle.out" 2>&1
+}
+
+# rt_image VER DATA RT: rt_mkfs and rt_settle, with what failed in
+# $T/rt_why.
+rt_image() {
+	if ! rt_mkfs "$1" "$2" "$3"; then
+		echo "mkfs.xfs $1: $(cat "$T/rt_mkfs.out")" >"$T/rt_why"
+		return 1
+	fi
+	if ! rt_settle "$1" "$2" "$3"; then
+		echo "settling with xfs_repair $1 -r: $(tail -3 "$T/rt_settle.out")" >"$T/rt_why"
+		return 1
+	fi
+}
+
+# rt_clean DATA RT OUT: both xfs_repair -n -r find it clean.
+rt_clean() {
+	xfs_repair_clean "$1" "$3" -r "$2"
+}
+
+# rt_block DATA INO N: the byte offset of file block N of inode INO (a
+# realtime metadata file, on the data device).
+rt_block() {
+	local fsb
+	fsb=$(xfs_db -r -c "inode $2" -c "bmap" "$1" 2>/dev/null |
+		awk -v n="$3" '$1 == "data" && n >= $3 && n < $3 + $8 {
+			print $5 + n - $3; exit }')
+	[ -n "$fsb" ] || return 1
+	xfs_db -r -c "convert fsb $fsb byte" "$1" 2>/dev/null |
+		sed -n 's/.*(\([0-9]*\)).*/\1/p'
+}
