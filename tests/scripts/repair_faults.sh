@@ -21,7 +21,8 @@
 #    nothing was written, else once xfskit-undo has applied its -z file.
 # Anything else (a finding made of an error, a half repair, another exit
 # status) fails.  The spread is sparse enough for the suite's time;
-# XK_FAULT_DENSITY=N multiplies it (bench-style long runs).  -n under allocation faults must print no finding the
+# XK_TEST_LONG=1 doubles it and XK_FAULT_DENSITY=N multiplies it
+# (bench-style long runs).  -n under allocation faults must print no finding the
 # unconstrained -n does not.
 . "$XK_SRCDIR/tests/scripts/lib.sh"
 . "$XK_SRCDIR/tests/scripts/populate.sh"
@@ -97,7 +98,7 @@ fault() {
 
 # sweep KIND HOW_MANY SRC REF [ARGS]: N spread over 1..COUNT[KIND].
 sweep() {
-	local kind=$1 k=$(($2 * ${XK_FAULT_DENSITY:-1})) src=$3 want=$4 total n last=0
+	local kind=$1 k=$(($2 * DENSITY)) src=$3 want=$4 total n last=0
 	shift 4
 	total=${COUNT[$kind]}
 	for i in $(seq 1 "$k"); do
@@ -113,6 +114,8 @@ report() {
 	SEEN=()
 }
 
+DENSITY=${XK_FAULT_DENSITY:-1}
+long_tests && DENSITY=$((DENSITY * 2))
 ref "$dmg" "$T/ref.img" -o threads=1 || finish
 grep -q 'Rebuilt a fork of inode' "$T/ref.out" &&
 	grep -q 'Rewrote directory' "$T/ref.out" &&
@@ -122,10 +125,10 @@ grep -q 'Rebuilt a fork of inode' "$T/ref.out" &&
 [ "${COUNT[write]:-0}" -gt 0 ] && [ "${COUNT[phase]:-0}" -gt 0 ] ||
 	{ fail "no event counts from the reference run (XFSKIT_FAULT=alloc:0)"; finish; }
 FAILS0=$FAILS
-sweep alloc 24 "$dmg" "$T/ref.img" -o threads=1
-sweep read 10 "$dmg" "$T/ref.img" -o threads=1
-sweep write 10 "$dmg" "$T/ref.img" -o threads=1
-sweep phase 10 "$dmg" "$T/ref.img" -o threads=1
+sweep alloc 12 "$dmg" "$T/ref.img" -o threads=1
+sweep read 5 "$dmg" "$T/ref.img" -o threads=1
+sweep write 6 "$dmg" "$T/ref.img" -o threads=1
+sweep phase 6 "$dmg" "$T/ref.img" -o threads=1
 # Threads: the result does not depend on their number.
 for n in 1 3; do
 	fault "thread:$n" "$dmg" "$T/ref.img" -o threads=3
@@ -138,7 +141,7 @@ XFSKIT_FAULT=alloc:0 "$REPAIR" -n -o threads=1 "$dmg" 2>&1 >/dev/null |
 	sed -n 's/.* alloc:\([0-9]*\) .*/\1/p' >"$T/n.count"
 total=$(cat "$T/n.count")
 FAILS0=$FAILS
-k=$((8 * ${XK_FAULT_DENSITY:-1}))
+k=$((4 * DENSITY))
 for i in $(seq 1 "$k"); do
 	n=$(( (total * i + k - 1) / k ))
 	XFSKIT_FAULT=alloc:$n "$REPAIR" -n -o threads=1 "$dmg" >"$T/n.out" 2>"$T/n.err"
@@ -169,10 +172,10 @@ if command -v xfs_io >/dev/null 2>&1; then
 	grep -q 'Replayed the log' "$T/ref.out" ||
 		fail "the dirty log was not replayed: $(head -3 "$T/ref.out")"
 	FAILS0=$FAILS
-	sweep alloc 10 "$T/log.img" "$T/logref.img" -o threads=1
-	sweep read 6 "$T/log.img" "$T/logref.img" -o threads=1
-	sweep write 6 "$T/log.img" "$T/logref.img" -o threads=1
-	sweep phase 4 "$T/log.img" "$T/logref.img" -o threads=1
+	sweep alloc 6 "$T/log.img" "$T/logref.img" -o threads=1
+	sweep read 3 "$T/log.img" "$T/logref.img" -o threads=1
+	sweep write 3 "$T/log.img" "$T/logref.img" -o threads=1
+	sweep phase 3 "$T/log.img" "$T/logref.img" -o threads=1
 	for n in 1 2; do
 		fault "thread:$n" "$T/log.img" "$T/logref.img" -o threads=3
 	done
