@@ -307,7 +307,8 @@ repair_run(struct repair_ctx *rc, unsigned long *found)
 		rc->phase_what = "repairing";
 		err = repair_phase_end(rc, apply_fixes(rc, &applied));
 		if (!err && !applied &&
-		    (need_rebuild(rc) || rc->plan.dirfix.n)) {
+		    (need_rebuild(rc) || rc->plan.dirfix.n ||
+		     rc->plan.attrfix.n)) {
 			/*
 			 * The confirming pass may reuse this inode scan.
 			 * Optional: without the copy (no memory for it) that
