@@ -474,6 +474,13 @@ int repair_memory_check(struct repair_ctx *rc);
 void ags_attach_spill(struct repair_ctx *rc);
 /* -v under -m: where the inode and entry lists are (memory or files). */
 void lists_report(struct repair_ctx *rc);
+/*
+ * The cause of the error err as the stop message gives it: for running
+ * out of memory after records could not move to the spill directory,
+ * that directory's lack of space (in buf); else repair_error_cause.
+ */
+const char *spill_error_cause(const struct repair_ctx *rc, int err,
+			      char *buf, size_t len);
 
 /*
  * In a pass over the inode or entry list, call with the index: every
