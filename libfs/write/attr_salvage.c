@@ -286,6 +286,18 @@ leaf_entry(struct salv *s, const uint8_t *d, uint32_t i, uint32_t tab_end,
 	return NULL;
 }
 
+/* Whether slots i..count-1 below the name records are all zero. */
+static int
+rest_zero(const struct xk_attr_leaf_entry *ents, uint32_t i, uint32_t count,
+	  uint32_t lowest)
+{
+	for (; i < count &&
+	     LEAF_HDR + (i + 1) * sizeof(*ents) <= lowest; i++)
+		if (!zero_slot(&ents[i]))
+			return 0;
+	return 1;
+}
+
 /*
  * One attr leaf (block lblk, bytes d): its table entry by entry, past
  * its count while the entries verify.
@@ -306,11 +318,17 @@ salvage_leaf(struct salv *s, uint64_t lblk, const uint8_t *d)
 		uint8_t *val = NULL;
 		const char *why;
 
-		if (past && (tab_end > lowest || zero_slot(&ents[i])))
+		/* The table cannot reach into names that verified. */
+		if (tab_end > lowest)
 			break;
-		why = tab_end > lowest ? "its entry overlaps the name "
-			"records" : leaf_entry(s, d, i, tab_end, &x, &val,
-					       &err);
+		if (zero_slot(&ents[i])) {
+			/* Past the last entry, even where the count says. */
+			if (past || rest_zero(ents, i, count, lowest))
+				break;
+			drop(s, lblk, i, 0, NULL, 0, "its entry is zeroed");
+			continue;
+		}
+		why = leaf_entry(s, d, i, tab_end, &x, &val, &err);
 		if (err) {
 			free(val);
 			break;
