@@ -82,6 +82,10 @@ static const struct {
 				    "Set the parent pointers of inode",
 				    "parent pointer sets rewritten" },
 	[ACT_RT_REBUILT]	= { "rt_rebuilt", "Rebuilt" },
+	[ACT_ATTR_REWRITTEN]	= { "attr_fork_rewritten",
+				    "Rewrote the extended attributes of inode" },
+	[ACT_XATTR_DROPPED]	= { "xattr_dropped",
+				    "Dropped an extended attribute of inode" },
 };
 
 struct prepared {

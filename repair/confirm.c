@@ -50,7 +50,8 @@ keep_allowed(const struct repair_ctx *rc)
 	const struct xk_sb *sb = &rc->mp->sb;
 	unsigned long covered = 0, all = 0;
 
-	if (rc->opt.no_modify || rc->plan.dirfix.n || rc->from_secondary)
+	if (rc->opt.no_modify || rc->plan.dirfix.n || rc->plan.attrfix.n ||
+	    rc->from_secondary)
 		return 0;
 	/* Realtime mappings are gathered by the inode scan too. */
 	if (sb->rblocks)

@@ -767,6 +767,12 @@ rebuild_dirs(struct repair_ctx *rc, struct xk_bld *b)
 			if (xk_err_operational(aerr))
 				err = aerr;
 			else if (aerr) {
+				action_report_why(rc, ACT_ATTR_DROPPED, ino, -1,
+						  NULL, "its attr fork's map or "
+						  "short form is not usable",
+						  ": they could not be kept "
+						  "beside the rewritten "
+						  "directory");
 				free(ip->attr.local);
 				free(ip->attr.ext);
 				memset(&ip->attr, 0, sizeof(ip->attr));
@@ -795,9 +801,12 @@ rebuild_dirs(struct repair_ctx *rc, struct xk_bld *b)
 			 * written): the directory matters more than its
 			 * attrs, whose blocks are freed next pass.
 			 */
-			action_report(rc, ACT_ATTR_DROPPED, ino, -1, NULL,
-				      ": they do not fit beside the "
-				      "rewritten directory");
+			action_report_why(rc, ACT_ATTR_DROPPED, ino, -1, NULL,
+					  "the attr fork and the rewritten "
+					  "directory's fork do not fit in the "
+					  "inode together", ": they do not "
+					  "fit beside the rewritten "
+					  "directory");
 			free(ipv[i].attr.local);
 			free(ipv[i].attr.ext);
 			memset(&ipv[i].attr, 0, sizeof(ipv[i].attr));

@@ -287,7 +287,7 @@ clear_unwritten(struct repair_ctx *rc, struct xk_dinode *dip)
  * fork offset stays (the data fork's layout depends on it), its blocks
  * are no longer claimed and become free at the next rebuild.
  */
-static void
+void
 drop_attr_fork(struct repair_ctx *rc, struct xk_dinode *dip)
 {
 	unsigned int asize;

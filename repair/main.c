@@ -106,7 +106,7 @@ static int
 run_stopped(struct repair_ctx *rc, const char *undo_path,
 	    uint64_t writes_before)
 {
-	char msg[600], done[300];
+	char msg[900], done[300], cause[300];
 	uint64_t writes;
 
 	/*
@@ -131,7 +131,8 @@ run_stopped(struct repair_ctx *rc, const char *undo_path,
 			 "to finish (with -z next time to be able to undo)",
 			 (unsigned long long)writes);
 	snprintf(msg, sizeof(msg), "%s while %s: %s",
-		 repair_error_cause(rc->found.error), rc->found.error_what, done);
+		 spill_error_cause(rc, rc->found.error, cause, sizeof(cause)),
+		 rc->found.error_what, done);
 	return operational_error(rc, msg);
 }
 
@@ -307,7 +308,8 @@ repair_run(struct repair_ctx *rc, unsigned long *found)
 		rc->phase_what = "repairing";
 		err = repair_phase_end(rc, apply_fixes(rc, &applied));
 		if (!err && !applied &&
-		    (need_rebuild(rc) || rc->plan.dirfix.n)) {
+		    (need_rebuild(rc) || rc->plan.dirfix.n ||
+		     rc->plan.attrfix.n)) {
 			/*
 			 * The confirming pass may reuse this inode scan.
 			 * Optional: without the copy (no memory for it) that

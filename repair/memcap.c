@@ -15,8 +15,10 @@
  * 3. Not even that: refuse at once, saying how much is needed (as
  *    xfs_repair -m does), instead of failing half way.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "repair.h"
 
@@ -162,6 +164,58 @@ mib_up(uint64_t bytes)
 	return (unsigned long long)((bytes + (1ULL << 20) - 1) >> 20);
 }
 
+/*
+ * A spilled page the kernel could not write back (the spill directory's
+ * filesystem filled up after the free space check: vec.c) faults with
+ * SIGBUS.  The run cannot go on without those records: it stops there,
+ * before any further write, naming the spill directory, not the device.
+ * The message is made when spilling starts: a handler may only write.
+ */
+static char sigbus_msg[512];
+static size_t sigbus_len;
+
+static void
+spill_sigbus(int sig)
+{
+	ssize_t n = write(STDERR_FILENO, sigbus_msg, sigbus_len);
+
+	(void)sig;
+	(void)n;
+	_exit(REPAIR_EXIT_ERROR);
+}
+
+static void
+spill_catch_sigbus(const char *dir)
+{
+	struct sigaction sa;
+	int n = snprintf(sigbus_msg, sizeof(sigbus_msg), "xfskit-repair: no "
+			 "space left in the spill directory %s (a page of a "
+			 "temporary file there could not be written): "
+			 "stopping at once; run xfskit-repair again with "
+			 "more room in --spill-dir or a higher -m\n", dir);
+
+	sigbus_len = n < 0 ? 0 : (size_t)n < sizeof(sigbus_msg) ?
+		     (size_t)n : sizeof(sigbus_msg) - 1;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = spill_sigbus;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGBUS, &sa, NULL);
+}
+
+const char *
+spill_error_cause(const struct repair_ctx *rc, int err, char *buf,
+		  size_t len)
+{
+	const struct xk_vec_spill *sp = rc->spill;
+
+	if (err != -ENOMEM || !sp || !sp->failed)
+		return repair_error_cause(err);
+	snprintf(buf, len, "out of memory (%lu moves of records to files in "
+		 "the spill directory %s failed for want of space there, so "
+		 "those stayed in memory)", sp->failed, sp->dir);
+	return buf;
+}
+
 /* Set up spilling under the cap; -1 if the spill directory is unusable. */
 static int
 spill_start(struct repair_ctx *rc, const char *dir, uint64_t cap)
@@ -184,6 +238,7 @@ spill_start(struct repair_ctx *rc, const char *dir, uint64_t cap)
 		rc->spill = NULL;
 		return -1;
 	}
+	spill_catch_sigbus(dir);
 	if (in_memory)
 		fprintf(stderr, "xfskit-repair: warning: %s is in memory "
 			"(tmpfs): spilling there saves nothing; choose a "

@@ -328,8 +328,9 @@ check_inode(struct repair_ctx *rc, uint64_t ino, int marked_free,
 	fixed = 0;
 	if (dip->di_forkoff && !bad[XK_ATTR_FORK])
 		fixed = check_attr_fork(rc, ino, dip, &maps[XK_ATTR_FORK]);
+	/* The entries that are intact are kept (attrfix.c). */
 	if (rc->found.nproblems - before > fixed)
-		plan_inode(rc, ino, IFIX_NOATTR, 0);
+		plan_attr_rewrite(rc, ino);
 out:
 	xk_vec_free(&maps[0].vec);
 	xk_vec_free(&maps[1].vec);

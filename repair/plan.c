@@ -79,6 +79,34 @@ plan_dir_rebuild(struct repair_ctx *rc, uint64_t ino)
 			     "%llu", (unsigned long long)ino);
 }
 
+void
+plan_attr_rewrite(struct repair_ctx *rc, uint64_t ino)
+{
+	if (rc->opt.no_modify)
+		return;
+	if (xk_vec_push(&rc->plan.attrfix.vec, &ino, sizeof(ino)))
+		repair_error(rc, -ENOMEM, "planning the rewrite of the "
+			     "xattrs of inode %llu", (unsigned long long)ino);
+}
+
+int
+attr_being_rewritten(const struct repair_ctx *rc, uint64_t owner)
+{
+	size_t lo = 0, hi = rc->plan.attrfix.n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (rc->plan.attrfix.v[mid] == owner)
+			return 1;
+		if (rc->plan.attrfix.v[mid] < owner)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
 /* Few directories are ever planned: a linear look is enough. */
 int
 dir_being_rebuilt(const struct repair_ctx *rc, uint64_t owner)
@@ -199,6 +227,7 @@ plan_free(struct repair_plan *p)
 	free(p->sb_bad);
 	xk_vec_free(&p->orphans.vec);
 	xk_vec_free(&p->dirfix.vec);
+	xk_vec_free(&p->attrfix.vec);
 	xk_vec_free(&p->pptr_inos.vec);
 	xk_vec_free(&p->pptr_want.vec);
 	xk_vec_free(&p->pptr_names.vec);
@@ -259,6 +288,11 @@ plan_merge(struct repair_plan *dst, struct repair_plan *const *src,
 					    w->dirfix.v + di[i],
 					    w->dirfix.n - di[i],
 					    sizeof(*w->dirfix.v));
+		/* Sorted before use (attrs_prepare): any order. */
+		if (!err)
+			err = xk_vec_append(&dst->attrfix.vec, w->attrfix.v,
+					    w->attrfix.n,
+					    sizeof(*w->attrfix.v));
 	}
 out:
 	free(fi);

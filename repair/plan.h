@@ -151,6 +151,8 @@ struct repair_plan {
 	XK_VEC_OF(struct orphan) orphans;
 	/* Block/leaf/node directories to rewrite from salvaged entries. */
 	XK_VEC_OF(uint64_t) dirfix;
+	/* Attr forks to rewrite from their salvaged entries (attrfix.c). */
+	XK_VEC_OF(uint64_t) attrfix;
 	struct lf_plan	*lfplan;	/* NULL: no rewrite of /lost+found */
 	/* Quota (quotafix.c applies them with the check's rc->scan.quota). */
 	unsigned int	quota_fix[PLAN_QTYPES];	/* QFIX_* per quota type */
@@ -209,6 +211,10 @@ void plan_pptr_add(struct repair_ctx *rc, uint64_t ino, uint64_t parent,
 void plan_dir_rebuild(struct repair_ctx *rc, uint64_t ino);
 /* Is the directory owner planned for a rewrite? */
 int dir_being_rebuilt(const struct repair_ctx *rc, uint64_t owner);
+/* Rewrite ino's attr fork from its salvaged entries (attrfix.c). */
+void plan_attr_rewrite(struct repair_ctx *rc, uint64_t ino);
+/* Is owner's attr fork planned for a rewrite (attrfix sorted)? */
+int attr_being_rewritten(const struct repair_ctx *rc, uint64_t owner);
 /*
  * Room for the per-AG plans of a pass over mp (0, or -ENOMEM); the
  * plans of one pass are dropped by plan_free.

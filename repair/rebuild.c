@@ -8,9 +8,9 @@
  * structures is fixed: nothing of the old trees is read back, their
  * blocks are simply not claimed and so become free space.
  *
- * Directories planned for a rewrite (dirfix.c) are written inside the
- * same session: their old blocks are not fed, the builder allocates new
- * ones.
+ * Directories planned for a rewrite (dirfix.c), and attr forks
+ * (attrfix.c), are written inside the same session: their old blocks
+ * are not fed, the builder allocates new ones.
  *
  * In: rc->scan.ags from a check pass that planned no inode fix (so the claims
  * describe inodes as they will stay).  The rebuild refuses (and the run
@@ -148,6 +148,10 @@ feed_ag(struct repair_ctx *rc, struct xk_bld *b, uint32_t agno)
 				   XK_RMAP_OFF_BMBT_BLOCK)) !=
 		     XK_RMAP_OFF_ATTR_FORK))
 			continue;
+		/* An attr fork being rewritten gets new blocks. */
+		if ((c->offset & XK_RMAP_OFF_ATTR_FORK) &&
+		    attr_being_rewritten(rc, c->owner))
+			continue;
 		if (c->offset & XK_RMAP_OFF_ATTR_FORK)
 			flags |= XK_BLD_ATTR_FORK;
 		if (c->offset & XK_RMAP_OFF_BMBT_BLOCK)
@@ -244,8 +248,9 @@ rebuild_ags(struct repair_ctx *rc, unsigned long *applied)
 {
 	struct xk_mount *mp = rc->mp;
 	struct xk_bld *b;
+	struct attr_rewrites *aw = NULL;
 	unsigned long conflicts = 0;
-	int err;
+	int ndirs, nattrs, err;
 
 	for (uint32_t agno = 0; agno < mp->g.agcount; agno++) {
 		if (rc->scan.ags[agno].chunks_lost) {
@@ -260,7 +265,9 @@ rebuild_ags(struct repair_ctx *rc, unsigned long *applied)
 		return rc->found.error;
 	if (conflicts)
 		return apply_fixes(rc, applied);
-	if (!dirs_prepare(rc) && !need_rebuild(rc))
+	ndirs = dirs_prepare(rc);
+	nattrs = attrs_prepare(rc);
+	if (!ndirs && !nattrs && !need_rebuild(rc))
 		return rc->found.error;
 	if (rc->found.error)
 		return rc->found.error;
@@ -270,8 +277,14 @@ rebuild_ags(struct repair_ctx *rc, unsigned long *applied)
 		return err;
 	for (uint32_t agno = 0; agno < mp->g.agcount && !err; agno++)
 		err = feed_ag(rc, b, agno);
+	/* Salvaged before any allocation can reuse their old blocks. */
+	if (!err && nattrs)
+		err = attrs_salvage(rc, &aw);
 	if (!err && rc->plan.dirfix.n)
 		err = rebuild_dirs(rc, b);
+	if (!err && nattrs)
+		err = attrs_rewrite(rc, b, aw);
+	attrs_free(aw);
 	if (!err)
 		err = xk_bld_commit(b);
 	xk_bld_free(b);

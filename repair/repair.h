@@ -105,6 +105,8 @@ enum action {
 	ACT_QUOTA_FIXED,
 	ACT_PPTR_SET,
 	ACT_RT_REBUILT,
+	ACT_ATTR_REWRITTEN,
+	ACT_XATTR_DROPPED,
 	ACT_NR
 };
 
@@ -472,6 +474,13 @@ int repair_memory_check(struct repair_ctx *rc);
 void ags_attach_spill(struct repair_ctx *rc);
 /* -v under -m: where the inode and entry lists are (memory or files). */
 void lists_report(struct repair_ctx *rc);
+/*
+ * The cause of the error err as the stop message gives it: for running
+ * out of memory after records could not move to the spill directory,
+ * that directory's lack of space (in buf); else repair_error_cause.
+ */
+const char *spill_error_cause(const struct repair_ctx *rc, int err,
+			      char *buf, size_t len);
 
 /*
  * In a pass over the inode or entry list, call with the index: every
@@ -635,6 +644,16 @@ void dir_entries_free(struct xk_bld_dirent *v, size_t n);
  */
 XK_MUST_CHECK int dir_short_names(struct repair_ctx *rc, uint64_t dir,
 				 size_t cap, char **buf, size_t *n);
+/* attrfix.c: attr forks rewritten from their salvaged entries. */
+int attrs_prepare(struct repair_ctx *rc);
+struct attr_rewrites;
+XK_MUST_CHECK int attrs_salvage(struct repair_ctx *rc,
+			       struct attr_rewrites **out);
+XK_MUST_CHECK int attrs_rewrite(struct repair_ctx *rc, struct xk_bld *b,
+			       struct attr_rewrites *w);
+void attrs_free(struct attr_rewrites *w);
+/* fix.c: an attr fork that cannot be kept, emptied in place. */
+void drop_attr_fork(struct repair_ctx *rc, struct xk_dinode *dip);
 /* pptrfix.c: inodes given the parent pointers planned for them. */
 XK_MUST_CHECK int pptr_apply(struct repair_ctx *rc, unsigned long *applied);
 /* rebuild_fork.c: forks rebuilt from the reverse mappings. */

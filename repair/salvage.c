@@ -104,7 +104,8 @@ drop_attr_fork_core(const struct xk_mount *mp, struct xk_dinode *dip)
  *  6a. a regular file's negative size set to the end of its extent
  *     list (xfs_repair clears the file);
  *  7. extent counters that the fork's format cannot hold brought within
- *     it (clamp_counters; the fork walk counts the real ones);
+ *     it (clamp_counters; the fork walk counts the real ones); an attr
+ *     fork whose shape still does not fit emptied (the file stays);
  *  8. di_nblocks set to the extent count, the least the verifier takes
  *     (the fork scan counts the real value next pass); a btree fork's
  *     counter too large for any block count lowered to fit (the bmbt
@@ -196,10 +197,27 @@ salvage_core(struct repair_ctx *rc, uint64_t ino, struct xk_dinode *dip)
 			 * place at the start of the literal area).
 			 */
 			drop_attr_fork_core(mp, dip);
+		} else if (!strcmp(f.check, "attr fork")) {
+			/*
+			 * An attr fork whose shape the core cannot hold (a
+			 * btree root that does not fit, as a fuzzed format
+			 * leaves): its counter first, else the attr fork
+			 * goes and the file stays, as xfs_repair keeps it.
+			 * The fork offset stays: a btree data fork's root
+			 * is laid out by it.
+			 */
+			if (!clamp_counters(mp, dip)) {
+				memset(xk_dfork_ptr(dip, XK_ATTR_FORK), 0,
+				       xk_dfork_size(dip, mp->g.inodesize,
+						     XK_ATTR_FORK));
+				dip->di_aformat = XK_DINODE_FMT_EXTENTS;
+				xk_dinode_set_nextents(dip,
+						       xk_dinode_nextents(dip),
+						       0);
+			}
 		} else if (!strcmp(f.check, "nextents") ||
 			   !strcmp(f.check, "anextents") ||
-			   !strcmp(f.check, "data fork") ||
-			   !strcmp(f.check, "attr fork")) {
+			   !strcmp(f.check, "data fork")) {
 			if (!clamp_counters(mp, dip))
 				return XK_ECORRUPT;
 		} else if (!strcmp(f.check, "nblocks")) {

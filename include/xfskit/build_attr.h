@@ -54,6 +54,44 @@ XK_MUST_CHECK int xk_attr_list_read(struct xk_mount *mp, uint64_t ino,
 				    struct xk_attr_list *l, const char **why);
 
 /*
+ * One attribute the salvaging reader left out: in the short form
+ * (lblk XK_ATTR_SALVAGE_SF) or in attr-fork block lblk, entry index;
+ * its name when it could be read (else namelen 0), and why.  A block
+ * of the fork that is no attr block at all has index
+ * XK_ATTR_SALVAGE_BLOCK (what it held, if anything, is lost).
+ */
+#define XK_ATTR_SALVAGE_SF	UINT64_MAX
+#define XK_ATTR_SALVAGE_BLOCK	UINT32_MAX
+struct xk_attr_dropped {
+	uint64_t	lblk;
+	uint32_t	index;
+	uint8_t		flags;		/* namespace bits */
+	uint8_t		namelen;
+	const uint8_t	*name;
+	const char	*why;
+};
+typedef void (*xk_attr_drop_fn)(void *ctx, const struct xk_attr_dropped *d);
+
+/*
+ * Read into l every attribute of inode ino that is intact, one entry
+ * at a time, for a fork xk_attr_list_read refuses (attr_salvage.c): a
+ * short form is walked as far as its entries parse, bounded by its
+ * size and count; every block of a leaf or node fork that is an attr
+ * leaf (by its magic) gives the entries whose name record lies in the
+ * block, whose hash is their name's, whose flags are known and whose
+ * remote value reads whole and verifies.  The dabtree nodes and the
+ * leaves' headers (count, used bytes, free map) are not trusted.  A
+ * name found twice is kept once.  Each attribute left out is passed
+ * to fn.  Fails (why says why) only when the fork's map cannot be
+ * read, or on memory or I/O errors.
+ */
+XK_MUST_CHECK int xk_attr_list_salvage(struct xk_mount *mp, uint64_t ino,
+				       const struct xk_dinode *dip,
+				       struct xk_attr_list *l,
+				       xk_attr_drop_fn fn, void *ctx,
+				       const char **why);
+
+/*
  * The mappings of one fork of inode ino (extents or btree format; any
  * other format has none), in file offset order, checked as the attr
  * reader checks them; *ext is malloc'd (free it).  Directories and
@@ -72,7 +110,10 @@ XK_MUST_CHECK int xk_fork_mappings(struct xk_mount *mp, uint64_t ino,
  * inode keeps its fork offset, and one without an attr fork gets the
  * kernel's default offset (or what its data fork needs).  On a
  * filesystem with parent pointers an emptied fork stays, empty, as
- * the kernel keeps it.  On failure *why says what stopped it.
+ * the kernel keeps it.  In a session opened empty (repair's,
+ * xk_bld_open_empty) the caller leaves the old fork's blocks unclaimed,
+ * so they are free already and not released again.  On failure *why
+ * says what stopped it.
  */
 XK_MUST_CHECK int xk_bld_attr_rewrite(struct xk_bld *b, uint64_t ino,
 				      const struct xk_attr_list *l,

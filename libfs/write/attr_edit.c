@@ -22,6 +22,7 @@
 #include <xfskit/format/log.h>
 
 #include "attr_fmt.h"
+#include "attr_read.h"
 #include "write_priv.h"
 
 /* ---- the list ---- */
@@ -91,18 +92,6 @@ xk_attr_list_remove(struct xk_attr_list *l, uint8_t flags, const uint8_t *name,
 
 /* ---- the attr fork's block map ---- */
 
-struct afork {
-	struct xk_mount	*mp;
-	uint64_t	ino;
-	struct xk_bld_ext *ext;		/* loff order */
-	uint64_t	next, ext_alloc;
-	uint64_t	*bmbt;		/* bmbt blocks (fsb) */
-	uint64_t	nbmbt, bmbt_alloc;
-	uint64_t	nblocks;	/* blocks mapped */
-	int		err;
-	const char	*why;
-};
-
 static void
 af_bad(struct afork *af, int err, const char *why)
 {
@@ -112,7 +101,7 @@ af_bad(struct afork *af, int err, const char *why)
 	}
 }
 
-static void
+void
 af_free(struct afork *af)
 {
 	free(af->ext);
@@ -163,7 +152,7 @@ fork_load(struct xk_mount *mp, uint64_t ino, const struct xk_dinode *dip,
 	return 0;
 }
 
-static int
+int
 af_load(struct xk_mount *mp, uint64_t ino, const struct xk_dinode *dip,
 	struct afork *af)
 {
@@ -192,7 +181,7 @@ xk_fork_mappings(struct xk_mount *mp, uint64_t ino,
 }
 
 /* The filesystem block of attr block lblk, or XK_NULLFSBLOCK. */
-static uint64_t
+uint64_t
 af_map(const struct afork *af, uint64_t lblk)
 {
 	size_t lo = 0, hi = af->next;
@@ -213,16 +202,7 @@ af_map(const struct afork *af, uint64_t lblk)
 
 /* ---- reading ---- */
 
-struct aread {
-	struct xk_mount		*mp;
-	uint64_t		ino;
-	const struct afork	*af;
-	struct xk_attr_list	*l;
-	uint32_t		bs;
-	const char		*why;
-};
-
-static int
+int
 ar_bad(struct aread *ar, int err, const char *why)
 {
 	if (!ar->why)
@@ -231,7 +211,7 @@ ar_bad(struct aread *ar, int err, const char *why)
 }
 
 /* Read attr block lblk through ops (NULL: raw, to learn its magic). */
-static int
+int
 ar_read(struct aread *ar, uint64_t lblk, const struct xk_buf_ops *ops,
 	struct xk_buf **bpp)
 {
@@ -290,7 +270,7 @@ read_sf(struct aread *ar, const struct xk_dinode *dip)
  * after a header.  Rules: every block mapped; the headers' offsets run
  * in order and their byte counts add up to valuelen.
  */
-static int
+int
 read_rmt(struct aread *ar, uint32_t valueblk, uint32_t valuelen,
 	 uint8_t *out)
 {
@@ -625,7 +605,8 @@ xk_bld_attr_rewrite(struct xk_bld *b, uint64_t ino,
 		*why = "its block count is below what its attr fork maps";
 		err = XK_ECORRUPT;
 	}
-	if (!err) {
+	/* A session opened empty was never fed them: nothing to free. */
+	if (!err && !b->from_claims) {
 		err = release_fork(b, &af);
 		if (err)
 			*why = "the old attr fork's blocks cannot be freed";

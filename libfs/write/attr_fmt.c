@@ -55,8 +55,8 @@ item_cmp(const void *a, const void *b)
  * 4. a parent pointer has a directory entry's name (no '/') and a
  * 12-byte parent record as its value.
  */
-static int
-xattr_check(const struct xk_bld_xattr *x)
+int
+attr_xattr_check(const struct xk_bld_xattr *x)
 {
 	unsigned int ns = x->flags;
 
@@ -80,8 +80,8 @@ xattr_check(const struct xk_bld_xattr *x)
  * same namespace, and for parent pointers the same value too (a file
  * may have one name in two directories).
  */
-static int
-same_name(const struct xk_bld_xattr *a, const struct xk_bld_xattr *b)
+int
+attr_same_name(const struct xk_bld_xattr *a, const struct xk_bld_xattr *b)
 {
 	if (a->flags != b->flags || a->namelen != b->namelen ||
 	    memcmp(a->name, b->name, a->namelen))
@@ -286,7 +286,7 @@ attr_plan_make(struct attr_plan *pl, uint32_t blocksize, uint32_t sf_space,
 	    (blocksize & (blocksize - 1)))
 		return -EINVAL;
 	for (size_t i = 0; i < n; i++) {
-		err = xattr_check(&xa[i]);
+		err = attr_xattr_check(&xa[i]);
 		if (err)
 			return err;
 	}
@@ -313,7 +313,7 @@ attr_plan_make(struct attr_plan *pl, uint32_t blocksize, uint32_t sf_space,
 	for (size_t i = 0; i < n; i++)
 		for (size_t j = i + 1; j < n &&
 		     pl->items[j].hash == pl->items[i].hash; j++)
-			if (same_name(pl->items[i].xa, pl->items[j].xa)) {
+			if (attr_same_name(pl->items[i].xa, pl->items[j].xa)) {
 				attr_plan_free(pl);
 				return -EEXIST;
 			}

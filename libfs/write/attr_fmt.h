@@ -85,6 +85,15 @@ int attr_plan_make(struct attr_plan *pl, uint32_t blocksize,
 		   uint32_t sf_space, const struct xk_bld_xattr *xa,
 		   size_t n);
 void attr_plan_free(struct attr_plan *pl);
+/*
+ * Whether one attribute can be laid out (attr_fmt.c lists the rules):
+ * 0, or -EINVAL / -E2BIG.
+ */
+int attr_xattr_check(const struct xk_bld_xattr *x);
+/* Whether two attributes clash: one name in one namespace (and for
+ * parent pointers one value). */
+int attr_same_name(const struct xk_bld_xattr *a,
+		   const struct xk_bld_xattr *b);
 
 /* The short-form bytes (pl->sf_size of them) into out, in input order. */
 void attr_sf_fill(const struct xk_bld_xattr *xa, size_t n, uint8_t *out);

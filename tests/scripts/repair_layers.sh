@@ -15,8 +15,8 @@
 #    an AG rebuild and runs phase 3 from it: it applies no plan, and only
 #    asks whether a directory rewrite is planned) and phase_rmap_forks.c
 #    (plans the forks the rmapbt can restore);
-#  - appliers read the plan and write: fix.c, dirfix.c, lostfound.c,
-#    pptrfix.c, rebuild.c, rebuild_fork.c, quotafix.c;
+#  - appliers read the plan and write: fix.c, dirfix.c, attrfix.c,
+#    lostfound.c, pptrfix.c, rebuild.c, rebuild_fork.c, quotafix.c;
 #  - shared, used by both and using neither: plan.c (the recorders),
 #    problem.c and action.c (reporting findings and changes), guard.c,
 #    memcap.c, readahead.c, find_sb.c, lookup.c (lookups in the scan's
@@ -29,7 +29,7 @@
 checkers="attr check chunkfind confirm da dir fork inode_policy phase_ag
 	phase_counters phase_inodes phase_links phase_quota phase_rmap_forks
 	phase_sb pptr rt_check space"
-appliers="dirfix fix lostfound pptrfix quotafix rebuild rebuild_fork rt_fix"
+appliers="attrfix dirfix fix lostfound pptrfix quotafix rebuild rebuild_fork rt_fix"
 shared="action find_sb guard interrupt lookup memcap phase_log plan problem
 	progress quota_state readahead salvage"
 

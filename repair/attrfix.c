@@ -1,0 +1,300 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Attr forks rewritten from their salvaged entries.  An attr fork the
+ * check found damaged (attr.c) in its structure, not its map, is read
+ * entry by entry (xk_attr_list_salvage: every entry that is intact,
+ * whatever its leaf's header or the dabtree says) and written anew by
+ * the builder inside the AG rebuild session, as directories are
+ * (dirfix.c): its old blocks are not fed, so they end up free, and the
+ * builder allocates the new ones.  Every entry left out is reported
+ * with its reason.  xfs_repair drops the whole fork for most of this
+ * damage; we keep what verifies.
+ *
+ * Two steps, because the builder may hand out an old attr block of one
+ * inode to anything it writes: first every fork is salvaged and emptied
+ * in place (its blocks leave the inode's block count), before anything
+ * is allocated; then, once the directories are written, each fork gets
+ * its salvaged entries.  A fork the builder cannot write stays empty,
+ * and that is reported as the drop of its attributes.
+ */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <xfskit/build.h>
+#include <xfskit/build_attr.h>
+#include <xfskit/format/attr.h>
+#include <xfskit/init.h>
+
+#include "repair.h"
+
+/* One attribute left out, as reported once the fork is written. */
+struct lost_attr {
+	char		name[XK_ATTR_NAME_MAX * 4 + 16];
+	const char	*why;
+	uint64_t	lblk;
+	uint32_t	index;
+};
+
+struct attr_rewrite {
+	uint64_t	ino;
+	struct xk_attr_list l;
+	struct lost_attr *lost;
+	size_t		nlost, lost_cap;
+	int		nomem;
+};
+
+struct attr_rewrites {
+	struct attr_rewrite *v;
+	size_t		n;
+};
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+
+	return (*x > *y) - (*x < *y);
+}
+
+/*
+ * Keep the inodes whose fork can be salvaged: sorted, unique, in use,
+ * verifying, not a directory being rewritten (dirfix.c keeps its attr
+ * fork as it is; the next pass salvages it), an attr fork of a known
+ * format.
+ */
+int
+attrs_prepare(struct repair_ctx *rc)
+{
+	size_t out = 0;
+
+	sort_v(rc->plan.attrfix.v, rc->plan.attrfix.n,
+	       sizeof(*rc->plan.attrfix.v), cmp_u64);
+	for (size_t i = 0; i < rc->plan.attrfix.n; i++) {
+		uint64_t ino = rc->plan.attrfix.v[i];
+		struct xk_buf *bp;
+		struct xk_dinode *dip;
+		int ok, err;
+
+		if (out && rc->plan.attrfix.v[out - 1] == ino)
+			continue;
+		if (dir_being_rebuilt(rc, ino))
+			continue;
+		err = xk_inode_read(rc->mp, ino, 0, &bp, &dip);
+		if (err && !bp && repair_oserr(rc, err, "reading inode %llu",
+					       (unsigned long long)ino))
+			break;
+		if (err && !bp) {
+			plan_none(rc);
+			continue;
+		}
+		ok = !err && inode_info_find(rc, ino) && dip->di_forkoff &&
+		     (dip->di_aformat == XK_DINODE_FMT_LOCAL ||
+		      dip->di_aformat == XK_DINODE_FMT_EXTENTS ||
+		      dip->di_aformat == XK_DINODE_FMT_BTREE);
+		xk_buf_release(bp);
+		if (ok)
+			rc->plan.attrfix.v[out++] = ino;
+		else
+			plan_none(rc);
+	}
+	rc->plan.attrfix.n = out;
+	return (int)out;
+}
+
+/* Printable: namespace prefix, then the name with odd bytes as '?'. */
+static void
+attr_name_text(char *buf, size_t len, uint8_t flags, const uint8_t *name,
+	       uint8_t namelen)
+{
+	const char *ns = flags & XK_ATTR_ROOT ? "trusted." :
+			 flags & XK_ATTR_SECURE ? "security." :
+			 flags & XK_ATTR_PARENT ? "parent:" : "user.";
+	size_t n = (size_t)snprintf(buf, len, "%s", ns);
+
+	for (uint8_t i = 0; i < namelen && n + 1 < len; i++)
+		buf[n++] = isprint(name[i]) ? (char)name[i] : '?';
+	buf[n < len ? n : len - 1] = '\0';
+}
+
+static void
+note_lost(void *ctx, const struct xk_attr_dropped *d)
+{
+	struct attr_rewrite *w = ctx;
+	struct lost_attr *la;
+
+	if (w->nlost == w->lost_cap) {
+		size_t cap = w->lost_cap ? w->lost_cap * 2 : 8;
+		struct lost_attr *nv = xk_realloc(w->lost, cap * sizeof(*nv));
+
+		if (!nv) {
+			w->nomem = 1;
+			return;
+		}
+		w->lost = nv;
+		w->lost_cap = cap;
+	}
+	la = &w->lost[w->nlost++];
+	if (d->namelen)
+		attr_name_text(la->name, sizeof(la->name), d->flags, d->name,
+			       d->namelen);
+	else
+		la->name[0] = '\0';
+	la->why = d->why;
+	la->lblk = d->lblk;
+	la->index = d->index;
+}
+
+/* The blocks of ino's attr fork (extents and bmbt) the scan claimed. */
+static uint64_t
+attr_blocks_claimed(const struct repair_ctx *rc, uint64_t ino)
+{
+	uint64_t n = 0;
+
+	for (uint32_t agno = 0; agno < rc->mp->g.agcount; agno++) {
+		const struct claims *u = &rc->scan.ags[agno].used;
+
+		for (size_t i = 0; i < u->n; i++)
+			if (u->v[i].owner == ino &&
+			    (u->v[i].offset & XK_RMAP_OFF_ATTR_FORK))
+				n += u->v[i].len;
+	}
+	return n;
+}
+
+/*
+ * Salvage one fork into w and empty it in place; its blocks are no
+ * longer counted (nor fed: they are free in the session).
+ */
+static int
+salvage_one(struct repair_ctx *rc, struct attr_rewrite *w)
+{
+	struct xk_mount *mp = rc->mp;
+	struct xk_buf *bp;
+	struct xk_dinode *dip;
+	const char *why = NULL;
+	uint64_t nb, old;
+	int err;
+
+	err = xk_inode_read(mp, w->ino, 0, &bp, &dip);
+	if (err)
+		return repair_error(rc, err, "reading inode %llu to salvage "
+				    "its xattrs", (unsigned long long)w->ino);
+	err = xk_attr_list_salvage(mp, w->ino, dip, &w->l, note_lost, w,
+				   &why);
+	if (!err && w->nomem)
+		err = -ENOMEM;
+	if (xk_err_operational(err)) {
+		xk_buf_release(bp);
+		return repair_error(rc, err, "salvaging the xattrs of inode "
+				    "%llu", (unsigned long long)w->ino);
+	}
+	if (err) {
+		/* Nothing readable: the fork goes, said so below. */
+		xk_attr_list_free(&w->l);
+		w->nlost = 0;
+		note_lost(w, &(struct xk_attr_dropped){
+			.lblk = XK_ATTR_SALVAGE_SF,
+			.index = XK_ATTR_SALVAGE_BLOCK,
+			.why = why ? why : "its attr fork cannot be read" });
+	}
+	old = dip->di_aformat == XK_DINODE_FMT_LOCAL ? 0 :
+	      attr_blocks_claimed(rc, w->ino);
+	nb = xk_be64_get(dip->di_nblocks);
+	drop_attr_fork(rc, dip);
+	xk_be64_set(&dip->di_nblocks, nb > old ? nb - old : 0);
+	xk_inode_init_crc(mp, dip);
+	xk_buf_dirty(bp);
+	xk_buf_release(bp);
+	return 0;
+}
+
+int
+attrs_salvage(struct repair_ctx *rc, struct attr_rewrites **out)
+{
+	struct attr_rewrites *aw = xk_calloc(1, sizeof(*aw));
+	int err = 0;
+
+	*out = aw;
+	if (aw)
+		aw->v = xk_calloc(rc->plan.attrfix.n, sizeof(*aw->v));
+	if (!aw || !aw->v)
+		return repair_error(rc, -ENOMEM, "salvaging xattrs");
+	for (size_t i = 0; i < rc->plan.attrfix.n && !err; i++) {
+		aw->v[i].ino = rc->plan.attrfix.v[i];
+		aw->n++;
+		err = salvage_one(rc, &aw->v[i]);
+	}
+	return err;
+}
+
+/* Each attribute left out of w's fork, with where it was and why. */
+static void
+report_lost(struct repair_ctx *rc, const struct attr_rewrite *w)
+{
+	for (size_t i = 0; i < w->nlost; i++) {
+		const struct lost_attr *la = &w->lost[i];
+		char where[64];
+
+		if (la->index == XK_ATTR_SALVAGE_BLOCK &&
+		    la->lblk == XK_ATTR_SALVAGE_SF)
+			snprintf(where, sizeof(where), "all of them");
+		else if (la->index == XK_ATTR_SALVAGE_BLOCK)
+			snprintf(where, sizeof(where), "attr block %llu",
+				 (unsigned long long)la->lblk);
+		else if (la->lblk == XK_ATTR_SALVAGE_SF)
+			snprintf(where, sizeof(where), "short-form entry %u",
+				 la->index);
+		else
+			snprintf(where, sizeof(where), "attr block %llu "
+				 "entry %u", (unsigned long long)la->lblk,
+				 la->index);
+		action_report_why(rc, ACT_XATTR_DROPPED, w->ino, -1, NULL,
+				  la->why, ": %s%s%s%s", la->name,
+				  la->name[0] ? " (" : "", where,
+				  la->name[0] ? ")" : "");
+	}
+}
+
+int
+attrs_rewrite(struct repair_ctx *rc, struct xk_bld *b,
+	      struct attr_rewrites *w)
+{
+	for (size_t i = 0; i < w->n; i++) {
+		struct attr_rewrite *a = &w->v[i];
+		const char *why = NULL;
+		int err = a->l.n ? xk_bld_attr_rewrite(b, a->ino, &a->l, &why) :
+			  0;
+
+		if (xk_err_operational(err))
+			return repair_error(rc, err, "writing the salvaged "
+					    "xattrs of inode %llu",
+					    (unsigned long long)a->ino);
+		if (err) {
+			action_report_why(rc, ACT_ATTR_DROPPED, a->ino, -1,
+					  NULL, why ? why : "the builder "
+					  "could not write them", ": %zu "
+					  "salvaged could not be written",
+					  a->l.n);
+		} else {
+			action_report(rc, ACT_ATTR_REWRITTEN, a->ino, -1, NULL,
+				      " from %zu intact entries (%zu left "
+				      "out)", a->l.n, a->nlost);
+		}
+		report_lost(rc, a);
+	}
+	return 0;
+}
+
+void
+attrs_free(struct attr_rewrites *w)
+{
+	if (!w)
+		return;
+	for (size_t i = 0; i < w->n; i++) {
+		xk_attr_list_free(&w->v[i].l);
+		free(w->v[i].lost);
+	}
+	free(w->v);
+	free(w);
+}
