@@ -214,7 +214,7 @@ done
 # bit, which is refused as unsupported): damage, as xfs_repair 6.1 and
 # 7.2 call them; our -n names the bits or the format, never "clean".
 for c in "flags 0x8000 not allowed|write -d core.flags 0x8000" \
-	 "flags2: unknown bits 0x20|write -d v3.flags2 0x28" \
+	 "flags2: metadata flag without the metadir feature|write -d v3.flags2 0x28" \
 	 "flags2: unknown bits 0x400|write -d v3.flags2 0x408" \
 	 "data fork format 5 is not valid|write -d core.format 5"; do
 	cp --sparse=always "$img" "$T/c.img"
