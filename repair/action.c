@@ -82,6 +82,8 @@ static const struct {
 				    "Set the parent pointers of inode",
 				    "parent pointer sets rewritten" },
 	[ACT_RT_REBUILT]	= { "rt_rebuilt", "Rebuilt" },
+	[ACT_DIR_REASSEMBLED]	= { "dir_rebuilt_from_scan",
+				    "Rebuilt directory" },
 };
 
 struct prepared {

@@ -31,6 +31,7 @@
 #include <xfskit/build.h>
 
 #include "repair.h"
+#include "reasm.h"
 
 /* Findings a rebuild of the AG structures fixes. */
 static const enum problem ag_problems[] = {
@@ -260,7 +261,7 @@ rebuild_ags(struct repair_ctx *rc, unsigned long *applied)
 		return rc->found.error;
 	if (conflicts)
 		return apply_fixes(rc, applied);
-	if (!dirs_prepare(rc) && !need_rebuild(rc))
+	if (!dirs_prepare(rc) && !need_rebuild(rc) && !reasm_pending(rc))
 		return rc->found.error;
 	if (rc->found.error)
 		return rc->found.error;
@@ -272,6 +273,8 @@ rebuild_ags(struct repair_ctx *rc, unsigned long *applied)
 		err = feed_ag(rc, b, agno);
 	if (!err && rc->plan.dirfix.n)
 		err = rebuild_dirs(rc, b);
+	if (!err)
+		err = reasm_build(rc, b);
 	if (!err)
 		err = xk_bld_commit(b);
 	xk_bld_free(b);
