@@ -7,14 +7,18 @@
  * directory, the scan's index gives the blocks that name it as owner,
  * and the directory is written anew in the same inode slot, with the
  * entries of those blocks: its children keep their names and places
- * instead of going to /lost+found as numbers.
+ * instead of going to /lost+found as numbers.  The same for a directory
+ * in use whose block map is lost (a bmbt block gone) when the rmapbt
+ * cannot give it back: the inode stays, dirfix.c rewrites it with the
+ * scan's entries (reasm_find) instead of those its broken map reaches.
  *
  * What is trusted, and why:
  *  - a block only when the scan accepted it (UUID, own address, CRC,
  *    structure) and it verifies again when read here, owner included:
  *    blocks of image files stored in the filesystem fail the address
  *    check even when they carry our UUID;
- *  - a block no live inode claims and that the free space btree does
+ *  - a block no live inode claims (but the directory itself, as data)
+ *    and that the free space btree does
  *    not list as free (a directory that shrank leaves stale blocks
  *    behind, which verify but are free), and, with a usable rmapbt,
  *    one that the rmapbt gives to this inode;
@@ -23,11 +27,12 @@
  *    has fewer names than its link count; one entry per name.
  *
  * The rebuilt directory joins the check pass's lists (an inode and its
- * entries) before the connectivity phase, so that the pass sees the
- * tree as the repair will leave it, with and without -n.  The repair
- * takes back the clear of the lost inode and writes the directory in
- * the AG rebuild session (reasm_build), as dirfix.c writes its
- * rewrites; the old blocks, claimed by nothing, become free space there.
+ * entries; for one in use, its entries replace those of its broken map)
+ * before the connectivity phase, so that the pass sees the tree as the
+ * repair will leave it, with and without -n.  The repair takes back the
+ * clear (or trim) of the inode and writes the directory in the AG
+ * rebuild session (reasm_build.c, or dirfix.c for one in use); the old
+ * blocks, claimed by nothing, become free space there.
  *
  * The scan reads the whole device: it runs only when a directory is
  * lost (-o scan=auto, the default), on every run with -o scan=always,
@@ -81,7 +86,7 @@ named_count(const uint64_t *children, size_t n, uint64_t ino)
 
 /*
  * Whether a block of the scan may be taken: claimed by no inode the
- * pass read, not free space in a bnobt that was read whole, and with a
+ * pass read (but as file data by owner itself), not free space in a bnobt that was read whole, and with a
  * usable rmapbt, mapped to owner there.
  */
 static int
@@ -102,6 +107,11 @@ block_unowned(const struct repair_ctx *rc, uint64_t daddr, uint32_t len,
 	for (size_t i = 0; i < as->used.n; i++) {
 		const struct claim *c = &as->used.v[i];
 
+		/* What the directory's own damaged map still reached. */
+		if (c->owner == owner &&
+		    !(c->offset & (XK_RMAP_OFF_ATTR_FORK |
+				   XK_RMAP_OFF_BMBT_BLOCK)))
+			continue;
 		if (c->agbno < agbno + blocks && agbno < c->agbno + c->len)
 			return 0;
 	}
@@ -308,9 +318,9 @@ run_scan(struct repair_ctx *rc, size_t ncand)
 	if (st->scanned)
 		return 0;
 	if (ncand)
-		info(rc, "        - %zu directory inode%s lost: scanning the "
-		     "device for their blocks...\n", ncand,
-		     ncand == 1 ? "" : "s");
+		info(rc, "        - %zu director%s lost (inode or block map): "
+		     "scanning the device for %s blocks...\n", ncand,
+		     ncand == 1 ? "y" : "ies", ncand == 1 ? "its" : "their");
 	else
 		info(rc, "        - scanning the device (-o scan=always)...\n");
 	meter_start(rc, &m, "Scanning the device", "MiB", 1,
@@ -332,24 +342,29 @@ run_scan(struct repair_ctx *rc, size_t ncand)
 	return 0;
 }
 
-/* Take back every plan the pass made for ino: it is written anew. */
+/* Take back the plans (IFIX_* in what) the pass made for ino. */
 static void
-unplan_inode(struct repair_ctx *rc, uint64_t ino)
+unplan_inode(struct repair_ctx *rc, uint64_t ino, uint32_t what)
 {
 	size_t out = 0;
 
 	for (size_t i = 0; i < rc->plan.ifix.n; i++)
-		if (rc->plan.ifix.v[i].ino != ino)
+		if (rc->plan.ifix.v[i].ino != ino ||
+		    !(rc->plan.ifix.v[i].what & what))
 			rc->plan.ifix.v[out++] = rc->plan.ifix.v[i];
 	rc->plan.ifix.n = out;
 	out = 0;
 	for (size_t i = 0; i < rc->plan.whys.n; i++)
-		if (rc->plan.whys.v[i].ino != ino)
+		if (rc->plan.whys.v[i].ino != ino ||
+		    !(rc->plan.whys.v[i].what & what))
 			rc->plan.whys.v[out++] = rc->plan.whys.v[i];
 	rc->plan.whys.n = out;
 }
 
-/* The directory's inode and entries join the pass's lists. */
+/*
+ * The directory's inode and entries join the pass's lists; for one in
+ * use, its entries replace those its damaged map gave.
+ */
 static int
 join_lists(struct repair_ctx *rc, const struct reasm_dir *d)
 {
@@ -358,11 +373,55 @@ join_lists(struct repair_ctx *rc, const struct reasm_dir *d)
 		.mode = XK_S_IFDIR | 0755,
 	};
 
-	if (xk_vec_push(&rc->scan.inode_vec, &ii, sizeof(ii)))
+	if (d->fork_lost) {
+		struct inode_info *old = inode_info_find(rc, d->ino);
+		size_t out = 0;
+
+		old->nlink = ii.nlink;
+		old->parent = d->parent;
+		for (size_t i = 0; i < rc->scan.nedges; i++)
+			if (rc->scan.edges[i].parent != d->ino)
+				rc->scan.edges[out++] = rc->scan.edges[i];
+		rc->scan.edge_vec.n = out;
+	} else if (xk_vec_push(&rc->scan.inode_vec, &ii, sizeof(ii))) {
 		return -ENOMEM;
+	}
 	for (size_t i = 0; i < d->n && !rc->found.error; i++)
 		note_edge(rc, d->ino, d->ents[i].ino, d->ents[i].ftype);
 	return rc->found.error;
+}
+
+static int
+cand_push(struct reasm_dir **v, size_t *n, size_t *cap, uint64_t ino,
+	  uint64_t parent, int fork_lost)
+{
+	if (*n == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 8;
+		struct reasm_dir *nv = xk_realloc(*v, ncap * sizeof(*nv));
+
+		if (!nv) {
+			free(*v);
+			*v = NULL;
+			return -ENOMEM;
+		}
+		*v = nv;
+		*cap = ncap;
+	}
+	(*v)[(*n)++] = (struct reasm_dir){
+		.ino = ino, .parent = parent, .fork_lost = fork_lost,
+	};
+	return 0;
+}
+
+/* A directory whose entry names ino, or the root. */
+static uint64_t
+named_by(const struct repair_ctx *rc, uint64_t ino)
+{
+	for (size_t i = 0; i < rc->scan.nedges; i++)
+		if (rc->scan.edges[i].child == ino &&
+		    rc->scan.edges[i].parent != ino)
+			return rc->scan.edges[i].parent;
+	return rc->mp->sb.rootino;
 }
 
 /*
@@ -384,20 +443,21 @@ find_lost(struct repair_ctx *rc, struct reasm_dir **out, size_t *nout)
 		    inode_info_find(rc, e->child) ||
 		    !inode_info_find(rc, e->parent))
 			continue;
-		if (n == cap) {
-			size_t ncap = cap ? cap * 2 : 8;
-			struct reasm_dir *nv = xk_realloc(v, ncap * sizeof(*nv));
+		if (cand_push(&v, &n, &cap, e->child, e->parent, 0))
+			return -ENOMEM;
+	}
+	/*
+	 * Directories in use whose block map is lost, when the rmapbt
+	 * cannot give it back (phase_rmap_forks.c does when it can).
+	 */
+	for (size_t i = 0; !rmaps_usable(rc) && i < rc->scan.ninodes; i++) {
+		const struct inode_info *ii = &rc->scan.inodes[i];
 
-			if (!nv) {
-				free(v);
-				return -ENOMEM;
-			}
-			v = nv;
-			cap = ncap;
-		}
-		v[n++] = (struct reasm_dir){
-			.ino = e->child, .parent = e->parent,
-		};
+		if (!ii->fork_lost || ii->sfdir ||
+		    (ii->mode & XK_S_IFMT) != XK_S_IFDIR)
+			continue;
+		if (cand_push(&v, &n, &cap, ii->ino, named_by(rc, ii->ino), 1))
+			return -ENOMEM;
 	}
 	/* By inode, one each: any entry naming it gives its parent. */
 	sort_v(v, n, sizeof(*v), cmp_u64);
@@ -415,7 +475,7 @@ reasm_dirs(struct repair_ctx *rc)
 	struct reasm_state *st = rc->reasm;
 	struct reasm_dir *cand = NULL;
 	uint64_t *children = NULL;
-	size_t ncand = 0, kept = 0;
+	size_t ncand = 0, kept = 0, nchildren = 0;
 	int err;
 
 	if (rc->opt.scan == REPAIR_SCAN_NEVER || rc->mp->g.has_parent)
@@ -450,11 +510,18 @@ reasm_dirs(struct repair_ctx *rc)
 		free(cand);
 		return err;
 	}
-	for (size_t i = 0; i < rc->scan.nedges; i++)
-		children[i] = rc->scan.edges[i].child;
-	sort_v(children, rc->scan.nedges, sizeof(*children), cmp_u64);
+	/* The names given elsewhere (not by a map about to be replaced). */
+	for (size_t i = 0; i < rc->scan.nedges; i++) {
+		uint64_t parent = rc->scan.edges[i].parent;
+		const struct reasm_dir *c = bsearch(&parent, cand, ncand,
+						    sizeof(*cand), cmp_u64);
+
+		if (!c || !c->fork_lost)
+			children[nchildren++] = rc->scan.edges[i].child;
+	}
+	sort_v(children, nchildren, sizeof(*children), cmp_u64);
 	for (size_t i = 0; i < ncand && !err; i++) {
-		err = collect_dir(rc, &cand[i], children, rc->scan.nedges);
+		err = collect_dir(rc, &cand[i], children, nchildren);
 		if (err) {
 			repair_error(rc, err, "reading the blocks of directory "
 				     "%llu", (unsigned long long)cand[i].ino);
@@ -470,8 +537,15 @@ reasm_dirs(struct repair_ctx *rc)
 		err = join_lists(rc, &cand[i]);
 		if (err)
 			break;
-		if (!rc->opt.no_modify) {
-			unplan_inode(rc, cand[i].ino);
+		if (rc->opt.no_modify) {
+			/* -n: said below. */
+		} else if (cand[i].fork_lost) {
+			/* dirfix.c rewrites it, its core kept. */
+			unplan_inode(rc, cand[i].ino, IFIX_CLEAR | IFIX_TRIM |
+				     IFIX_NBLOCKS | IFIX_NLINK | IFIX_DOTDOT);
+			plan_dir_rebuild(rc, cand[i].ino);
+		} else {
+			unplan_inode(rc, cand[i].ino, ~0u);
 			mark_in_use(rc, cand[i].ino);
 		}
 		if (kept != i) {
@@ -491,8 +565,9 @@ reasm_dirs(struct repair_ctx *rc)
 		action_path(rc, cand[i].ino, path, sizeof(path));
 		info(rc, "        - would rebuild directory %llu (%s) from "
 		     "%zu blocks found by the device scan (%zu entries, %zu "
-		     "left out)\n", (unsigned long long)cand[i].ino, path,
-		     cand[i].nblocks, cand[i].n, cand[i].dropped);
+		     "left out%s)\n", (unsigned long long)cand[i].ino, path,
+		     cand[i].nblocks, cand[i].n, cand[i].dropped,
+		     cand[i].fork_lost ? "; its block map is lost" : "");
 		reasm_dir_free(&cand[i]);
 	}
 	if (rc->opt.no_modify)

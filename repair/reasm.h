@@ -22,6 +22,11 @@ struct reasm_dir {
 	size_t			nfound;		/* every block found for it */
 	size_t			dropped;	/* entries left out */
 	uint32_t		nsubdirs;
+	/*
+	 * The inode is in use but its block map is lost: dirfix.c rewrites
+	 * it from ents (reasm_find), keeping the inode's core.
+	 */
+	int			fork_lost;
 };
 
 /* The scan, kept for the run; the directories this pass plans. */
@@ -41,6 +46,9 @@ struct reasm_state {
  * 0, or an operational error (recorded).
  */
 XK_MUST_CHECK int reasm_dirs(struct repair_ctx *rc);
+/* The directory planned from the scan for ino, or NULL. */
+const struct reasm_dir *reasm_find(const struct repair_ctx *rc,
+				   uint64_t ino);
 /* Rewrites planned by this pass's reasm_dirs. */
 int reasm_pending(const struct repair_ctx *rc);
 /* In the AG rebuild session: write the planned directories. */

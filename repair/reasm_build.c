@@ -21,11 +21,15 @@ reasm_build(struct repair_ctx *rc, struct xk_bld *b)
 	int64_t now = repair_now();
 	int err = 0;
 
-	for (size_t i = 0; st && i < st->ndirs && !err; i++) {
+	if (!st)
+		return 0;
+	for (size_t i = 0; i < st->ndirs && !err; i++) {
 		struct reasm_dir *d = &st->dirs[i];
 		struct xk_bld_inode ip;
-		char path[1024];
 
+		/* dirfix.c rewrites these, their cores kept. */
+		if (d->fork_lost)
+			continue;
 		xk_bld_inode_init(b, &ip, d->ino, XK_S_IFDIR | 0755);
 		ip.atime_sec = ip.mtime_sec = ip.ctime_sec = ip.crtime_sec =
 			now;
@@ -38,14 +42,33 @@ reasm_build(struct repair_ctx *rc, struct xk_bld *b)
 		if (err) {
 			free(ip.data.local);
 			free(ip.data.ext);
-			break;
+			return err;
 		}
-		action_path(rc, d->ino, path, sizeof(path));
-		action_report(rc, ACT_DIR_REASSEMBLED, d->ino, -1, path,
-			      " from %zu blocks found by the device scan "
-			      "(%zu entries%s; mode 0755, owner root: the "
-			      "inode was lost)", d->nblocks, d->n,
-			      d->dropped ? ", some left out" : "");
 	}
-	return err;
+	/*
+	 * Paths now: names read while a lost inode made its cluster fail
+	 * its verifier were not found, and are forgotten.
+	 */
+	action_scan_free(rc);
+	for (size_t i = 0; i < st->ndirs; i++) {
+		const struct reasm_dir *d = &st->dirs[i];
+		char path[1024];
+
+		if (d->fork_lost && !dir_being_rebuilt(rc, d->ino))
+			continue;
+		action_path(rc, d->ino, path, sizeof(path));
+		if (d->fork_lost)
+			action_report(rc, ACT_DIR_REASSEMBLED, d->ino, -1,
+				      path, " from %zu blocks found by the "
+				      "device scan (%zu entries; its block "
+				      "map was lost)", d->nblocks, d->n);
+		else
+			action_report(rc, ACT_DIR_REASSEMBLED, d->ino, -1,
+				      path, " from %zu blocks found by the "
+				      "device scan (%zu entries%s; mode 0755, "
+				      "owner root: the inode was lost)",
+				      d->nblocks, d->n, d->dropped ?
+				      ", some left out" : "");
+	}
+	return 0;
 }

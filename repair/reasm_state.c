@@ -38,6 +38,17 @@ reasm_free(struct repair_ctx *rc)
 	rc->reasm = NULL;
 }
 
+const struct reasm_dir *
+reasm_find(const struct repair_ctx *rc, uint64_t ino)
+{
+	const struct reasm_state *st = rc->reasm;
+
+	for (size_t i = 0; st && i < st->ndirs; i++)
+		if (st->dirs[i].ino == ino)
+			return &st->dirs[i];
+	return NULL;
+}
+
 int
 reasm_pending(const struct repair_ctx *rc)
 {

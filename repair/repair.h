@@ -176,6 +176,7 @@ struct inode_info {
 	uint8_t		sfdir;		/* a short-form directory */
 	uint8_t		meta;		/* in the metadata tree (metadir) */
 	uint8_t		metatype;	/* XK_METAFILE_*, if meta */
+	uint8_t		fork_lost;	/* its data fork is damaged */
 };
 
 /* A realtime file's mapping: realtime blocks start..start+len-1. */
