@@ -143,27 +143,11 @@ struct collect {
 };
 
 static int
-collect_entry(void *ctx, const uint8_t *name, uint8_t namelen, uint64_t ino,
-	      uint8_t ftype)
+push_entry(struct reasm_dir *d, const uint8_t *name, uint8_t namelen,
+	   uint8_t ftype, uint64_t ino)
 {
-	struct collect *c = ctx;
-	struct reasm_dir *d = c->d;
-	const struct inode_info *ii;
 	uint8_t *copy;
 
-	(void)ftype;
-	if ((namelen == 1 && name[0] == '.') ||
-	    (namelen == 2 && name[0] == '.' && name[1] == '.'))
-		return 0;
-	ii = inode_info_find(c->rc, ino);
-	if (!xk_pptr_name_ok(name, namelen) || !ii || ino == d->ino ||
-	    ((ii->mode & XK_S_IFMT) == XK_S_IFDIR ?
-	     ii->parent != d->ino ||
-	     named_count(c->children, c->nchildren, ino) :
-	     named_count(c->children, c->nchildren, ino) >= ii->nlink)) {
-		d->dropped++;
-		return 0;
-	}
 	if (d->n == d->cap) {
 		size_t ncap = d->cap ? d->cap * 2 : 64;
 		struct xk_bld_dirent *nv = xk_realloc(d->ents,
@@ -179,11 +163,41 @@ collect_entry(void *ctx, const uint8_t *name, uint8_t namelen, uint64_t ino,
 		return -ENOMEM;
 	memcpy(copy, name, namelen);
 	d->ents[d->n++] = (struct xk_bld_dirent){
-		.name = copy, .namelen = namelen,
-		.ftype = xk_mode_to_ftype(ii->mode), .ino = ino,
+		.name = copy, .namelen = namelen, .ftype = ftype, .ino = ino,
 	};
 	return 0;
 }
+
+static int
+collect_entry(void *ctx, const uint8_t *name, uint8_t namelen, uint64_t ino,
+	      uint8_t ftype)
+{
+	struct collect *c = ctx;
+	struct reasm_dir *d = c->d;
+	const struct inode_info *ii;
+
+	if ((namelen == 1 && name[0] == '.') ||
+	    (namelen == 2 && name[0] == '.' && name[1] == '.'))
+		return 0;
+	ii = inode_info_find(c->rc, ino);
+	/*
+	 * A subdirectory lost too is kept for now: a later round may
+	 * rebuild it (reasm_settle drops it if none does).
+	 */
+	if (!ii && ftype == XK_DIR3_FT_DIR && xk_ino_valid(c->rc->mp, ino) &&
+	    ino != d->ino && xk_pptr_name_ok(name, namelen))
+		return push_entry(d, name, namelen, XK_DIR3_FT_DIR, ino);
+	if (!xk_pptr_name_ok(name, namelen) || !ii || ino == d->ino ||
+	    ((ii->mode & XK_S_IFMT) == XK_S_IFDIR ?
+	     ii->parent != d->ino ||
+	     named_count(c->children, c->nchildren, ino) :
+	     named_count(c->children, c->nchildren, ino) >= ii->nlink)) {
+		d->dropped++;
+		return 0;
+	}
+	return push_entry(d, name, namelen, xk_mode_to_ftype(ii->mode), ino);
+}
+
 
 /* Entries grouped by name (length first), then by inode. */
 static int
@@ -469,25 +483,42 @@ find_lost(struct repair_ctx *rc, struct reasm_dir **out, size_t *nout)
 	return 0;
 }
 
-int
-reasm_dirs(struct repair_ctx *rc)
+/* Whether ino was a candidate earlier in this pass. */
+static int
+tried(const struct reasm_state *st, uint64_t ino)
+{
+	for (size_t i = 0; st && i < st->tried.n; i++)
+		if (st->tried.v[i] == ino)
+			return 1;
+	return 0;
+}
+
+/*
+ * One round: the lost directories the lists show now, rebuilt into
+ * them.  A rebuilt directory may name another lost one: the next round
+ * takes it.  *added: how many were.  0 or an operational error.
+ */
+static int
+reasm_round(struct repair_ctx *rc, int first, size_t *added)
 {
 	struct reasm_state *st = rc->reasm;
-	struct reasm_dir *cand = NULL;
+	struct reasm_dir *cand = NULL, *nv;
 	uint64_t *children = NULL;
 	size_t ncand = 0, kept = 0, nchildren = 0;
 	int err;
 
-	if (rc->opt.scan == REPAIR_SCAN_NEVER || rc->mp->g.has_parent)
-		return 0;
-	if (st)
-		reasm_dirs_free(st);
+	*added = 0;
 	inodes_order(rc);
 	edges_order(rc);
 	err = find_lost(rc, &cand, &ncand);
 	if (err)
-		return repair_error(rc, err, "looking for lost directories");
-	if (!ncand && rc->opt.scan != REPAIR_SCAN_ALWAYS) {
+		return err;
+	for (size_t i = 0; i < ncand; i++)
+		if (!tried(st, cand[i].ino))
+			cand[kept++] = cand[i];
+	ncand = kept;
+	kept = 0;
+	if (!ncand && !(first && rc->opt.scan == REPAIR_SCAN_ALWAYS)) {
 		free(cand);
 		return 0;
 	}
@@ -495,16 +526,20 @@ reasm_dirs(struct repair_ctx *rc)
 		st = xk_calloc(1, sizeof(*st));
 		if (!st) {
 			free(cand);
-			return repair_error(rc, -ENOMEM, "starting the scan");
+			return -ENOMEM;
 		}
 		rc->reasm = st;
 	}
-	err = run_scan(rc, ncand);
+	for (size_t i = 0; i < ncand && !err; i++)
+		err = xk_vec_push(&st->tried.vec, &cand[i].ino,
+				  sizeof(cand[i].ino));
+	if (!err)
+		err = run_scan(rc, ncand);
 	if (!err && ncand) {
 		children = xk_malloc((rc->scan.nedges ? rc->scan.nedges : 1) *
 				     sizeof(*children));
 		if (!children)
-			err = repair_error(rc, -ENOMEM, "listing the entries");
+			err = -ENOMEM;
 	}
 	if (err || !ncand) {
 		free(cand);
@@ -522,11 +557,8 @@ reasm_dirs(struct repair_ctx *rc)
 	sort_v(children, nchildren, sizeof(*children), cmp_u64);
 	for (size_t i = 0; i < ncand && !err; i++) {
 		err = collect_dir(rc, &cand[i], children, nchildren);
-		if (err) {
-			repair_error(rc, err, "reading the blocks of directory "
-				     "%llu", (unsigned long long)cand[i].ino);
+		if (err)
 			break;
-		}
 		if (!cand[i].nblocks) {
 			info(rc, "        - directory %llu: no block of it "
 			     "found by the device scan\n",
@@ -538,7 +570,7 @@ reasm_dirs(struct repair_ctx *rc)
 		if (err)
 			break;
 		if (rc->opt.no_modify) {
-			/* -n: said below. */
+			/* -n: reasm_dirs says it. */
 		} else if (cand[i].fork_lost) {
 			/* dirfix.c rewrites it, its core kept. */
 			unplan_inode(rc, cand[i].ino, IFIX_CLEAR | IFIX_TRIM |
@@ -555,36 +587,111 @@ reasm_dirs(struct repair_ctx *rc)
 		kept++;
 	}
 	free(children);
+	nv = err ? NULL : xk_realloc(st->dirs, (st->ndirs + kept + 1) *
+				     sizeof(*nv));
+	if (!nv) {
+		for (size_t i = 0; i < ncand; i++)
+			reasm_dir_free(&cand[i]);
+		free(cand);
+		return err ? err : -ENOMEM;
+	}
+	memcpy(nv + st->ndirs, cand, kept * sizeof(*nv));
+	st->dirs = nv;
+	st->ndirs += kept;
+	*added = kept;
+	free(cand);
+	return 0;
+}
+
+/*
+ * After the rounds: a lost subdirectory that no round rebuilt is not
+ * an entry after all (its entry and edge go); link counts follow.
+ */
+static void
+reasm_settle(struct repair_ctx *rc)
+{
+	struct reasm_state *st = rc->reasm;
+
+	inodes_order(rc);
+	for (size_t i = 0; i < st->ndirs; i++) {
+		struct reasm_dir *d = &st->dirs[i];
+		struct inode_info *ii;
+		size_t out = 0, gone = 0;
+
+		for (size_t k = 0; k < d->n; k++) {
+			if (inode_info_find(rc, d->ents[k].ino)) {
+				d->ents[out++] = d->ents[k];
+				continue;
+			}
+			/* Its edge: the one of d naming it. */
+			for (size_t e = 0; e < rc->scan.nedges; e++)
+				if (rc->scan.edges[e].parent == d->ino &&
+				    rc->scan.edges[e].child ==
+				    d->ents[k].ino) {
+					rc->scan.edges[e] =
+						rc->scan.edges[--rc->scan.edge_vec.n];
+					break;
+				}
+			free((void *)d->ents[k].name);
+			gone++;
+		}
+		d->n = out;
+		d->dropped += gone;
+		d->nsubdirs = 0;
+		for (size_t k = 0; k < d->n; k++)
+			d->nsubdirs += d->ents[k].ftype == XK_DIR3_FT_DIR;
+		ii = inode_info_find(rc, d->ino);
+		if (ii)
+			ii->nlink = 2 + d->nsubdirs;
+	}
+}
+
+/* Rounds at most: directories lost inside lost directories. */
+#define REASM_ROUNDS	16
+
+int
+reasm_dirs(struct repair_ctx *rc)
+{
+	struct reasm_state *st;
+	size_t added = 0, total = 0;
+	int err = 0;
+
+	if (rc->opt.scan == REPAIR_SCAN_NEVER || rc->mp->g.has_parent)
+		return 0;
+	if (rc->reasm) {
+		reasm_dirs_free(rc->reasm);
+		rc->reasm->tried.n = 0;
+	}
+	for (int round = 0; round < REASM_ROUNDS && !err; round++) {
+		err = reasm_round(rc, !round, &added);
+		total += added;
+		if (!added)
+			break;
+	}
+	if (err)
+		return rc->found.error ? rc->found.error :
+		       repair_error(rc, err, "rebuilding lost directories "
+				    "from the device scan");
+	if (!total)
+		return 0;
+	reasm_settle(rc);
 	/* The lists as the pass goes on with them, paths from them. */
 	inodes_order(rc);
 	edges_order(rc);
 	action_scan_free(rc);
-	for (size_t i = 0; !err && rc->opt.no_modify && i < kept; i++) {
+	st = rc->reasm;
+	for (size_t i = 0; rc->opt.no_modify && i < st->ndirs; i++) {
+		const struct reasm_dir *d = &st->dirs[i];
 		char path[1024];
 
-		action_path(rc, cand[i].ino, path, sizeof(path));
+		action_path(rc, d->ino, path, sizeof(path));
 		info(rc, "        - would rebuild directory %llu (%s) from "
 		     "%zu blocks found by the device scan (%zu entries, %zu "
-		     "left out%s)\n", (unsigned long long)cand[i].ino, path,
-		     cand[i].nblocks, cand[i].n, cand[i].dropped,
-		     cand[i].fork_lost ? "; its block map is lost" : "");
-		reasm_dir_free(&cand[i]);
+		     "left out%s)\n", (unsigned long long)d->ino, path,
+		     d->nblocks, d->n, d->dropped,
+		     d->fork_lost ? "; its block map is lost" : "");
 	}
 	if (rc->opt.no_modify)
-		kept = 0;
-	if (err) {
-		for (size_t i = 0; i < ncand; i++)
-			reasm_dir_free(&cand[i]);
-		free(cand);
-		return rc->found.error ? rc->found.error :
-		       repair_error(rc, err, "adding the rebuilt directories "
-				    "to the lists");
-	}
-	st->dirs = cand;
-	st->ndirs = kept;
-	if (!kept) {
-		free(cand);
-		st->dirs = NULL;
-	}
+		reasm_dirs_free(st);
 	return 0;
 }

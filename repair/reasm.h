@@ -9,6 +9,7 @@
 
 #include <xfskit/build.h>
 #include <xfskit/scan.h>
+#include <xfskit/vec.h>
 
 struct repair_ctx;
 
@@ -35,6 +36,8 @@ struct reasm_state {
 	struct xk_scan		res;
 	struct reasm_dir	*dirs;
 	size_t			ndirs;
+	/* The pass's candidates so far, each looked at once. */
+	XK_VEC_OF(uint64_t)	tried;
 };
 
 /*

@@ -33,6 +33,7 @@ reasm_free(struct repair_ctx *rc)
 	if (!st)
 		return;
 	reasm_dirs_free(st);
+	xk_vec_free(&st->tried.vec);
 	xk_scan_free(&st->res);
 	free(st);
 	rc->reasm = NULL;

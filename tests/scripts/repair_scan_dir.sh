@@ -89,10 +89,11 @@ PY
 
 # one_case LABEL ENTRIES MKFS-OPTS KINDS: build an image, then for each
 # damage of KINDS (inode: /big's inode zeroed; trap: its blocks too;
-# bmbt: /big's inode and the block map of /frag, a directory in btree
-# format, zeroed) damage a copy, repair, compare.
+# bmbt: /big's inode, /big/sub2's (a lost directory in a lost one) and
+# the block map of /frag, a directory in btree format, zeroed) damage a
+# copy, repair, compare.
 one_case() {
-	local base=$1 n=$2 mopts=$3 kinds=$4 D=$T/$1 big frag st label=$1
+	local base=$1 n=$2 mopts=$3 kinds=$4 D=$T/$1 big frag sub2 st label=$1
 	mkdir -p "$D"
 	mkfs_xfs_image "$D/outer.img" 512m -m "$mopts" || { fail "[$label] mkfs.xfs"; return 1; }
 	img=$D/outer.img
@@ -122,9 +123,10 @@ one_case() {
 		cp --sparse=always "$other" "$MNT/other.img" || fail "[$label] store the image files"
 	big=$(stat -c %i "$MNT/big")
 	frag=$(stat -c %i "$MNT/frag")
+	sub2=$(stat -c %i "$MNT/big/sub2")
 	walk "$MNT" | grep -v '^lost+found' >"$D/manifest"
 	loop_umount || return 1
-	xfs_repair_clean "$img" "$D/xr0" || { fail "[$label] not clean before the damage: $(cat "$D/xr0")"; return 1; }
+	xfs_repair -n "$img" >"$D/xr0" 2>&1 || { fail "[$label] not clean before the damage: $(tail -5 "$D/xr0")"; return 1; }
 
 	# A healthy image is never scanned.
 	"$REPAIR" -n "$img" >"$D/healthy" 2>&1 || fail "[$label] healthy image: $(tail -3 "$D/healthy")"
@@ -147,7 +149,8 @@ damage_repair() {
 	# or the bmbt block under /frag's inode.
 	[ "$kind" = trap ] && trap=1
 	if [ "$kind" = bmbt ]; then
-		targets="$big $frag"
+		targets="$big $sub2 $frag"
+		zero_inode "$img" "$sub2" || { fail "[$label] could not zero inode $sub2"; return 1; }
 		[ "$(db_get "$img" "inode $frag" core.format)" = "3 (btree)" ] ||
 			{ fail "[$label] /frag is not in btree format: $(db_get "$img" "inode $frag" core.format)"; return 1; }
 		fsb=$(xfs_db -r -c "inode $frag" -c "print u3.bmbt.ptrs" "$img" |
