@@ -329,13 +329,13 @@ salvage_dir(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
 	size_t nadd = 0, out = 0;
 	int err = 0;
 
-	if (rd) {
-		/* A lost block map: the device scan's entries (reasm.c). */
-		for (size_t i = 0; i < rd->n && !err; i++)
-			err = salvage_push(s, rd->ents[i].name,
-					   rd->ents[i].namelen,
-					   rd->ents[i].ftype, rd->ents[i].ino);
-	} else if (dip->di_format == XK_DINODE_FMT_LOCAL)
+	/* A lost block map: the device scan's entries too (reasm.c). */
+	for (size_t i = 0; rd && i < rd->n && !err; i++)
+		err = salvage_push(s, rd->ents[i].name, rd->ents[i].namelen,
+				   rd->ents[i].ftype, rd->ents[i].ino);
+	if (err)
+		return err;
+	if (dip->di_format == XK_DINODE_FMT_LOCAL)
 		err = salvage_sf(rc, dip, s);
 	else
 		err = salvage_blocks(rc, ino, dip, s);

@@ -10,7 +10,7 @@
  * instead of going to /lost+found as numbers.  The same for a directory
  * in use whose block map is lost (a bmbt block gone) when the rmapbt
  * cannot give it back: the inode stays, dirfix.c rewrites it with the
- * scan's entries (reasm_find) instead of those its broken map reaches.
+ * scan's entries (reasm_find) besides those its broken map reaches.
  *
  * What is trusted, and why:
  *  - a block only when the scan accepted it (UUID, own address, CRC,

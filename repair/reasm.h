@@ -25,7 +25,8 @@ struct reasm_dir {
 	uint32_t		nsubdirs;
 	/*
 	 * The inode is in use but its block map is lost: dirfix.c rewrites
-	 * it from ents (reasm_find), keeping the inode's core.
+	 * it from ents (reasm_find) and what its map still reaches, keeping
+	 * the inode's core.
 	 */
 	int			fork_lost;
 };

@@ -95,7 +95,7 @@ PY
 one_case() {
 	local base=$1 n=$2 mopts=$3 kinds=$4 D=$T/$1 big frag sub2 st label=$1
 	mkdir -p "$D"
-	mkfs_xfs_image "$D/outer.img" 512m -m "$mopts" || { fail "[$label] mkfs.xfs"; return 1; }
+	mkfs_xfs_image "$D/outer.img" 320m -m "$mopts" || { fail "[$label] mkfs.xfs"; return 1; }
 	img=$D/outer.img
 	loop_mount "$img" || return 1
 	{
