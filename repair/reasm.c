@@ -86,8 +86,9 @@ named_count(const uint64_t *children, size_t n, uint64_t ino)
 
 /*
  * Whether a block of the scan may be taken: claimed by no inode the
- * pass read (but as file data by owner itself), not free space in a bnobt that was read whole, and with a
- * usable rmapbt, mapped to owner there.
+ * pass read (but as file data by owner itself), not free space in a
+ * bnobt that was read whole, and with a usable rmapbt, mapped to owner
+ * there.  Linear in the AG's claims: a few big directories are the use.
  */
 static int
 block_unowned(const struct repair_ctx *rc, uint64_t daddr, uint32_t len,
@@ -139,7 +140,6 @@ struct collect {
 	struct reasm_dir	*d;
 	const uint64_t		*children;
 	size_t			nchildren;
-	int			err;
 };
 
 static int
@@ -262,7 +262,7 @@ collect_dir(struct repair_ctx *rc, struct reasm_dir *d,
 		XK_SCAN_DIR3_BLOCK, XK_SCAN_DIR3_DATA,
 	};
 	const struct xk_scan *res = &rc->reasm->res;
-	struct collect c = { rc, d, children, nchildren, 0 };
+	struct collect c = { rc, d, children, nchildren };
 
 	for (enum xk_scan_type t = XK_SCAN_DIR3_BLOCK; t <= XK_SCAN_DA3_NODE;
 	     t++) {
