@@ -38,7 +38,7 @@
  * lost (-o scan=auto, the default), on every run with -o scan=always,
  * never with -o scan=never.  Its index is kept for the run's later
  * passes.  Not handled yet: a lost directory no entry names (its parent
- * is unknown), parent-pointer filesystems.
+ * is unknown), parent-pointer and metadir filesystems.
  */
 #include <stddef.h>
 #include <stdlib.h>
@@ -656,7 +656,9 @@ reasm_dirs(struct repair_ctx *rc)
 	size_t added = 0, total = 0;
 	int err = 0;
 
-	if (rc->opt.scan == REPAIR_SCAN_NEVER || rc->mp->g.has_parent)
+	/* Not yet: parent pointers to keep in step, metadata directories. */
+	if (rc->opt.scan == REPAIR_SCAN_NEVER || rc->mp->g.has_parent ||
+	    rc->mp->g.has_metadir)
 		return 0;
 	if (rc->reasm) {
 		reasm_dirs_free(rc->reasm);
