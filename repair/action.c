@@ -86,6 +86,8 @@ static const struct {
 				    "Rewrote the extended attributes of inode" },
 	[ACT_XATTR_DROPPED]	= { "xattr_dropped",
 				    "Dropped an extended attribute of inode" },
+	[ACT_DIR_REASSEMBLED]	= { "dir_rebuilt_from_scan",
+				    "Rebuilt directory" },
 };
 
 struct prepared {

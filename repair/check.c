@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "repair.h"
+#include "reasm.h"
 #include "phase_quota.h"
 
 #define CHECK_CACHE_BYTES	(32ULL << 20)
@@ -142,6 +143,10 @@ repair_scan(struct repair_ctx *rc)
 	rc->phase_what = "planning fork rebuilds from the rmapbt";
 	check_rmap_forks(rc);
 	if (rc->found.error)
+		return rc->found.error;
+	/* Lost directories the device scan gives back (reasm.c). */
+	rc->phase_what = "rebuilding lost directories from the device scan";
+	if (repair_phase_end(rc, reasm_dirs(rc)))
 		return rc->found.error;
 	phase(rc, "Phase 5 - check directory connectivity and link "
 	      "counts...", "checking directory connectivity and link counts");

@@ -34,6 +34,7 @@
 #include <xfskit/fork.h>
 
 #include "repair.h"
+#include "reasm.h"
 
 static int
 cmp_u64(const void *a, const void *b)
@@ -323,10 +324,17 @@ static int
 salvage_dir(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
 	    struct salvage *s)
 {
+	const struct reasm_dir *rd = reasm_find(rc, ino);
 	const struct xk_bld_dirent *add;
 	size_t nadd = 0, out = 0;
 	int err = 0;
 
+	/* A lost block map: the device scan's entries too (reasm.c). */
+	for (size_t i = 0; rd && i < rd->n && !err; i++)
+		err = salvage_push(s, rd->ents[i].name, rd->ents[i].namelen,
+				   rd->ents[i].ftype, rd->ents[i].ino);
+	if (err)
+		return err;
 	if (dip->di_format == XK_DINODE_FMT_LOCAL)
 		err = salvage_sf(rc, dip, s);
 	else

@@ -424,24 +424,6 @@ add_in_place(struct repair_ctx *rc, uint64_t lf, unsigned long *applied)
 	return 0;
 }
 
-/* The scan saw ino free: the rebuild is fed it in use. */
-static void
-mark_in_use(struct repair_ctx *rc, uint64_t ino)
-{
-	struct xk_mount *mp = rc->mp;
-	struct ag_scan *as = &rc->scan.ags[xk_ino_to_agno(mp, ino)];
-	uint32_t agino = xk_ino_to_agino(mp, ino);
-
-	if (!as->seen_free)
-		return;
-	for (size_t i = 0; i < as->chunks.n; i++) {
-		uint32_t start = xk_be32_get(as->chunks.v[i].ir_startino);
-
-		if (agino >= start && agino < start + XK_INODES_PER_CHUNK)
-			as->seen_free[i] &= ~(1ULL << (agino - start));
-	}
-}
-
 /* Way 2: plan the rewrite; dirfix.c and lf_build() carry it out. */
 static int
 plan_rewrite(struct repair_ctx *rc, uint64_t lf, int create)

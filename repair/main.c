@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "repair.h"
+#include "reasm.h"
 
 static void
 usage(FILE *to)
@@ -36,6 +37,10 @@ usage(FILE *to)
 "          (default: one per CPU); xfs_repair's ag_stride=N,\n"
 "          phase2_threads=N, bhash=N, ihash=N and force_geometry are\n"
 "          accepted and have no effect here\n"
+"  -o scan=auto|always|never  when to read the whole device for the\n"
+"          blocks of lost directories (each block names its owner):\n"
+"          auto (default) only when a directory's inode is lost,\n"
+"          always, or never (its children then go to /lost+found)\n"
 "  -l D    the external log's device (mkfs.xfs -l logdev=D); it must\n"
 "          hold this filesystem's log (its records' UUID), else nothing\n"
 "          is read or written. Without it, -n checks the rest and the\n"
@@ -309,7 +314,7 @@ repair_run(struct repair_ctx *rc, unsigned long *found)
 		err = repair_phase_end(rc, apply_fixes(rc, &applied));
 		if (!err && !applied &&
 		    (need_rebuild(rc) || rc->plan.dirfix.n ||
-		     rc->plan.attrfix.n)) {
+		     rc->plan.attrfix.n || reasm_pending(rc))) {
 			/*
 			 * The confirming pass may reuse this inode scan.
 			 * Optional: without the copy (no memory for it) that
@@ -354,7 +359,7 @@ parse_subopts(struct repair_ctx *rc, char *arg)
 {
 	static const char *const names[] = {
 		"threads", "ag_stride", "phase2_threads", "bhash", "ihash",
-		"force_geometry", NULL,
+		"force_geometry", "scan", NULL,
 	};
 	char *const *tokens = (char *const *)names;
 	char *val;
@@ -376,6 +381,25 @@ parse_subopts(struct repair_ctx *rc, char *arg)
 					"force_geometry takes no value\n");
 				return 1;
 			}
+			continue;
+		}
+		if (i == 6) {		/* scan=auto|always|never */
+			static const char *const modes[] = {
+				[REPAIR_SCAN_AUTO] = "auto",
+				[REPAIR_SCAN_ALWAYS] = "always",
+				[REPAIR_SCAN_NEVER] = "never",
+			};
+			int m = 0;
+
+			while (m < 3 && (!val || strcmp(val, modes[m])))
+				m++;
+			if (m == 3) {
+				fprintf(stderr, "xfskit-repair: -o scan takes "
+					"auto, always or never, not '%s'\n",
+					val ? val : "");
+				return 1;
+			}
+			rc->opt.scan = m;
 			continue;
 		}
 		n = val ? strtoul(val, &end, 10) : 0;
@@ -678,6 +702,7 @@ main(int argc, char **argv)
 	rc.found.first_problems = found;
 	if (!err && action_error(&rc))
 		err = action_error(&rc);
+	reasm_free(&rc);
 	repair_memory_done(&rc);
 	status = guard_unchecked(&rc, status);
 	if (xk_undo_error(undo))

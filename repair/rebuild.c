@@ -31,6 +31,7 @@
 #include <xfskit/build.h>
 
 #include "repair.h"
+#include "reasm.h"
 
 /* Findings a rebuild of the AG structures fixes. */
 static const enum problem ag_problems[] = {
@@ -267,7 +268,7 @@ rebuild_ags(struct repair_ctx *rc, unsigned long *applied)
 		return apply_fixes(rc, applied);
 	ndirs = dirs_prepare(rc);
 	nattrs = attrs_prepare(rc);
-	if (!ndirs && !nattrs && !need_rebuild(rc))
+	if (!ndirs && !nattrs && !need_rebuild(rc) && !reasm_pending(rc))
 		return rc->found.error;
 	if (rc->found.error)
 		return rc->found.error;
@@ -285,6 +286,8 @@ rebuild_ags(struct repair_ctx *rc, unsigned long *applied)
 	if (!err && nattrs)
 		err = attrs_rewrite(rc, b, aw);
 	attrs_free(aw);
+	if (!err)
+		err = reasm_build(rc, b);
 	if (!err)
 		err = xk_bld_commit(b);
 	xk_bld_free(b);

@@ -107,6 +107,7 @@ enum action {
 	ACT_RT_REBUILT,
 	ACT_ATTR_REWRITTEN,
 	ACT_XATTR_DROPPED,
+	ACT_DIR_REASSEMBLED,	/* a lost directory, from the device scan */
 	ACT_NR
 };
 
@@ -177,6 +178,7 @@ struct inode_info {
 	uint8_t		sfdir;		/* a short-form directory */
 	uint8_t		meta;		/* in the metadata tree (metadir) */
 	uint8_t		metatype;	/* XK_METAFILE_*, if meta */
+	uint8_t		fork_lost;	/* its data fork is damaged */
 };
 
 /* A realtime file's mapping: realtime blocks start..start+len-1. */
@@ -215,7 +217,13 @@ struct repair_opts {
 	uint64_t	mem_cap_mb;	/* -m, 0: no cap */
 	const char	*spill_dir;	/* --spill-dir, else $TMPDIR, /var/tmp */
 	int		direct;		/* --direct: O_DIRECT I/O */
+	int		scan;		/* -o scan=: REPAIR_SCAN_* */
 };
+
+/* -o scan=: when the device scan (reasm.c) runs. */
+#define REPAIR_SCAN_AUTO	0	/* when a lost directory calls for it */
+#define REPAIR_SCAN_ALWAYS	1
+#define REPAIR_SCAN_NEVER	2
 
 /* What a check pass learned; dropped and made again by every pass. */
 struct repair_scan {
@@ -331,6 +339,8 @@ struct repair_ctx {
 	struct repair_findings found;
 	/* What the repair will do (plan.h); appliers read it. */
 	struct repair_plan plan;
+	/* The device scan and its plans, kept across passes (reasm.c). */
+	struct reasm_state *reasm;
 };
 
 /*
@@ -590,6 +600,8 @@ struct inode_info *inode_info_find_from(struct repair_ctx *rc, uint64_t ino,
 int rmaps_usable(const struct repair_ctx *rc);
 /* Does an inode chunk the scan read (its AG's chunk list) hold ino? */
 int scan_saw_inode(const struct repair_ctx *rc, uint64_t ino);
+/* Mark ino in use in the chunk the AG rebuild is fed (seen_free). */
+void mark_in_use(struct repair_ctx *rc, uint64_t ino);
 
 /* phase_rmap_forks.c: plan data forks the rmapbt can restore (repair). */
 void check_rmap_forks(struct repair_ctx *rc);

@@ -1,0 +1,699 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Directories brought back from the device scan (libfs/scan.c).  A
+ * directory whose inode is lost (zeroed, or cleared as unreadable) still
+ * has its data blocks on disk, and each says in its header which inode
+ * owns it.  When an entry of a live directory names such an inode as a
+ * directory, the scan's index gives the blocks that name it as owner,
+ * and the directory is written anew in the same inode slot, with the
+ * entries of those blocks: its children keep their names and places
+ * instead of going to /lost+found as numbers.  The same for a directory
+ * in use whose block map is lost (a bmbt block gone) when the rmapbt
+ * cannot give it back: the inode stays, dirfix.c rewrites it with the
+ * scan's entries (reasm_find) besides those its broken map reaches.
+ *
+ * What is trusted, and why:
+ *  - a block only when the scan accepted it (UUID, own address, CRC,
+ *    structure) and it verifies again when read here, owner included:
+ *    blocks of image files stored in the filesystem fail the address
+ *    check even when they carry our UUID;
+ *  - a block no live inode claims (but the directory itself, as data)
+ *    and that the free space btree does
+ *    not list as free (a directory that shrank leaves stale blocks
+ *    behind, which verify but are free), and, with a usable rmapbt,
+ *    one that the rmapbt gives to this inode;
+ *  - an entry only when it names an inode in use: a subdirectory only
+ *    when its ".." names this directory, another inode only while it
+ *    has fewer names than its link count; one entry per name.
+ *
+ * The rebuilt directory joins the check pass's lists (an inode and its
+ * entries; for one in use, its entries replace those of its broken map)
+ * before the connectivity phase, so that the pass sees the tree as the
+ * repair will leave it, with and without -n.  The repair takes back the
+ * clear (or trim) of the inode and writes the directory in the AG
+ * rebuild session (reasm_build.c, or dirfix.c for one in use); the old
+ * blocks, claimed by nothing, become free space there.
+ *
+ * The scan reads the whole device: it runs only when a directory is
+ * lost (-o scan=auto, the default), on every run with -o scan=always,
+ * never with -o scan=never.  Its index is kept for the run's later
+ * passes.  Not handled yet: a lost directory no entry names (its parent
+ * is unknown), parent-pointer and metadir filesystems.
+ */
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <xfskit/build.h>
+#include <xfskit/format/attr.h>
+#include <xfskit/format/dir.h>
+#include <xfskit/meta.h>
+#include <xfskit/scan.h>
+
+#include "repair.h"
+#include "reasm.h"
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+
+	return (*x > *y) - (*x < *y);
+}
+
+_Static_assert(offsetof(struct reasm_dir, ino) == 0,
+	       "directories are sorted by their leading inode number");
+
+/* How many entries of the pass name ino (children sorted). */
+static size_t
+named_count(const uint64_t *children, size_t n, uint64_t ino)
+{
+	size_t lo = 0, hi = n, first;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (children[mid] < ino)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	first = lo;
+	while (lo < n && children[lo] == ino)
+		lo++;
+	return lo - first;
+}
+
+/*
+ * Whether a block of the scan may be taken: claimed by no inode the
+ * pass read (but as file data by owner itself), not free space in a
+ * bnobt that was read whole, and with a usable rmapbt, mapped to owner
+ * there.  Linear in the AG's claims: a few big directories are the use.
+ */
+static int
+block_unowned(const struct repair_ctx *rc, uint64_t daddr, uint32_t len,
+	      uint64_t owner)
+{
+	const struct xk_mount *mp = rc->mp;
+	uint64_t fsb = daddr >> mp->g.blkbb_log;
+	uint32_t agno = (uint32_t)(fsb / mp->g.agblocks);
+	uint32_t agbno = (uint32_t)(fsb % mp->g.agblocks);
+	uint32_t blocks = len >> mp->g.blocklog;
+	const struct ag_scan *as;
+	int mapped = 0;
+
+	if (agno >= mp->g.agcount)
+		return 0;
+	as = &rc->scan.ags[agno];
+	for (size_t i = 0; i < as->used.n; i++) {
+		const struct claim *c = &as->used.v[i];
+
+		/* What the directory's own damaged map still reached. */
+		if (c->owner == owner &&
+		    !(c->offset & (XK_RMAP_OFF_ATTR_FORK |
+				   XK_RMAP_OFF_BMBT_BLOCK)))
+			continue;
+		if (c->agbno < agbno + blocks && agbno < c->agbno + c->len)
+			return 0;
+	}
+	if (as->trees_ok[XK_BT_BNO])
+		for (size_t i = 0; i < as->freesp.n; i++) {
+			const struct claim *c = &as->freesp.v[i];
+
+			if (c->agbno < agbno + blocks &&
+			    agbno < c->agbno + c->len)
+				return 0;
+		}
+	if (!rmaps_usable(rc))
+		return 1;
+	for (size_t i = 0; i < as->rmaps.n && !mapped; i++) {
+		const struct claim *c = &as->rmaps.v[i];
+
+		mapped = c->owner == owner && c->agbno <= agbno &&
+			 agbno + blocks <= c->agbno + c->len;
+	}
+	return mapped;
+}
+
+struct collect {
+	struct repair_ctx	*rc;
+	struct reasm_dir	*d;
+	const uint64_t		*children;
+	size_t			nchildren;
+};
+
+static int
+push_entry(struct reasm_dir *d, const uint8_t *name, uint8_t namelen,
+	   uint8_t ftype, uint64_t ino)
+{
+	uint8_t *copy;
+
+	if (d->n == d->cap) {
+		size_t ncap = d->cap ? d->cap * 2 : 64;
+		struct xk_bld_dirent *nv = xk_realloc(d->ents,
+						      ncap * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		d->ents = nv;
+		d->cap = ncap;
+	}
+	copy = xk_malloc(namelen);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, name, namelen);
+	d->ents[d->n++] = (struct xk_bld_dirent){
+		.name = copy, .namelen = namelen, .ftype = ftype, .ino = ino,
+	};
+	return 0;
+}
+
+static int
+collect_entry(void *ctx, const uint8_t *name, uint8_t namelen, uint64_t ino,
+	      uint8_t ftype)
+{
+	struct collect *c = ctx;
+	struct reasm_dir *d = c->d;
+	const struct inode_info *ii;
+
+	if ((namelen == 1 && name[0] == '.') ||
+	    (namelen == 2 && name[0] == '.' && name[1] == '.'))
+		return 0;
+	ii = inode_info_find(c->rc, ino);
+	/*
+	 * A subdirectory lost too is kept for now: a later round may
+	 * rebuild it (reasm_settle drops it if none does).
+	 */
+	if (!ii && ftype == XK_DIR3_FT_DIR && xk_ino_valid(c->rc->mp, ino) &&
+	    ino != d->ino && xk_pptr_name_ok(name, namelen))
+		return push_entry(d, name, namelen, XK_DIR3_FT_DIR, ino);
+	if (!xk_pptr_name_ok(name, namelen) || !ii || ino == d->ino ||
+	    ((ii->mode & XK_S_IFMT) == XK_S_IFDIR ?
+	     ii->parent != d->ino ||
+	     named_count(c->children, c->nchildren, ino) :
+	     named_count(c->children, c->nchildren, ino) >= ii->nlink)) {
+		d->dropped++;
+		return 0;
+	}
+	return push_entry(d, name, namelen, xk_mode_to_ftype(ii->mode), ino);
+}
+
+
+/* Entries grouped by name (length first), then by inode. */
+static int
+cmp_name_ino(const void *a, const void *b)
+{
+	const struct xk_bld_dirent *x = a, *y = b;
+	int c;
+
+	if (x->namelen != y->namelen)
+		return (int)x->namelen - (int)y->namelen;
+	c = memcmp(x->name, y->name, x->namelen);
+	if (c)
+		return c;
+	return (x->ino > y->ino) - (x->ino < y->ino);
+}
+
+/*
+ * One entry per name and per subdirectory: a name seen twice (a stale
+ * copy of a block) keeps neither when the inodes differ.
+ */
+static void
+dedupe(struct reasm_dir *d)
+{
+	size_t out = 0;
+
+	sort_v(d->ents, d->n, sizeof(*d->ents), cmp_name_ino);
+	for (size_t i = 0; i < d->n; i++) {
+		struct xk_bld_dirent *e = &d->ents[i];
+		size_t j = i;
+
+		while (j + 1 < d->n && d->ents[j + 1].namelen == e->namelen &&
+		       !memcmp(d->ents[j + 1].name, e->name, e->namelen))
+			j++;
+		if (j == i) {
+			d->ents[out++] = *e;
+			continue;
+		}
+		/* Same name: one inode is one entry, two are a conflict. */
+		int same = e->ino == d->ents[j].ino;
+
+		if (same)
+			d->ents[out++] = *e;
+		else
+			free((void *)e->name);
+		for (size_t k = i + 1; k <= j; k++)
+			free((void *)d->ents[k].name);
+		d->dropped += j - i + !same;
+		i = j;
+	}
+	d->n = out;
+	d->nsubdirs = 0;
+	for (size_t i = 0; i < d->n; i++)
+		d->nsubdirs += d->ents[i].ftype == XK_DIR3_FT_DIR;
+}
+
+/* Read the data blocks the scan found for d->ino into d. */
+static int
+collect_dir(struct repair_ctx *rc, struct reasm_dir *d,
+	    const uint64_t *children, size_t nchildren)
+{
+	static const enum xk_scan_type types[] = {
+		XK_SCAN_DIR3_BLOCK, XK_SCAN_DIR3_DATA,
+	};
+	const struct xk_scan *res = &rc->reasm->res;
+	struct collect c = { rc, d, children, nchildren };
+
+	for (enum xk_scan_type t = XK_SCAN_DIR3_BLOCK; t <= XK_SCAN_DA3_NODE;
+	     t++) {
+		size_t first, count;
+
+		xk_scan_lookup(res, t, d->ino, &first, &count);
+		d->nfound += count;
+	}
+	for (size_t k = 0; k < sizeof(types) / sizeof(types[0]); k++) {
+		size_t first, count;
+
+		xk_scan_lookup(res, types[k], d->ino, &first, &count);
+		for (size_t i = first; i < first + count; i++) {
+			const struct xk_scan_ent *e = &res->ents.v[i];
+			struct xk_buf *bp;
+			int err;
+
+			if (!block_unowned(rc, e->daddr, e->len, d->ino))
+				continue;
+			err = xk_buf_read_ctx(rc->mp, e->daddr, e->len,
+					      types[k] == XK_SCAN_DIR3_BLOCK ?
+					      &xk_dir3_block_buf_ops :
+					      &xk_dir3_data_buf_ops, -1,
+					      d->ino, 0, &bp);
+			if (xk_err_operational(err))
+				return err;
+			if (err)
+				continue;
+			err = xk_dir3_data_block_entries(bp->data, bp->len,
+							 rc->mp->g.has_ftype,
+							 collect_entry, &c);
+			xk_buf_release(bp);
+			if (err == -ENOMEM)
+				return err;
+			d->nblocks++;
+		}
+	}
+	dedupe(d);
+	return 0;
+}
+
+/* The scan's progress on the meter of the phase. */
+static int
+scan_progress(void *ctx, uint64_t done, uint64_t total)
+{
+	struct repair_ctx *rc = ctx;
+
+	(void)total;
+	if (rc->meter)
+		atomic_store(&rc->meter->done, done >> 20);
+	meter_show(rc, 0);
+	return repair_interrupted() ? 1 : 0;
+}
+
+static int
+run_scan(struct repair_ctx *rc, size_t ncand)
+{
+	struct reasm_state *st = rc->reasm;
+	struct xk_scan_opts o = {
+		.threads = rc->opt.threads, .spill = rc->spill,
+		.progress = scan_progress, .progress_ctx = rc,
+	};
+	struct repair_meter m;
+	uint64_t found = 0;
+	int err;
+
+	if (st->scanned)
+		return 0;
+	if (ncand)
+		info(rc, "        - %zu director%s lost (inode or block map): "
+		     "scanning the device for %s blocks...\n", ncand,
+		     ncand == 1 ? "y" : "ies", ncand == 1 ? "its" : "their");
+	else
+		info(rc, "        - scanning the device (-o scan=always)...\n");
+	meter_start(rc, &m, "Scanning the device", "MiB", 1,
+		    (rc->mp->g.dblocks << rc->mp->g.blocklog) >> 20);
+	err = xk_scan_device(rc->mp, &o, &st->res);
+	meter_end(rc);
+	if (err == -ECANCELED)
+		err = -EINTR;
+	if (err)
+		return repair_error(rc, err, "scanning the device");
+	st->scanned = 1;
+	for (int t = 0; t < XK_SCAN_TYPE_NR; t++)
+		found += st->res.counts[t][XK_SCAN_OK];
+	info(rc, "        - the device scan accepted %llu metadata blocks\n",
+	     (unsigned long long)found);
+	if (st->res.unread.n)
+		info(rc, "        - %llu bytes could not be read by the "
+		     "scan\n", (unsigned long long)st->res.unread_bytes);
+	return 0;
+}
+
+/* Take back the plans (IFIX_* in what) the pass made for ino. */
+static void
+unplan_inode(struct repair_ctx *rc, uint64_t ino, uint32_t what)
+{
+	size_t out = 0;
+
+	for (size_t i = 0; i < rc->plan.ifix.n; i++)
+		if (rc->plan.ifix.v[i].ino != ino ||
+		    !(rc->plan.ifix.v[i].what & what))
+			rc->plan.ifix.v[out++] = rc->plan.ifix.v[i];
+	rc->plan.ifix.n = out;
+	out = 0;
+	for (size_t i = 0; i < rc->plan.whys.n; i++)
+		if (rc->plan.whys.v[i].ino != ino ||
+		    !(rc->plan.whys.v[i].what & what))
+			rc->plan.whys.v[out++] = rc->plan.whys.v[i];
+	rc->plan.whys.n = out;
+}
+
+/*
+ * The directory's inode and entries join the pass's lists; for one in
+ * use, its entries replace those its damaged map gave.
+ */
+static int
+join_lists(struct repair_ctx *rc, const struct reasm_dir *d)
+{
+	const struct inode_info ii = {
+		.ino = d->ino, .nlink = 2 + d->nsubdirs, .parent = d->parent,
+		.mode = XK_S_IFDIR | 0755,
+	};
+
+	if (d->fork_lost) {
+		struct inode_info *old = inode_info_find(rc, d->ino);
+		size_t out = 0;
+
+		old->nlink = ii.nlink;
+		old->parent = d->parent;
+		for (size_t i = 0; i < rc->scan.nedges; i++)
+			if (rc->scan.edges[i].parent != d->ino)
+				rc->scan.edges[out++] = rc->scan.edges[i];
+		rc->scan.edge_vec.n = out;
+	} else if (xk_vec_push(&rc->scan.inode_vec, &ii, sizeof(ii))) {
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < d->n && !rc->found.error; i++)
+		note_edge(rc, d->ino, d->ents[i].ino, d->ents[i].ftype);
+	return rc->found.error;
+}
+
+static int
+cand_push(struct reasm_dir **v, size_t *n, size_t *cap, uint64_t ino,
+	  uint64_t parent, int fork_lost)
+{
+	if (*n == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 8;
+		struct reasm_dir *nv = xk_realloc(*v, ncap * sizeof(*nv));
+
+		if (!nv) {
+			free(*v);
+			*v = NULL;
+			return -ENOMEM;
+		}
+		*v = nv;
+		*cap = ncap;
+	}
+	(*v)[(*n)++] = (struct reasm_dir){
+		.ino = ino, .parent = parent, .fork_lost = fork_lost,
+	};
+	return 0;
+}
+
+/* A directory whose entry names ino, or the root. */
+static uint64_t
+named_by(const struct repair_ctx *rc, uint64_t ino)
+{
+	for (size_t i = 0; i < rc->scan.nedges; i++)
+		if (rc->scan.edges[i].child == ino &&
+		    rc->scan.edges[i].parent != ino)
+			return rc->scan.edges[i].parent;
+	return rc->mp->sb.rootino;
+}
+
+/*
+ * The lost directories: inodes not in use that an entry names as a
+ * directory, each with the first directory naming it.  Sorted, unique.
+ */
+static int
+find_lost(struct repair_ctx *rc, struct reasm_dir **out, size_t *nout)
+{
+	struct reasm_dir *v = NULL;
+	size_t n = 0, cap = 0, k = 0;
+
+	for (size_t i = 0; i < rc->scan.nedges; i++) {
+		const struct edge *e = &rc->scan.edges[i];
+
+		if (e->ftype != XK_DIR3_FT_DIR ||
+		    !xk_ino_valid(rc->mp, e->child) ||
+		    e->child == rc->mp->sb.rootino ||
+		    inode_info_find(rc, e->child) ||
+		    !inode_info_find(rc, e->parent))
+			continue;
+		if (cand_push(&v, &n, &cap, e->child, e->parent, 0))
+			return -ENOMEM;
+	}
+	/*
+	 * Directories in use whose block map is lost, when the rmapbt
+	 * cannot give it back (phase_rmap_forks.c does when it can).
+	 */
+	for (size_t i = 0; !rmaps_usable(rc) && i < rc->scan.ninodes; i++) {
+		const struct inode_info *ii = &rc->scan.inodes[i];
+
+		if (!ii->fork_lost || ii->sfdir ||
+		    (ii->mode & XK_S_IFMT) != XK_S_IFDIR)
+			continue;
+		if (cand_push(&v, &n, &cap, ii->ino, named_by(rc, ii->ino), 1))
+			return -ENOMEM;
+	}
+	/* By inode, one each: any entry naming it gives its parent. */
+	sort_v(v, n, sizeof(*v), cmp_u64);
+	for (size_t i = 0; i < n; i++)
+		if (!k || v[k - 1].ino != v[i].ino)
+			v[k++] = v[i];
+	*out = v;
+	*nout = k;
+	return 0;
+}
+
+/* Whether ino was a candidate earlier in this pass. */
+static int
+tried(const struct reasm_state *st, uint64_t ino)
+{
+	for (size_t i = 0; st && i < st->tried.n; i++)
+		if (st->tried.v[i] == ino)
+			return 1;
+	return 0;
+}
+
+/*
+ * One round: the lost directories the lists show now, rebuilt into
+ * them.  A rebuilt directory may name another lost one: the next round
+ * takes it.  *added: how many were.  0 or an operational error.
+ */
+static int
+reasm_round(struct repair_ctx *rc, int first, size_t *added)
+{
+	struct reasm_state *st = rc->reasm;
+	struct reasm_dir *cand = NULL, *nv;
+	uint64_t *children = NULL;
+	size_t ncand = 0, kept = 0, nchildren = 0;
+	int err;
+
+	*added = 0;
+	inodes_order(rc);
+	edges_order(rc);
+	err = find_lost(rc, &cand, &ncand);
+	if (err)
+		return err;
+	for (size_t i = 0; i < ncand; i++)
+		if (!tried(st, cand[i].ino))
+			cand[kept++] = cand[i];
+	ncand = kept;
+	kept = 0;
+	if (!ncand && !(first && rc->opt.scan == REPAIR_SCAN_ALWAYS)) {
+		free(cand);
+		return 0;
+	}
+	if (!st) {
+		st = xk_calloc(1, sizeof(*st));
+		if (!st) {
+			free(cand);
+			return -ENOMEM;
+		}
+		rc->reasm = st;
+	}
+	for (size_t i = 0; i < ncand && !err; i++)
+		err = xk_vec_push(&st->tried.vec, &cand[i].ino,
+				  sizeof(cand[i].ino));
+	if (!err)
+		err = run_scan(rc, ncand);
+	if (!err && ncand) {
+		children = xk_malloc((rc->scan.nedges ? rc->scan.nedges : 1) *
+				     sizeof(*children));
+		if (!children)
+			err = -ENOMEM;
+	}
+	if (err || !ncand) {
+		free(cand);
+		return err;
+	}
+	/* The names given elsewhere (not by a map about to be replaced). */
+	for (size_t i = 0; i < rc->scan.nedges; i++) {
+		uint64_t parent = rc->scan.edges[i].parent;
+		const struct reasm_dir *c = bsearch(&parent, cand, ncand,
+						    sizeof(*cand), cmp_u64);
+
+		if (!c || !c->fork_lost)
+			children[nchildren++] = rc->scan.edges[i].child;
+	}
+	sort_v(children, nchildren, sizeof(*children), cmp_u64);
+	for (size_t i = 0; i < ncand && !err; i++) {
+		err = collect_dir(rc, &cand[i], children, nchildren);
+		if (err)
+			break;
+		if (!cand[i].nblocks) {
+			info(rc, "        - directory %llu: no block of it "
+			     "found by the device scan\n",
+			     (unsigned long long)cand[i].ino);
+			reasm_dir_free(&cand[i]);
+			continue;
+		}
+		err = join_lists(rc, &cand[i]);
+		if (err)
+			break;
+		if (rc->opt.no_modify) {
+			/* -n: reasm_dirs says it. */
+		} else if (cand[i].fork_lost) {
+			/* dirfix.c rewrites it, its core kept. */
+			unplan_inode(rc, cand[i].ino, IFIX_CLEAR | IFIX_TRIM |
+				     IFIX_NBLOCKS | IFIX_NLINK | IFIX_DOTDOT);
+			plan_dir_rebuild(rc, cand[i].ino);
+		} else {
+			unplan_inode(rc, cand[i].ino, ~0u);
+			mark_in_use(rc, cand[i].ino);
+		}
+		if (kept != i) {
+			cand[kept] = cand[i];
+			memset(&cand[i], 0, sizeof(cand[i]));
+		}
+		kept++;
+	}
+	free(children);
+	nv = err ? NULL : xk_realloc(st->dirs, (st->ndirs + kept + 1) *
+				     sizeof(*nv));
+	if (!nv) {
+		for (size_t i = 0; i < ncand; i++)
+			reasm_dir_free(&cand[i]);
+		free(cand);
+		return err ? err : -ENOMEM;
+	}
+	memcpy(nv + st->ndirs, cand, kept * sizeof(*nv));
+	st->dirs = nv;
+	st->ndirs += kept;
+	*added = kept;
+	free(cand);
+	return 0;
+}
+
+/*
+ * After the rounds: a lost subdirectory that no round rebuilt is not
+ * an entry after all (its entry and edge go); link counts follow.
+ */
+static void
+reasm_settle(struct repair_ctx *rc)
+{
+	struct reasm_state *st = rc->reasm;
+
+	inodes_order(rc);
+	for (size_t i = 0; i < st->ndirs; i++) {
+		struct reasm_dir *d = &st->dirs[i];
+		struct inode_info *ii;
+		size_t out = 0, gone = 0;
+
+		for (size_t k = 0; k < d->n; k++) {
+			if (inode_info_find(rc, d->ents[k].ino)) {
+				d->ents[out++] = d->ents[k];
+				continue;
+			}
+			/* Its edge: the one of d naming it. */
+			for (size_t e = 0; e < rc->scan.nedges; e++)
+				if (rc->scan.edges[e].parent == d->ino &&
+				    rc->scan.edges[e].child ==
+				    d->ents[k].ino) {
+					rc->scan.edges[e] =
+						rc->scan.edges[--rc->scan.edge_vec.n];
+					break;
+				}
+			free((void *)d->ents[k].name);
+			gone++;
+		}
+		d->n = out;
+		d->dropped += gone;
+		d->nsubdirs = 0;
+		for (size_t k = 0; k < d->n; k++)
+			d->nsubdirs += d->ents[k].ftype == XK_DIR3_FT_DIR;
+		ii = inode_info_find(rc, d->ino);
+		if (ii)
+			ii->nlink = 2 + d->nsubdirs;
+	}
+}
+
+/* Rounds at most: directories lost inside lost directories. */
+#define REASM_ROUNDS	16
+
+int
+reasm_dirs(struct repair_ctx *rc)
+{
+	struct reasm_state *st;
+	size_t added = 0, total = 0;
+	int err = 0;
+
+	/* Not yet: parent pointers to keep in step, metadata directories. */
+	if (rc->opt.scan == REPAIR_SCAN_NEVER || rc->mp->g.has_parent ||
+	    rc->mp->g.has_metadir)
+		return 0;
+	if (rc->reasm) {
+		reasm_dirs_free(rc->reasm);
+		rc->reasm->tried.n = 0;
+	}
+	for (int round = 0; round < REASM_ROUNDS && !err; round++) {
+		err = reasm_round(rc, !round, &added);
+		total += added;
+		if (!added)
+			break;
+	}
+	if (err)
+		return rc->found.error ? rc->found.error :
+		       repair_error(rc, err, "rebuilding lost directories "
+				    "from the device scan");
+	if (!total)
+		return 0;
+	reasm_settle(rc);
+	/* The lists as the pass goes on with them, paths from them. */
+	inodes_order(rc);
+	edges_order(rc);
+	action_scan_free(rc);
+	st = rc->reasm;
+	for (size_t i = 0; rc->opt.no_modify && i < st->ndirs; i++) {
+		const struct reasm_dir *d = &st->dirs[i];
+		char path[1024];
+
+		action_path(rc, d->ino, path, sizeof(path));
+		info(rc, "        - would rebuild directory %llu (%s) from "
+		     "%zu blocks found by the device scan (%zu entries, %zu "
+		     "left out%s)\n", (unsigned long long)d->ino, path,
+		     d->nblocks, d->n, d->dropped,
+		     d->fork_lost ? "; its block map is lost" : "");
+	}
+	if (rc->opt.no_modify)
+		reasm_dirs_free(st);
+	return 0;
+}

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Lost directories rebuilt from the device scan's blocks: reasm.c finds
+ * and plans them (a checker), reasm_build.c writes them (an applier),
+ * reasm_state.c holds what both read.
+ */
+#ifndef XFSKIT_REPAIR_REASM_H
+#define XFSKIT_REPAIR_REASM_H
+
+#include <xfskit/build.h>
+#include <xfskit/scan.h>
+#include <xfskit/vec.h>
+
+struct repair_ctx;
+
+/* A directory to write from the scan's blocks. */
+struct reasm_dir {
+	uint64_t		ino;
+	uint64_t		parent;		/* the directory naming it */
+	struct xk_bld_dirent	*ents;		/* names malloc'd */
+	size_t			n, cap;
+	size_t			nblocks;	/* data blocks read */
+	size_t			nfound;		/* every block found for it */
+	size_t			dropped;	/* entries left out */
+	uint32_t		nsubdirs;
+	/*
+	 * The inode is in use but its block map is lost: dirfix.c rewrites
+	 * it from ents (reasm_find) and what its map still reaches, keeping
+	 * the inode's core.
+	 */
+	int			fork_lost;
+};
+
+/* The scan, kept for the run; the directories this pass plans. */
+struct reasm_state {
+	int			scanned;	/* res holds the scan */
+	struct xk_scan		res;
+	struct reasm_dir	*dirs;
+	size_t			ndirs;
+	/* The pass's candidates so far, each looked at once. */
+	XK_VEC_OF(uint64_t)	tried;
+};
+
+/*
+ * In a check pass, before the connectivity phase: find the directories
+ * whose inode is lost but which an entry names, scan the device when
+ * there are any (once per run; -o scan=), and add each one the scan's
+ * blocks can give back to the pass's lists; in repair, plan its rewrite
+ * in place of the clear.  Under -n, say what would be rebuilt.
+ * 0, or an operational error (recorded).
+ */
+XK_MUST_CHECK int reasm_dirs(struct repair_ctx *rc);
+/* The directory planned from the scan for ino, or NULL. */
+const struct reasm_dir *reasm_find(const struct repair_ctx *rc,
+				   uint64_t ino);
+/* Rewrites planned by this pass's reasm_dirs. */
+int reasm_pending(const struct repair_ctx *rc);
+/* In the AG rebuild session: write the planned directories. */
+XK_MUST_CHECK int reasm_build(struct repair_ctx *rc, struct xk_bld *b);
+void reasm_dir_free(struct reasm_dir *d);
+void reasm_dirs_free(struct reasm_state *st);
+/* Free the scan and the plans (end of the run). */
+void reasm_free(struct repair_ctx *rc);
+
+#endif /* XFSKIT_REPAIR_REASM_H */

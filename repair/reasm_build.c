@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Writing the directories reasm.c planned from the device scan's blocks,
+ * inside the AG rebuild session (as dirfix.c writes its rewrites): the
+ * lost inode's slot becomes a directory again, with the entries its
+ * blocks gave, its parent the directory whose entry names it.  Its
+ * owner, mode and times were in the lost inode: root, 0755 and now,
+ * which the report says.
+ */
+#include <stdlib.h>
+
+#include <xfskit/build.h>
+
+#include "repair.h"
+#include "reasm.h"
+
+int
+reasm_build(struct repair_ctx *rc, struct xk_bld *b)
+{
+	struct reasm_state *st = rc->reasm;
+	int64_t now = repair_now();
+	int err = 0;
+
+	if (!st)
+		return 0;
+	for (size_t i = 0; i < st->ndirs && !err; i++) {
+		struct reasm_dir *d = &st->dirs[i];
+		struct xk_bld_inode ip;
+
+		/* dirfix.c rewrites these, their cores kept. */
+		if (d->fork_lost)
+			continue;
+		xk_bld_inode_init(b, &ip, d->ino, XK_S_IFDIR | 0755);
+		ip.atime_sec = ip.mtime_sec = ip.ctime_sec = ip.crtime_sec =
+			now;
+		ip.atime_nsec = ip.mtime_nsec = ip.ctime_nsec =
+			ip.crtime_nsec = 0;
+		ip.nlink = 2 + d->nsubdirs;
+		err = xk_bld_dir(b, &ip, d->parent, d->ents, d->n);
+		if (!err)
+			err = xk_bld_inode_write(b, &ip);
+		if (err) {
+			free(ip.data.local);
+			free(ip.data.ext);
+			return err;
+		}
+	}
+	/*
+	 * Paths now: names read while a lost inode made its cluster fail
+	 * its verifier were not found, and are forgotten.
+	 */
+	action_scan_free(rc);
+	for (size_t i = 0; i < st->ndirs; i++) {
+		const struct reasm_dir *d = &st->dirs[i];
+		char path[1024];
+
+		if (d->fork_lost && !dir_being_rebuilt(rc, d->ino))
+			continue;
+		action_path(rc, d->ino, path, sizeof(path));
+		if (d->fork_lost)
+			action_report(rc, ACT_DIR_REASSEMBLED, d->ino, -1,
+				      path, " from %zu blocks found by the "
+				      "device scan (%zu entries; its block "
+				      "map was lost)", d->nblocks, d->n);
+		else
+			action_report(rc, ACT_DIR_REASSEMBLED, d->ino, -1,
+				      path, " from %zu blocks found by the "
+				      "device scan (%zu entries%s; mode 0755, "
+				      "owner root: the inode was lost)",
+				      d->nblocks, d->n, d->dropped ?
+				      ", some left out" : "");
+	}
+	return 0;
+}
