@@ -31,15 +31,23 @@ wl_wrap() {
 }
 
 base="$T/base.img"
-dirty_image "$base" wl_wrap -l size=1368b --unsupported || finish
-logstart=$(xfs_db -r -c 'sb 0' -c 'p logstart' "$base" | awk '{print $3}')
-logdaddr=$(xfs_db -r -c "convert fsb $logstart daddr" "$base" |
-	   sed 's/.*(\([0-9]*\)).*/\1/')
-"$LOGPRINT" -r "$base" >"$T/recs" || fail "xk_logprint on the intact log"
-first=$(sed -n 's/^LOG REC AT LSN cycle [0-9]* block \([0-9]*\) .*/\1/p' "$T/recs" | head -1)
-last=$(sed -n 's/^LOG REC AT LSN cycle [0-9]* block \([0-9]*\) .*/\1/p' "$T/recs" | tail -1)
-nrec=$(grep -c '^LOG REC' "$T/recs")
-[ "$nrec" -gt 10 ] || fail "only $nrec records: the damage would look torn"
+# How many records the kernel leaves between tail and head depends on
+# when its log worker last moved the tail: on a loaded machine it can
+# be few.  The workload is run again (up to three times) until the log
+# holds enough for the oldest record to be far from the head.
+for try in 1 2 3; do
+	dirty_image "$base" wl_wrap -l size=1368b --unsupported || finish
+	logstart=$(xfs_db -r -c 'sb 0' -c 'p logstart' "$base" | awk '{print $3}')
+	logdaddr=$(xfs_db -r -c "convert fsb $logstart daddr" "$base" |
+		   sed 's/.*(\([0-9]*\)).*/\1/')
+	"$LOGPRINT" -r "$base" >"$T/recs" || fail "xk_logprint on the intact log"
+	first=$(sed -n 's/^LOG REC AT LSN cycle [0-9]* block \([0-9]*\) .*/\1/p' "$T/recs" | head -1)
+	last=$(sed -n 's/^LOG REC AT LSN cycle [0-9]* block \([0-9]*\) .*/\1/p' "$T/recs" | tail -1)
+	nrec=$(grep -c '^LOG REC' "$T/recs")
+	[ "$nrec" -gt 10 ] && break
+	echo "try $try: only $nrec records in the dirty log; the workload again"
+done
+[ "$nrec" -gt 10 ] || { fail "only $nrec records after 3 workloads: the damage would look torn"; finish; }
 hdr_off=$(((logdaddr + first) * 512))
 hlen=$(od -An -tu1 -j $((hdr_off + 12)) -N4 "$base" |
        awk '{print $1*16777216 + $2*65536 + $3*256 + $4}')
