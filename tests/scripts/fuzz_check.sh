@@ -15,7 +15,7 @@ printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n)\n{ (void)d; (
 clang -fsanitize=fuzzer "$T/probe.c" -o "$T/probe" >"$T/probe.log" 2>&1 ||
 	skip "this clang cannot build libFuzzer programs: $(tail -2 "$T/probe.log")"
 if ! "$XK_SRCDIR/tests/build_direct.sh" "$fz" clang \
-	"-g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer" \
+	"-g -O0 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer" \
 	"-fsanitize=fuzzer,address,undefined" \
 	"$XK_SRCDIR/tests/fuzz/fuzz_check.c" >"$T/build.log" 2>&1; then
 	fail "fuzz target does not build: $(tail -20 "$T/build.log")"
