@@ -474,6 +474,33 @@ plan_rewrite(struct repair_ctx *rc, uint64_t lf, int create)
 	return 0;
 }
 
+/*
+ * Write a new directory inode INO (MODE, owner root, every time NOW)
+ * holding ENTS under PARENT, with NSUBDIRS subdirectories: a new
+ * /lost+found, or a lost directory brought back by reasm_build.
+ */
+int
+new_dir_write(struct xk_bld *b, uint64_t ino, uint16_t mode, uint64_t parent,
+	      const struct xk_bld_dirent *ents, size_t n, uint32_t nsubdirs,
+	      int64_t now)
+{
+	struct xk_bld_inode ip;
+	int err;
+
+	xk_bld_inode_init(b, &ip, ino, XK_S_IFDIR | mode);
+	ip.atime_sec = ip.mtime_sec = ip.ctime_sec = ip.crtime_sec = now;
+	ip.atime_nsec = ip.mtime_nsec = ip.ctime_nsec = ip.crtime_nsec = 0;
+	ip.nlink = 2 + nsubdirs;
+	err = xk_bld_dir(b, &ip, parent, ents, n);
+	if (!err)
+		err = xk_bld_inode_write(b, &ip);
+	if (err) {
+		free(ip.data.local);
+		free(ip.data.ext);
+	}
+	return err;
+}
+
 int
 lf_build(struct repair_ctx *rc, struct xk_bld *b)
 {
@@ -486,23 +513,10 @@ lf_build(struct repair_ctx *rc, struct xk_bld *b)
 	if (!dir_being_rebuilt(rc, p->create ? p->root : p->lf))
 		return 0;
 	if (p->create) {
-		struct xk_bld_inode ip;
-		int64_t now = repair_now();
-
-		xk_bld_inode_init(b, &ip, p->lf, XK_S_IFDIR | 0700);
-		ip.atime_sec = ip.mtime_sec = ip.ctime_sec = ip.crtime_sec =
-			now;
-		ip.atime_nsec = ip.mtime_nsec = ip.ctime_nsec =
-			ip.crtime_nsec = 0;
-		ip.nlink = 2 + (uint32_t)p->ndirs;
-		err = xk_bld_dir(b, &ip, p->root, p->ents, p->n);
-		if (!err)
-			err = xk_bld_inode_write(b, &ip);
-		if (err) {
-			free(ip.data.local);
-			free(ip.data.ext);
+		err = new_dir_write(b, p->lf, 0700, p->root, p->ents, p->n,
+				    (uint32_t)p->ndirs, repair_now());
+		if (err)
 			return err;
-		}
 		action_report(rc, ACT_LOSTFOUND_CREATED, p->lf, -1, "",
 			      ", named in the root directory");
 		lf_report_moves(rc, p->lf);

@@ -25,25 +25,14 @@ reasm_build(struct repair_ctx *rc, struct xk_bld *b)
 		return 0;
 	for (size_t i = 0; i < st->ndirs && !err; i++) {
 		struct reasm_dir *d = &st->dirs[i];
-		struct xk_bld_inode ip;
 
 		/* dirfix.c rewrites these, their cores kept. */
 		if (d->fork_lost)
 			continue;
-		xk_bld_inode_init(b, &ip, d->ino, XK_S_IFDIR | 0755);
-		ip.atime_sec = ip.mtime_sec = ip.ctime_sec = ip.crtime_sec =
-			now;
-		ip.atime_nsec = ip.mtime_nsec = ip.ctime_nsec =
-			ip.crtime_nsec = 0;
-		ip.nlink = 2 + d->nsubdirs;
-		err = xk_bld_dir(b, &ip, d->parent, d->ents, d->n);
-		if (!err)
-			err = xk_bld_inode_write(b, &ip);
-		if (err) {
-			free(ip.data.local);
-			free(ip.data.ext);
+		err = new_dir_write(b, d->ino, 0755, d->parent, d->ents, d->n,
+				    d->nsubdirs, now);
+		if (err)
 			return err;
-		}
 	}
 	/*
 	 * Paths now: names read while a lost inode made its cluster fail

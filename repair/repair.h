@@ -632,6 +632,11 @@ void lf_extra(const struct repair_ctx *rc, uint64_t dir,
 	      const struct xk_bld_dirent **ents, size_t *n);
 /* Report the orphans' moves once dir, the /lost+found, is written. */
 void lf_report_moves(struct repair_ctx *rc, uint64_t dir);
+/* A new directory inode holding ents under parent (owner root, times now). */
+XK_MUST_CHECK int new_dir_write(struct xk_bld *b, uint64_t ino, uint16_t mode,
+				uint64_t parent,
+				const struct xk_bld_dirent *ents, size_t n,
+				uint32_t nsubdirs, int64_t now);
 /* In the rebuild session: a new /lost+found, moved directories' "..". */
 XK_MUST_CHECK int lf_build(struct repair_ctx *rc, struct xk_bld *b);
 /* Point a block-form directory's ".." at parent, in place. */
