@@ -392,8 +392,12 @@ db_cmd_addr(struct db_ctx *c, int argc, char **argv)
 	}
 	db_fctx(c, &fc);
 	err = xk_field_resolve(&fc, c->cur.type->ftype->fields, argv[1], &r);
-	if (err || r.bits == 0 || r.bits > 64) {
-		db_err(c, "field %s not found", argv[1]);
+	if (err) {
+		db_field_error(c, argv[1], &r);
+		return 1;
+	}
+	if (r.bits == 0 || r.bits > 64) {
+		db_err(c, "field %s is not a single value", argv[1]);
 		return 1;
 	}
 	v = xk_fval_get(&fc, &r);

@@ -129,6 +129,9 @@ int db_bmap_lookup(struct db_ctx *c, uint64_t ino, int whichfork,
 /* print.c */
 void db_print_all(struct db_ctx *c);
 int db_print_path(struct db_ctx *c, const char *path);
+/* Say why path did not resolve, in xfs_db's words (r from the failure). */
+void db_field_error(struct db_ctx *c, const char *path,
+		    const struct xk_fref *r);
 void db_print_verdict(struct db_ctx *c);
 void db_format_value(const struct db_ctx *c, const struct xk_fctx *fc,
 		     const struct xk_fref *r, char *out, size_t len);

@@ -432,6 +432,80 @@ split_range(const char *path, char *base, size_t len, uint32_t *lo,
 	return 1;
 }
 
+void
+db_field_error(struct db_ctx *c, const char *path, const struct xk_fref *r)
+{
+	int len = (int)r->bad_len;
+	const char *name = path + r->bad_off;
+
+	switch (r->why) {
+	case XK_FPATH_UNKNOWN:
+		db_err(c, "field %.*s not found", len, name);
+		break;
+	case XK_FPATH_NOT_ARRAY:
+		db_err(c, "field %.*s is not an array", len, name);
+		break;
+	case XK_FPATH_NO_SUBFIELDS:
+		db_err(c, "field %.*s has no subfields", len, name);
+		break;
+	case XK_FPATH_RANGE:
+		if (r->count == 0)
+			db_err(c, "field %.*s has no elements", len, name);
+		else
+			db_err(c, "index %llu for field %.*s out of range "
+			       "%u-%u", (unsigned long long)r->bad_index, len,
+			       name, r->first, r->first + r->count - 1);
+		break;
+	case XK_FPATH_WANT_INDEX:
+		db_err(c, "field %.*s is an array: name one element", len,
+		       name);
+		break;
+	case XK_FPATH_SYNTAX:
+	default:
+		db_err(c, "bad syntax in field name %s", path);
+		break;
+	}
+}
+
+/*
+ * "list.name" with no index on an array: every element's "name", as
+ * xfs_db prints it ("list[0].name", "list[1].name", ...).
+ */
+static int
+print_each_element(struct db_ctx *c, const char *path,
+		   const struct xk_fref *failed)
+{
+	size_t cut = failed->bad_off + failed->bad_len;
+	struct xk_fctx fc;
+	struct xk_fref r;
+	char prefix[256], sub[512];
+	uint32_t first, n;
+	int err = 0;
+
+	if (cut >= sizeof(prefix)) {
+		db_err(c, "bad syntax in field name %s", path);
+		return -ENOENT;
+	}
+	memcpy(prefix, path, cut);
+	prefix[cut] = '\0';
+	db_fctx(c, &fc);
+	if (xk_field_resolve(&fc, c->cur.type->ftype->fields, prefix, &r)) {
+		db_field_error(c, prefix, &r);
+		return -ENOENT;
+	}
+	first = (r.field->flags & XK_FF_BASE1) ? 1 : 0;
+	n = xk_field_count(&fc, r.field, r.base);
+	for (uint32_t i = 0; i < n && !err; i++) {
+		if ((size_t)snprintf(sub, sizeof(sub), "%s[%u]%s", prefix,
+				     i + first, path + cut) >= sizeof(sub)) {
+			db_err(c, "bad syntax in field name %s", path);
+			return -ENOENT;
+		}
+		err = db_print_path(c, sub);
+	}
+	return err;
+}
+
 int
 db_print_path(struct db_ctx *c, const char *path)
 {
@@ -449,16 +523,26 @@ db_print_path(struct db_ctx *c, const char *path)
 	if (split_range(path, base, sizeof(base), &lo, &hi)) {
 		err = xk_field_resolve(&fc, c->cur.type->ftype->fields, base,
 				       &r);
-		if (!err && (!(r.field->flags & XK_FF_ARRAY) || r.index >= 0))
-			err = -ENOENT;
 		if (err) {
-			db_err(c, "field %s not found", path);
+			db_field_error(c, base, &r);
 			return err;
+		}
+		if (!(r.field->flags & XK_FF_ARRAY) || r.index >= 0) {
+			db_err(c, "field %s is not an array", base);
+			return -ENOENT;
 		}
 		first = (r.field->flags & XK_FF_BASE1) ? 1 : 0;
 		n = xk_field_count(&fc, r.field, r.base);
 		if (lo < first || hi - first >= n) {
-			db_err(c, "field %s: index out of range", path);
+			const char *name = strrchr(base, '.');
+
+			name = name ? name + 1 : base;
+			if (n == 0)
+				db_err(c, "field %s has no elements", name);
+			else
+				db_err(c, "indices %u-%u for field %s out of "
+				       "range %u-%u", lo, hi, name, first,
+				       first + n - 1);
 			return -ERANGE;
 		}
 		print_field(c, &fc, base, r.field, r.base, lo - first,
@@ -466,12 +550,10 @@ db_print_path(struct db_ctx *c, const char *path)
 		return 0;
 	}
 	err = xk_field_resolve(&fc, c->cur.type->ftype->fields, path, &r);
-	if (err == -ERANGE) {
-		db_err(c, "field %s: index out of range", path);
-		return err;
-	}
+	if (err && r.why == XK_FPATH_WANT_INDEX)
+		return print_each_element(c, path, &r);
 	if (err) {
-		db_err(c, "field %s not found", path);
+		db_field_error(c, path, &r);
 		return err;
 	}
 	first = (r.field->flags & XK_FF_BASE1) ? 1 : 0;
@@ -501,9 +583,13 @@ db_cmd_locate(struct db_ctx *c, int argc, char **argv)
 		uint64_t byte;
 
 		if (xk_field_resolve(&fc, c->cur.type->ftype->fields, argv[i],
-				     &r) || (r.bits == 0 &&
-				     r.field->kind != XK_FK_CHARS)) {
-			db_err(c, "field %s not found", argv[i]);
+				     &r)) {
+			db_field_error(c, argv[i], &r);
+			rc = 1;
+			continue;
+		}
+		if (r.bits == 0 && r.field->kind != XK_FK_CHARS) {
+			db_err(c, "field %s is not a single value", argv[i]);
 			rc = 1;
 			continue;
 		}

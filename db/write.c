@@ -201,11 +201,10 @@ resolve(struct db_ctx *c, const char *path, struct xk_fctx *fc,
 	}
 	db_fctx(c, fc);
 	err = xk_field_resolve(fc, c->cur.type->ftype->fields, path, r);
-	if (err == -ERANGE)
-		db_err(c, "field %s: index out of range", path);
-	else if (err)
-		db_err(c, "field %s not found\nparsing error", path);
-	else if (r->bits == 0 && r->field->kind != XK_FK_CHARS) {
+	if (err) {
+		db_field_error(c, path, r);
+		db_err(c, "parsing error");
+	} else if (r->bits == 0 && r->field->kind != XK_FK_CHARS) {
 		db_err(c, "field %s is not a single value", path);
 		err = -EINVAL;
 	}

@@ -159,6 +159,20 @@ struct xk_fref {
 	uint32_t	bits;
 	size_t		base;		/* enclosing structure */
 	int64_t		index;		/* -1: the whole field */
+	/* When resolving fails: which component of the path, and why. */
+	enum xk_fpath_why {
+		XK_FPATH_OK = 0,
+		XK_FPATH_SYNTAX,	/* empty component, bad [index] */
+		XK_FPATH_UNKNOWN,	/* no such field here */
+		XK_FPATH_NOT_ARRAY,	/* [index] on a scalar */
+		XK_FPATH_NO_SUBFIELDS,	/* .name after a scalar */
+		XK_FPATH_RANGE,		/* index past the field's count */
+		XK_FPATH_WANT_INDEX,	/* .name after an array, no [index] */
+	}		why;
+	size_t		bad_off;	/* the component: path + bad_off */
+	size_t		bad_len;
+	uint64_t	bad_index;	/* XK_FPATH_RANGE: the index given */
+	uint32_t	first, count;	/* XK_FPATH_RANGE: the valid ones */
 };
 
 /* Read bits MSB first, as xfs_db does for every field (CRCs too). */
@@ -170,8 +184,10 @@ void xk_fval_set(uint8_t *buf, const struct xk_fref *r, uint64_t v);
  * Resolve a field path such as "core.mode", "u3.bmx[2].startblock",
  * "recs[3].blockcount", "bno[5]" or "keys[1]" in the structure at
  * offset 0.  A path naming a whole struct element resolves to it with
- * bits = 0 (for print).  Returns 0, -ENOENT for an unknown name, or
- * -ERANGE for an index past the field's count.
+ * bits = 0 (for print).  Returns 0, -ENOENT for an unknown name or
+ * bad syntax, or -ERANGE for an index past the field's count; r->why and
+ * r->bad_off/bad_len then say which component and why (the messages
+ * xfs_db prints are built from them).
  */
 XK_MUST_CHECK int xk_field_resolve(const struct xk_fctx *c,
 				   const struct xk_field *fields,

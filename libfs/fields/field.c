@@ -142,9 +142,35 @@ name_match(const char *path, const char *name)
 	return n;
 }
 
+/* The path component at p: up to the next '.', '[' or the end. */
+static size_t
+component_len(const char *p)
+{
+	return strcspn(p, ".[");
+}
+
+static int
+path_fail(struct xk_fref *r, const char *whole, const char *at, size_t len,
+	  enum xk_fpath_why why)
+{
+	/* A matched name may hold dots ("hdr.count"): name its last part. */
+	for (size_t i = len; i > 0 && why != XK_FPATH_SYNTAX; i--) {
+		if (at[i - 1] == '.') {
+			at += i;
+			len -= i;
+			break;
+		}
+	}
+	r->why = why;
+	r->bad_off = (size_t)(at - whole);
+	r->bad_len = len;
+	return why == XK_FPATH_RANGE ? -ERANGE : -ENOENT;
+}
+
 static int
 resolve_in(const struct xk_fctx *c, const struct xk_field *fields,
-	   size_t base, const char *path, struct xk_fref *r)
+	   size_t base, const char *whole, const char *path,
+	   struct xk_fref *r)
 {
 	const struct xk_field *f = NULL;
 	const char *p = NULL;
@@ -152,6 +178,9 @@ resolve_in(const struct xk_fctx *c, const struct xk_field *fields,
 	int64_t idx = -1;
 	size_t at, n = 0;
 
+	if (component_len(path) == 0)
+		return path_fail(r, whole, whole, strlen(whole),
+				 XK_FPATH_SYNTAX);
 	/* Longest match first, so "hdr.count" beats a field named "hdr". */
 	for (const struct xk_field *g = fields; g->name; g++) {
 		size_t m = name_match(path, g->name);
@@ -161,8 +190,19 @@ resolve_in(const struct xk_fctx *c, const struct xk_field *fields,
 			f = g;
 		}
 	}
-	if (n == 0)
-		return -ENOENT;
+	if (n == 0) {
+		/* "hdr.bogus" when names are "hdr.count"...: name "bogus". */
+		size_t skip = 0;
+
+		for (const struct xk_field *g = fields; g->name; g++) {
+			for (size_t i = 0; g->name[i] && g->name[i] == path[i];
+			     i++)
+				if (g->name[i] == '.' && i + 1 > skip)
+					skip = i + 1;
+		}
+		return path_fail(r, whole, path + skip,
+				 component_len(path + skip), XK_FPATH_UNKNOWN);
+	}
 	p = path + n;
 	count = xk_field_count(c, f, base);
 	first = (f->flags & XK_FF_BASE1) ? 1 : 0;
@@ -170,27 +210,49 @@ resolve_in(const struct xk_fctx *c, const struct xk_field *fields,
 		char *end;
 		unsigned long long v;
 
-		if (!(f->flags & XK_FF_ARRAY))
-			return -ENOENT;
+		if (p[1] < '0' || p[1] > '9')
+			return path_fail(r, whole, whole, strlen(whole),
+					 XK_FPATH_SYNTAX);
 		errno = 0;
 		v = strtoull(p + 1, &end, 0);
-		if (errno || end == p + 1 || *end != ']')
-			return -ENOENT;
-		if (v < first || v - first >= count)
-			return -ERANGE;
+		if (errno || *end != ']')
+			return path_fail(r, whole, whole, strlen(whole),
+					 XK_FPATH_SYNTAX);
+		if (end[1] && end[1] != '.' && end[1] != '[')
+			return path_fail(r, whole, end + 1,
+					 component_len(end + 1),
+					 XK_FPATH_UNKNOWN);
+		if (!(f->flags & XK_FF_ARRAY))
+			return path_fail(r, whole, path, n,
+					 XK_FPATH_NOT_ARRAY);
+		if (v < first || v - first >= count) {
+			r->bad_index = v;
+			r->first = first;
+			r->count = count;
+			return path_fail(r, whole, path, n, XK_FPATH_RANGE);
+		}
 		idx = (int64_t)v;
 		p = end + 1;
 	} else if ((f->flags & XK_FF_ARRAY) && *p == '.') {
-		return -ENOENT;
+		return path_fail(r, whole, path, n, XK_FPATH_WANT_INDEX);
 	}
-	if (count == 0)
-		return -ERANGE;
+	if (count == 0) {
+		r->bad_index = 0;
+		r->first = first;
+		r->count = 0;
+		return path_fail(r, whole, path, n, XK_FPATH_RANGE);
+	}
 	at = xk_field_elem(c, f, base, idx >= 0 ? (uint32_t)(idx - first) : 0);
-	if (f->kind == XK_FK_STRUCT && *p == '.' &&
-	    (idx >= 0 || !(f->flags & XK_FF_ARRAY)))
-		return resolve_in(c, f->sub, at, p + 1, r);
+	if (*p == '.' && p[1] == '\0')
+		return path_fail(r, whole, whole, strlen(whole),
+				 XK_FPATH_SYNTAX);
+	if (f->kind == XK_FK_STRUCT && *p == '.')
+		return resolve_in(c, f->sub, at, whole, p + 1, r);
+	if (*p == '.')
+		return path_fail(r, whole, path, n, XK_FPATH_NO_SUBFIELDS);
 	if (*p != '\0')
-		return -ENOENT;
+		return path_fail(r, whole, whole, strlen(whole),
+				 XK_FPATH_SYNTAX);
 	r->field = f;
 	r->base = base;
 	r->index = idx;
@@ -213,6 +275,6 @@ xk_field_resolve(const struct xk_fctx *c, const struct xk_field *fields,
 	memset(r, 0, sizeof(*r));
 	r->index = -1;
 	if (!path || !*path)
-		return -ENOENT;
-	return resolve_in(c, fields, 0, path, r);
+		return path_fail(r, "", "", 0, XK_FPATH_SYNTAX);
+	return resolve_in(c, fields, 0, path, path, r);
 }

@@ -44,6 +44,12 @@ I_LSYM=$(ino links/long)
 I_CDEV=$(ino links/cdev)
 I_FIFO=$(ino links/fifo)
 loop_umount || fail "umount failed"
+# The btree-attr checks below need populate to have made one.
+aformat=$(xfs_db -r -c "inode $I_ABT" -c 'print core.aformat' "$IMG")
+if [ "$aformat" != "core.aformat = 3 (btree)" ]; then
+	fail "populate left attrs/btree's attr fork as: $aformat"
+	finish
+fi
 
 # Leaf and free index regions of a directory, in directory blocks.
 LEAF=$((32 * 1024 * 1024 * 1024 / 4096))
@@ -115,6 +121,14 @@ compare "inode $I_NODE|addr u3.bmbt.ptrs[1]|print"
 # An attr fork in btree format: the inode and its bmapbta block.
 compare "inode $I_ABT|print"
 compare "inode $I_ABT|addr a.bmbt.ptrs[1]|print"
+# Paths that do not resolve: the same message, naming the same part.
+for p in core.bogus bogus.x a.bmbt.ptrs[1] core.mode[1] core.mode.x \
+	 u3.sfdir3.list[99] u3.sfdir3.hdr.count[0] u3.sfdir3.hdr.bogus \
+	 'core.mode[x]' core. .core core..mode 'u3.sfdir3.list[0' \
+	 'u3.sfdir3.list[0]x' 'u3.sfdir3.list[1-9]' u3.sfdir3.list.name; do
+	compare "inode $I_SF|print $p"
+done
+compare "inode $I_SF|addr core.bogus"
 compare "inode $I_ABT|ablock 0|print"
 # Directory blocks of every kind.
 compare "inode $I_BLOCK|dblock 0|print"

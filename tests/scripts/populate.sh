@@ -29,8 +29,11 @@ populate_all_formats() {
 	touch "$m/attrs/sf" "$m/attrs/leaf" "$m/attrs/node" "$m/attrs/remote"
 	# One process sets every xattr (a setfattr per xattr cost the suite
 	# a thousand processes an image).  The btree file's remote values
-	# are interleaved with another file's blocks, each write synced, so
-	# that its attr fork has too many extents for the inode: btree.
+	# are interleaved with another file's blocks so that its attr fork
+	# has too many extents for the inode: btree.  The spacer's blocks
+	# come from fallocate, one at a time: a written, open file would
+	# get speculative preallocation, and a loaded machine's writeback
+	# could then leave the attr blocks contiguous (extents format).
 	python3 - "$m" <<'PY' || return 1
 import os, sys
 m = sys.argv[1]
@@ -48,8 +51,7 @@ open(os.path.join(m, "attrs", "btree"), "a").close()
 fd = os.open(os.path.join(m, "attrs", "spacer"), os.O_WRONLY | os.O_CREAT, 0o644)
 for i in range(1, 61):
     put("btree", "user.v%d" % i, "a" * 5000)
-    os.pwrite(fd, b"\xcd" * 4096, i * 4096)
-    os.fsync(fd)
+    os.posix_fallocate(fd, i * 4096, 4096)
 os.close(fd)
 PY
 	sync

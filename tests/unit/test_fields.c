@@ -311,6 +311,29 @@ START_TEST(test_inode_forks)
 					  "u3.sfdir3.list[2]", &r), -ERANGE);
 	ck_assert_int_eq(xk_field_resolve(&c, xk_inode_ftype.fields,
 					  "u3.bmx", &r), -ENOENT);
+	/* Failures say which part of the path, as xfs_db's messages do. */
+	ck_assert_int_eq(xk_field_resolve(&c, xk_inode_ftype.fields,
+					  "u3.sfdir3.list[2]", &r), -ERANGE);
+	ck_assert_int_eq(r.why, XK_FPATH_RANGE);
+	ck_assert_uint_eq(r.bad_index, 2);
+	ck_assert_uint_eq(r.count, 2);
+	ck_assert_int_eq(xk_field_resolve(&c, xk_inode_ftype.fields,
+					  "core.bogus.x", &r), -ENOENT);
+	ck_assert_int_eq(r.why, XK_FPATH_UNKNOWN);
+	ck_assert_uint_eq(r.bad_off, 5);
+	ck_assert_uint_eq(r.bad_len, 5);
+	ck_assert_int_eq(xk_field_resolve(&c, xk_inode_ftype.fields,
+					  "core.mode[0]", &r), -ENOENT);
+	ck_assert_int_eq(r.why, XK_FPATH_NOT_ARRAY);
+	ck_assert_int_eq(xk_field_resolve(&c, xk_inode_ftype.fields,
+					  "core.mode.x", &r), -ENOENT);
+	ck_assert_int_eq(r.why, XK_FPATH_NO_SUBFIELDS);
+	ck_assert_int_eq(xk_field_resolve(&c, xk_inode_ftype.fields,
+					  "u3.sfdir3.list.name", &r), -ENOENT);
+	ck_assert_int_eq(r.why, XK_FPATH_WANT_INDEX);
+	ck_assert_int_eq(xk_field_resolve(&c, xk_inode_ftype.fields,
+					  "core..mode", &r), -ENOENT);
+	ck_assert_int_eq(r.why, XK_FPATH_SYNTAX);
 	ck_assert_uint_eq(get(&c, xk_inode_ftype.fields,
 			      "a.sfattr.list[0].root"), 1);
 	ck_assert_uint_eq(get(&c, xk_inode_ftype.fields,
