@@ -171,6 +171,7 @@ for t in "${TYPES[@]}"; do
 			xfs_db -x "${NAV[@]}" -c "fuzz -d $field $verb" "$img" >/dev/null 2>&1
 			dd if="$img" of="$T/now" bs="$len" skip="$off" count=1 iflag=skip_bytes 2>/dev/null
 			same_image "$T/orig" "$T/now" && continue	# a no-op fuzz
+			leak_check_sampled "$total"
 			"$REPAIR" -n "$img" >"$T/ours.out" 2>&1; us=$?
 			xr=$(theirs "$img" $us)
 			dd if="$T/orig" of="$img" bs="$len" seek="$off" oflag=seek_bytes conv=notrunc 2>/dev/null
@@ -185,6 +186,7 @@ for type in sb btbno btcnt btino btfino btrmap inode dir attr symlink; do
 		cp --sparse=always "$img" "$T/bt"
 		msg=$(xfs_db -x -c blockget -c "blocktrash -s $seed -n 2 -2 -x 1 -y 64 -t $type" "$T/bt" 2>&1 | tail -1)
 		case $msg in *flipped*) ;; *) continue ;; esac
+		leak_check_sampled "$total"
 		"$REPAIR" -n "$T/bt" >"$T/ours.out" 2>&1; us=$?
 		xr=$(theirs "$T/bt" $us)
 		record "trash-$type" "seed $seed" "-" "$xr" $us

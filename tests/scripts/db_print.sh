@@ -65,6 +65,7 @@ compare() {
 		args+=(-c "$a")
 	done
 	out1=$(xfs_db -r "${args[@]}" "$IMG" 2>/dev/null)
+	leak_check_sampled "$compared"
 	out2=$("$DB" -r "${args[@]}" "$IMG" 2>"$T/db.err")
 	rc=$?
 	if [ $rc -ge 2 ]; then

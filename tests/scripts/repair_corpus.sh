@@ -180,6 +180,7 @@ run_case() {
 	fi
 	cp --sparse=always "$T/c.img" "$T/x.img"
 	NCASE=$((NCASE + 1))
+	leak_check_sampled "$NCASE"
 	if [ $((NCASE % 3)) = 1 ]; then
 		cp --sparse=always "$T/c.img" "$T/orig.img"
 		rm -f "$T/undo"

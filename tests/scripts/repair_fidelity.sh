@@ -39,7 +39,7 @@
 . "$XK_SRCDIR/tests/scripts/repair_lib.sh"
 need_xfsprogs
 [ "$(id -u)" -eq 0 ] || skip "walking images needs root (loop mount)"
-X72=0
+X72=0 NCASE=0
 if "$XFS72" dir >/dev/null 2>&1; then
 	X72=1
 	echo "second oracle: $(xfs72 xfs_repair -V)"
@@ -110,6 +110,8 @@ run_case() {
 		return
 	fi
 	cp --sparse=always "$T/c.img" "$T/x.img"
+	NCASE=$((NCASE + 1))
+	leak_check_sampled "$NCASE"
 	"$REPAIR" -n "$T/c.img" >"$T/ours-n.out" 2>&1; det=$?
 	xfs_repair -n "$T/c.img" >"$T/xr-n.out" 2>&1; xdet=$?
 	"$REPAIR" "$T/c.img" >"$T/ours.out" 2>&1; rc=$?

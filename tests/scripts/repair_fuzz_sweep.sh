@@ -104,6 +104,7 @@ run_case() {
 		return
 	fi
 	cases=$((cases + 1))
+	leak_check_sampled "$cases"
 	xfs_repair -n "$T/a.img" >/dev/null 2>&1; xn=$?
 	"$REPAIR" -n "$T/a.img" >/dev/null 2>&1; on=$?
 	if [ $xn -eq 0 ] && [ $on -eq 0 ]; then
