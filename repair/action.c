@@ -357,7 +357,7 @@ plan_needs_path(const struct repair_ctx *rc, const struct ifix *f)
 		return 1;
 	return !(f->what & (IFIX_NLINK | IFIX_NBLOCKS | IFIX_FLAGS |
 			    IFIX_PAD | IFIX_NSEC | IFIX_DOTDOT |
-			    IFIX_SF_PARENT));
+			    IFIX_SF_PARENT | IFIX_DIR_SIZE));
 }
 
 static void

@@ -464,6 +464,28 @@ check_blocks(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
 	uint64_t last_off = map->n ? map->v[map->n - 1].startoff +
 				     map->v[map->n - 1].blockcount : 0;
 
+	uint64_t data_end = 0;
+
+	for (size_t i = 0; i < map->n; i++) {
+		uint64_t e = xk_dir2_mapping_data_end(map->v[i].startoff,
+						      map->v[i].blockcount,
+						      mp->g.blocklog);
+
+		if (e > data_end)
+			data_end = e;
+	}
+	/*
+	 * The kernel keeps a directory's size where its data blocks end
+	 * (xfs_repair checks only that it is past the inode's fork).
+	 */
+	if (size != data_end && data_end) {
+		report(rc, PR_DIR_BAD, "directory", -1, ino, XK_NO_DADDR,
+		       "size", "size %llu, but its data blocks end at %llu",
+		       (unsigned long long)size,
+		       (unsigned long long)data_end);
+		plan_inode(rc, ino, IFIX_DIR_SIZE, data_end);
+		size = data_end;
+	}
 	readahead_map(rc, map);
 	for (size_t i = 0; i < map->n; i++) {
 		const struct xk_bmbt_irec *r = &map->v[i];

@@ -565,6 +565,18 @@ fix_one_inode(struct repair_ctx *rc, const struct ifix *v, size_t n,
 					      (unsigned long long)was);
 			break;
 		}
+		case IFIX_DIR_SIZE:
+			/* The fork was rebuilt: its own size stands. */
+			if (all & IFIX_RMAP_FORK)
+				break;
+			action_report(rc, ACT_INODE_FIXED, ino, -1, NULL,
+				      ": directory size %llu, where its data "
+				      "blocks end (was %llu)",
+				      (unsigned long long)v[i].val,
+				      (unsigned long long)
+				      xk_be64_get(dip->di_size));
+			xk_be64_set(&dip->di_size, v[i].val);
+			break;
 		case IFIX_NEXTENTS:
 			action_report(rc, ACT_INODE_FIXED, ino, -1, NULL,
 				      ": data fork extent count %llu (was "

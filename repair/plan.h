@@ -53,6 +53,7 @@ struct xk_mount;
 #define IFIX_ATTR_USED	(1u << 21)	/* attr leaf at daddr val: usedbytes */
 #define IFIX_NEWRTINO	(1u << 22)	/* an empty realtime bitmap/summary */
 #define IFIX_DA_HASH	(1u << 23)	/* attr node hashes (da_hashes) */
+#define IFIX_DIR_SIZE	(1u << 24)	/* directory: di_size = val */
 
 struct ifix {
 	uint64_t	ino;

@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include <xfskit/btree_bulk.h>
+#include <xfskit/format/dir.h>
 
 #include "repair.h"
 
@@ -233,6 +234,26 @@ load_bmbt(struct repair_ctx *rc, uint64_t ino, const struct xk_bmbt_rec *recs,
 	return 0;
 }
 
+/* A directory's size from its packed records: where its data ends. */
+static uint64_t
+recs_dir_data_end(const struct xk_bmbt_rec *recs, uint64_t n,
+		  unsigned int blocklog)
+{
+	uint64_t end = 0;
+
+	for (uint64_t i = 0; i < n; i++) {
+		struct xk_bmbt_irec r;
+		uint64_t e;
+
+		xk_bmbt_rec_unpack(&recs[i], &r);
+		e = xk_dir2_mapping_data_end(r.startoff, r.blockcount,
+					     blocklog);
+		if (e > end)
+			end = e;
+	}
+	return end;
+}
+
 /*
  * Rebuild one fork's map in dip from the rmapbt.  An attr fork keeps its
  * place (di_forkoff); a rebuild that gives back the same map is no fix
@@ -291,6 +312,12 @@ fork_rebuild(struct repair_ctx *rc, uint64_t ino, struct xk_dinode *dip,
 			dip->di_format = fmt;
 			xk_dinode_set_nextents(dip, n,
 					       xk_dinode_anextents(dip));
+			/* A directory's size is where its data blocks end. */
+			if ((xk_be16_get(dip->di_mode) & XK_S_IFMT) ==
+			    XK_S_IFDIR)
+				xk_be64_set(&dip->di_size,
+					    recs_dir_data_end(recs, n,
+							      mp->g.blocklog));
 		}
 		/* The other fork's blocks as the rmapbt counts them. */
 		xk_be64_set(&dip->di_nblocks, blocks + used + other);

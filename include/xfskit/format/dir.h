@@ -105,6 +105,25 @@ static inline uint32_t xk_dir2_db_off_to_dataptr(uint32_t db, uint32_t off,
 	return xk_dir2_byte_to_dataptr(xk_dir2_db_to_byte(db, dblog) + off);
 }
 
+/*
+ * Where the data space of a directory mapping (file blocks startoff +
+ * blockcount) ends, in bytes; 0 for a mapping in the leaf or free space.
+ * A directory's di_size is the largest of these over its fork: the
+ * kernel grows and shrinks the size with its data blocks (and calls a
+ * block directory whose size is not one block corrupt).
+ */
+static inline uint64_t xk_dir2_mapping_data_end(uint64_t startoff,
+						uint64_t blockcount,
+						unsigned int blocklog)
+{
+	uint64_t leaf_fsb = XK_DIR2_LEAF_OFFSET >> blocklog;
+	uint64_t end = startoff + blockcount;
+
+	if (startoff >= leaf_fsb)
+		return 0;
+	return (end > leaf_fsb ? leaf_fsb : end) << blocklog;
+}
+
 /* First logical directory block of the leaf and free regions. */
 static inline uint32_t xk_dir2_leaf_firstdb(unsigned int dblog)
 {
