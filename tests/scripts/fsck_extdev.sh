@@ -14,7 +14,10 @@
 #     and xfs_repair 7.2 -n -r is clean after;
 #  4. an entry naming another filesystem's log: exit 8, the UUID
 #     mismatch named, not one byte written in -y (image_state);
-#  5. --logdev= on the command line wins over the entry.
+#  5. --logdev= on the command line wins over the entry;
+#  6. loop block devices named in the entry (data and log): fsck -p
+#     corrects a counter, xfs_repair -n -l is clean and the host kernel
+#     mounts it with -o logdev= and takes a write.
 . "$XK_SRCDIR/tests/scripts/lib.sh"
 . "$XK_SRCDIR/tests/scripts/rt_lib.sh"
 need_xfsprogs
@@ -82,6 +85,32 @@ grep -q "not this filesystem's log" "$T/fsck.out" ||
 run_fsck "--logdev" 1 -y --logdev="$l2" "$d2"
 xfs_repair -n -l "$l2" "$d2" >/dev/null 2>&1 ||
 	fail "--logdev: xfs_repair -n -l finds damage after fsck -y"
+
+# 6. Block devices, as at boot: the entry names the data loop device and
+#    the log's; after fsck -p the kernel mounts it with those options.
+DLOOP="" LLOOP=""
+trap 'umount "$T/mnt" 2>/dev/null; for x in $DLOOP $LLOOP; do losetup -d "$x"; done; cleanup' EXIT
+if [ "$(id -u)" -eq 0 ] && DLOOP=$(losetup -f --show "$d2") &&
+   LLOOP=$(losetup -f --show "$l2"); then
+	printf '%s /srv xfs defaults,logdev=%s 0 2\n' "$DLOOP" "$LLOOP" >"$LIBMOUNT_FSTAB"
+	xfs_db -x -l "$LLOOP" -c "sb 0" -c "write -d fdblocks 12345" "$DLOOP" >/dev/null 2>&1
+	run_fsck "block devices" 1 -p "$DLOOP"
+	if xfs_repair -n -l "$LLOOP" "$DLOOP" >"$T/x.out" 2>&1; then
+		mkdir -p "$T/mnt"
+		if mount -o "logdev=$LLOOP" "$DLOOP" "$T/mnt" 2>"$T/mount.err"; then
+			echo hello >"$T/mnt/f" && umount "$T/mnt" &&
+				pass "block devices: mounted with -o logdev= and written after fsck -p" ||
+				fail "block devices: writing or unmounting failed"
+		else
+			fail "block devices: mount -o logdev= after fsck -p: $(cat "$T/mount.err")"
+		fi
+	else
+		fail "block devices: xfs_repair -n -l after fsck -p: $(tail -4 "$T/x.out")"
+	fi
+	losetup -d "$DLOOP" "$LLOOP" && DLOOP="" LLOOP=""
+else
+	echo "note: no loop devices: the block device case is not run"
+fi
 
 # 3. A realtime volume, its path spelled another way.
 rt=$T/rt.img
