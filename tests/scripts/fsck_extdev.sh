@@ -17,7 +17,9 @@
 #  5. --logdev= on the command line wins over the entry;
 #  6. loop block devices named in the entry (data and log): fsck -p
 #     corrects a counter, xfs_repair -n -l is clean and the host kernel
-#     mounts it with -o logdev= and takes a write.
+#     mounts it with -o logdev=; a log it leaves dirty (shutdown -f) is
+#     left by -n (exit 0, said) and replayed by -p on the log device,
+#     the new entries there after, xfs_repair -n -l clean.
 . "$XK_SRCDIR/tests/scripts/lib.sh"
 . "$XK_SRCDIR/tests/scripts/rt_lib.sh"
 need_xfsprogs
@@ -98,11 +100,29 @@ if [ "$(id -u)" -eq 0 ] && DLOOP=$(losetup -f --show "$d2") &&
 	if xfs_repair -n -l "$LLOOP" "$DLOOP" >"$T/x.out" 2>&1; then
 		mkdir -p "$T/mnt"
 		if mount -o "logdev=$LLOOP" "$DLOOP" "$T/mnt" 2>"$T/mount.err"; then
-			echo hello >"$T/mnt/f" && umount "$T/mnt" &&
-				pass "block devices: mounted with -o logdev= and written after fsck -p" ||
-				fail "block devices: writing or unmounting failed"
+			mkdir "$T/mnt/dir" && echo hello >"$T/mnt/f" &&
+				xfs_io -x -c "shutdown -f" "$T/mnt" && umount "$T/mnt" &&
+				pass "block devices: mounted with -o logdev=, written, shut down (log left dirty)" ||
+				fail "block devices: writing, shutting down or unmounting failed"
 		else
 			fail "block devices: mount -o logdev= after fsck -p: $(cat "$T/mount.err")"
+		fi
+		# The dirty external log: -n leaves it, -p replays it there.
+		run_fsck "dirty log" 0 -n "$DLOOP"
+		grep -q "the log is dirty" "$T/fsck.out" ||
+			fail "dirty log: -n does not say the log is dirty: $(cat "$T/fsck.out")"
+		run_fsck "dirty log" 0 -p "$DLOOP"
+		grep -q "replayed the log" "$T/fsck.out" ||
+			fail "dirty log: -p did not replay it: $(cat "$T/fsck.out")"
+		if ! xfs_repair -n -l "$LLOOP" "$DLOOP" >"$T/x.out" 2>&1; then
+			fail "dirty log: xfs_repair -n -l after fsck -p: $(tail -4 "$T/x.out")"
+		elif mount -o "logdev=$LLOOP" "$DLOOP" "$T/mnt" 2>"$T/mount.err"; then
+			[ -d "$T/mnt/dir" ] && [ -e "$T/mnt/f" ] &&
+				pass "dirty log: replayed by fsck -p, what the log held is there" ||
+				fail "dirty log: /dir or /f missing after the replay: $(ls "$T/mnt")"
+			umount "$T/mnt"
+		else
+			fail "dirty log: mount after fsck -p: $(cat "$T/mount.err")"
 		fi
 	else
 		fail "block devices: xfs_repair -n -l after fsck -p: $(tail -4 "$T/x.out")"
