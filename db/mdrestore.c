@@ -3,7 +3,7 @@
  * xfskit-mdrestore: turn a metadump (v1 "XFSM" or v2 "XMD2", written by
  * xfskit-metadump or xfs_metadump) back into a filesystem image.
  *
- * Usage: xfskit-mdrestore [-g] [-i] file|- [image]
+ * Usage: xfskit-mdrestore [-g] [-i] [-l logdev] [-r rtdev] file|- [image]
  *
  * Like xfs_mdrestore: the first record must be the primary superblock;
  * an image file is sized to dblocks * blocksize (a block device must be
@@ -14,7 +14,10 @@
  * NULLFSINO, as xfs_mdrestore's decode and encode do), the rest of the
  * sector zeroed, sb_inprogress cleared, the CRC recomputed -- so the result is
  * byte for byte what xfs_mdrestore writes.  -i prints what the dump
- * header says; -g shows progress.
+ * header says; -g shows progress.  A v2 dump's external log (device 1)
+ * and realtime device extents (device 2) are written to the files -l and
+ * -r name, sized to the log and realtime volume as the superblock gives
+ * them; a dump that carries one needs its option, as xfs_mdrestore does.
  *
  * A dump is untrusted input: every count, length and address is checked
  * before use, and a block addressed beyond the filesystem is refused.
@@ -42,6 +45,10 @@ struct rst {
 	int		fd;
 	int		is_file;
 	uint64_t	fssize;		/* bytes */
+	/* -l and -r: the external log's and realtime device's targets */
+	const char	*logpath, *rtpath;
+	int		logfd, rtfd;
+	uint64_t	logsize, rtsize;	/* bytes */
 	int		progress;
 	uint64_t	bytes, last_mb;
 	uint8_t		sb[32768];	/* the dumped primary sb sector */
@@ -79,17 +86,19 @@ show_progress(struct rst *r, uint64_t n)
 	}
 }
 
+/* len bytes at off of the device fd of size bytes (what: its name). */
 static void
-wr(struct rst *r, const void *buf, size_t len, uint64_t off)
+wr_dev(int fd, uint64_t size, const char *what, const void *buf, size_t len,
+       uint64_t off)
 {
 	int err;
 
-	if (off > r->fssize || len > r->fssize - off)
-		die("block at byte %llu lies beyond the filesystem (%llu "
-		    "bytes); the dump is damaged", (unsigned long long)off,
-		    (unsigned long long)r->fssize);
+	if (off > size || len > size - off)
+		die("block at byte %llu lies beyond the %s (%llu bytes); the "
+		    "dump is damaged", (unsigned long long)off, what,
+		    (unsigned long long)size);
 	while (len) {
-		ssize_t n = pwrite(r->fd, buf, len, (off_t)off);
+		ssize_t n = pwrite(fd, buf, len, (off_t)off);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -101,6 +110,73 @@ wr(struct rst *r, const void *buf, size_t len, uint64_t off)
 		buf = (const uint8_t *)buf + n;
 		len -= (size_t)n;
 		off += (uint64_t)n;
+	}
+}
+
+static void
+wr(struct rst *r, const void *buf, size_t len, uint64_t off)
+{
+	wr_dev(r->fd, r->fssize, "filesystem", buf, len, off);
+}
+
+/*
+ * Open path to take size bytes: an image file grows to it (never
+ * shrinks), a device must hold it.  Refused when it is the data target.
+ */
+static int
+open_target(struct rst *r, const char *path, uint64_t size)
+{
+	struct stat st, data;
+	int fd = open(path, O_RDWR | O_CREAT, 0644);
+
+	if (fd < 0)
+		die("cannot open %s: %s", path, strerror(errno));
+	if (fstat(fd, &st) || fstat(r->fd, &data))
+		die("cannot stat %s: %s", path, strerror(errno));
+	if ((S_ISBLK(st.st_mode) && st.st_rdev == data.st_rdev) ||
+	    (st.st_dev == data.st_dev && st.st_ino == data.st_ino))
+		die("%s is the data device's target too", path);
+	if (S_ISREG(st.st_mode)) {
+		if ((uint64_t)st.st_size < size && ftruncate(fd, (off_t)size))
+			die("cannot size %s: %s", path, strerror(errno));
+	} else {
+		off_t end = lseek(fd, 0, SEEK_END);
+
+		if (end < 0 || (uint64_t)end < size)
+			die("%s is smaller than %llu bytes", path,
+			    (unsigned long long)size);
+	}
+	return fd;
+}
+
+/* After take_sb: the -l and -r targets, sized from the superblock. */
+static void
+open_extra(struct rst *r, uint32_t compat, uint32_t incompat)
+{
+	const struct xk_dsb *d = (const struct xk_dsb *)r->sb;
+	uint64_t bs = xk_be32_get(d->sb_blocksize);
+
+	if ((compat & MD_V2_COMPAT_EXTLOG) && !r->logpath)
+		die("the metadump carries an external log: give its target "
+		    "with -l logdev");
+	if ((incompat & MD_V2_INCOMPAT_RTDEV) && !r->rtpath)
+		die("the metadump carries realtime device metadata: give its "
+		    "target with -r rtdev");
+	if (r->logpath && !(compat & MD_V2_COMPAT_EXTLOG))
+		die("-l: the metadump carries no external log");
+	if (r->logpath) {
+		r->logsize = (uint64_t)xk_be32_get(d->sb_logblocks) * bs;
+		if (xk_be64_get(d->sb_logstart) || !r->logsize)
+			die("-l: the dumped superblock has no external log");
+		r->logfd = open_target(r, r->logpath, r->logsize);
+	}
+	if (r->rtpath) {
+		r->rtsize = xk_be64_get(d->sb_rblocks) * bs;
+		if (!r->rtsize)
+			die("-r: the dumped superblock has no realtime volume");
+		if (r->rtsize / bs != xk_be64_get(d->sb_rblocks))
+			die("-r: bad realtime block count in the metadump");
+		r->rtfd = open_target(r, r->rtpath, r->rtsize);
 	}
 }
 
@@ -291,12 +367,6 @@ restore_v2(struct rst *r, const uint8_t *magic, const char *target, int info)
 	if (incompat & ~MD_V2_INCOMPAT_RTDEV)
 		die("the metadump header has unknown incompat flags 0x%x",
 		    incompat);
-	if (incompat & MD_V2_INCOMPAT_RTDEV)
-		die("the metadump carries a realtime device, which is not "
-		    "supported");
-	if (compat & MD_V2_COMPAT_EXTLOG)
-		die("the metadump carries an external log, which is not "
-		    "supported");
 	if (xk_get_be64(h + 16))
 		die("the metadump header's reserved field is not zero");
 	buf = malloc(IO_MAX);
@@ -310,11 +380,13 @@ restore_v2(struct rst *r, const uint8_t *magic, const char *target, int info)
 		die("bad superblock extent length %u", len);
 	rd_exact(r, buf, (size_t)len << XK_BBSHIFT);
 	take_sb(r, buf, (size_t)len << XK_BBSHIFT, target);
+	open_extra(r, compat, incompat);
 	write_sb_inprogress(r, buf, len << XK_BBSHIFT);
 	show_progress(r, (uint64_t)len << XK_BBSHIFT);
 	for (;;) {
 		size_t got = fread(eh, 1, sizeof(eh), r->in);
 		uint64_t addr, off, left;
+		unsigned int dev;
 
 		if (got == 0 && feof(r->in))
 			break;
@@ -322,15 +394,26 @@ restore_v2(struct rst *r, const uint8_t *magic, const char *target, int info)
 			die("%s: the dump ends inside an extent header",
 			    r->inpath);
 		addr = xk_get_be64(eh);
-		if ((addr & MD_V2_DEV_MASK) != 0)
-			die("extent for a device other than the data device");
+		dev = (addr & MD_V2_DEV_MASK) >> MD_V2_DEV_SHIFT;
+		if ((dev == MD_V2_DEV_LOG && r->logfd < 0) ||
+		    (dev == MD_V2_DEV_RT && r->rtfd < 0) ||
+		    dev > MD_V2_DEV_RT)
+			die("an extent for device %u, which the header does "
+			    "not announce", dev);
 		off = (addr & MD_V2_DADDR_MASK) << XK_BBSHIFT;
 		left = (uint64_t)xk_get_be32(eh + 8) << XK_BBSHIFT;
 		while (left) {
 			size_t n = left < IO_MAX ? (size_t)left : IO_MAX;
 
 			rd_exact(r, buf, n);
-			wr(r, buf, n, off);
+			if (dev == MD_V2_DEV_LOG)
+				wr_dev(r->logfd, r->logsize, "external log",
+				       buf, n, off);
+			else if (dev == MD_V2_DEV_RT)
+				wr_dev(r->rtfd, r->rtsize, "realtime device",
+				       buf, n, off);
+			else
+				wr(r, buf, n, off);
 			off += n;
 			left -= n;
 			show_progress(r, n);
@@ -344,11 +427,13 @@ static void
 usage(FILE *fp)
 {
 	fprintf(fp,
-"Usage: xfskit-mdrestore [-g] [-i] file|- image\n"
+"Usage: xfskit-mdrestore [-g] [-i] [-l logdev] [-r rtdev] file|- image\n"
 "       xfskit-mdrestore -i file|-\n"
 "       xfskit-mdrestore -V\n"
 "  -g          show progress\n"
 "  -i          print what the dump header says (alone: restore nothing)\n"
+"  -l logdev   where a v2 dump's external log is restored\n"
+"  -r rtdev    where a v2 dump's realtime device metadata is restored\n"
 "  -V          print the version and exit\n"
 "  -h, --help  this help\n"
 "Exit status: 0 restored, 1 any error, a usage error included (as\n"
@@ -365,10 +450,18 @@ main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	const char *logpath = NULL, *rtpath = NULL;
 	int opt, info = 0, progress = 0;
 
-	while ((opt = getopt_long(argc, argv, "ghiV", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "ghil:r:V", longopts,
+				  NULL)) != -1) {
 		switch (opt) {
+		case 'l':
+			logpath = optarg;
+			break;
+		case 'r':
+			rtpath = optarg;
+			break;
 		case 'g':
 			progress = 1;
 			break;
@@ -393,7 +486,9 @@ main(int argc, char **argv)
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return 1;
-	r->fd = -1;
+	r->fd = r->logfd = r->rtfd = -1;
+	r->logpath = logpath;
+	r->rtpath = rtpath;
 	r->progress = progress;
 	r->inpath = argv[optind];
 	target = argc - optind == 2 ? argv[optind + 1] : NULL;
@@ -419,6 +514,13 @@ main(int argc, char **argv)
 		die("flushing the image failed: %s", strerror(errno));
 	if (r->fd >= 0 && close(r->fd))
 		die("closing the image failed: %s", strerror(errno));
+	for (int i = 0; i < 2; i++) {
+		int fd = i ? r->rtfd : r->logfd;
+
+		if (fd >= 0 && ((fsync(fd) && errno != EINVAL) || close(fd)))
+			die("closing %s failed: %s", i ? r->rtpath :
+			    r->logpath, strerror(errno));
+	}
 	if (r->in != stdin)
 		fclose(r->in);
 	free(r);

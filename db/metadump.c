@@ -64,6 +64,7 @@ struct md_ctx {
 	size_t		nseen, seencap;
 	uint64_t	devbb;		/* device size in 512-byte units */
 	uint32_t	log_rec_blk;	/* clean log: its unmount record */
+	uint64_t	dev_bits;	/* v2 device of what emit() writes */
 	/* the AGFL's live range, from this AG's AGF when it passed */
 	int		agf_ok;
 	uint32_t	flfirst, fllast, flcount;
@@ -118,7 +119,7 @@ emit(struct md_ctx *c, uint64_t daddr, const uint8_t *buf, uint32_t len)
 	if (c->o->version == 2) {
 		uint8_t eh[MD_V2_EXT_SIZE];
 
-		xk_put_be64(eh, daddr & MD_V2_DADDR_MASK);
+		xk_put_be64(eh, (daddr & MD_V2_DADDR_MASK) | c->dev_bits);
 		xk_put_be32(eh + 8, len >> XK_BBSHIFT);
 		out_write(c, eh, sizeof(eh));
 		out_write(c, buf, len);
@@ -277,29 +278,52 @@ dump_disk(struct md_ctx *c, uint64_t daddr, uint32_t len, enum md_kind kind)
 	free(buf);
 }
 
-/*
- * The internal log in pieces of at most 1 MiB: as it is, except that a
- * clean log is replaced by an empty one when obfuscating (its last
- * checkpoints hold names; see metadump_log.c).
- */
+/* n bytes of the external log at daddr of its device, dumped raw. */
 static void
-dump_log(struct md_ctx *c)
+dump_extlog_piece(struct md_ctx *c, struct xk_dev *dev, uint64_t daddr,
+		  uint32_t n)
 {
-	struct xk_mount *mp = c->mp;
-	uint64_t start, bb;
-	uint8_t *buf = NULL;
+	uint8_t *buf = malloc(n);
+	int err;
 
-	if (!xk_fsbext_valid(mp, mp->sb.logstart, mp->sb.logblocks)) {
-		md_warnf(c, "the log lies outside the filesystem; it is not "
-			 "dumped");
+	if (!buf) {
+		c->err = -ENOMEM;
 		return;
 	}
-	start = xk_fsb_to_daddr(mp, mp->sb.logstart);
-	bb = (uint64_t)mp->sb.logblocks << mp->g.blkbb_log;
+	err = xk_dev_pread(dev, buf, n, daddr << XK_BBSHIFT);
+	if (err)
+		md_warnf(c, "cannot read daddr %llu of the external log: %s; "
+			 "skipped", (unsigned long long)daddr,
+			 xk_strerror(err));
+	else
+		emit(c, daddr, buf, n);
+	free(buf);
+}
+
+/*
+ * The log in pieces of at most 1 MiB: bb basic blocks from start on
+ * dev, as they are, except that a clean log is replaced by an empty one
+ * when obfuscating (its last checkpoints hold names; see
+ * metadump_log.c).  The internal log goes through rd() and seen(); an
+ * external one (v2 only) is read from its own device.
+ */
+static void
+dump_log_region(struct md_ctx *c, struct xk_dev *dev, uint64_t start,
+		uint64_t bb)
+{
+	int internal = dev == c->mp->dev;
+	uint8_t *buf = NULL;
+	int err = 0;
+
 	if (c->o->obfuscate && !c->st->dirty_log &&
 	    c->log_rec_blk != XK_LOG_NOBLK && bb <= UINT32_MAX) {
 		buf = malloc(bb << XK_BBSHIFT);
-		if (!buf || rd(c, start, (uint32_t)(bb << XK_BBSHIFT), buf) ||
+		if (buf)
+			err = internal ?
+			      rd(c, start, (uint32_t)(bb << XK_BBSHIFT), buf) :
+			      xk_dev_pread(dev, buf, bb << XK_BBSHIFT,
+					   start << XK_BBSHIFT);
+		if (!buf || err ||
 		    md_log_scrub(buf, (uint32_t)bb, c->log_rec_blk)) {
 			md_warnf(c, "the clean log could not be emptied; it "
 				 "is carried as it is, names included");
@@ -311,12 +335,50 @@ dump_log(struct md_ctx *c)
 		uint32_t n = (uint32_t)((bb - o < 2048 ? bb - o : 2048) <<
 					XK_BBSHIFT);
 
-		if (!buf)
+		if (buf) {
+			if (!internal || !seen(c, start + o))
+				emit(c, start + o, buf + (o << XK_BBSHIFT), n);
+		} else if (internal) {
 			dump_disk(c, start + o, n, MK_RAW);
-		else if (!seen(c, start + o))
-			emit(c, start + o, buf + (o << XK_BBSHIFT), n);
+		} else {
+			dump_extlog_piece(c, dev, start + o, n);
+		}
 	}
 	free(buf);
+}
+
+static void
+dump_log(struct md_ctx *c)
+{
+	struct xk_mount *mp = c->mp;
+
+	if (!xk_fsbext_valid(mp, mp->sb.logstart, mp->sb.logblocks)) {
+		md_warnf(c, "the log lies outside the filesystem; it is not "
+			 "dumped");
+		return;
+	}
+	dump_log_region(c, mp->dev, xk_fsb_to_daddr(mp, mp->sb.logstart),
+			(uint64_t)mp->sb.logblocks << mp->g.blkbb_log);
+}
+
+/*
+ * The external log, from the start of its device, as device 1 of a v2
+ * dump (as xfs_metadump -l does, with the EXTLOG compat flag).
+ */
+static void
+dump_extlog(struct md_ctx *c)
+{
+	struct xk_mount *mp = c->mp;
+	uint64_t bb = (uint64_t)mp->sb.logblocks << mp->g.blkbb_log;
+
+	if (bb > mp->logdev->size >> XK_BBSHIFT) {
+		md_warnf(c, "the external log is larger than its device; it "
+			 "is not dumped");
+		return;
+	}
+	c->dev_bits = (uint64_t)MD_V2_DEV_LOG << MD_V2_DEV_SHIFT;
+	dump_log_region(c, mp->logdev, 0, bb);
+	c->dev_bits = 0;
 }
 
 static int
@@ -325,7 +387,7 @@ log_is_dirty(struct md_ctx *c)
 	struct xk_log *log = NULL;
 	int err, dirty = 1;
 
-	if (!c->mp->sb.logstart)
+	if (!c->mp->sb.logstart && !c->mp->logdev)
 		return 0;
 	err = xk_log_open(c->mp, &log);
 	if (!err) {
@@ -561,6 +623,8 @@ md_dump(struct xk_mount *mp, FILE *out, const struct md_opts *o,
 			compat |= MD_V2_COMPAT_FULLBLOCKS;
 		if (st->dirty_log)
 			compat |= MD_V2_COMPAT_DIRTYLOG;
+		if (!mp->sb.logstart && mp->logdev)
+			compat |= MD_V2_COMPAT_EXTLOG;
 		xk_put_be32(h, MD_MAGIC_V2);
 		xk_put_be32(h + 4, 2);
 		xk_put_be32(h + 8, compat);
@@ -580,8 +644,12 @@ md_dump(struct xk_mount *mp, FILE *out, const struct md_opts *o,
 	progress(c, mp->g.agcount);
 	if (o->progress)
 		fputc('\n', stderr);
-	if (!c->err && !mp->sb.logstart)
-		md_warnf(c, "the log is external; it is not dumped");
+	if (!c->err && !mp->sb.logstart && mp->logdev && o->version == 2)
+		dump_extlog(c);
+	else if (!c->err && !mp->sb.logstart)
+		md_warnf(c, "the log is external; it is not dumped (%s)",
+			 mp->logdev ? "a v1 dump cannot carry it: use -v 2" :
+			 "its device was not given: use -l");
 	if (o->version != 2)
 		v1_flush(c);	/* a short (maybe empty) chunk ends v1 */
 	if (!c->err && fflush(out))

@@ -19,8 +19,13 @@
  *      compat flags, be32 incompat flags, be64 reserved (0) -- then
  *      extents until the end of the file, each a 12-byte header (be64
  *      address: low 54 bits the 512-byte disk address, the next 2 bits
- *      the device, 0 for data; be32 length in 512-byte units) followed
- *      by its bytes.  The first extent is the primary superblock sector.
+ *      the device, 0 for data, 1 for the external log, 2 for the
+ *      realtime device; be32 length in 512-byte units) followed by its
+ *      bytes.  The first extent is the primary superblock sector.  An
+ *      external log is dumped whole from the start of its device, with
+ *      compat flag EXTLOG; a classic realtime volume holds no metadata
+ *      (its bitmap and summary are on the data device): xfs_metadump
+ *      7.2 dumps nothing of it either.
  */
 #ifndef XFSKIT_DB_METADUMP_H
 #define XFSKIT_DB_METADUMP_H
@@ -54,6 +59,9 @@
 #define MD_V2_DEV_SHIFT		54
 #define MD_V2_DADDR_MASK	((1ULL << MD_V2_DEV_SHIFT) - 1)
 #define MD_V2_DEV_MASK		(3ULL << MD_V2_DEV_SHIFT)
+#define MD_V2_DEV_DATA		0	/* the device numbers of an extent */
+#define MD_V2_DEV_LOG		1
+#define MD_V2_DEV_RT		2
 
 struct md_opts {
 	int		obfuscate;	/* not -o */

@@ -25,12 +25,16 @@ static void
 usage(FILE *fp)
 {
 	fprintf(fp,
-"Usage: xfskit-metadump [-a] [-g] [-o] [-w] [-v 1|2] image file|-\n"
+"Usage: xfskit-metadump [-a] [-g] [-o] [-w] [-l logdev] [-r rtdev]\n"
+"                       [-v 1|2] image file|-\n"
 "       xfskit-metadump -V\n"
 "  -a          copy metadata blocks whole (do not zero stale bytes)\n"
 "  -g          show progress on standard error\n"
 "  -o          do not obfuscate names, attribute values and symlinks\n"
 "  -w          print warnings about damaged metadata\n"
+"  -l logdev   the external log's device: a v2 dump carries the log\n"
+"  -r rtdev    the realtime device (a classic realtime volume holds no\n"
+"              metadata: only checked to be this filesystem's)\n"
 "  -v 1|2      the dump format version (default 1)\n"
 "  -V          print the version and exit\n"
 "  -h, --help  this help\n"
@@ -52,6 +56,7 @@ main(int argc, char **argv)
 	struct xk_mount *mp;
 	struct md_stats st;
 	struct xk_fail f;
+	const char *logdev = NULL, *rtdev = NULL;
 	int opt, err, show_warnings = 0;
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
@@ -59,7 +64,7 @@ main(int argc, char **argv)
 	};
 	FILE *fp;
 
-	while ((opt = getopt_long(argc, argv, "aghov:wV", longopts,
+	while ((opt = getopt_long(argc, argv, "aghl:or:v:wV", longopts,
 				  NULL)) != -1) {
 		switch (opt) {
 		case 'a':
@@ -73,6 +78,12 @@ main(int argc, char **argv)
 			break;
 		case 'w':
 			show_warnings = 1;
+			break;
+		case 'l':
+			logdev = optarg;
+			break;
+		case 'r':
+			rtdev = optarg;
 			break;
 		case 'v':
 			if (strcmp(optarg, "1") && strcmp(optarg, "2")) {
@@ -119,6 +130,17 @@ main(int argc, char **argv)
 			msg);
 		return 1;
 	}
+	/* A log that is not this filesystem's is refused (its UUID). */
+	if ((logdev && (err = xk_mount_open_logdev(mp, logdev, &f))) ||
+	    (rtdev && (err = xk_mount_open_rtdev(mp, rtdev, &f)))) {
+		char msg[400];
+
+		xk_open_error_format(err, &f, msg, sizeof(msg));
+		fprintf(stderr, "xfskit-metadump: %s: %s\n", argv[optind],
+			msg);
+		xk_mount_discard(mp);
+		return 1;
+	}
 	if (!strcmp(argv[optind + 1], "-")) {
 		if (isatty(STDOUT_FILENO)) {
 			fprintf(stderr, "xfskit-metadump: will not write a "
@@ -136,11 +158,12 @@ main(int argc, char **argv)
 			return 1;
 		}
 	}
-	if (xk_log_is_external(mp))
+	if (xk_log_is_external(mp) && (!mp->logdev || o.version != 2))
 		fprintf(stderr, "xfskit-metadump: %s has an external log, "
-			"which dumps do not carry (no -l): the dump holds the "
-			"data device only, and restores without a log\n",
-			argv[optind]);
+			"which this dump does not carry (%s): the dump holds "
+			"the data device only, and restores without a log\n",
+			argv[optind], mp->logdev ? "a v1 dump cannot: use -v 2" :
+			"give its device with -l");
 	err = md_dump(mp, fp, &o, warn_stderr, &show_warnings, &st);
 	if (fp != stdout && fclose(fp) && !err)
 		err = -EIO;

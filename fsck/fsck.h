@@ -66,5 +66,17 @@ int fsck_progress_start(struct fsck_progress *p);
 const char *fsck_progress_arg(const struct fsck_progress *p);
 void fsck_progress_stop(struct fsck_progress *p);
 
+/*
+ * The external log and realtime devices of the filesystem on device, from
+ * its fstab entry's logdev= and rtdev= (fstab.c); empty strings when not
+ * named.  source says where they were found.  Returns 0, or -1 when the
+ * table cannot be read (source then says why).
+ */
+struct fsck_devs {
+	char	logdev[4096];
+	char	rtdev[4096];
+	char	source[4200];
+};
+int fsck_find_devices(const char *device, struct fsck_devs *d);
 
 #endif /* XFSKIT_FSCK_H */

@@ -6,7 +6,8 @@
  * it and maps what it finds onto fsck(8)'s conventions.
  *
  * A run, in order:
- *   1. parse the options (fsck(8)'s, e2fsck's common ones);
+ *   1. parse the options (fsck(8)'s, e2fsck's common ones); find the
+ *      external log and realtime devices in fstab (fstab.c);
  *   2. refuse a mounted filesystem unless the mode allows it
  *      (see man/fsck.xfskit.8, "MOUNTED FILESYSTEMS");
  *   3. replay a dirty log (modes that may write) through libfs;
@@ -49,6 +50,9 @@ struct fsck_ctx {
 	enum fsck_mode	mode;
 	int		verbose;
 	const char	*device;
+	/* External log and realtime devices: options, else fstab.c's. */
+	struct fsck_devs devs;
+	int		devs_given;
 	char		repair[PATH_MAX];
 	struct fsck_progress progress;	/* -C */
 };
@@ -67,7 +71,7 @@ usage(FILE *to)
 {
 	fprintf(to,
 "Usage: fsck.xfskit [-p|-a|-n|-y] [-f] [-v] [-C FD] [-t TYPE] [-T] [-M]\n"
-"                   DEVICE\n"
+"                   [--logdev=LOGDEV] [--rtdev=RTDEV] DEVICE\n"
 "       fsck.xfskit -V\n"
 "  -p, -a  preen: replay a dirty log, fix only safe findings (counters,\n"
 "          secondary superblocks); anything else is left (exit 4)\n"
@@ -78,6 +82,9 @@ usage(FILE *to)
 "  -C FD   progress lines (phase done total device) to FD, as e2fsck;\n"
 "          -C 0: a completion bar on standard output\n"
 "  -t, -T, -M, -l, -s, -r  options of fsck(8) itself; ignored\n"
+"  --logdev=LOGDEV, --rtdev=RTDEV  the external log and realtime devices;\n"
+"          without either, the logdev= and rtdev= options of DEVICE's\n"
+"          entry in /etc/fstab ($LIBMOUNT_FSTAB) or of rootflags=\n"
 "  -V      print the version and exit\n"
 "  -h, --help  this help\n"
 "Exit status (fsck(8)): 0 clean, 1 errors corrected,\n"
@@ -233,6 +240,27 @@ finding_is_log(const struct fsck_finding *fd)
 	       !strcmp(fd->structure, "log");
 }
 
+/*
+ * argv[] from its first free slot on: -l LOGDEV, -r RTDEV when known, the
+ * device and the terminating NULL (7 slots at most).
+ */
+static void
+devs_args(const struct fsck_ctx *fc, const char **argv)
+{
+	size_t n = 0;
+
+	if (fc->devs.logdev[0]) {
+		argv[n++] = "-l";
+		argv[n++] = fc->devs.logdev;
+	}
+	if (fc->devs.rtdev[0]) {
+		argv[n++] = "-r";
+		argv[n++] = fc->devs.rtdev;
+	}
+	argv[n++] = fc->device;
+	argv[n] = NULL;
+}
+
 struct check_result {
 	int	status;		/* fsck code, or -1: the check ran */
 	size_t	nfindings;	/* without a replayable dirty log */
@@ -248,8 +276,7 @@ struct check_result {
 static void
 check(struct fsck_ctx *fc, int log_replayable, struct check_result *cr)
 {
-	const char *argv[] = { fc->repair, "-n", "--no-progress", "--json", fc->device,
-			       NULL };
+	const char *argv[12] = { fc->repair, "-n", "--no-progress", "--json" };
 	struct fsck_report *r;
 	char *out = NULL;
 	size_t len = 0, i;
@@ -258,6 +285,7 @@ check(struct fsck_ctx *fc, int log_replayable, struct check_result *cr)
 	memset(cr, 0, sizeof(*cr));
 	cr->status = -1;
 	cr->all_safe = 1;
+	devs_args(fc, argv + 4);
 	st = run(fc, argv, &out, &len);
 	if (cancelled || st == 128 + SIGINT || st == 128 + SIGTERM ||
 	    st == 128 + SIGHUP) {
@@ -333,6 +361,23 @@ replay_log(struct fsck_ctx *fc, int dry_run)
 			    &f);
 	if (err)
 		return 0;	/* a bad superblock: the check reports it */
+	/* A device that is not this filesystem's is refused, unwritten. */
+	if ((fc->devs.logdev[0] &&
+	     (err = xk_mount_open_logdev(mp, fc->devs.logdev, &f))) ||
+	    (fc->devs.rtdev[0] &&
+	     (err = xk_mount_open_rtdev(mp, fc->devs.rtdev, &f)))) {
+		char line[512];
+
+		xk_open_error_format(err, &f, line, sizeof(line));
+		xk_mount_discard(mp);
+		fprintf(stderr, "fsck.xfskit: %s: %s\n", fc->device, line);
+		if (!fc->devs_given)
+			fprintf(stderr, "fsck.xfskit: %s: the devices were "
+				"named in %s\n", fc->device, fc->devs.source);
+		fprintf(stderr, "fsck.xfskit: %s: nothing was checked or "
+			"written\n", fc->device);
+		return -1;
+	}
 	memset(&rep, 0, sizeof(rep));
 	err = xk_log_recover(mp, dry_run ? XK_LOG_DRYRUN : 0, 0, &rep);
 	cerr = xk_mount_close(mp);
@@ -359,6 +404,8 @@ parse_args(struct fsck_ctx *fc, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
+		{ "logdev", required_argument, NULL, 'L' },
+		{ "rtdev", required_argument, NULL, 'R' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int opt, preen = 0, yes = 0, no = 0;
@@ -400,6 +447,12 @@ parse_args(struct fsck_ctx *fc, int argc, char **argv)
 			break;
 		case 'v':
 			fc->verbose = 1;
+			break;
+		case 'L':
+		case 'R':
+			snprintf(opt == 'L' ? fc->devs.logdev : fc->devs.rtdev,
+				 sizeof(fc->devs.logdev), "%s", optarg);
+			fc->devs_given = 1;
 			break;
 		case 'V':
 			printf("fsck.xfskit version %s\n", xk_version());
@@ -479,8 +532,9 @@ static int
 unsupported_check(struct fsck_ctx *fc)
 {
 	struct xk_unsupported un[XK_UNSUPPORTED_MAX];
-	/* fsck(8) passes no log device (no fstab handling here). */
-	int n = xk_unsupported_probe(fc->device, 0, un, XK_UNSUPPORTED_MAX);
+	unsigned int have = (fc->devs.logdev[0] ? XK_UNSUP_LOGDEV : 0) |
+			    (fc->devs.rtdev[0] ? XK_UNSUP_RTDEV : 0);
+	int n = xk_unsupported_probe(fc->device, have, un, XK_UNSUPPORTED_MAX);
 	int opens = 0;
 
 	for (int i = 0; i < n; i++) {
@@ -491,6 +545,14 @@ unsupported_check(struct fsck_ctx *fc)
 	if (n > 0)
 		printf("%s: nothing was checked or written%s\n", fc->device,
 		       opens ? "" : " (xfskit-repair -n checks the rest)");
+	for (int i = 0; i < n; i++)
+		if (!strcmp(un[i].code, "external_log") ||
+		    !strcmp(un[i].code, "realtime")) {
+			printf("%s: name the device with --logdev=/--rtdev= "
+			       "or in the fstab entry's logdev=/rtdev= "
+			       "options\n", fc->device);
+			break;
+		}
 	return n > 0;
 }
 
@@ -522,6 +584,15 @@ main(int argc, char **argv)
 			strerror(errno));
 		return FSCK_ERROR;
 	}
+	if (!fc.devs_given && fsck_find_devices(fc.device, &fc.devs))
+		fprintf(stderr, "fsck.xfskit: %s: warning: cannot read %s; "
+			"no external log or realtime device known\n",
+			fc.device, fc.devs.source);
+	if (fc.verbose && (fc.devs.logdev[0] || fc.devs.rtdev[0]))
+		printf("%s: external log %s, realtime device %s (%s)\n",
+		       fc.device, fc.devs.logdev[0] ? fc.devs.logdev : "none",
+		       fc.devs.rtdev[0] ? fc.devs.rtdev : "none",
+		       fc.devs_given ? "given" : fc.devs.source);
 	if (find_repair(&fc)) {
 		fprintf(stderr, "fsck.xfskit: cannot find %s (looked for %s; "
 			"set XK_REPAIR to its path)\n", XK_REPAIR_NAME,
@@ -583,8 +654,11 @@ main(int argc, char **argv)
 		close(fd);
 	}
 	{
-		const char *rargv[] = { fc.repair, "--no-progress", fc.device, NULL };
-		int st2 = run(&fc, rargv, NULL, NULL);
+		const char *rargv[10] = { fc.repair, "--no-progress" };
+		int st2;
+
+		devs_args(&fc, rargv + 2);
+		st2 = run(&fc, rargv, NULL, NULL);
 
 		if (cancelled || st2 == 128 + SIGINT ||
 		    st2 == 128 + SIGTERM || st2 == 128 + SIGHUP)

@@ -315,11 +315,12 @@ cmp_ifix(const void *a, const void *b)
  * was written.
  */
 /*
- * The realtime bitmap or summary inode of a filesystem without a
- * realtime volume, made anew as mkfs makes it: an empty regular file
- * (the bitmap flagged NEWRTBM).  The superblock names it, so leaving it
- * free lets the kernel hand it out as a new file while still treating
- * it as the bitmap ("Allocated a known in-use inode").
+ * The realtime bitmap or summary inode, made anew as mkfs makes it
+ * without a realtime volume: an empty regular file (the bitmap flagged
+ * NEWRTBM).  The superblock names it, so leaving it free lets the kernel
+ * hand it out as a new file while still treating it as the bitmap
+ * ("Allocated a known in-use inode").  With a realtime volume the next
+ * pass gives it its blocks and contents (rt_fix.c).
  */
 static void
 rt_inode_init(struct repair_ctx *rc, struct xk_dinode *dip, uint64_t ino)
@@ -363,7 +364,10 @@ fix_one_inode(struct repair_ctx *rc, const struct ifix *v, size_t n,
 		root_inode_init(rc, dip, ino);
 		goto out;
 	}
-	if (all & IFIX_NEWRTINO) {
+	/* The superblock names it: never freed (rt_check.c remakes it). */
+	if ((all & IFIX_NEWRTINO) ||
+	    ((all & IFIX_CLEAR) && (ino == mp->sb.rbmino ||
+				    ino == mp->sb.rsumino))) {
 		rt_inode_init(rc, dip, ino);
 		goto out;
 	}

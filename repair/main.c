@@ -314,7 +314,8 @@ repair_run(struct repair_ctx *rc, unsigned long *found)
 		err = repair_phase_end(rc, apply_fixes(rc, &applied));
 		if (!err && !applied &&
 		    (need_rebuild(rc) || rc->plan.dirfix.n ||
-		     rc->plan.attrfix.n || reasm_pending(rc))) {
+		     rc->plan.attrfix.n || reasm_pending(rc) ||
+		     rt_rebuild_pending(rc))) {
 			/*
 			 * The confirming pass may reuse this inode scan.
 			 * Optional: without the copy (no memory for it) that

@@ -138,6 +138,10 @@ struct da_hash_fix {
 #define RTFIX_CONTENTS		(1u << 0)	/* bitmap, summary, frextents */
 #define RTFIX_BITMAP_INODE	(1u << 1)	/* remake the bitmap inode */
 #define RTFIX_SUMMARY_INODE	(1u << 2)	/* remake the summary inode */
+/* A new inode on new blocks, written by the AG rebuild (rt_build). */
+#define RTFIX_BITMAP_NEW	(1u << 3)
+#define RTFIX_SUMMARY_NEW	(1u << 4)
+#define RTFIX_NEW		(RTFIX_BITMAP_NEW | RTFIX_SUMMARY_NEW)
 
 struct repair_plan {
 	struct ifixes	ifix;		/* inode fixes, in the order planned */

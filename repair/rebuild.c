@@ -8,9 +8,10 @@
  * structures is fixed: nothing of the old trees is read back, their
  * blocks are simply not claimed and so become free space.
  *
- * Directories planned for a rewrite (dirfix.c), and attr forks
- * (attrfix.c), are written inside the same session: their old blocks
- * are not fed, the builder allocates new ones.
+ * Directories planned for a rewrite (dirfix.c), attr forks (attrfix.c)
+ * and realtime bitmap or summary inodes made anew (rt_fix.c) are written
+ * inside the same session: their old blocks are not fed, the builder
+ * allocates new ones.
  *
  * In: rc->scan.ags from a check pass that planned no inode fix (so the claims
  * describe inodes as they will stay).  The rebuild refuses (and the run
@@ -143,7 +144,7 @@ feed_ag(struct repair_ctx *rc, struct xk_bld *b, uint32_t agno)
 		 * A directory being rewritten gets new data blocks and an
 		 * attr bmbt if it needs one; its attr blocks stay its own.
 		 */
-		if (!fed_owner(c->owner) ||
+		if (!fed_owner(c->owner) || rt_being_rebuilt(rc, c->owner) ||
 		    (dir_being_rebuilt(rc, c->owner) &&
 		     (c->offset & (XK_RMAP_OFF_ATTR_FORK |
 				   XK_RMAP_OFF_BMBT_BLOCK)) !=
@@ -268,7 +269,8 @@ rebuild_ags(struct repair_ctx *rc, unsigned long *applied)
 		return apply_fixes(rc, applied);
 	ndirs = dirs_prepare(rc);
 	nattrs = attrs_prepare(rc);
-	if (!ndirs && !nattrs && !need_rebuild(rc) && !reasm_pending(rc))
+	if (!ndirs && !nattrs && !need_rebuild(rc) && !reasm_pending(rc) &&
+	    !rt_rebuild_pending(rc))
 		return rc->found.error;
 	if (rc->found.error)
 		return rc->found.error;
@@ -276,6 +278,7 @@ rebuild_ags(struct repair_ctx *rc, unsigned long *applied)
 	err = xk_bld_open_empty(mp, &b);
 	if (err)
 		return err;
+	rt_build_prepare(rc);
 	for (uint32_t agno = 0; agno < mp->g.agcount && !err; agno++)
 		err = feed_ag(rc, b, agno);
 	/* Salvaged before any allocation can reuse their old blocks. */
@@ -288,6 +291,8 @@ rebuild_ags(struct repair_ctx *rc, unsigned long *applied)
 	attrs_free(aw);
 	if (!err)
 		err = reasm_build(rc, b);
+	if (!err)
+		err = rt_build(rc, b);
 	if (!err)
 		err = xk_bld_commit(b);
 	xk_bld_free(b);

@@ -758,5 +758,16 @@ XK_MUST_CHECK int phase_rt(struct repair_ctx *rc);
 /* rt_fix.c: rewrite what phase_rt planned (rc->plan.rt_fix). */
 XK_MUST_CHECK int rt_apply(struct repair_ctx *rc, int inodes_changed,
 			  unsigned long *applied);
+/*
+ * rt_fix.c, inside the AG rebuild: a bitmap or summary inode with no
+ * usable blocks is written anew on blocks the builder allocates.
+ * rt_rebuild_pending: one is planned; rt_being_rebuilt: owner is one
+ * (its old claims are not fed); rt_build_prepare before the feed,
+ * rt_build after it.
+ */
+int rt_rebuild_pending(const struct repair_ctx *rc);
+int rt_being_rebuilt(const struct repair_ctx *rc, uint64_t owner);
+void rt_build_prepare(struct repair_ctx *rc);
+XK_MUST_CHECK int rt_build(struct repair_ctx *rc, struct xk_bld *b);
 
 #endif /* XFSKIT_REPAIR_H */

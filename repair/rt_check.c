@@ -8,18 +8,20 @@
  *     in use, of rbmblocks and summary-blocks blocks (di_size), whose
  *     data forks map each of those blocks on the data device;
  *  2. that no two realtime files share a realtime extent, nor one file a
- *     block twice;
+ *     block twice (the later inode is cleared, as xfs_repair does);
  *  3. the bitmap, word by word, against the one the mappings give (an
  *     extent is in use when any block of it is mapped);
  *  4. the summary against the one that bitmap gives;
  *  5. sb_frextents against the free extents counted.
  * Steps 3-5 need step 1's files; every difference is planned as a
  * rewrite of the bitmap, summary and counter (rt_fix.c), and a broken
- * bitmap or summary inode as that inode remade.
+ * bitmap or summary inode as that inode remade (over its own blocks when
+ * its fork still maps them all, else on new ones).
  *
  * Without the realtime device (-r) nothing here runs: unsupported.c
  * names the realtime volume as not checked, and repairs are refused.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -134,11 +136,15 @@ rt_file_read(struct repair_ctx *rc, struct rt_file *file, unsigned int fix)
 	}
 	fmt = xk_dfork_format(dip, XK_DATA_FORK);
 	xk_buf_release(bp);
-	/* Remade over its own blocks when it maps them all (rt_fix.c). */
+	/*
+	 * Remade over its own blocks when it maps them all, else made anew
+	 * on new blocks by the AG rebuild (rt_fix.c), as xfs_repair does.
+	 */
 	if (bad == 2 && !err && fmt == XK_DINODE_FMT_EXTENTS)
 		plan_rt(rc, fix);
 	else if (bad == 2)
-		plan_none(rc);
+		plan_rt(rc, fix == RTFIX_BITMAP_INODE ? RTFIX_BITMAP_NEW :
+			RTFIX_SUMMARY_NEW);
 	if (bad || err)
 		return 0;
 	file->data = xk_malloc(file->nblocks * bsize + 1);
@@ -163,9 +169,33 @@ rt_file_read(struct repair_ctx *rc, struct rt_file *file, unsigned int fix)
 }
 
 /*
+ * Claim c falls in an extent inode other claims too: the later inode in
+ * inode order is cleared (the one xfs_repair's walk meets second, and
+ * clears); the other keeps its data.
+ */
+static void
+rt_conflict(struct repair_ctx *rc, const struct rt_claim *c, uint64_t other)
+{
+	uint64_t victim = c->ino > other ? c->ino : other;
+	char why[96];
+
+	if (!report(rc, PR_SPACE_CONFLICT, "realtime space", -1, c->ino,
+		    XK_NO_DADDR, "extent", "realtime blocks %llu-%llu of "
+		    "inode %llu are in an extent inode %llu uses too",
+		    (unsigned long long)c->start,
+		    (unsigned long long)(c->start + c->len - 1),
+		    (unsigned long long)c->ino, (unsigned long long)other))
+		return;
+	snprintf(why, sizeof(why), "realtime block %llu is claimed by inode "
+		 "%llu too", (unsigned long long)c->start,
+		 (unsigned long long)(victim == c->ino ? other : c->ino));
+	plan_inode_why(rc, victim, IFIX_CLEAR, 0, why);
+}
+
+/*
  * Step 2, and the bitmap the mappings give: *bm (rbmblocks blocks).
- * Claims overlapping another file's extent or the same file's blocks
- * are findings no fix covers here.
+ * A claim overlapping another file's extent or the same file's blocks
+ * is a conflict (rt_conflict).
  */
 static int
 rt_expected_bitmap(struct repair_ctx *rc, uint8_t *bm, uint64_t bytes)
@@ -183,18 +213,8 @@ rt_expected_bitmap(struct repair_ctx *rc, uint8_t *bm, uint64_t bytes)
 			      sb->rextsize;
 
 		if (i && (v[i].start < end ||
-			  (x0 < end_x && v[i].ino != last_ino))) {
-			if (report(rc, PR_SPACE_CONFLICT, "realtime space",
-				   -1, v[i].ino, XK_NO_DADDR, "extent",
-				   "realtime blocks %llu-%llu of inode %llu "
-				   "are in an extent inode %llu uses too",
-				   (unsigned long long)v[i].start,
-				   (unsigned long long)(v[i].start +
-							v[i].len - 1),
-				   (unsigned long long)v[i].ino,
-				   (unsigned long long)last_ino))
-				plan_none(rc);
-		}
+			  (x0 < end_x && v[i].ino != last_ino)))
+			rt_conflict(rc, &v[i], last_ino);
 		if (v[i].start + v[i].len > end) {
 			end = v[i].start + v[i].len;
 			last_ino = v[i].ino;
@@ -253,6 +273,8 @@ phase_rt(struct repair_ctx *rc)
 	uint8_t *want_bm = NULL, *want_sum = NULL;
 	int err;
 
+	/* Every pass plans afresh: a plan of the last one is stale. */
+	rc->plan.rt_fix = 0;
 	/* No realtime section, or no device: unsupported.c says so. */
 	if (!sb->rblocks || !mp->rtdev || !sb->rextsize)
 		return 0;

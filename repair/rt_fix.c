@@ -6,9 +6,11 @@
  *    have on the data device, is made a regular file of the right size
  *    again over those blocks (its contents follow in the next pass).
  *    The superblock names it, so it is never freed: a free inode would
- *    be handed out by the kernel while still used as the bitmap.  (One
- *    whose fork maps no usable blocks is not planned: making it needs
- *    new data-device blocks, which this repair does not allocate.)
+ *    be handed out by the kernel while still used as the bitmap.
+ *  - one whose fork maps no usable blocks (cleared, free, a fork lost)
+ *    is written anew inside the AG rebuild (rt_build): its old claims
+ *    are not fed, the builder allocates its blocks, and the contents
+ *    are written with it, as xfs_repair reinitializes it.
  *  - the contents: the bitmap from the realtime files' mappings the
  *    check gathered, the summary from that bitmap, and sb_frextents
  *    from its free extents, rewritten whole.  Only in a pass that
@@ -17,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <xfskit/build.h>
 #include <xfskit/init.h>
 #include <xfskit/rtbitmap.h>
 
@@ -111,27 +114,25 @@ map_file(struct xk_mount *mp, uint64_t ino, uint64_t nblocks, uint64_t *fsb)
 	return err;
 }
 
+/*
+ * The bitmap from the realtime files' mappings, the summary from it and
+ * sb_frextents from its free extents, written over the bitmap's blocks
+ * fbm[] and the summary's fsum[].
+ */
 static int
-rewrite_contents(struct repair_ctx *rc, unsigned long *applied)
+write_contents(struct repair_ctx *rc, const uint64_t *fbm,
+	       const uint64_t *fsum)
 {
 	struct xk_mount *mp = rc->mp;
 	struct xk_sb *sb = &mp->sb;
 	uint64_t bsize = mp->g.blocksize, nfree = 0, old = sb->frextents;
 	uint64_t nbm = sb->rbmblocks, nsum = xk_rt_sum_blocks(sb);
-	uint64_t *fbm = xk_calloc(nbm + 1, sizeof(*fbm));
-	uint64_t *fsum = xk_calloc(nsum + 1, sizeof(*fsum));
 	uint8_t *bm = xk_malloc(nbm * bsize + 1);
 	uint8_t *sum = xk_malloc(nsum * bsize + 1);
 	struct xk_buf *bp;
 	int err = -ENOMEM;
 
-	if (!fbm || !fsum || !bm || !sum)
-		goto out;
-	/* The check read both: a failure now is not the filesystem's. */
-	err = map_file(mp, sb->rbmino, nbm, fbm);
-	if (!err)
-		err = map_file(mp, sb->rsumino, nsum, fsum);
-	if (err)
+	if (!bm || !sum)
 		goto out;
 	xk_rtbitmap_init_free(bm, nbm * bsize, sb->rextents);
 	for (size_t i = 0; i < rc->scan.nrt_claims; i++)
@@ -161,12 +162,35 @@ rewrite_contents(struct repair_ctx *rc, unsigned long *applied)
 		      "(the superblock said %llu)", (unsigned long long)nbm,
 		      (unsigned long long)nsum, (unsigned long long)nfree,
 		      (unsigned long long)old);
-	(*applied)++;
+out:
+	free(bm);
+	free(sum);
+	return err;
+}
+
+static int
+rewrite_contents(struct repair_ctx *rc, unsigned long *applied)
+{
+	struct xk_mount *mp = rc->mp;
+	const struct xk_sb *sb = &mp->sb;
+	uint64_t nbm = sb->rbmblocks, nsum = xk_rt_sum_blocks(sb);
+	uint64_t *fbm = xk_calloc(nbm + 1, sizeof(*fbm));
+	uint64_t *fsum = xk_calloc(nsum + 1, sizeof(*fsum));
+	int err = -ENOMEM;
+
+	if (!fbm || !fsum)
+		goto out;
+	/* The check read both: a failure now is not the filesystem's. */
+	err = map_file(mp, sb->rbmino, nbm, fbm);
+	if (!err)
+		err = map_file(mp, sb->rsumino, nsum, fsum);
+	if (!err)
+		err = write_contents(rc, fbm, fsum);
+	if (!err)
+		(*applied)++;
 out:
 	free(fbm);
 	free(fsum);
-	free(bm);
-	free(sum);
 	return err;
 }
 
@@ -177,16 +201,113 @@ rt_apply(struct repair_ctx *rc, int inodes_changed, unsigned long *applied)
 	unsigned int fix = rc->plan.rt_fix;
 	int err = 0;
 
-	rc->plan.rt_fix = 0;
+	/* New inodes wait for the AG rebuild (rt_build); phase_rt clears. */
+	rc->plan.rt_fix = fix & RTFIX_NEW;
 	if (fix & RTFIX_BITMAP_INODE)
 		err = remake_inode(rc, sb->rbmino, sb->rbmblocks, 1, applied);
 	if (!err && (fix & RTFIX_SUMMARY_INODE))
 		err = remake_inode(rc, sb->rsumino, xk_rt_sum_blocks(sb), 0,
 				   applied);
 	if (err || inodes_changed ||
-	    (fix & (RTFIX_BITMAP_INODE | RTFIX_SUMMARY_INODE)))
+	    (fix & (RTFIX_BITMAP_INODE | RTFIX_SUMMARY_INODE | RTFIX_NEW)))
 		return err;
 	if (fix & RTFIX_CONTENTS)
 		err = rewrite_contents(rc, applied);
+	return err;
+}
+
+int
+rt_rebuild_pending(const struct repair_ctx *rc)
+{
+	return (rc->plan.rt_fix & RTFIX_NEW) != 0;
+}
+
+int
+rt_being_rebuilt(const struct repair_ctx *rc, uint64_t owner)
+{
+	const struct xk_sb *sb = &rc->mp->sb;
+
+	return ((rc->plan.rt_fix & RTFIX_BITMAP_NEW) && owner == sb->rbmino) ||
+	       ((rc->plan.rt_fix & RTFIX_SUMMARY_NEW) && owner == sb->rsumino);
+}
+
+void
+rt_build_prepare(struct repair_ctx *rc)
+{
+	const struct xk_sb *sb = &rc->mp->sb;
+
+	/* The scan may have seen it free: it is fed in use. */
+	if (rc->plan.rt_fix & RTFIX_BITMAP_NEW)
+		mark_in_use(rc, sb->rbmino);
+	if (rc->plan.rt_fix & RTFIX_SUMMARY_NEW)
+		mark_in_use(rc, sb->rsumino);
+}
+
+/*
+ * Write realtime metadata inode ino anew: a regular file of nblocks
+ * blocks the builder allocates, whose addresses go to fsb[].  The
+ * contents are the caller's to write.
+ */
+static int
+build_inode(struct repair_ctx *rc, struct xk_bld *b, uint64_t ino,
+	    uint64_t nblocks, int bitmap, uint64_t *fsb)
+{
+	uint64_t bsize = rc->mp->g.blocksize;
+	struct xk_bld_inode ip;
+	int err;
+
+	xk_bld_inode_init(b, &ip, ino, XK_S_IFREG);
+	ip.size = nblocks * bsize;
+	ip.diflags = bitmap ? XK_DIFLAG_NEWRTBM : 0;
+	err = xk_bld_fork_alloc(b, &ip, XK_DATA_FORK, 0, nblocks, 0);
+	for (uint64_t i = 0; i < nblocks && !err; i++)
+		err = xk_bld_fork_map(&ip.data, i, &fsb[i]);
+	if (!err)
+		err = xk_bld_inode_write(b, &ip);
+	if (err) {
+		free(ip.data.ext);
+		return err;
+	}
+	action_report(rc, ACT_INODE_FIXED, ino, -1, "", ": made the realtime "
+		      "%s anew, a regular file of %llu blocks on new blocks "
+		      "(its old ones mapped none usable)",
+		      bitmap ? "bitmap" : "summary",
+		      (unsigned long long)nblocks);
+	return 0;
+}
+
+int
+rt_build(struct repair_ctx *rc, struct xk_bld *b)
+{
+	const struct xk_sb *sb = &rc->mp->sb;
+	unsigned int fix = rc->plan.rt_fix;
+	uint64_t nbm = sb->rbmblocks, nsum = xk_rt_sum_blocks(sb);
+	uint64_t *fbm, *fsum;
+	int err = -ENOMEM;
+
+	if (!(fix & RTFIX_NEW))
+		return 0;
+	rc->plan.rt_fix = 0;
+	fbm = xk_calloc(nbm + 1, sizeof(*fbm));
+	fsum = xk_calloc(nsum + 1, sizeof(*fsum));
+	if (!fbm || !fsum)
+		goto out;
+	err = fix & RTFIX_BITMAP_NEW ?
+	      build_inode(rc, b, sb->rbmino, nbm, 1, fbm) :
+	      map_file(rc->mp, sb->rbmino, nbm, fbm);
+	if (!err)
+		err = fix & RTFIX_SUMMARY_NEW ?
+		      build_inode(rc, b, sb->rsumino, nsum, 0, fsum) :
+		      map_file(rc->mp, sb->rsumino, nsum, fsum);
+	/*
+	 * The other file was checked usable (or is being remade over its
+	 * own blocks, in a pass before this one): failing now to map it is
+	 * not the filesystem's doing, and the run stops.
+	 */
+	if (!err)
+		err = write_contents(rc, fbm, fsum);
+out:
+	free(fbm);
+	free(fsum);
 	return err;
 }
