@@ -466,7 +466,7 @@ plan_rewrite(struct repair_ctx *rc, uint64_t lf, int create)
 		.namelen = (uint8_t)strlen(LOST_FOUND),
 		.ftype = XK_DIR3_FT_DIR, .ino = lf,
 	};
-	if (create)
+	if (create && lf)
 		mark_in_use(rc, lf);
 	plan_dir_rebuild(rc, create ? p->root : lf);
 	info(rc, "Moving %zu orphan%s to /%s, which is rewritten with the "
@@ -499,6 +499,28 @@ new_dir_write(struct xk_bld *b, uint64_t ino, uint16_t mode, uint64_t parent,
 		free(ip.data.ext);
 	}
 	return err;
+}
+
+int
+lf_alloc(struct repair_ctx *rc, struct xk_bld *b)
+{
+	struct lf_plan *p = rc->plan.lfplan;
+	int err;
+
+	if (!p || !p->create || p->lf)
+		return 0;
+	err = xk_bld_ialloc(b, p->root, 1, &p->lf);
+	if (err == -ENOSPC) {
+		/* No room for a chunk: the orphans stay, said next pass. */
+		lf_plan_free(&rc->plan);
+		return 0;
+	}
+	if (err)
+		return err;
+	p->lfent.ino = p->lf;
+	info(rc, "Every inode slot was in use: /%s is inode %llu, in a new "
+	     "inode chunk.\n", LOST_FOUND, (unsigned long long)p->lf);
+	return 0;
 }
 
 int
@@ -680,6 +702,12 @@ reconnect_orphans(struct repair_ctx *rc, unsigned long *applied)
 		return 0;	/* the name is taken by a file */
 	if (!lf) {
 		lf = pick_free_inode(rc);
+		/*
+		 * Every inode slot in use: the AG rebuild allocates a new
+		 * chunk for /lost+found (lf_alloc), as xfs_repair would.
+		 */
+		if (!lf && !rc->found.error)
+			return plan_rewrite(rc, 0, 1);
 		if (!lf)
 			return rc->found.error;
 		err = name_orphans(rc, 0);

@@ -37,8 +37,10 @@
  * The scan reads the whole device: it runs only when a directory is
  * lost (-o scan=auto, the default), on every run with -o scan=always,
  * never with -o scan=never.  Its index is kept for the run's later
- * passes.  Not handled yet: a lost directory no entry names (its parent
- * is unknown), parent-pointer and metadir filesystems.
+ * passes.  The root, which no entry names, is a candidate when its
+ * inode is lost.  Not handled yet: another lost directory no entry
+ * names (its parent is unknown), parent-pointer and metadir
+ * filesystems.
  */
 #include <stddef.h>
 #include <stdlib.h>
@@ -460,6 +462,17 @@ find_lost(struct repair_ctx *rc, struct reasm_dir **out, size_t *nout)
 		if (cand_push(&v, &n, &cap, e->child, e->parent, 0))
 			return -ENOMEM;
 	}
+	/*
+	 * The root, lost: no entry names it, but its blocks name it as
+	 * their owner (found, it is its own parent; not found, the check
+	 * makes a new empty root and the orphans go to /lost+found).  A
+	 * usable rmapbt comes first: the inode's core is salvaged and its
+	 * map rebuilt from it (phase_rmap_forks.c).
+	 */
+	if (!rmaps_usable(rc) && xk_ino_valid(rc->mp, rc->mp->sb.rootino) &&
+	    !inode_info_find(rc, rc->mp->sb.rootino) &&
+	    cand_push(&v, &n, &cap, rc->mp->sb.rootino, rc->mp->sb.rootino, 0))
+		return -ENOMEM;
 	/*
 	 * Directories in use whose block map is lost, when the rmapbt
 	 * cannot give it back (phase_rmap_forks.c does when it can).

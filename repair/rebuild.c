@@ -284,6 +284,8 @@ rebuild_ags(struct repair_ctx *rc, unsigned long *applied)
 	/* Salvaged before any allocation can reuse their old blocks. */
 	if (!err && nattrs)
 		err = attrs_salvage(rc, &aw);
+	if (!err)
+		err = lf_alloc(rc, b);
 	if (!err && rc->plan.dirfix.n)
 		err = rebuild_dirs(rc, b);
 	if (!err && nattrs)

@@ -638,6 +638,8 @@ XK_MUST_CHECK int new_dir_write(struct xk_bld *b, uint64_t ino, uint16_t mode,
 				const struct xk_bld_dirent *ents, size_t n,
 				uint32_t nsubdirs, int64_t now);
 /* In the rebuild session: a new /lost+found, moved directories' "..". */
+/* A new /lost+found's inode when no free slot was seen: a new chunk. */
+XK_MUST_CHECK int lf_alloc(struct repair_ctx *rc, struct xk_bld *b);
 XK_MUST_CHECK int lf_build(struct repair_ctx *rc, struct xk_bld *b);
 /* Point a block-form directory's ".." at parent, in place. */
 XK_MUST_CHECK int set_block_dotdot(struct repair_ctx *rc, uint64_t ino,

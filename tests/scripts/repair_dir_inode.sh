@@ -1,14 +1,19 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# A directory inode lost or wrong while its blocks survive, on an rmapbt
-# filesystem populated by the kernel:
-#  - the root inode zeroed (a leaf-format root of 300 names, a
-#    subdirectory under it): ours rebuilds the root's block map from
-#    the rmapbt, its size with it, and every entry stays in place;
-#    xfs_repair makes a new empty root and sends the names to
-#    /lost+found.  After ours xfs_repair -n is clean, the kernel walks
-#    the tree, and ours keeps at least what xfs_repair keeps in place
-#    (all of it);
+# A directory inode lost or wrong while its blocks survive, on
+# filesystems populated by the kernel (a leaf-format root of 300 names,
+# a subdirectory of 400 under it):
+#  - the root inode zeroed, with the rmapbt: ours rebuilds the root's
+#    block map from it, its size with it; without the rmapbt (mkfs.xfs
+#    defaults, every inode slot in use): ours rebuilds the root from
+#    the blocks the device scan finds naming it as owner.  Every entry
+#    stays in place both times; xfs_repair makes a new empty root and
+#    sends the names to /lost+found.  After ours xfs_repair -n is
+#    clean, the kernel walks the tree, and ours keeps at least what
+#    xfs_repair keeps in place;
+#  - the same without the scan (-o scan=never), every inode slot in
+#    use: /lost+found goes in a new inode chunk (as xfs_repair's does),
+#    and every file is kept there;
 #  - a leaf directory's size set below and above the end of its data
 #    blocks (the kernel keeps it there; xfs_repair does not look):
 #    our -n reports it, our repair sets it back, xfs_repair -n is clean
@@ -18,28 +23,46 @@
 need_xfsprogs
 [ "$(id -u)" -eq 0 ] || skip "populating and walking images needs root (loop mount)"
 
-img="$T/base.img"
-truncate -s 320m "$img"
-mkfs.xfs -q -f -m rmapbt=1 "$img" || { fail "mkfs.xfs"; finish; }
-loop_mount "$img" || finish
-for i in $(seq 300); do echo "$i" >"$MNT/file_with_a_longer_name_$i"; done
-mkdir "$MNT/sub"
-for i in $(seq 400); do echo "s$i" >"$MNT/sub/entry_name_$i"; done
-entries "$MNT" >"$T/tree.base"
-sub=$(stat -c %i "$MNT/sub")
-loop_umount
-total=$(wc -l <"$T/tree.base")
-[ "$(db_get "$img" "inode 128" core.format)" = "2 (extents)" ] ||
-	{ fail "the root is not in extents format"; finish; }
-root_sector=$(xfs_db -r -c "inode 128" -c stack "$img" |
-	sed -n 's/.*byte offset \([0-9]*\),.*/\1/p' | head -1)
-[ -n "$root_sector" ] || { fail "cannot locate the root inode"; finish; }
+# make_base IMG MKFS_OPTS...: the tree above; every inode slot used
+# when FILL=1.  Sets total, sub and root_sector; tree in $T/tree.base.
+make_base() {
+	local img=$1 free
+	shift
+	rm -f "$img"
+	truncate -s 320m "$img"
+	mkfs.xfs -q -f "$@" "$img" || { fail "mkfs.xfs $*"; return 1; }
+	loop_mount "$img" || return 1
+	for i in $(seq 300); do echo "$i" >"$MNT/file_with_a_longer_name_$i"; done
+	mkdir "$MNT/sub"
+	for i in $(seq 400); do echo "s$i" >"$MNT/sub/entry_name_$i"; done
+	loop_umount
+	if [ "${FILL:-0}" = 1 ]; then
+		free=$(db_get "$img" "sb 0" ifree)
+		loop_mount "$img" || return 1
+		for i in $(seq "$free"); do : >"$MNT/sub/fill_$i"; done
+		loop_umount
+		[ "$(db_get "$img" "sb 0" ifree)" = 0 ] ||
+			{ fail "could not use every inode slot"; return 1; }
+	fi
+	loop_mount "$img" || return 1
+	entries "$MNT" >"$T/tree.base"
+	sub=$(stat -c %i "$MNT/sub")
+	loop_umount
+	total=$(wc -l <"$T/tree.base")
+	[ "$(db_get "$img" "inode 128" core.format)" = "2 (extents)" ] ||
+		{ fail "the root is not in extents format"; return 1; }
+	root_sector=$(xfs_db -r -c "inode 128" -c stack "$img" |
+		sed -n 's/.*byte offset \([0-9]*\),.*/\1/p' | head -1)
+	[ -n "$root_sector" ] || { fail "cannot locate the root inode"; return 1; }
+}
 
-# case NAME: repair $T/c.img with ours, a copy with xfs_repair; compare.
+# case_check NAME [OPTS]: repair $T/c.img with ours (OPTS), a copy with
+# xfs_repair; compare.  IN_PLACE=0: every file kept, in /lost+found.
 case_check() {
 	local name=$1 rc xr ours theirs kern
+	shift
 	cp --sparse=always "$T/c.img" "$T/x.img"
-	"$REPAIR" "$T/c.img" >"$T/ours.out" 2>&1; rc=$?
+	"$REPAIR" "$@" "$T/c.img" >"$T/ours.out" 2>&1; rc=$?
 	[ $rc -eq 0 ] || fail "$name: xfskit-repair exit $rc: $(tail -3 "$T/ours.out")"
 	xfs_repair -n "$T/c.img" >"$T/xrn.out" 2>&1; xr=$?
 	if [ $xr -ne 0 ]; then
@@ -52,14 +75,32 @@ case_check() {
 	theirs=$(xfs_repair_kept "$T/x.img")
 	echo "$name: entries in place of $total: ours $ours, xfs_repair $theirs"
 	[ "$ours" -ge "$theirs" ] || fail "$name: ours keeps $ours, xfs_repair $theirs"
-	[ "$ours" -eq "$total" ] && pass "$name: every entry in place" ||
+	if [ "${IN_PLACE:-1}" = 0 ]; then
+		local files kept
+		files=$(contents "$T/tree.base" | wc -l)
+		kept=$(files_kept "$T/tree.base" "$T/tree.ours")
+		[ "$kept" -eq "$files" ] &&
+			pass "$name: all $files files kept ($ours entries in place)" ||
+			fail "$name: ours keeps $kept of $files files"
+	elif [ "$ours" -eq "$total" ]; then
+		pass "$name: every entry in place"
+	else
 		fail "$name: ours keeps $ours of $total in place"
+	fi
 }
 
-cp --sparse=always "$img" "$T/c.img"
-dd if=/dev/zero of="$T/c.img" bs=512 seek=$((root_sector / 512)) count=1 \
-	conv=notrunc status=none
-case_check "root inode zeroed"
+# zero_root: $T/c.img, a copy of $img with the root inode zeroed.
+zero_root() {
+	cp --sparse=always "$img" "$T/c.img"
+	dd if=/dev/zero of="$T/c.img" bs=512 seek=$((root_sector / 512)) \
+		count=1 conv=notrunc status=none
+}
+
+img="$T/base.img"
+make_base "$img" -m rmapbt=1 || finish
+
+zero_root
+case_check "root inode zeroed (rmapbt)"
 grep -q "Rebuilt a fork of inode 128" "$T/ours.out" ||
 	fail "root inode zeroed: no rebuild of the root's map reported: $(head -3 "$T/ours.out")"
 
@@ -73,4 +114,15 @@ for bad in 4096 $((dsize + 8192)); do
 	fi
 	case_check "directory size $bad (data ends at $dsize)"
 done
+
+img="$T/full.img"
+FILL=1 make_base "$img" || finish
+zero_root
+case_check "root inode zeroed (no rmapbt, every slot in use)"
+grep -q "Rebuilt directory 128 (/) from .* found by the device scan" "$T/ours.out" ||
+	fail "root from the scan: not reported: $(grep -v disconnected "$T/ours.out" | head -3)"
+zero_root
+IN_PLACE=0 case_check "root inode zeroed, -o scan=never (every slot in use)" -o scan=never
+grep -q "in a new inode chunk" "$T/ours.out" ||
+	fail "scan=never: /lost+found not in a new chunk: $(grep -v disconnected "$T/ours.out" | tail -3)"
 finish
