@@ -280,9 +280,102 @@ ag_used_cut(const struct xk_mount *mp, const struct ag_survey *s)
 	return s->length - s->cut - s->free_cut;
 }
 
+/* Who owns the used blocks of [from, to) (rmapbt records). */
+struct owners_ctx {
+	struct xk_shrink_block *b;
+	uint32_t	from, to;
+	int		whole;		/* the AG goes: its own btrees too */
+	uint64_t	*ino;
+	size_t		nino, cap;
+};
+
+static int
+owners_rec(void *ctx, const void *rec)
+{
+	struct owners_ctx *c = ctx;
+	const struct xk_rmap_rec *r = rec;
+	uint32_t start = xk_be32_get(r->rm_startblock);
+	uint32_t end = start + xk_be32_get(r->rm_blockcount);
+	uint64_t owner = xk_be64_get(r->rm_owner), n;
+
+	if (start < c->from)
+		start = c->from;
+	if (end > c->to)
+		end = c->to;
+	if (start >= end)
+		return 0;
+	n = end - start;
+	if (!xk_rmap_owner_is_special(owner)) {
+		c->b->inode_blocks += n;
+		if (c->nino == c->cap) {
+			size_t cap = c->cap ? 2 * c->cap : 64;
+			uint64_t *v = realloc(c->ino, cap * sizeof(*v));
+
+			if (!v)
+				return -ENOMEM;
+			c->ino = v;
+			c->cap = cap;
+		}
+		c->ino[c->nino++] = owner;
+	} else if (owner == XK_RMAP_OWN_INODES) {
+		c->b->chunk_blocks += n;
+	} else if (owner == XK_RMAP_OWN_LOG) {
+		c->b->log_blocks += n;
+	} else if (!(c->whole && owner == XK_RMAP_OWN_AG)) {
+		/* A removed AG's free-space btrees and AGFL go with it. */
+		c->b->meta_blocks += n;
+	}
+	return 0;
+}
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Name the owners of the blocks that stop the shrink; a failure only
+ * leaves them unnamed (the refusal stands).
+ */
 static void
-set_block(const struct xk_mount *mp, const struct ag_survey *s,
-	  uint32_t agno, struct xk_shrink_block *b)
+name_owners(struct xk_mount *mp, struct xk_shrink_block *b)
+{
+	struct owners_ctx c = { b, b->cut ? b->cut : xk_ag_prealloc_blocks(mp),
+				b->length, b->cut == 0, NULL, 0, 0 };
+	struct xk_buf *agfbp;
+	const struct xk_agf *agf;
+	int err;
+
+	if (!mp->g.has_rmapbt || xk_agf_read(mp, b->agno, 0, &agfbp))
+		return;
+	agf = xk_buf_agf(agfbp);
+	err = walk_ag_tree(mp, &xk_rmapbt_ops, b->agno,
+			   &agf->agf_roots[XK_AGF_RMAP],
+			   &agf->agf_levels[XK_AGF_RMAP], owners_rec, &c, NULL);
+	xk_buf_release(agfbp);
+	if (!err) {
+		qsort(c.ino, c.nino, sizeof(*c.ino), cmp_u64);
+		for (size_t i = 0; i < c.nino; i++) {
+			if (i && c.ino[i] == c.ino[i - 1])
+				continue;
+			if (b->ninodes < XK_SHRINK_NAMED_INODES)
+				b->inodes[b->ninodes] = c.ino[i];
+			b->ninodes++;
+		}
+		b->owners_known = 1;
+	} else {
+		b->inode_blocks = b->chunk_blocks = b->log_blocks = 0;
+		b->meta_blocks = 0;
+	}
+	free(c.ino);
+}
+
+static void
+set_block(struct xk_mount *mp, const struct ag_survey *s, uint32_t agno,
+	  struct xk_shrink_block *b)
 {
 	b->agno = agno;
 	b->cut = s->cut;
@@ -295,6 +388,8 @@ set_block(const struct xk_mount *mp, const struct ag_survey *s,
 		b->resv_need = ag_resv_needed(mp, s, s->cut);
 		b->resv_free = ag_free_after(s, s->cut);
 	}
+	if (b->used)
+		name_owners(mp, b);
 }
 
 int

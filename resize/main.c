@@ -306,6 +306,46 @@ print_shrink(const struct resize *r, const struct xk_shrink_plan *p)
 	       mib(r, p->min_dblocks));
 }
 
+/* What the reverse-mapping btree says those used blocks are. */
+static void
+print_owners(const struct xk_shrink_block *b)
+{
+	const char *sep = " (";
+
+	if (b->inode_blocks) {
+		fprintf(stderr, "%s%" PRIu64 " of %" PRIu64 " file%s or "
+			"director%s: inode%s", sep, b->inode_blocks,
+			b->ninodes, b->ninodes == 1 ? "" : "s",
+			b->ninodes == 1 ? "y" : "ies",
+			b->ninodes == 1 ? "" : "s");
+		for (uint64_t i = 0; i < b->ninodes &&
+		     i < XK_SHRINK_NAMED_INODES; i++)
+			fprintf(stderr, "%s%" PRIu64, i ? ", " : " ",
+				b->inodes[i]);
+		if (b->ninodes > XK_SHRINK_NAMED_INODES)
+			fprintf(stderr, " and %" PRIu64 " more",
+				b->ninodes - XK_SHRINK_NAMED_INODES);
+		sep = "; ";
+	}
+	if (b->chunk_blocks) {
+		fprintf(stderr, "%s%" PRIu64 " of inode chunks", sep,
+			b->chunk_blocks);
+		sep = "; ";
+	}
+	if (b->log_blocks) {
+		fprintf(stderr, "%s%" PRIu64 " of the log", sep,
+			b->log_blocks);
+		sep = "; ";
+	}
+	if (b->meta_blocks) {
+		fprintf(stderr, "%s%" PRIu64 " of AG metadata", sep,
+			b->meta_blocks);
+		sep = "; ";
+	}
+	if (sep[0] == ';')
+		fputc(')', stderr);
+}
+
 /* Why the shrink cannot be made, and what can be. */
 static void
 print_shrink_refusal(const struct resize *r, const struct xk_shrink_plan *p)
@@ -341,6 +381,8 @@ print_shrink_refusal(const struct resize *r, const struct xk_shrink_plan *p)
 	else
 		fprintf(stderr, "AG %u would be shorter than %u blocks",
 			b->agno, XK_MIN_AG_BLOCKS);
+	if (!b->too_few_ags && b->owners_known)
+		print_owners(b);
 	fprintf(stderr, "; the smallest size possible without moving data is "
 		"%" PRIu64 " blocks (%.1f MiB); moving data is not supported "
 		"yet; nothing was changed\n", p->min_dblocks,

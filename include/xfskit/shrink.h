@@ -42,6 +42,8 @@
 
 struct xk_mount;
 
+#define XK_SHRINK_NAMED_INODES	4
+
 /* What stops a shrink: the highest AG holding used blocks past the end. */
 struct xk_shrink_block {
 	uint32_t	agno;
@@ -53,6 +55,15 @@ struct xk_shrink_block {
 	/* The free blocks the AG would keep, and its btrees' reservation. */
 	uint64_t	resv_free, resv_need;
 	int		too_few_ags;	/* the size leaves fewer than 2 AGs */
+	/*
+	 * With rmapbt, the owners of the used blocks there: blocks of
+	 * inodes (data, attr, bmbt), how many inodes and the lowest few,
+	 * inode chunks, the log, other AG metadata.
+	 */
+	int		owners_known;
+	uint64_t	inode_blocks, chunk_blocks, log_blocks, meta_blocks;
+	uint64_t	ninodes;
+	uint64_t	inodes[XK_SHRINK_NAMED_INODES];
 };
 
 struct xk_shrink_plan {

@@ -16,8 +16,9 @@
 # kernel with every file's content as before (SHA-256 of each file), and
 # the kernel writes to it.  Refused with exit 3, the blocking AG and the
 # smallest size named and nothing written (strace): used blocks in the
-# part cut off, the internal log there, fewer than 2 AGs; the smallest
-# size named is then accepted.  -n writes nothing; -z's undo file
+# part cut off (with rmapbt, the files owning them named), the internal
+# log there, fewer than 2 AGs; the smallest size named is then
+# accepted.  -n writes nothing; -z's undo file
 # restores the image byte for byte; a run killed between two writes
 # leaves NEEDSREPAIR, which xfs_repair 7.2 completes.
 . "$(dirname "$0")/lib.sh"
@@ -194,6 +195,17 @@ grep -q "^AG 3 shrinks from 19200 to 12400 blocks" "$T/k.out" && [ -n "$min" ] |
 unchanged "used blocks in the part cut off" 3 -D $((3 * 19200 + 64))
 grep -q "AG 3 holds [0-9]* used blocks in its blocks 64-19199, which would be cut off; the smallest size possible without moving data is $min blocks" "$T/k.err" ||
 	fail "used blocks: the message does not name AG 3, its blocks and the smallest size $min: $(cat "$T/k.err")"
+# With rmapbt the message names the owners: the files of AG 3.
+cp --sparse=always "$T/b.img" "$T/k.img"
+unchanged "used blocks, rmapbt" 3 -D $((3 * 19200 + 64))
+inos=$(sed -n 's/.* files or directories: inodes \([0-9, ]*\).*/\1/p' "$T/k.err" | tr -d ,)
+bad=""
+for i in $inos; do
+	[ $((i >> 18)) = 3 ] && xfs_db -r -c "inode $i" -c "print core.mode" "$T/k.img" | grep -q "^core.mode = 0100" ||
+		bad="$bad $i"
+done
+[ -n "$inos" ] && [ -z "$bad" ] && pass "used blocks, rmapbt: the files named (inodes $inos) are regular files of AG 3" ||
+	fail "used blocks, rmapbt: the owners named are not files of AG 3 (${bad:-none named}): $(cat "$T/k.err")"
 unchanged "fewer than 2 AGs" 3 -D 19200
 grep -q "a filesystem keeps at least 2" "$T/k.err" || fail "fewer than 2 AGs: message: $(cat "$T/k.err")"
 # The smallest size is the kernel's too: xfs_growfs -D takes it (with
