@@ -357,7 +357,8 @@ name_owners(struct xk_mount *mp, struct xk_shrink_block *b)
 			   &agf->agf_levels[XK_AGF_RMAP], owners_rec, &c, NULL);
 	xk_buf_release(agfbp);
 	if (!err) {
-		qsort(c.ino, c.nino, sizeof(*c.ino), cmp_u64);
+		if (c.nino)
+			qsort(c.ino, c.nino, sizeof(*c.ino), cmp_u64);
 		for (size_t i = 0; i < c.nino; i++) {
 			if (i && c.ino[i] == c.ino[i - 1])
 				continue;

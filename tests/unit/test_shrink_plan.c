@@ -81,6 +81,10 @@ START_TEST(test_refusals)
 	ck_assert_uint_eq(p.block.cut, 100);
 	ck_assert_int_eq(p.block.log, 1);
 	ck_assert_uint_gt(p.block.used, 16384 - 100);
+	/* The rmapbt names the owner: the log, past block 100. */
+	ck_assert_int_eq(p.block.owners_known, 1);
+	ck_assert_uint_eq(p.block.log_blocks, 7 + 16384 - 100);
+	ck_assert_uint_eq(p.block.ninodes, 0);
 	/* AG 2 removed whole: it holds the log. */
 	ck_assert_int_eq(xk_shrink_plan(mp, AGB + 500, &q, msg, sizeof(msg)),
 			 -ENOSPC);
