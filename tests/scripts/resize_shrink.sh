@@ -11,7 +11,8 @@
 # rmapbt, with two-level free-space btrees, and at the smallest size
 # xfskit-resize names, which the kernel takes and refuses one block
 # less of).  Beyond the kernel: empty AGs at the end removed whole (with
-# the new last AG cut too, and cut exactly at an AG boundary).  Each
+# the new last AG cut too, and cut exactly at an AG boundary); mkfs.xfs
+# 7.2's defaults and metadir (xfs_repair 7.2 and a mount only).  Each
 # result is clean for xfs_repair -n 6.1 and 7.2, mounts on the host
 # kernel with every file's content as before (SHA-256 of each file), and
 # the kernel writes to it.  Refused with exit 3, the blocking AG and the
@@ -181,6 +182,27 @@ keep=$((last_used + 1))
 shrunk "empty AGs $keep-7 removed" "$T/c.img" $((keep * agb)) "$keep"
 shrunk "empty AGs $((keep + 1))-7 removed, AG $keep cut to 500 blocks" "$T/c.img" $((keep * agb + 500)) $((keep + 1))
 
+
+# mkfs.xfs 7.2's defaults (parent pointers, exchange) and a metadata
+# directory tree: clean for xfs_repair 7.2 (6.1 does not know them) and
+# mounted by the kernel.
+if have_xfs72 >/dev/null 2>&1; then
+	for opt in "" "-m metadir=1"; do
+		rm -f "$T/n.img" && truncate -s 300M "$T/n.img" &&
+			xfs72 mkfs.xfs -q -f $opt "$T/n.img" >"$T/mkfs.out" 2>&1 ||
+			{ echo "mkfs.xfs 7.2 $opt failed: $(cat "$T/mkfs.out")" >&2; exit 99; }
+		name="mkfs.xfs 7.2${opt:+ $opt}"
+		if ! "$RESIZE" -D 60000 "$T/n.img" >"$T/r.out" 2>&1; then
+			fail "$name: xfskit-resize -D 60000 failed: $(cat "$T/r.out")"
+		elif ! xfs_repair_n72 "$T/n.img" "$T/rep.out"; then
+			fail "$name: not clean for xfs_repair 7.2: $(grep -v '^Phase\|^  *-' "$T/rep.out" | tail -3)"
+		elif ! loop_mount "$T/n.img" || ! loop_umount; then
+			fail "$name: the kernel does not mount the result"
+		else
+			pass "$name: shrunk to 60000 blocks, clean for xfs_repair 7.2, mounted"
+		fi
+	done
+fi
 
 # -n prints the plan and the smallest size; files in AG 3 of the
 # populated image stop a shrink into them, and the message names AG 3,
