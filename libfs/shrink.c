@@ -517,17 +517,15 @@ write_superblocks(struct xk_mount *mp, const struct xk_shrink_plan *p,
 	return grow_finish_primary(mp, h->primary);
 }
 
-int
-xk_shrink_apply(struct xk_mount *mp, const struct xk_shrink_plan *p,
-		char *msg, size_t msglen)
+/* Everything up to the first write: read, verify, edit in memory. */
+static int
+prepare(struct xk_mount *mp, const struct xk_shrink_plan *p,
+	struct grow_held *h, char *msg, size_t msglen)
 {
-	struct grow_held h;
-	struct xk_sb old_sb = mp->sb;
-	struct xk_geom old_g = mp->g;
 	int trim = p->last_new_len != p->last_old_len, err;
 
 	msg[0] = '\0';
-	memset(&h, 0, sizeof(h));
+	memset(h, 0, sizeof(*h));
 	if (p->new_dblocks >= p->old_dblocks || p->new_agcount < 2 ||
 	    p->old_dblocks != mp->g.dblocks ||
 	    p->old_agcount != mp->g.agcount ||
@@ -535,11 +533,34 @@ xk_shrink_apply(struct xk_mount *mp, const struct xk_shrink_plan *p,
 		snprintf(msg, msglen, "the plan does not fit the filesystem");
 		return -EINVAL;
 	}
-	err = grow_held_read(mp, &h, p->new_agcount,
+	err = grow_held_read(mp, h, p->new_agcount,
 			     trim ? (int64_t)p->new_agcount - 1 : -1, msg,
 			     msglen);
 	if (!err && trim)
-		err = trim_last_ag(mp, p, &h, msg, msglen);
+		err = trim_last_ag(mp, p, h, msg, msglen);
+	return err;
+}
+
+int
+xk_shrink_check(struct xk_mount *mp, const struct xk_shrink_plan *p,
+		char *msg, size_t msglen)
+{
+	struct grow_held h;
+	int err = prepare(mp, p, &h, msg, msglen);
+
+	grow_held_release(&h);
+	return err;
+}
+
+int
+xk_shrink_apply(struct xk_mount *mp, const struct xk_shrink_plan *p,
+		char *msg, size_t msglen)
+{
+	struct grow_held h;
+	struct xk_sb old_sb = mp->sb;
+	struct xk_geom old_g = mp->g;
+	int err = prepare(mp, p, &h, msg, msglen);
+
 	if (!err)
 		err = grow_mark_needsrepair(mp, h.primary, msg, msglen);
 	if (err)

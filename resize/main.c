@@ -406,6 +406,12 @@ plan_shrink(struct resize *r, uint64_t want, int *go)
 			r->image, msg);
 		return RESIZE_EXIT_FAILED;
 	}
+	/* -n: all but the writes, so a refusal shows now. */
+	if (r->dry_run && xk_shrink_check(r->mp, p, msg, sizeof(msg))) {
+		fprintf(stderr, "xfskit-resize: %s: %s; nothing was changed\n",
+			r->image, msg);
+		return RESIZE_EXIT_FAILED;
+	}
 	print_shrink(r, p);
 	*go = 1;
 	return 0;

@@ -92,6 +92,18 @@ XK_MUST_CHECK int xk_shrink_plan(struct xk_mount *mp, uint64_t want,
 				 size_t msglen);
 
 /*
+ * What xk_shrink_apply() does before its first write, for -n: the blocks
+ * read and verified, the free-space btrees edited in memory (0, or the
+ * error and sentence apply would give: -EOPNOTSUPP for a leaf that
+ * would split or be left under half full).  Nothing is written; the
+ * cached blocks hold the edits, so discard the handle afterwards
+ * (xk_mount_discard), never flush it.
+ */
+XK_MUST_CHECK int xk_shrink_check(struct xk_mount *mp,
+				  const struct xk_shrink_plan *p, char *msg,
+				  size_t msglen);
+
+/*
  * Carry out a plan xk_shrink_plan() accepted, on a writable handle
  * whose log is clean.  0, or a negative errno with a sentence in msg;
  * an error before the first write (a damaged header; -EOPNOTSUPP: a
