@@ -11,7 +11,8 @@
 # rmapbt, with two-level free-space btrees, and at the smallest size
 # xfskit-resize names, which the kernel takes and refuses one block
 # less of).  Beyond the kernel: empty AGs at the end removed whole (with
-# the new last AG cut too, and cut exactly at an AG boundary); mkfs.xfs
+# the new last AG cut too, and cut exactly at an AG boundary), then grown
+# back to the whole image; mkfs.xfs
 # 7.2's defaults and metadir (xfs_repair 7.2 and a mount only).  Each
 # result is clean for xfs_repair -n 6.1 and 7.2, mounts on the host
 # kernel with every file's content as before (SHA-256 of each file), and
@@ -125,12 +126,15 @@ populate "$T/b.img"
 oracle "rmapbt, free tail of the last AG" "$T/b.img" 60000
 
 # Two-level free-space btrees in the last AG (1200 one-block files in
-# each of 3 AGs, every other one deleted): its free tail comes out of
-# the rightmost leaves in place, as the kernel takes it.
+# the directory the kernel puts there, every other one deleted): its
+# free tail comes out of the rightmost leaves in place, as the kernel
+# takes it.
 mkfs_xfs_image "$T/t.img" 300M -d agsize=128m || { echo "mkfs.xfs failed" >&2; exit 99; }
+shift=$(($(db_get "$T/t.img" "sb 0" agblklog) + $(db_get "$T/t.img" "sb 0" inopblog)))
 loop_mount "$T/t.img" || exit 99
 for d in 1 2 3; do
 	mkdir "$MNT/d$d"
+	[ $(($(stat -c %i "$MNT/d$d") >> shift)) = 2 ] || continue
 	for i in $(seq 1 1200); do echo "$d $i" >"$MNT/d$d/f$i"; done
 done
 sync -f "$MNT"
@@ -181,6 +185,14 @@ logag=$(($(db_get "$T/c.img" "sb 0" logstart) >> $(db_get "$T/c.img" "sb 0" agbl
 keep=$((last_used + 1))
 shrunk "empty AGs $keep-7 removed" "$T/c.img" $((keep * agb)) "$keep"
 shrunk "empty AGs $((keep + 1))-7 removed, AG $keep cut to 500 blocks" "$T/c.img" $((keep * agb + 500)) $((keep + 1))
+# And grown back to the whole image: the cut AG grows, the removed AGs
+# come back new.
+if "$RESIZE" "$T/r.img" >"$T/r.out" 2>&1 && [ "$(db_get "$T/r.img" "sb 0" agcount)" = 8 ]; then
+	pass "grown back to 8 AGs"
+	checked "grown back" "$T/r.img" "$T/c.img.sums"
+else
+	fail "growing back failed: $(cat "$T/r.out")"
+fi
 
 
 # mkfs.xfs 7.2's defaults (parent pointers, exchange) and a metadata
