@@ -69,85 +69,75 @@ xk_grow_plan(const struct xk_mount *mp, uint64_t want,
 	return 0;
 }
 
-/* What is read before anything is written. */
-struct grow_state {
-	struct xk_buf	*primary;
-	struct xk_buf	**secondary;	/* old AGs 1 .. old_agcount-1 */
-	struct xk_buf	*agf, *agi;	/* the old last AG */
-	struct grow_freesp freesp;	/* its bnobt and cntbt */
-};
-
-static void
-state_release(struct grow_state *s, uint32_t old_agcount)
+void
+grow_held_release(struct grow_held *h)
 {
-	struct xk_buf *bufs[] = { s->primary, s->agf, s->agi };
+	struct xk_buf *bufs[] = { h->primary, h->agf, h->agi };
 
 	for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
 		if (bufs[i])
 			xk_buf_release(bufs[i]);
-	if (s->secondary)
-		for (uint32_t agno = 1; agno < old_agcount; agno++)
-			if (s->secondary[agno])
-				xk_buf_release(s->secondary[agno]);
-	free(s->secondary);
-	grow_freesp_release(&s->freesp);
+	if (h->secondary)
+		for (uint32_t agno = 1; agno < h->nsb; agno++)
+			if (h->secondary[agno])
+				xk_buf_release(h->secondary[agno]);
+	free(h->secondary);
+	grow_freesp_release(&h->freesp);
+	memset(h, 0, sizeof(*h));
 }
 
-static int
-read_state(struct xk_mount *mp, const struct xk_grow_plan *p,
-	   struct grow_state *s, char *msg, size_t msglen)
+int
+grow_held_read(struct xk_mount *mp, struct grow_held *h, uint32_t nsb,
+	       int64_t agno, char *msg, size_t msglen)
 {
-	uint32_t last = p->old_agcount - 1;
 	const struct xk_agf *agf;
 	int err;
 
-	s->secondary = calloc(p->old_agcount, sizeof(*s->secondary));
-	if (!s->secondary) {
+	h->secondary = calloc(nsb, sizeof(*h->secondary));
+	if (!h->secondary) {
 		snprintf(msg, msglen, "out of memory");
 		return -ENOMEM;
 	}
-	for (uint32_t agno = 0; agno < p->old_agcount; agno++) {
-		err = xk_sb_read(mp, agno, 0,
-				 agno ? &s->secondary[agno] : &s->primary);
+	h->nsb = nsb;
+	for (uint32_t i = 0; i < nsb; i++) {
+		err = xk_sb_read(mp, i, 0, i ? &h->secondary[i] : &h->primary);
 		if (err) {
 			snprintf(msg, msglen, "the superblock of AG %u cannot "
-				 "be read: %s (run xfskit-repair first)", agno,
+				 "be read: %s (run xfskit-repair first)", i,
 				 xk_strerror(err));
 			return err;
 		}
 	}
-	if (p->last_new_len == p->last_old_len)
+	if (agno < 0)
 		return 0;
-	err = xk_agf_read(mp, last, 0, &s->agf);
+	err = xk_agf_read(mp, (uint32_t)agno, 0, &h->agf);
 	if (!err)
-		err = xk_agi_read(mp, last, 0, &s->agi);
+		err = xk_agi_read(mp, (uint32_t)agno, 0, &h->agi);
 	if (err) {
 		snprintf(msg, msglen, "the AG headers of AG %u cannot be read: "
-			 "%s (run xfskit-repair first)", last,
+			 "%s (run xfskit-repair first)", (uint32_t)agno,
 			 xk_strerror(err));
 		return err;
 	}
-	agf = xk_buf_agf(s->agf);
-	s->freesp.mp = mp;
-	s->freesp.agno = last;
-	s->freesp.bno_root = xk_be32_get(agf->agf_roots[XK_AGF_BNO]);
-	s->freesp.bno_levels = xk_be32_get(agf->agf_levels[XK_AGF_BNO]);
-	s->freesp.cnt_root = xk_be32_get(agf->agf_roots[XK_AGF_CNT]);
-	s->freesp.cnt_levels = xk_be32_get(agf->agf_levels[XK_AGF_CNT]);
+	agf = xk_buf_agf(h->agf);
+	h->freesp.mp = mp;
+	h->freesp.agno = (uint32_t)agno;
+	h->freesp.bno_root = xk_be32_get(agf->agf_roots[XK_AGF_BNO]);
+	h->freesp.bno_levels = xk_be32_get(agf->agf_levels[XK_AGF_BNO]);
+	h->freesp.cnt_root = xk_be32_get(agf->agf_roots[XK_AGF_CNT]);
+	h->freesp.cnt_levels = xk_be32_get(agf->agf_levels[XK_AGF_CNT]);
 	return 0;
 }
 
 /*
  * Rule 2: the old last AG's headers and free space, edited in memory;
- * grow_last_ag_dirty() has them written once the new AGs are.
+ * grow_held_dirty() has them written once the new AGs are.
  */
 static int
-grow_last_ag(const struct xk_grow_plan *p, struct grow_state *s, char *msg,
+grow_last_ag(const struct xk_grow_plan *p, struct grow_held *s, char *msg,
 	     size_t msglen)
 {
 	uint32_t add = p->last_new_len - p->last_old_len, longest;
-	struct xk_agf *agf = xk_buf_agf(s->agf);
-	struct xk_agi *agi = xk_buf_agi(s->agi);
 	int err;
 
 	msg[0] = '\0';
@@ -159,21 +149,32 @@ grow_last_ag(const struct xk_grow_plan *p, struct grow_state *s, char *msg,
 			 p->old_agcount - 1, xk_strerror(err));
 	if (err)
 		return err;
-	xk_be32_set(&agf->agf_length, p->last_new_len);
-	xk_be32_set(&agf->agf_freeblks, xk_be32_get(agf->agf_freeblks) + add);
-	xk_be32_set(&agf->agf_longest, longest);
-	xk_be32_set(&agi->agi_length, p->last_new_len);
+	grow_held_set_length(s, p->last_new_len, (int64_t)add, longest);
 	return 0;
 }
 
-static int
-grow_last_ag_dirty(struct xk_mount *mp, struct grow_state *s)
+void
+grow_held_set_length(struct grow_held *h, uint32_t length, int64_t dfree,
+		     uint32_t longest)
 {
-	if (!s->agf)
+	struct xk_agf *agf = xk_buf_agf(h->agf);
+	struct xk_agi *agi = xk_buf_agi(h->agi);
+
+	xk_be32_set(&agf->agf_length, length);
+	xk_be32_set(&agf->agf_freeblks,
+		    (uint32_t)(xk_be32_get(agf->agf_freeblks) + dfree));
+	xk_be32_set(&agf->agf_longest, longest);
+	xk_be32_set(&agi->agi_length, length);
+}
+
+int
+grow_held_dirty(struct xk_mount *mp, struct grow_held *h)
+{
+	if (!h->agf)
 		return 0;
-	xk_buf_dirty(s->agf);
-	xk_buf_dirty(s->agi);
-	grow_freesp_dirty(&s->freesp);
+	xk_buf_dirty(h->agf);
+	xk_buf_dirty(h->agi);
+	grow_freesp_dirty(&h->freesp);
 	return xk_buf_flush(mp);
 }
 
@@ -197,8 +198,8 @@ init_new_ags(struct xk_mount *mp, const struct xk_grow_plan *p)
 }
 
 /* Rule 4 for one secondary: the primary's bytes, its own LSN. */
-static void
-copy_primary(struct xk_buf *bp, const struct xk_buf *primary)
+void
+grow_copy_primary(struct xk_buf *bp, const struct xk_buf *primary)
 {
 	struct xk_dsb *d = (struct xk_dsb *)bp->data;
 	xk_be64 lsn = d->sb_lsn;
@@ -214,22 +215,61 @@ copy_primary(struct xk_buf *bp, const struct xk_buf *primary)
  * (xfs_repair finishes or undoes what it finds); the last write clears
  * the mark.
  */
-static int
-mark_needsrepair(struct xk_mount *mp, struct grow_state *s)
+int
+grow_mark_needsrepair(struct xk_mount *mp, struct xk_buf *primary,
+		      char *msg, size_t msglen)
 {
-	struct xk_dsb *d = (struct xk_dsb *)s->primary->data;
+	struct xk_dsb *d = (struct xk_dsb *)primary->data;
 	int err;
 
 	xk_be32_set(&d->sb_features_incompat, mp->sb.features_incompat |
 		    XK_SB_FEAT_INCOMPAT_NEEDSREPAIR);
-	err = xk_buf_write(s->primary);
+	err = xk_buf_write(primary);
+	if (!err)
+		err = xk_dev_sync(mp->dev);
+	if (err)
+		snprintf(msg, msglen, "writing the primary superblock failed: "
+			 "%s", xk_strerror(err));
+	return err;
+}
+
+void
+grow_set_size(struct xk_mount *mp, uint64_t dblocks, uint32_t agcount,
+	      uint64_t fdblocks)
+{
+	mp->sb.dblocks = mp->g.dblocks = dblocks;
+	mp->sb.agcount = mp->g.agcount = agcount;
+	mp->sb.fdblocks = fdblocks;
+}
+
+void
+grow_write_failed(struct xk_mount *mp, const struct xk_sb *old_sb,
+		  const struct xk_geom *old_g, int err, char *msg,
+		  size_t msglen)
+{
+	mp->sb = *old_sb;
+	mp->g = *old_g;
+	snprintf(msg, msglen, "writing failed: %s (the filesystem is marked as "
+		 "needing repair: run xfs_repair, or xfskit-undo with the undo "
+		 "file)", xk_strerror(err));
+}
+
+int
+grow_finish_primary(struct xk_mount *mp, struct xk_buf *primary)
+{
+	int err = xk_buf_flush(mp);
+
+	if (!err)
+		err = xk_dev_sync(mp->dev);
+	if (!err)
+		err = xk_buf_write(primary);
 	return err ? err : xk_dev_sync(mp->dev);
 }
 
 /* Rule 4: the secondaries from the final primary, then the primary. */
 static int
 write_superblocks(struct xk_mount *mp, const struct xk_grow_plan *p,
-		  struct grow_state *s)
+		  struct grow_held *s)
 {
 	struct xk_dsb *d = (struct xk_dsb *)s->primary->data;
 	int err;
@@ -244,14 +284,14 @@ write_superblocks(struct xk_mount *mp, const struct xk_grow_plan *p,
 		struct xk_buf *bp;
 
 		if (agno < p->old_agcount) {
-			copy_primary(s->secondary[agno], s->primary);
+			grow_copy_primary(s->secondary[agno], s->primary);
 			continue;
 		}
 		/* Written by init_new_ags: verifies against the new size. */
 		err = xk_sb_read(mp, agno, 0, &bp);
 		if (err)
 			return err;
-		copy_primary(bp, s->primary);
+		grow_copy_primary(bp, s->primary);
 		xk_buf_release(bp);
 		if (agno % 64 == 63) {
 			err = xk_buf_flush(mp);
@@ -259,19 +299,14 @@ write_superblocks(struct xk_mount *mp, const struct xk_grow_plan *p,
 				return err;
 		}
 	}
-	err = xk_buf_flush(mp);
-	if (!err)
-		err = xk_dev_sync(mp->dev);
-	if (!err)
-		err = xk_buf_write(s->primary);
-	return err ? err : xk_dev_sync(mp->dev);
+	return grow_finish_primary(mp, s->primary);
 }
 
 int
 xk_grow_apply(struct xk_mount *mp, const struct xk_grow_plan *p, char *msg,
 	      size_t msglen)
 {
-	struct grow_state s;
+	struct grow_held s;
 	struct xk_sb old_sb = mp->sb;
 	struct xk_geom old_g = mp->g;
 	int err;
@@ -285,35 +320,27 @@ xk_grow_apply(struct xk_mount *mp, const struct xk_grow_plan *p, char *msg,
 			 "and device");
 		return -EINVAL;
 	}
-	err = read_state(mp, p, &s, msg, msglen);
+	err = grow_held_read(mp, &s, p->old_agcount,
+			     p->last_new_len != p->last_old_len ?
+			     (int64_t)p->old_agcount - 1 : -1, msg, msglen);
 	/* Edited in memory while the verifiers still expect the old size. */
 	if (!err && p->last_new_len != p->last_old_len)
 		err = grow_last_ag(p, &s, msg, msglen);
+	if (!err)
+		err = grow_mark_needsrepair(mp, s.primary, msg, msglen);
 	if (err)
 		goto out;
-	err = mark_needsrepair(mp, &s);
-	if (err) {
-		snprintf(msg, msglen, "writing the primary superblock failed: "
-			 "%s", xk_strerror(err));
-		goto out;
-	}
 	/* From here the handle describes the grown filesystem. */
-	mp->sb.dblocks = mp->g.dblocks = p->new_dblocks;
-	mp->sb.agcount = mp->g.agcount = p->new_agcount;
-	mp->sb.fdblocks += p->new_free;
+	grow_set_size(mp, p->new_dblocks, p->new_agcount,
+		      mp->sb.fdblocks + p->new_free);
 	err = init_new_ags(mp, p);
 	if (!err)
-		err = grow_last_ag_dirty(mp, &s);
+		err = grow_held_dirty(mp, &s);
 	if (!err)
 		err = write_superblocks(mp, p, &s);
-	if (err) {
-		mp->sb = old_sb;
-		mp->g = old_g;
-		snprintf(msg, msglen, "writing failed: %s (the filesystem is "
-			 "marked as needing repair: run xfs_repair, or "
-			 "xfskit-undo with the undo file)", xk_strerror(err));
-	}
+	if (err)
+		grow_write_failed(mp, &old_sb, &old_g, err, msg, msglen);
 out:
-	state_release(&s, p->old_agcount);
+	grow_held_release(&s);
 	return err;
 }

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Freeing the space a grown AG gains into its bnobt and cntbt in place,
- * the way the kernel's extent free changes them when no block splits,
- * joins or borrows: records move inside their leaves and a node key
+ * or taking the free tail of a shrunk AG out of them, the way the
+ * kernel's extent free and exact allocation change them when no block
+ * splits, joins or borrows: records move inside their leaves and a node key
  * changes only where a leaf's first record did.  Anything that would
  * change the trees' shape is refused (rules in grow_priv.h).
  */
@@ -149,9 +150,9 @@ static int
 refuse(const struct grow_freesp *fs, const struct xk_btree_ops *ops,
        const char *what, char *msg, size_t msglen)
 {
-	snprintf(msg, msglen, "freeing the new space of AG %u would %s a "
-		 "%s leaf, which is not supported yet", fs->agno, what,
-		 ops->name);
+	snprintf(msg, msglen, "%s AG %u would %s a %s leaf, which is not "
+		 "supported yet", fs->doing ? fs->doing :
+		 "freeing the new space of", fs->agno, what, ops->name);
 	return -EOPNOTSUPP;
 }
 
@@ -221,9 +222,8 @@ leaf_delete(struct grow_freesp *fs, const struct xk_btree_ops *ops,
 	if (!r || xk_be32_get(r->ar_startblock) != start ||
 	    xk_be32_get(r->ar_blockcount) != len) {
 		snprintf(msg, msglen, "the %s of AG %u has no record of the "
-			 "free extent [%u, +%u) its bnobt holds (run "
-			 "xfskit-repair first)", ops->name, fs->agno, start,
-			 len);
+			 "free extent [%u, +%u) (run xfskit-repair first)",
+			 ops->name, fs->agno, start, len);
 		return XK_ECORRUPT;
 	}
 	/* Under minrecs a non-root leaf borrows or joins (kernel rule). */
@@ -305,6 +305,51 @@ grow_freesp_extend(struct grow_freesp *fs, uint32_t start, uint32_t len,
 	if (!err)
 		err = leaf_insert(fs, cops, fs->cnt_root, fs->cnt_levels,
 				  first, old_len + len, msg, msglen);
+	if (!err)
+		err = cnt_longest(fs, longest);
+	return err;
+}
+
+int
+grow_freesp_trim(struct grow_freesp *fs, uint32_t start, uint32_t len,
+		 uint32_t keep, uint32_t *longest, char *msg, size_t msglen)
+{
+	const struct xk_btree_ops *bops = &xk_bnobt_ops;
+	const struct xk_btree_ops *cops = &xk_cntbt_ops;
+	struct xk_alloc_rec *r;
+	struct path p;
+	uint32_t n;
+	int err;
+
+	/* The kernel's order: the cntbt record out (and in), then bnobt. */
+	err = leaf_delete(fs, cops, fs->cnt_root, fs->cnt_levels, start, len,
+			  msg, msglen);
+	if (!err && keep)
+		err = leaf_insert(fs, cops, fs->cnt_root, fs->cnt_levels,
+				  start, keep, msg, msglen);
+	if (err)
+		return err;
+	if (!keep) {
+		err = leaf_delete(fs, bops, fs->bno_root, fs->bno_levels,
+				  start, len, msg, msglen);
+	} else {
+		/* Its key (the start) stays: nothing above changes. */
+		err = find_leaf(fs, bops, fs->bno_root, fs->bno_levels, start,
+				len, &p, &n);
+		r = !err && p.idx[0] ? xk_btree_rec(bops, p.bp[0]->data,
+						    p.idx[0] - 1) : NULL;
+		if (!err && (!r || xk_be32_get(r->ar_startblock) != start ||
+			     xk_be32_get(r->ar_blockcount) != len)) {
+			snprintf(msg, msglen, "the bnobt of AG %u has no record "
+				 "of the free extent [%u, +%u) (run "
+				 "xfskit-repair first)", fs->agno, start, len);
+			err = XK_ECORRUPT;
+		}
+		if (!err) {
+			xk_be32_set(&r->ar_blockcount, keep);
+			changed(fs, p.bp[0]);
+		}
+	}
 	if (!err)
 		err = cnt_longest(fs, longest);
 	return err;

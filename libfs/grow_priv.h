@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * libfs/grow.c's in-place edit of one AG's free-space btrees
- * (libfs/grow_freesp.c).
+ * What growing (libfs/grow.c) and shrinking (libfs/shrink.c) share: the
+ * in-place edit of one AG's free-space btrees (libfs/grow_freesp.c) and
+ * the superblock write sequence that keeps a stopped run from being
+ * mounted.
  */
 #ifndef XFSKIT_GROW_PRIV_H
 #define XFSKIT_GROW_PRIV_H
@@ -13,6 +15,8 @@
 #include <xfskit/format/btree.h>
 
 struct xk_mount;
+struct xk_sb;
+struct xk_geom;
 
 /* Every block a change touches is held here until written. */
 #define GROW_FREESP_MAX_TOUCHED	(4 * XK_BTREE_MAXLEVELS)
@@ -20,6 +24,8 @@ struct xk_mount;
 struct grow_freesp {
 	struct xk_mount	*mp;
 	uint32_t	agno;
+	/* For refusals: "removing the tail of"; NULL: a grow's wording. */
+	const char	*doing;
 	uint32_t	bno_root, bno_levels;	/* from the AGF */
 	uint32_t	cnt_root, cnt_levels;
 	struct xk_buf	*touched[GROW_FREESP_MAX_TOUCHED];
@@ -40,8 +46,62 @@ struct grow_freesp {
  */
 int grow_freesp_extend(struct grow_freesp *fs, uint32_t start, uint32_t len,
 		       uint32_t *longest, char *msg, size_t msglen);
+/*
+ * Take [start + keep, start + len) out of the free extent (start, len)
+ * that ends at the AG's end (a shrink of the AG): the bnobt record gets
+ * the shorter length in place (or is deleted when keep is 0), the cntbt
+ * record moves (or goes); the same in-place rules and refusals as
+ * grow_freesp_extend().
+ */
+int grow_freesp_trim(struct grow_freesp *fs, uint32_t start, uint32_t len,
+		     uint32_t keep, uint32_t *longest, char *msg,
+		     size_t msglen);
 /* Dirty the blocks the change edited (the flush writes them). */
 void grow_freesp_dirty(struct grow_freesp *fs);
 void grow_freesp_release(struct grow_freesp *fs);
+
+/*
+ * What a resize reads (and verifies) before its first write: the
+ * superblocks of AGs 0 .. nsb-1, and the AGF, AGI and free-space btree
+ * cursor of the one AG whose length changes (agf NULL: none).
+ */
+struct grow_held {
+	struct xk_buf	*primary;
+	struct xk_buf	**secondary;	/* [1 .. nsb-1] */
+	uint32_t	nsb;
+	struct xk_buf	*agf, *agi;
+	struct grow_freesp freesp;
+};
+
+/* Read them; agno -1: no AG changes length.  A sentence in msg. */
+int grow_held_read(struct xk_mount *mp, struct grow_held *h, uint32_t nsb,
+		   int64_t agno, char *msg, size_t msglen);
+/* The changed AG's new length in AGF and AGI, free blocks, longest. */
+void grow_held_set_length(struct grow_held *h, uint32_t length,
+			  int64_t dfree, uint32_t longest);
+/* Dirty that AG's edited headers and btree blocks, and flush them. */
+int grow_held_dirty(struct xk_mount *mp, struct grow_held *h);
+void grow_held_release(struct grow_held *h);
+
+/* The primary's bytes into a secondary (its own LSN kept), dirtied. */
+void grow_copy_primary(struct xk_buf *bp, const struct xk_buf *primary);
+/*
+ * The first write of a resize: the primary as it is (the old size)
+ * marked NEEDSREPAIR, synced.  A sentence in msg on error.
+ */
+int grow_mark_needsrepair(struct xk_mount *mp, struct xk_buf *primary,
+			  char *msg, size_t msglen);
+/* The handle's size from here on (the verifiers check against it). */
+void grow_set_size(struct xk_mount *mp, uint64_t dblocks, uint32_t agcount,
+		   uint64_t fdblocks);
+/*
+ * The last: everything dirty flushed and synced, then the final primary
+ * (its NEEDSREPAIR mark cleared by the caller) written and synced.
+ */
+int grow_finish_primary(struct xk_mount *mp, struct xk_buf *primary);
+/* A write failed: the handle's old size back, and the sentence. */
+void grow_write_failed(struct xk_mount *mp, const struct xk_sb *old_sb,
+		       const struct xk_geom *old_g, int err, char *msg,
+		       size_t msglen);
 
 #endif /* XFSKIT_GROW_PRIV_H */

@@ -2,14 +2,15 @@
 /*
  * xfskit-resize: grow the data section of an unmounted XFS v5 filesystem
  * to the size of its (extended) device or image, or to -D blocks: what
- * xfs_growfs -d / -D does, without a mount.  The growing itself is
- * libfs/grow.c; this file parses, refuses what must not be written
- * (a mounted filesystem, a dirty log, a shrink, a size beyond the
+ * xfs_growfs -d / -D does, without a mount; or shrink it to -D blocks
+ * where the part cut off holds no used block.  The work itself is
+ * libfs/grow.c and libfs/shrink.c; this file parses, refuses what must
+ * not be written (a mounted filesystem, a dirty log, a size beyond the
  * device) and reports.
  *
- * Exit status: 0 grown or nothing to do, 1 refused or failed, 2 usage
+ * Exit status: 0 resized or nothing to do, 1 refused or failed, 2 usage
  * error, mounted filesystem or dirty log (as xfskit-admin), 3 a shrink
- * was asked for (not supported yet; nothing written).
+ * that used blocks (or the log, or the AG count) stop (nothing written).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -25,6 +26,7 @@
 #include <xfskit/libfs.h>
 #include <xfskit/mount.h>
 #include <xfskit/mounted.h>
+#include <xfskit/shrink.h>
 #include <xfskit/undo.h>
 #include <xfskit/unsupported.h>
 #include <xfskit/write_crash.h>
@@ -40,6 +42,9 @@ struct resize {
 	const char	*size_arg;	/* -D as given */
 	int		dry_run;	/* -n */
 	struct xk_mount	*mp;
+	int		shrinking;	/* the plan is p_shrink's */
+	struct xk_grow_plan p_grow;
+	struct xk_shrink_plan p_shrink;
 };
 
 static void
@@ -49,19 +54,24 @@ usage(FILE *fp)
 "Usage: xfskit-resize [-n] [-D size] [-z undofile] device|image\n"
 "Grow the data section of an unmounted XFS v5 filesystem, as xfs_growfs\n"
 "does on a mounted one: the last AG up to the AG size, then new AGs.\n"
+"Or shrink it, where the part cut off holds no used block: empty AGs\n"
+"at the end removed, the last AG cut back over its free tail.\n"
 "  -D size     the new size of the data section: in filesystem blocks (as\n"
 "              xfs_growfs -D), or in bytes with a k, m, g or t suffix\n"
 "              (rounded down to whole blocks); default: the whole device\n"
-"  -n          print the new geometry and write nothing\n"
+"  -n          print the new geometry (for a shrink, also the smallest\n"
+"              size possible without moving data) and write nothing\n"
 "  -z file     record every overwritten block in an undo file (see\n"
 "              xfskit-undo)\n"
 "  -V          print the version and exit\n"
 "  -h, --help  print this help and exit\n"
 "A tail too small for an AG (under 64 blocks) is left unused, as the\n"
-"kernel leaves it.  Shrinking is not supported yet.\n"
-"Exit status: 0 grown (or already that size), 1 refused or failed, 2 usage\n"
-"error, a mounted filesystem or a dirty log, 3 a smaller size was asked\n"
-"for (shrinking; nothing written).\n");
+"kernel leaves it.  Moving data out of the part to be cut off is not\n"
+"supported yet.\n"
+"Exit status: 0 resized (or already that size), 1 refused or failed,\n"
+"2 usage error, a mounted filesystem or a dirty log, 3 a shrink that used\n"
+"blocks stop (the message names them and the smallest size possible;\n"
+"nothing written).\n");
 }
 
 /* -D: blocks, or bytes with a binary suffix.  0, or -EINVAL. */
@@ -263,22 +273,167 @@ parse_args(struct resize *r, int argc, char **argv)
 	return 0;
 }
 
+static double
+mib(const struct resize *r, uint64_t blocks)
+{
+	return (double)blocks * r->mp->g.blocksize / (1024.0 * 1024.0);
+}
+
+static void
+print_shrink(const struct resize *r, const struct xk_shrink_plan *p)
+{
+	const struct xk_sb *sb = &r->mp->sb;
+	uint32_t last = p->new_agcount - 1;
+
+	printf("meta-data=%-22s isize=%-6u agcount=%u, agsize=%u blks\n",
+	       r->image, sb->inodesize, p->new_agcount, sb->agblocks);
+	printf("data     =%-22s bsize=%-6u blocks=%" PRIu64 ", imaxpct=%u\n",
+	       "", sb->blocksize, p->new_dblocks, sb->imax_pct);
+	if (p->new_agcount + 1 == p->old_agcount)
+		printf("AG %u removed (it holds no data)\n", p->new_agcount);
+	else if (p->new_agcount < p->old_agcount)
+		printf("AGs %u-%u removed (they hold no data)\n",
+		       p->new_agcount, p->old_agcount - 1);
+	if (p->last_new_len != p->last_old_len)
+		printf("AG %u shrinks from %u to %u blocks (its free tail)\n",
+		       last, p->last_old_len, p->last_new_len);
+	printf("free space shrinks by %" PRIu64 " blocks\n", p->removed_free);
+	if (p->unused)
+		printf("%" PRIu64 " blocks more than asked are cut off (an AG "
+		       "needs at least %u)\n", p->unused, XK_MIN_AG_BLOCKS);
+	printf("smallest size possible without moving data: %" PRIu64
+	       " blocks (%.1f MiB)\n", p->min_dblocks,
+	       mib(r, p->min_dblocks));
+}
+
+/* What the reverse-mapping btree says those used blocks are. */
+static void
+print_owners(const struct xk_shrink_block *b)
+{
+	const char *sep = " (";
+
+	if (b->inode_blocks) {
+		fprintf(stderr, "%s%" PRIu64 " of %" PRIu64 " file%s or "
+			"director%s: inode%s", sep, b->inode_blocks,
+			b->ninodes, b->ninodes == 1 ? "" : "s",
+			b->ninodes == 1 ? "y" : "ies",
+			b->ninodes == 1 ? "" : "s");
+		for (uint64_t i = 0; i < b->ninodes &&
+		     i < XK_SHRINK_NAMED_INODES; i++)
+			fprintf(stderr, "%s%" PRIu64, i ? ", " : " ",
+				b->inodes[i]);
+		if (b->ninodes > XK_SHRINK_NAMED_INODES)
+			fprintf(stderr, " and %" PRIu64 " more",
+				b->ninodes - XK_SHRINK_NAMED_INODES);
+		sep = "; ";
+	}
+	if (b->chunk_blocks) {
+		fprintf(stderr, "%s%" PRIu64 " of inode chunks", sep,
+			b->chunk_blocks);
+		sep = "; ";
+	}
+	if (b->log_blocks) {
+		fprintf(stderr, "%s%" PRIu64 " of the log", sep,
+			b->log_blocks);
+		sep = "; ";
+	}
+	if (b->meta_blocks) {
+		fprintf(stderr, "%s%" PRIu64 " of AG metadata", sep,
+			b->meta_blocks);
+		sep = "; ";
+	}
+	if (sep[0] == ';')
+		fputc(')', stderr);
+}
+
+/* Why the shrink cannot be made, and what can be. */
+static void
+print_shrink_refusal(const struct resize *r, const struct xk_shrink_plan *p)
+{
+	const struct xk_shrink_block *b = &p->block;
+
+	fprintf(stderr, "xfskit-resize: %s: cannot shrink to %" PRIu64
+		" blocks without moving data: ", r->image, p->new_dblocks);
+	if (b->too_few_ags)
+		fprintf(stderr, "it would leave %u AG%s, and a filesystem "
+			"keeps at least 2", p->new_agcount,
+			p->new_agcount == 1 ? "" : "s");
+	else if (b->cut == 0)
+		fprintf(stderr, "AG %u, which would be removed whole, holds "
+			"%" PRIu64 " used block%s besides its headers%s",
+			b->agno, b->used, b->used == 1 ? "" : "s",
+			b->log ? " (the internal log among "
+			"them, which cannot move)" : "");
+	else if (b->used)
+		fprintf(stderr, "AG %u holds %" PRIu64 " used block%s in its "
+			"blocks %u-%u, which would be cut off%s", b->agno,
+			b->used, b->used == 1 ? "" : "s", b->cut, b->length - 1, b->log ? " (the "
+			"internal log among them, which cannot move)" : "");
+	else if (b->chunk_end)
+		fprintf(stderr, "an inode chunk of AG %u reaches its block "
+			"%u, past the new end (block %u)", b->agno,
+			b->chunk_end - 1, b->cut);
+	else if (b->resv_need > b->resv_free)
+		fprintf(stderr, "AG %u would keep %" PRIu64 " free blocks, "
+			"fewer than the %" PRIu64 " its metadata btrees "
+			"reserve (the kernel's shrink refuses that too)",
+			b->agno, b->resv_free, b->resv_need);
+	else
+		fprintf(stderr, "AG %u would be shorter than %u blocks",
+			b->agno, XK_MIN_AG_BLOCKS);
+	if (!b->too_few_ags && b->owners_known)
+		print_owners(b);
+	fprintf(stderr, "; the smallest size possible without moving data is "
+		"%" PRIu64 " blocks (%.1f MiB); moving data is not supported "
+		"yet; nothing was changed\n", p->min_dblocks,
+		mib(r, p->min_dblocks));
+}
+
+static int
+plan_shrink(struct resize *r, uint64_t want, int *go)
+{
+	struct xk_shrink_plan *p = &r->p_shrink;
+	char msg[400];
+	int err = xk_shrink_plan(r->mp, want, p, msg, sizeof(msg));
+
+	r->shrinking = 1;
+	if (err == -ENOSPC) {
+		print_shrink_refusal(r, p);
+		return RESIZE_EXIT_SHRINK;
+	}
+	if (err) {
+		fprintf(stderr, "xfskit-resize: %s: %s; nothing was changed\n",
+			r->image, msg);
+		return RESIZE_EXIT_FAILED;
+	}
+	/* -n: all but the writes, so a refusal shows now. */
+	if (r->dry_run && xk_shrink_check(r->mp, p, msg, sizeof(msg))) {
+		fprintf(stderr, "xfskit-resize: %s: %s; nothing was changed\n",
+			r->image, msg);
+		return RESIZE_EXIT_FAILED;
+	}
+	print_shrink(r, p);
+	*go = 1;
+	return 0;
+}
+
 /* Plan, refuse or report; 0 with *go set when there is work to do. */
 static int
-plan(struct resize *r, struct xk_grow_plan *p, int *go)
+plan(struct resize *r, int *go)
 {
+	struct xk_grow_plan *p = &r->p_grow;
 	uint64_t want;
 	int rc = target_blocks(r, &want);
 
 	*go = 0;
 	if (rc)
 		return rc;
-	if (xk_grow_plan(r->mp, want, p) == -ENOSPC) {
-		fprintf(stderr, "xfskit-resize: %s: %" PRIu64 " blocks is "
-			"smaller than the filesystem (%" PRIu64 " blocks): "
-			"shrinking is not supported yet; nothing was changed\n",
-			r->image, want, p->old_dblocks);
-		return RESIZE_EXIT_SHRINK;
+	if (want < r->mp->g.dblocks)
+		return plan_shrink(r, want, go);
+	if (xk_grow_plan(r->mp, want, p)) {
+		fprintf(stderr, "xfskit-resize: %s: no plan for %" PRIu64
+			" blocks\n", r->image, want);
+		return RESIZE_EXIT_FAILED;
 	}
 	if (p->new_dblocks == p->old_dblocks) {
 		printf("data size unchanged (%" PRIu64 " blocks), skipping\n",
@@ -295,9 +450,10 @@ plan(struct resize *r, struct xk_grow_plan *p, int *go)
 }
 
 static int
-grow(struct resize *r, const struct xk_grow_plan *p)
+resize(struct resize *r)
 {
 	struct xk_undo *undo = NULL;
+	uint64_t from, to;
 	char msg[400];
 	int rc = 0, err;
 
@@ -310,7 +466,11 @@ grow(struct resize *r, const struct xk_grow_plan *p)
 			return RESIZE_EXIT_FAILED;
 		}
 	}
-	err = xk_grow_apply(r->mp, p, msg, sizeof(msg));
+	from = r->shrinking ? r->p_shrink.old_dblocks : r->p_grow.old_dblocks;
+	to = r->shrinking ? r->p_shrink.new_dblocks : r->p_grow.new_dblocks;
+	err = r->shrinking ?
+	      xk_shrink_apply(r->mp, &r->p_shrink, msg, sizeof(msg)) :
+	      xk_grow_apply(r->mp, &r->p_grow, msg, sizeof(msg));
 	if (err) {
 		fprintf(stderr, "xfskit-resize: %s: %s\n", r->image, msg);
 		/* Edits may sit in the cache unwritten: never flush them. */
@@ -319,7 +479,11 @@ grow(struct resize *r, const struct xk_grow_plan *p)
 		rc = RESIZE_EXIT_FAILED;
 	} else {
 		printf("data blocks changed from %" PRIu64 " to %" PRIu64 "\n",
-		       p->old_dblocks, p->new_dblocks);
+		       from, to);
+		if (r->shrinking)
+			printf("the filesystem now ends at byte %" PRIu64
+			       " (an image file can be truncated to it)\n",
+			       to * r->mp->g.blocksize);
 		err = xk_mount_close(r->mp);
 	}
 	r->mp = NULL;
@@ -344,7 +508,6 @@ int
 main(int argc, char **argv)
 {
 	struct resize r;
-	struct xk_grow_plan p;
 	struct xk_fail f;
 	int rc, err, go;
 
@@ -367,11 +530,11 @@ main(int argc, char **argv)
 	/* Before planning: a dirty log may hold a newer superblock. */
 	rc = log_checks(&r);
 	if (!rc)
-		rc = plan(&r, &p, &go);
+		rc = plan(&r, &go);
 	if (!rc && go && r.dry_run)
 		printf("-n: nothing written\n");
 	else if (!rc && go)
-		return grow(&r, &p);
+		return resize(&r);
 	xk_mount_discard(r.mp);
 	return rc;
 }

@@ -14,18 +14,12 @@
 # fills the new space with a file.  -n writes nothing (strace); -z's undo
 # file restores the image byte for byte; a run killed between two writes
 # leaves NEEDSREPAIR, which xfs_repair 7.2 completes; a loop device grows
-# as the image file does; a shrink, a size beyond the device, a tail too
-# small for an AG, a mounted image and a dirty log are refused with the
-# image unchanged.
+# as the image file does; a shrink to one AG (shrinking has its own
+# test, resize_shrink.sh), a size beyond the device, a tail too small for
+# an AG, a mounted image and a dirty log are refused with the image
+# unchanged.
 . "$(dirname "$0")/lib.sh"
-need_xfsprogs
-have_xfs72 || true
-[ "$(id -u)" -eq 0 ] || skip "the growfs oracle and the mount cases need root"
-command -v xfs_growfs >/dev/null 2>&1 || skip "xfs_growfs is not installed"
-command -v strace >/dev/null 2>&1 || skip "strace is not installed (it proves that refusals write nothing)"
-
-RESIZE="$XK_BUILDDIR/resize/xfskit-resize"
-UNDO="$XK_BUILDDIR/repair/xfskit-undo"
+. "$(dirname "$0")/resize_lib.sh"
 
 # db_dump IMG CMDS...: xfs_db prints of the commands, LSN and CRC lines
 # left out (the kernel stamps its log's LSN on what it writes).
@@ -62,16 +56,6 @@ grown_cmds() {
 	done
 }
 
-# db_cmds IMG: run each line of stdin (| separates commands) with print.
-db_cmds() {
-	local img=$1 line args=()
-	while IFS= read -r line; do
-		IFS='|' read -ra parts <<<"$line"
-		for c in "${parts[@]}"; do args+=(-c "$c"); done
-		args+=(-c print)
-	done
-	xfs_db -r "${args[@]}" "$img" 2>&1 | grep -vE '^(lsn|crc) = '
-}
 
 # compare NAME ORIG SIZE ROOTS: grow copies of ORIG extended to SIZE
 # with xfs_growfs and with xfskit-resize; compare, check, mount, fill.
@@ -160,36 +144,12 @@ loop_umount || fail "umount failed"
 	{ echo "the populated image's AG 2 free-space btrees do not have 2 levels" >&2; exit 99; }
 compare "populated, 2-level free-space btrees, only the last AG grows" "$T/p.img" 350M "ino"
 
-# unchanged NAME RC ARGS...: xfskit-resize exits RC with a message and
-# the image stays what it was (no write call at all, seen by strace;
-# with MOUNTED set the content is not compared: the kernel may write).
-unchanged() {
-	local name=$1 want=$2 rc bad
-	shift 2
-	image_state "$T/k.img" >"$T/state.before"
-	# LeakSanitizer cannot run under ptrace.
-	ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0" \
-	strace -f -qq -e trace=pwrite64,pwritev,pwritev2,write \
-		-o "$T/strace" "$RESIZE" "$@" "$T/k.img" >"$T/k.out" 2>"$T/k.err"
-	rc=$?
-	bad=$(grep -E 'pwrite|^[0-9]+ +write\(([3-9]|[0-9][0-9])' "$T/strace" | head -3)
-	image_state "$T/k.img" >"$T/state.after"
-	if [ "$rc" != "$want" ]; then
-		fail "$name: exit $rc, expected $want: $(cat "$T/k.err")"
-	elif [ -n "$bad" ]; then
-		fail "$name: write calls: $bad"
-	elif [ -z "${MOUNTED:-}" ] && ! cmp -s "$T/state.before" "$T/state.after"; then
-		fail "$name: the image changed"
-	else
-		pass "$name: exit $rc, nothing written: $(head -1 "$T/k.err" "$T/k.out" | grep -v '^==>\|^$' | head -1)"
-	fi
-}
 cp --sparse=always "$T/c.img" "$T/k.img" && truncate -s 600M "$T/k.img"
 unchanged "-n" 0 -n
 grep -q "^AG 2 grows from 11264 to 32768 blocks" "$T/k.out" && grep -q "agcount=5" "$T/k.out" ||
 	fail "-n: the plan printed is not the expected one: $(cat "$T/k.out")"
-unchanged "shrink" 3 -D 70000
-grep -q "shrinking is not supported yet" "$T/k.err" || fail "shrink: message: $(cat "$T/k.err")"
+unchanged "shrink to one AG" 3 -D 30000
+grep -q "a filesystem keeps at least 2" "$T/k.err" || fail "shrink to one AG: message: $(cat "$T/k.err")"
 unchanged "-D beyond the device" 1 -D 153601
 unchanged "-D bad" 2 -D 12q
 cp --sparse=always "$T/a.img" "$T/k.img" && truncate -s 700M "$T/k.img"
@@ -218,18 +178,7 @@ nw=$(grep -c pwrite "$T/strace")
 if have_xfs72 >/dev/null 2>&1; then
 	for n in $((nw / 2)) $((nw - 1)); do
 		cp --sparse=always "$T/c.img" "$T/k.img" && truncate -s 600M "$T/k.img"
-		LIBXFS_DEBUG_WRITE_CRASH=ddev=$n "$RESIZE" "$T/k.img" >"$T/k.out" 2>&1
-		rc=$?
-		if [ "$rc" -ne 137 ]; then
-			fail "crash after $n of $nw writes: exit $rc, expected the kill (137)"
-		elif ! xfs_db -r -c version "$T/k.img" 2>/dev/null | grep -q NEEDSREPAIR; then
-			fail "crash after $n of $nw writes: the primary is not marked NEEDSREPAIR"
-		elif ! xfs72 xfs_repair "$T/k.img" >"$T/r.out" 2>&1 ||
-		     ! xfs72 xfs_repair -n "$T/k.img" >"$T/r.out" 2>&1; then
-			fail "crash after $n of $nw writes: xfs_repair 7.2 leaves it unclean: $(grep -v '^Phase\|^  *-' "$T/r.out" | head -3)"
-		else
-			pass "crash after $n of $nw writes: NEEDSREPAIR set, xfs_repair 7.2 makes it clean"
-		fi
+		crash_at "$n" "$nw"
 	done
 fi
 

@@ -1,0 +1,68 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# What the xfskit-resize tests (resize.sh, resize_shrink.sh) share, with
+# what they need to run (skipping without it); sourced after lib.sh.
+need_xfsprogs
+have_xfs72 || true
+[ "$(id -u)" -eq 0 ] || skip "the growfs oracle and the mount cases need root"
+command -v xfs_growfs >/dev/null 2>&1 || skip "xfs_growfs is not installed"
+command -v strace >/dev/null 2>&1 || skip "strace is not installed (it proves that refusals write nothing)"
+
+RESIZE="$XK_BUILDDIR/resize/xfskit-resize"
+UNDO="$XK_BUILDDIR/repair/xfskit-undo"
+
+# db_cmds IMG: run each line of stdin (| separates commands) with print,
+# LSN and CRC lines left out (the kernel stamps its log's LSN).
+db_cmds() {
+	local img=$1 line args=()
+	while IFS= read -r line; do
+		IFS='|' read -ra parts <<<"$line"
+		for c in "${parts[@]}"; do args+=(-c "$c"); done
+		args+=(-c print)
+	done
+	xfs_db -r "${args[@]}" "$img" 2>&1 | grep -vE '^(lsn|crc) = '
+}
+
+# unchanged NAME RC ARGS...: xfskit-resize exits RC with a message and
+# the image stays what it was (no write call at all, seen by strace;
+# with MOUNTED set the content is not compared: the kernel may write).
+unchanged() {
+	local name=$1 want=$2 rc bad
+	shift 2
+	image_state "$T/k.img" >"$T/state.before"
+	# LeakSanitizer cannot run under ptrace.
+	ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0" \
+	strace -f -qq -e trace=pwrite64,pwritev,pwritev2,write \
+		-o "$T/strace" "$RESIZE" "$@" "$T/k.img" >"$T/k.out" 2>"$T/k.err"
+	rc=$?
+	bad=$(grep -E 'pwrite|^[0-9]+ +write\(([3-9]|[0-9][0-9])' "$T/strace" | head -3)
+	image_state "$T/k.img" >"$T/state.after"
+	if [ "$rc" != "$want" ]; then
+		fail "$name: exit $rc, expected $want: $(cat "$T/k.err")"
+	elif [ -n "$bad" ]; then
+		fail "$name: write calls: $bad"
+	elif [ -z "${MOUNTED:-}" ] && ! cmp -s "$T/state.before" "$T/state.after"; then
+		fail "$name: the image changed"
+	else
+		pass "$name: exit $rc, nothing written: $(head -1 "$T/k.err" "$T/k.out" | grep -v '^==>\|^$' | head -1)"
+	fi
+}
+
+# crash_at N NW ARGS...: xfskit-resize ARGS on $T/k.img, killed before its
+# Nth write of NW, leaves the NEEDSREPAIR mark of its first write on the
+# primary, and xfs_repair 7.2 makes the filesystem clean.
+crash_at() {
+	local n=$1 nw=$2 rc
+	shift 2
+	LIBXFS_DEBUG_WRITE_CRASH=ddev=$n "$RESIZE" "$@" "$T/k.img" >"$T/k.out" 2>&1
+	rc=$?
+	if [ "$rc" -ne 137 ]; then
+		fail "crash after $n of $nw writes: exit $rc, expected the kill (137)"
+	elif ! xfs_db -r -c version "$T/k.img" 2>/dev/null | grep -q NEEDSREPAIR; then
+		fail "crash after $n of $nw writes: the primary is not marked NEEDSREPAIR"
+	elif ! xfs72 xfs_repair "$T/k.img" >"$T/r.out" 2>&1 ||
+	     ! xfs72 xfs_repair -n "$T/k.img" >"$T/r.out" 2>&1; then
+		fail "crash after $n of $nw writes: xfs_repair 7.2 leaves it unclean: $(grep -v '^Phase\|^  *-' "$T/r.out" | head -3)"
+	else
+		pass "crash after $n of $nw writes: NEEDSREPAIR set, xfs_repair 7.2 makes it clean"
+	fi
+}
