@@ -35,12 +35,14 @@
  * blocks, claimed by nothing, become free space there.
  *
  * The scan reads the whole device: it runs only when a directory is
- * lost (-o scan=auto, the default), on every run with -o scan=always,
- * never with -o scan=never.  Its index is kept for the run's later
- * passes.  The root, which no entry names, is a candidate when its
- * inode is lost.  Not handled yet: another lost directory no entry
- * names (its parent is unknown), parent-pointer and metadir
- * filesystems.
+ * lost or blocks are neither free nor in use (-o scan=auto, the
+ * default), on every run with -o scan=always, never with -o
+ * scan=never.  Its index is kept for the run's later passes.  The
+ * root, which no entry names, is a candidate when its inode is lost;
+ * so is, once the device is scanned, any directory whose blocks name
+ * an inode not in use that no entry names (find_unnamed): it is
+ * written under the root and goes to /lost+found as an orphan.  Not
+ * handled yet: parent-pointer and metadir filesystems.
  */
 #include <stddef.h>
 #include <stdlib.h>
@@ -320,7 +322,7 @@ scan_progress(void *ctx, uint64_t done, uint64_t total)
 }
 
 static int
-run_scan(struct repair_ctx *rc, size_t ncand)
+run_scan(struct repair_ctx *rc, size_t ncand, int lost_space)
 {
 	struct reasm_state *st = rc->reasm;
 	struct xk_scan_opts o = {
@@ -337,6 +339,9 @@ run_scan(struct repair_ctx *rc, size_t ncand)
 		info(rc, "        - %zu director%s lost (inode or block map): "
 		     "scanning the device for %s blocks...\n", ncand,
 		     ncand == 1 ? "y" : "ies", ncand == 1 ? "its" : "their");
+	else if (lost_space)
+		info(rc, "        - blocks neither free nor in use: scanning "
+		     "the device for directories lost with their entry...\n");
 	else
 		info(rc, "        - scanning the device (-o scan=always)...\n");
 	meter_start(rc, &m, "Scanning the device", "MiB", 1,
@@ -441,6 +446,52 @@ named_by(const struct repair_ctx *rc, uint64_t ino)
 }
 
 /*
+ * Once the device was scanned: directories whose blocks the scan found
+ * but that no entry names and whose inode is not in use (a directory
+ * lost with its entry).  Only where the AG's bnobt was read whole, so
+ * that block_unowned tells the blocks of a directory removed long ago
+ * (free space) from those of one lost now.
+ */
+static int
+find_unnamed(struct repair_ctx *rc, struct reasm_dir **v, size_t *n,
+	     size_t *cap)
+{
+	const struct xk_scan *res = &rc->reasm->res;
+	const struct xk_mount *mp = rc->mp;
+	uint64_t *children, prev = 0;
+	size_t nchildren = 0;
+	int err = 0;
+
+	children = xk_malloc((rc->scan.nedges + 1) * sizeof(*children));
+	if (!children)
+		return -ENOMEM;
+	for (size_t i = 0; i < rc->scan.nedges; i++)
+		children[nchildren++] = rc->scan.edges[i].child;
+	sort_v(children, nchildren, sizeof(*children), cmp_u64);
+	for (size_t i = 0; i < res->ents.n && !err; i++) {
+		const struct xk_scan_ent *e = &res->ents.v[i];
+		uint64_t fsb = e->daddr >> mp->g.blkbb_log;
+		uint32_t agno = (uint32_t)(fsb / mp->g.agblocks);
+
+		if ((e->type != XK_SCAN_DIR3_BLOCK &&
+		     e->type != XK_SCAN_DIR3_DATA) || e->owner == prev)
+			continue;
+		prev = e->owner;
+		if (!xk_ino_valid(mp, e->owner) ||
+		    e->owner == mp->sb.rootino || agno >= mp->g.agcount ||
+		    !rc->scan.ags[agno].trees_ok[XK_BT_BNO] ||
+		    inode_info_find(rc, e->owner) ||
+		    named_count(children, nchildren, e->owner))
+			continue;
+		err = cand_push(v, n, cap, e->owner, mp->sb.rootino, 0);
+		if (!err)
+			(*v)[*n - 1].unnamed = 1;
+	}
+	free(children);
+	return err;
+}
+
+/*
  * The lost directories: inodes not in use that an entry names as a
  * directory, each with the first directory naming it.  Sorted, unique.
  */
@@ -486,6 +537,14 @@ find_lost(struct repair_ctx *rc, struct reasm_dir **out, size_t *nout)
 		if (cand_push(&v, &n, &cap, ii->ino, named_by(rc, ii->ino), 1))
 			return -ENOMEM;
 	}
+	if (rc->reasm && rc->reasm->scanned && rc->reasm->unnamed) {
+		int err = find_unnamed(rc, &v, &n, &cap);
+
+		if (err) {
+			free(v);
+			return err;
+		}
+	}
 	/* By inode, one each: any entry naming it gives its parent. */
 	sort_v(v, n, sizeof(*v), cmp_u64);
 	for (size_t i = 0; i < n; i++)
@@ -518,6 +577,14 @@ reasm_round(struct repair_ctx *rc, int first, size_t *added)
 	struct reasm_dir *cand = NULL, *nv;
 	uint64_t *children = NULL;
 	size_t ncand = 0, kept = 0, nchildren = 0;
+	/*
+	 * Blocks neither free nor in use may be a directory lost with its
+	 * entry: reason enough to scan (-o scan=auto), once, in a pass's
+	 * first round.
+	 */
+	int lost_space = first && rc->opt.scan == REPAIR_SCAN_AUTO &&
+			 rc->found.counts[PR_SPACE_LOST] &&
+			 !(st && st->scanned);
 	int err;
 
 	*added = 0;
@@ -531,7 +598,8 @@ reasm_round(struct repair_ctx *rc, int first, size_t *added)
 			cand[kept++] = cand[i];
 	ncand = kept;
 	kept = 0;
-	if (!ncand && !(first && rc->opt.scan == REPAIR_SCAN_ALWAYS)) {
+	if (!ncand && !lost_space &&
+	    !(first && rc->opt.scan == REPAIR_SCAN_ALWAYS)) {
 		free(cand);
 		return 0;
 	}
@@ -543,11 +611,12 @@ reasm_round(struct repair_ctx *rc, int first, size_t *added)
 		}
 		rc->reasm = st;
 	}
+	err = 0;
 	for (size_t i = 0; i < ncand && !err; i++)
 		err = xk_vec_push(&st->tried.vec, &cand[i].ino,
 				  sizeof(cand[i].ino));
 	if (!err)
-		err = run_scan(rc, ncand);
+		err = run_scan(rc, ncand, lost_space);
 	if (!err && ncand) {
 		children = xk_malloc((rc->scan.nedges ? rc->scan.nedges : 1) *
 				     sizeof(*children));
@@ -573,9 +642,15 @@ reasm_round(struct repair_ctx *rc, int first, size_t *added)
 		if (err)
 			break;
 		if (!cand[i].nblocks) {
-			info(rc, "        - directory %llu: no block of it "
-			     "found by the device scan\n",
-			     (unsigned long long)cand[i].ino);
+			if (!cand[i].unnamed)
+				info(rc, "        - directory %llu: no block "
+				     "of it found by the device scan\n",
+				     (unsigned long long)cand[i].ino);
+			reasm_dir_free(&cand[i]);
+			continue;
+		}
+		/* Blocks alone, naming nothing alive: nothing to bring back. */
+		if (cand[i].unnamed && !cand[i].n) {
 			reasm_dir_free(&cand[i]);
 			continue;
 		}
@@ -676,12 +751,23 @@ reasm_dirs(struct repair_ctx *rc)
 	if (rc->reasm) {
 		reasm_dirs_free(rc->reasm);
 		rc->reasm->tried.n = 0;
+		rc->reasm->unnamed = 0;
 	}
 	for (int round = 0; round < REASM_ROUNDS && !err; round++) {
 		err = reasm_round(rc, !round, &added);
 		total += added;
-		if (!added)
-			break;
+		if (added)
+			continue;
+		/*
+		 * The directories entries name are all back (they may name
+		 * lost ones in turn): now those no entry names, and then
+		 * what they name.
+		 */
+		if (rc->reasm && rc->reasm->scanned && !rc->reasm->unnamed) {
+			rc->reasm->unnamed = 1;
+			continue;
+		}
+		break;
 	}
 	if (err)
 		return rc->found.error ? rc->found.error :
@@ -702,7 +788,8 @@ reasm_dirs(struct repair_ctx *rc)
 		action_path(rc, d->ino, path, sizeof(path));
 		info(rc, "        - would rebuild directory %llu (%s) from "
 		     "%zu blocks found by the device scan (%zu entries, %zu "
-		     "left out%s)\n", (unsigned long long)d->ino, path,
+		     "left out%s)\n", (unsigned long long)d->ino,
+		     d->unnamed ? "named by no entry" : path,
 		     d->nblocks, d->n, d->dropped,
 		     d->fork_lost ? "; its block map is lost" : "");
 	}

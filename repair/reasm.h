@@ -29,6 +29,12 @@ struct reasm_dir {
 	 * the inode's core.
 	 */
 	int			fork_lost;
+	/*
+	 * No entry names it: its blocks alone say it was a directory.  It
+	 * is written under the root and goes to /lost+found as an orphan,
+	 * its children with it, named.
+	 */
+	int			unnamed;
 };
 
 /* The scan, kept for the run; the directories this pass plans. */
@@ -39,6 +45,8 @@ struct reasm_state {
 	size_t			ndirs;
 	/* The pass's candidates so far, each looked at once. */
 	XK_VEC_OF(uint64_t)	tried;
+	/* Rounds look for directories no entry names (find_unnamed). */
+	int			unnamed;
 };
 
 /*

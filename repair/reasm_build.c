@@ -53,11 +53,13 @@ reasm_build(struct repair_ctx *rc, struct xk_bld *b)
 				      "map was lost)", d->nblocks, d->n);
 		else
 			action_report(rc, ACT_DIR_REASSEMBLED, d->ino, -1,
-				      path, " from %zu blocks found by the "
-				      "device scan (%zu entries%s; mode 0755, "
-				      "owner root: the inode was lost)",
-				      d->nblocks, d->n, d->dropped ?
-				      ", some left out" : "");
+				      d->unnamed ? "" : path, " from %zu blocks "
+				      "found by the device scan (%zu entries%s; "
+				      "mode 0755, owner root: the inode was "
+				      "lost%s)", d->nblocks, d->n, d->dropped ?
+				      ", some left out" : "", d->unnamed ?
+				      "; no entry named it: it goes to "
+				      "/lost+found" : "");
 	}
 	return 0;
 }

@@ -14,6 +14,12 @@
 #  - the same without the scan (-o scan=never), every inode slot in
 #    use: /lost+found goes in a new inode chunk (as xfs_repair's does),
 #    and every file is kept there;
+#  - a directory lost with its entry (its inode zeroed, its parent's
+#    entry naming inode 0), without the rmapbt: the blocks neither free
+#    nor in use make ours scan the device, which finds the blocks that
+#    name the lost inode; it comes back under /lost+found with every
+#    child named as before (xfs_repair: each child in /lost+found by
+#    number);
 #  - a leaf directory's size set below and above the end of its data
 #    blocks (the kernel keeps it there; xfs_repair does not look):
 #    our -n reports it, our repair sets it back, xfs_repair -n is clean
@@ -125,4 +131,40 @@ zero_root
 IN_PLACE=0 case_check "root inode zeroed, -o scan=never (every slot in use)" -o scan=never
 grep -q "in a new inode chunk" "$T/ours.out" ||
 	fail "scan=never: /lost+found not in a new chunk: $(grep -v disconnected "$T/ours.out" | tail -3)"
+
+# A directory lost with its entry.
+img="$T/unnamed.img"
+truncate -s 320m "$img"
+mkfs.xfs -q -f "$img" || { fail "mkfs.xfs"; finish; }
+loop_mount "$img" || finish
+mkdir "$MNT/a" "$MNT/a/sub"
+for i in $(seq 30); do echo "$i" >"$MNT/a/f$i"; done
+for i in $(seq 300); do echo "s$i" >"$MNT/a/sub/entry_long_name_$i"; done
+entries "$MNT" >"$T/tree.base"
+sub=$(stat -c %i "$MNT/a/sub")
+loop_umount
+total=$(wc -l <"$T/tree.base")
+slot=$(xfs_db -r -c "path /a" -c "dblock 0" -c print "$img" |
+	sed -n 's/^bu\[\([0-9]*\)\].name = "sub"$/\1/p')
+off=$(xfs_db -r -c "inode $sub" -c stack "$img" |
+	sed -n 's/.*byte offset \([0-9]*\),.*/\1/p' | head -1)
+if [ -z "$slot" ] || [ -z "$off" ]; then
+	fail "cannot locate /a/sub's entry ($slot) or inode ($off)"
+	finish
+fi
+cp --sparse=always "$img" "$T/c.img"
+xfs_db -x -c "path /a" -c "dblock 0" -c "write -d bu[$slot].inumber 0" \
+	"$T/c.img" >/dev/null
+dd if=/dev/zero of="$T/c.img" bs=512 seek=$((off / 512)) count=1 \
+	conv=notrunc status=none
+IN_PLACE=0 case_check "directory lost with its entry"
+if loop_mount "$T/c.img"; then
+	named=$(ls "$MNT/lost+found/$sub" 2>/dev/null | grep -c '^entry_long_name_')
+	loop_umount
+	[ "$named" = 300 ] &&
+		pass "lost directory: /lost+found/$sub holds its 300 names" ||
+		fail "lost directory: /lost+found/$sub holds $named of its 300 names"
+else
+	fail "lost directory: the repaired image does not mount"
+fi
 finish
