@@ -715,9 +715,12 @@ phase_inodes_parallel(struct repair_ctx *rc, unsigned int n)
 		err = worker_merge(rc, &w[i]);
 	if (!err && started == n)
 		err = merge_plans(rc, w, n);
-	for (uint32_t agno = 0; agno < agcount; agno++)
+	/* Each AG's findings under its line, as xfs_repair lists them. */
+	for (uint32_t agno = 0; agno < agcount; agno++) {
+		xr_step(rc, "agno = %u", agno);
 		if (bufs[agno])
 			fwrite(bufs[agno], 1, lens[agno], rc->out);
+	}
 out:
 	for (unsigned int i = 0; w && i < n; i++)
 		if (w[i].ctx.mp)
@@ -753,8 +756,10 @@ phase_inodes(struct repair_ctx *rc)
 		err = phase_inodes_parallel(rc, n);
 	else
 		for (uint32_t agno = 0; agno < rc->mp->g.agcount &&
-		     !rc->found.error; agno++)
+		     !rc->found.error; agno++) {
+			xr_step(rc, "agno = %u", agno);
 			scan_ag(rc, &rc->scan.ags[agno], agno);
+		}
 	meter_end(rc);
 	return err ? err : rc->found.error;
 }

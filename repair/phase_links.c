@@ -431,11 +431,17 @@ phase_links(struct repair_ctx *rc)
 				plan_none(rc);
 			continue;
 		}
-		if (ii->refs != ii->nlink &&
-		    report(rc, PR_NLINK, "inode", -1, ii->ino, XK_NO_DADDR,
+		if (ii->refs == ii->nlink)
+			continue;
+		if (report(rc, PR_NLINK, "inode", -1, ii->ino, XK_NO_DADDR,
 			   "nlink", "link count %u, %u references found",
 			   ii->nlink, ii->refs))
 			plan_inode(rc, ii->ino, IFIX_NLINK, ii->refs);
+		if (!rc->found.error)
+			xr_msg(rc, "%s inode %llu nlinks from %u to %u",
+			       rc->opt.no_modify ? "would have reset" :
+			       "resetting", (unsigned long long)ii->ino,
+			       ii->nlink, ii->refs);
 	}
 	return rc->found.error;
 }

@@ -125,6 +125,13 @@ meter_show(struct repair_ctx *rc, int force)
 }
 
 void
+live_clear(struct repair_ctx *rc)
+{
+	if (rc->opt.progress)
+		fputs("\r\033[K", stderr);
+}
+
+void
 meter_end(struct repair_ctx *rc)
 {
 	if (!rc->meter)
