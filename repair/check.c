@@ -125,6 +125,9 @@ repair_phase_end(struct repair_ctx *rc, int err)
 int
 repair_scan(struct repair_ctx *rc)
 {
+	struct repair_meter meter;
+	int err;
+
 	rc->scan.ags = xk_calloc(rc->mp->g.agcount, sizeof(*rc->scan.ags));
 	if (!rc->scan.ags || plan_start(&rc->plan, rc->mp)) {
 		repair_scan_free(rc);
@@ -145,7 +148,11 @@ repair_scan(struct repair_ctx *rc)
 		return rc->found.error;
 	phase(rc, 2, "scan AG headers and btrees...",
 	      "scanning the AG headers and btrees");
-	if (repair_phase_end(rc, phase_ag_headers(rc)))
+	meter_start(rc, &meter, "Phase 2 - AG headers and btrees", "AGs", 1,
+		    rc->mp->g.agcount);
+	err = phase_ag_headers(rc);
+	meter_end(rc);
+	if (repair_phase_end(rc, err))
 		return rc->found.error;
 	root_chunk_found(rc);
 	xr_phase(rc, 3);
@@ -174,7 +181,11 @@ repair_scan(struct repair_ctx *rc)
 	xr_step(rc, "setting up duplicate extent list...");
 	phase(rc, 4, "check space ownership, free space, rmap and "
 	      "refcount...", "checking space ownership");
-	if (repair_phase_end(rc, phase_space(rc)))
+	meter_start(rc, &meter, "Phase 4 - space cross-checks", "AGs", 1,
+		    rc->mp->g.agcount);
+	err = phase_space(rc);
+	meter_end(rc);
+	if (repair_phase_end(rc, err))
 		return rc->found.error;
 	xr_step(rc, "check for inodes claiming duplicate blocks...");
 	ag_steps(rc);
@@ -205,7 +216,12 @@ repair_scan(struct repair_ctx *rc)
 	xr_step(rc, "traversing filesystem ...");
 	phase(rc, 6, "check directory connectivity and link counts...",
 	      "checking directory connectivity and link counts");
-	if (repair_phase_end(rc, phase_links(rc)))
+	/* Its walks: the inodes twice, the entries once. */
+	meter_start(rc, &meter, "Phase 6 - directory tree", "items", 1,
+		    2 * (uint64_t)rc->scan.ninodes + rc->scan.nedges);
+	err = phase_links(rc);
+	meter_end(rc);
+	if (repair_phase_end(rc, err))
 		return rc->found.error;
 	xr_step(rc, "traversal finished ...");
 	xr_step(rc, "moving disconnected inodes to lost+found ...");

@@ -568,7 +568,9 @@ main(int argc, char **argv)
 
 		rc.opt.threads = cpus > 0 ? (unsigned int)cpus : 1;
 	}
-	rc.opt.progress = !no_progress && !rc.opt.json && isatty(STDERR_FILENO);
+	/* -v's lines show the way: no live line among them. */
+	rc.opt.progress = !no_progress && !rc.opt.json && !rc.opt.verbose &&
+			  isatty(STDERR_FILENO);
 	/* A progress reader that quits must not kill the check. */
 	if (rc.opt.progress_fd >= 0)
 		signal(SIGPIPE, SIG_IGN);

@@ -259,6 +259,7 @@ phase_links(struct repair_ctx *rc)
 		struct inode_info *ii = &rc->scan.inodes[i];
 
 		lists_poll(rc, i);
+		meter_step(rc);
 		if (!is_dir(ii))
 			continue;
 		ii->refs++;			/* its "." */
@@ -287,6 +288,7 @@ phase_links(struct repair_ctx *rc)
 		int in_meta = p && p->meta;
 
 		lists_poll(rc, i);
+		meter_step(rc);
 		if (!c) {
 			if (report(rc, PR_DIR_BAD, in_meta ? "metadata "
 				   "directory" : "directory", -1,
@@ -376,6 +378,7 @@ phase_links(struct repair_ctx *rc)
 		struct inode_info *ii = &rc->scan.inodes[i];
 
 		lists_poll(rc, i);
+		meter_step(rc);
 		if (is_metadata_ino(sb, ii->ino))
 			continue;
 		/*

@@ -317,6 +317,7 @@ struct repair_meter {
 	int64_t		start_ms, drawn_ms, printed_ms;
 	pthread_t	owner;		/* the thread that draws */
 	int		phase;		/* N of "Phase N - ...", or 0 */
+	int		shown;		/* its live line is on the terminal */
 };
 
 /*
@@ -418,6 +419,21 @@ void meter_show(struct repair_ctx *rc, int force);
 void meter_end(struct repair_ctx *rc);
 /* Clear the live progress line before a line is printed. */
 void live_clear(struct repair_ctx *rc);
+/* One step of the meter's work: counted, and drawn now and then. */
+void meter_step(struct repair_ctx *rc);
+/*
+ * Parallel phases: how many workers have finished, signalled so that
+ * the parent, which draws the meter they count into, wakes at once.
+ */
+struct workers_done {
+	pthread_mutex_t		lock;
+	pthread_cond_t		cond;
+	unsigned int		n;
+};
+
+void workers_done_add(struct workers_done *d);
+void workers_done_wait(struct workers_done *d, unsigned int n,
+		       struct repair_ctx *rc);
 /*
  * report_xfs.c: xfs_repair's phase lines (stderr), printed by the first
  * pass only: xr_phase(N) ends the phase under way (the point of
