@@ -316,13 +316,22 @@ phase_links(struct repair_ctx *rc)
 		c->refs++;
 		/* The rewrite takes every entry's file type from its inode. */
 		if (e->ftype != EDGE_NO_FTYPE &&
-		    e->ftype != xk_mode_to_ftype(c->mode) &&
-		    report(rc, PR_DIR_BAD, "directory", -1, e->parent,
-			   XK_NO_DADDR, "ftype", "entry for inode %llu "
-			   "records file type %u, the inode is type %u",
-			   (unsigned long long)e->child, e->ftype,
-			   xk_mode_to_ftype(c->mode)))
-			plan_ftype_fix(rc, e->parent);
+		    e->ftype != xk_mode_to_ftype(c->mode)) {
+			if (report(rc, PR_DIR_BAD, "directory", -1, e->parent,
+				   XK_NO_DADDR, "ftype", "entry for inode %llu "
+				   "records file type %u, the inode is type %u",
+				   (unsigned long long)e->child, e->ftype,
+				   xk_mode_to_ftype(c->mode)))
+				plan_ftype_fix(rc, e->parent);
+			if (!rc->found.error)
+				xr_msg(rc, "%s ftype mismatch (%u/%u) in "
+				       "directory/child inode %llu/%llu",
+				       rc->opt.no_modify ? "would fix" :
+				       "fixing", e->ftype,
+				       xk_mode_to_ftype(c->mode),
+				       (unsigned long long)e->parent,
+				       (unsigned long long)e->child);
+		}
 		if (is_dir(c) && c->ino != sb->rootino &&
 		    c->ino != metadir_root(rc) && c->parent != e->parent &&
 		    report(rc, PR_DIR_BAD, "directory", -1, c->ino,

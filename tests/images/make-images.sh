@@ -65,7 +65,8 @@ filter() {
 	sed "s|$1|IMAGE|g" | grep -v -e '^Phase [1-7] - ' -e '^        - ' \
 		-e '^done$' -e '^No modify flag set, skipping ' \
 		-e '^would have reset inode [0-9]* nlinks from ' \
-		-e '^resetting inode [0-9]* nlinks from '
+		-e '^resetting inode [0-9]* nlinks from ' \
+		-e '^would fix ftype mismatch (' -e '^fixing ftype mismatch ('
 }
 
 # run_expect IMG OUT ARGS...: xfskit-repair ARGS on IMG, filtered, and

@@ -281,5 +281,6 @@ repair_own() {
 	grep -v -e '^Phase [1-7] - ' -e '^        - ' -e '^done$' \
 		-e '^No modify flag set, skipping ' \
 		-e '^would have reset inode [0-9]* nlinks from ' \
-		-e '^resetting inode [0-9]* nlinks from ' "$@"
+		-e '^resetting inode [0-9]* nlinks from ' \
+		-e '^would fix ftype mismatch (' -e '^fixing ftype mismatch (' "$@"
 }

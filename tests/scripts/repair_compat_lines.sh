@@ -3,7 +3,8 @@
 # xfs_repair's phase lines, which scripts and fstests read: on the same
 # clean and damaged images, xfskit-repair prints the lines xfs_repair
 # 6.1 and 7.2 print in column one ("Phase N - ...", "done", "No modify
-# flag set, ..."), in their order and on their streams; a clean repair
+# flag set, ..."), in their order and on their streams, and its words
+# for a wrong link count and a wrong entry file type; a clean repair
 # run twice prints the same (fstests xfs/031); and the fstests hook
 # XFS_REPAIR_FAIL_AFTER_PHASE=N kills both with exit status 137 after the
 # same phase line, having written nothing more.
@@ -110,6 +111,22 @@ for mode in -n repair; do
 	[ -s "$T/n61" ] && cmp -s "$T/n61" "$T/nours" &&
 		pass "damaged, $mode: '$(cat "$T/nours")' as xfs_repair 6.1" ||
 		fail "damaged, $mode: the link count line '$(cat "$T/nours")' differs from xfs_repair 6.1's '$(cat "$T/n61")'"
+done
+# A directory entry's file type: xfs_repair's words for it, -n and not.
+printf 'proto\n0 0\nd--755 0 0\nf1 ---644 0 0 /dev/null\n$\n$\n' >"$T/proto"
+mkfs_xfs_image "$T/ft.img" 300m -p "$T/proto" || { cat "$T/mkfs.out" >&2; exit 99; }
+xfs_db -x -c "inode $root" -c "write -d u3.sfdir3.list[0].filetype 5" \
+	"$T/ft.img" >/dev/null 2>&1
+for mode in -n repair; do
+	args=()
+	[ "$mode" = -n ] && args=(-n)
+	run 61 "$T/ft61" "$T/ft.img" "${args[@]}"
+	run ours "$T/ftours" "$T/ft.img" "${args[@]}"
+	grep 'ftype mismatch' "$T/ft61" >"$T/n61"
+	grep 'ftype mismatch' "$T/ftours" >"$T/nours"
+	[ -s "$T/n61" ] && cmp -s "$T/n61" "$T/nours" &&
+		pass "ftype, $mode: '$(cat "$T/nours")' as xfs_repair 6.1" ||
+		fail "ftype, $mode: '$(cat "$T/nours")' differs from xfs_repair 6.1's '$(cat "$T/n61")'"
 done
 # Our findings are printed between the phase lines, before the last.
 grep -n '^AGF' "$T/dours-n" | head -1 | cut -d: -f1 >"$T/at"
