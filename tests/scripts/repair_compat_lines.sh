@@ -104,13 +104,18 @@ cp --sparse=always "$IMG" "$T/dmg.img"
 xfs_db -x -c "agf 1" -c "write -d freeblks 7" -c "inode $root" \
 	-c "write -d core.nlinkv2 9" "$T/dmg.img" >/dev/null 2>&1
 compare damaged "$T/dmg.img" d phases
+# same_words LABEL PATTERN THEIRS OURS: the lines matching PATTERN (one
+# of xfs_repair's messages) are there and equal.
+same_words() {
+	grep "$2" "$3" >"$T/n61"
+	grep "$2" "$4" >"$T/nours"
+	[ -s "$T/n61" ] && cmp -s "$T/n61" "$T/nours" &&
+		pass "$1: '$(cat "$T/nours")' as xfs_repair 6.1" ||
+		fail "$1: '$(cat "$T/nours")' differs from xfs_repair 6.1's '$(cat "$T/n61")'"
+}
 # xfs_repair's words for the link count, as fstests filters them.
 for mode in -n repair; do
-	grep 'nlinks from' "$T/d61$mode" >"$T/n61"
-	grep 'nlinks from' "$T/dours$mode" >"$T/nours"
-	[ -s "$T/n61" ] && cmp -s "$T/n61" "$T/nours" &&
-		pass "damaged, $mode: '$(cat "$T/nours")' as xfs_repair 6.1" ||
-		fail "damaged, $mode: the link count line '$(cat "$T/nours")' differs from xfs_repair 6.1's '$(cat "$T/n61")'"
+	same_words "damaged, $mode" 'nlinks from' "$T/d61$mode" "$T/dours$mode"
 done
 # A directory entry's file type: xfs_repair's words for it, -n and not.
 printf 'proto\n0 0\nd--755 0 0\nf1 ---644 0 0 /dev/null\n$\n$\n' >"$T/proto"
@@ -122,11 +127,7 @@ for mode in -n repair; do
 	[ "$mode" = -n ] && args=(-n)
 	run 61 "$T/ft61" "$T/ft.img" "${args[@]}"
 	run ours "$T/ftours" "$T/ft.img" "${args[@]}"
-	grep 'ftype mismatch' "$T/ft61" >"$T/n61"
-	grep 'ftype mismatch' "$T/ftours" >"$T/nours"
-	[ -s "$T/n61" ] && cmp -s "$T/n61" "$T/nours" &&
-		pass "ftype, $mode: '$(cat "$T/nours")' as xfs_repair 6.1" ||
-		fail "ftype, $mode: '$(cat "$T/nours")' differs from xfs_repair 6.1's '$(cat "$T/n61")'"
+	same_words "ftype, $mode" 'ftype mismatch' "$T/ft61" "$T/ftours"
 done
 # Our findings are printed between the phase lines, before the last.
 grep -n '^AGF' "$T/dours-n" | head -1 | cut -d: -f1 >"$T/at"
