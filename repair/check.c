@@ -13,19 +13,50 @@
 
 #define CHECK_CACHE_BYTES	(32ULL << 20)
 
+/*
+ * One of our phases begins: N numbers it for --progress-fd, WHAT names
+ * it for -v (a step under xfs_repair's phase lines, report_xfs.c).
+ */
 static void
-phase(struct repair_ctx *rc, const char *what, const char *doing)
+phase(struct repair_ctx *rc, int n, const char *what, const char *doing)
 {
 	rc->phase_what = doing;
-	/* "Phase N - ...": a progress-fd consumer sees the phase start. */
-	if (!strncmp(what, "Phase ", 6))
-		progress_fd_line(rc, atoi(what + 6), 0, 1);
-	if (rc->opt.progress && !rc->opt.verbose) {
-		fprintf(stderr, "\r\033[K%s", what);
-		fflush(stderr);
+	/* A progress-fd consumer sees the phase start. */
+	progress_fd_line(rc, n, 0, 1);
+	if (rc->opt.verbose) {
+		live_clear(rc);
+		fprintf(rc->out, "        - %s\n", what);
 	}
-	if (rc->opt.verbose)
-		fprintf(rc->out, "%s\n", what);
+}
+
+/* Phase 2's last step: the root inode's chunk is in the inode btree. */
+static void
+root_chunk_found(struct repair_ctx *rc)
+{
+	struct xk_mount *mp = rc->mp;
+	uint64_t root = mp->sb.rootino;
+	uint32_t agno = xk_ino_to_agno(mp, root);
+	uint32_t agino = xk_ino_to_agino(mp, root);
+
+	if (agno >= mp->g.agcount)
+		return;
+	for (size_t i = 0; i < rc->scan.ags[agno].chunks.n; i++) {
+		uint32_t start = xk_be32_get(rc->scan.ags[agno].chunks.v[i]
+					     .ir_startino);
+
+		if (agino >= start && agino - start < XK_INODES_PER_CHUNK) {
+			xr_step(rc, "found root inode chunk");
+			return;
+		}
+	}
+}
+
+/* "agno = N" for each AG, as xfs_repair lists the AGs a step went over. */
+static void
+ag_steps(struct repair_ctx *rc)
+{
+	for (uint32_t agno = 0; agno < rc->mp->g.agcount; agno++)
+		xr_step(rc, "agno = %u", agno);
 }
 
 /*
@@ -94,6 +125,9 @@ repair_phase_end(struct repair_ctx *rc, int err)
 int
 repair_scan(struct repair_ctx *rc)
 {
+	struct repair_meter meter;
+	int err;
+
 	rc->scan.ags = xk_calloc(rc->mp->g.agcount, sizeof(*rc->scan.ags));
 	if (!rc->scan.ags || plan_start(&rc->plan, rc->mp)) {
 		repair_scan_free(rc);
@@ -108,34 +142,53 @@ repair_scan(struct repair_ctx *rc)
 		rc->cache_bytes = CHECK_CACHE_BYTES;
 	xk_mount_set_cache_limit(rc->mp, rc->cache_bytes);
 	malloc_tuning();
-	phase(rc, "Phase 1 - find and verify superblock...",
-	      "checking the superblocks");
+	xr_step(rc, "scan filesystem freespace and inode maps...");
+	phase(rc, 1, "check the superblocks...", "checking the superblocks");
 	if (repair_phase_end(rc, phase_superblocks(rc)))
 		return rc->found.error;
-	phase(rc, "Phase 2 - scan AG headers and btrees...",
+	phase(rc, 2, "scan AG headers and btrees...",
 	      "scanning the AG headers and btrees");
-	if (repair_phase_end(rc, phase_ag_headers(rc)))
+	meter_start(rc, &meter, "Phase 2 - AG headers and btrees", "AGs", 1,
+		    rc->mp->g.agcount);
+	err = phase_ag_headers(rc);
+	meter_end(rc);
+	if (repair_phase_end(rc, err))
 		return rc->found.error;
+	root_chunk_found(rc);
+	xr_phase(rc, 3);
 	if (rc->scan.keep) {
 		/* Only AG structures were rewritten since the last pass. */
-		phase(rc, "Phase 3 - inodes as the last pass saw them...",
+		phase(rc, 3, "inodes as the last pass saw them...",
 		      "taking the inodes the last pass saw");
 		if (repair_phase_end(rc, phase_inodes_kept(rc)))
 			return rc->found.error;
 	} else {
-		phase(rc, "Phase 3 - check every inode...",
-		      "scanning inodes");
+		xr_step(rc, rc->opt.no_modify ? "scan (but don't clear) agi "
+			"unlinked lists..." : "scan and clear agi unlinked "
+			"lists...");
+		xr_step(rc, "process known inodes and perform inode "
+			"discovery...");
+		phase(rc, 3, "check every inode...", "scanning inodes");
 		if (repair_phase_end(rc, phase_inodes(rc)))
 			return rc->found.error;
+		xr_step(rc, "process newly discovered inodes...");
 		rc->phase_what = "finding the inode chunks of lost AGs";
 		if (repair_phase_end(rc, phase_find_chunks(rc)))
 			return rc->found.error;
 	}
 	lists_report(rc);
-	phase(rc, "Phase 4 - check space ownership, free space, rmap and "
+	xr_phase(rc, 4);
+	xr_step(rc, "setting up duplicate extent list...");
+	phase(rc, 4, "check space ownership, free space, rmap and "
 	      "refcount...", "checking space ownership");
-	if (repair_phase_end(rc, phase_space(rc)))
+	meter_start(rc, &meter, "Phase 4 - space cross-checks", "AGs", 1,
+		    rc->mp->g.agcount);
+	err = phase_space(rc);
+	meter_end(rc);
+	if (repair_phase_end(rc, err))
 		return rc->found.error;
+	xr_step(rc, "check for inodes claiming duplicate blocks...");
+	ag_steps(rc);
 	rc->phase_what = "checking the realtime bitmap and summary";
 	if (repair_phase_end(rc, phase_rt(rc)))
 		return rc->found.error;
@@ -148,20 +201,36 @@ repair_scan(struct repair_ctx *rc)
 	rc->phase_what = "rebuilding lost directories from the device scan";
 	if (repair_phase_end(rc, reasm_dirs(rc)))
 		return rc->found.error;
-	phase(rc, "Phase 5 - check directory connectivity and link "
-	      "counts...", "checking directory connectivity and link counts");
-	if (repair_phase_end(rc, phase_links(rc)))
-		return rc->found.error;
-	phase(rc, "Phase 6 - check superblock counters...",
+	/* The counters need only the AG and inode scans. */
+	xr_phase(rc, 5);
+	if (!rc->opt.no_modify)
+		xr_step(rc, "reset superblock...");
+	phase(rc, 5, "check superblock counters...",
 	      "checking the superblock counters");
 	if (repair_phase_end(rc, phase_counters(rc)))
 		return rc->found.error;
-	phase(rc, "Phase 7 - check quota inodes and usage...",
-	      "checking quotas");
+	xr_phase(rc, 6);
+	if (rc->mp->sb.rblocks && !rc->opt.no_modify)
+		xr_step(rc, "resetting contents of realtime bitmap and "
+			"summary inodes");
+	xr_step(rc, "traversing filesystem ...");
+	phase(rc, 6, "check directory connectivity and link counts...",
+	      "checking directory connectivity and link counts");
+	/* Its walks: the inodes twice, the entries once. */
+	meter_start(rc, &meter, "Phase 6 - directory tree", "items", 1,
+		    2 * (uint64_t)rc->scan.ninodes + rc->scan.nedges);
+	err = phase_links(rc);
+	meter_end(rc);
+	if (repair_phase_end(rc, err))
+		return rc->found.error;
+	xr_step(rc, "traversal finished ...");
+	xr_step(rc, "moving disconnected inodes to lost+found ...");
+	xr_phase(rc, 7);
+	phase(rc, 7, "check quota inodes and usage...", "checking quotas");
 	if (repair_phase_end(rc, phase_quota(rc)))
 		return rc->found.error;
 	if (rc->mp->g.has_parent) {
-		phase(rc, "Phase 8 - check parent pointers...",
+		phase(rc, 8, "check parent pointers...",
 		      "checking parent pointers");
 		if (repair_phase_end(rc, phase_pptr(rc)))
 			return rc->found.error;

@@ -69,7 +69,9 @@ usage(FILE *to)
 "  -h, --help  this help\n"
 "Without -n, a dirty log is replayed, the filesystem checked, what is\n"
 "found repaired (each change reported, with the inode's path), and the\n"
-"check run again to confirm.\n"
+"check run again to confirm.  xfs_repair's phase lines (\"Phase 1 - ...\",\n"
+"\"done\") go to standard error, our findings and changes to standard\n"
+"output.\n"
 "Exit status: 0 clean or repaired (4 with -e if anything was repaired),\n"
 "1 corruption found (-n) or left unrepaired, a usage error, or an\n"
 "operational error (memory, I/O, a mounted filesystem: the run stopped,\n"
@@ -552,6 +554,7 @@ main(int argc, char **argv)
 		return REPAIR_EXIT_USAGE;
 	}
 	rc.opt.device = argv[optind];
+	xr_fail_after_read(&rc);
 	if (dangerous)
 		fprintf(stderr, "xfskit-repair: -d: a mounted filesystem is "
 			"still refused (nothing writes under one); "
@@ -565,7 +568,9 @@ main(int argc, char **argv)
 
 		rc.opt.threads = cpus > 0 ? (unsigned int)cpus : 1;
 	}
-	rc.opt.progress = !no_progress && !rc.opt.json && isatty(STDERR_FILENO);
+	/* -v's lines show the way: no live line among them. */
+	rc.opt.progress = !no_progress && !rc.opt.json && !rc.opt.verbose &&
+			  isatty(STDERR_FILENO);
 	/* A progress reader that quits must not kill the check. */
 	if (rc.opt.progress_fd >= 0)
 		signal(SIGPIPE, SIG_IGN);
@@ -604,6 +609,7 @@ main(int argc, char **argv)
 	status = guard_unsupported(&rc);
 	if (status)
 		return status;
+	xr_phase(&rc, 1);
 	err = xk_mount_open(rc.opt.device, (rc.opt.no_modify ? XK_MOUNT_RDONLY : 0) |
 			    (rc.opt.direct ? XK_MOUNT_DIRECT : 0), &rc.mp, &f);
 	/*
@@ -660,6 +666,8 @@ main(int argc, char **argv)
 	/* Every write of this run from here, the log replay's included. */
 	writes0 = xk_mount_writes(rc.mp);
 	rc.phase_what = "replaying the log";
+	xr_phase(&rc, 2);
+	xr_step(&rc, "zero log...");
 	err = phase_log(&rc);
 	/* Not the log's fault when the undo file failed under it. */
 	if (xk_undo_error(undo))
@@ -714,6 +722,7 @@ main(int argc, char **argv)
 		status = run_stopped(&rc, undo_path, writes0);
 		return finish_stopped(&rc, undo, status);
 	}
+	xr_end(&rc);
 	err = xk_mount_close(rc.mp);
 	rc.mp = NULL;
 	if (xk_undo_error(undo))
@@ -749,6 +758,7 @@ main(int argc, char **argv)
 	} else if (!found && rc.opt.verbose && !rc.found.nunsup) {
 		fprintf(rc.out, "No problems found.\n");
 	}
+	xr_done(&rc);
 	action_free(&rc);
 	return status;
 }

@@ -532,6 +532,8 @@ phase_ag_headers(struct repair_ctx *rc)
 			break;
 		if (!rc->scan.ags[agno].trees_ok[XK_BT_INO])
 			chunks_from_rmap(rc, agno);
+		meter_add(rc, 1);
+		meter_show(rc, 0);
 	}
 	/* An external log owns no data-device blocks. */
 	if (!xk_log_is_external(mp))

@@ -479,49 +479,6 @@ struct worker {
 	struct workers_done	*done;		/* parent's */
 };
 
-/* How many workers have finished, signalled so the parent wakes at once. */
-struct workers_done {
-	pthread_mutex_t		lock;
-	pthread_cond_t		cond;
-	unsigned int		n;
-};
-
-static void
-workers_done_add(struct workers_done *d)
-{
-	pthread_mutex_lock(&d->lock);
-	d->n++;
-	pthread_cond_signal(&d->cond);
-	pthread_mutex_unlock(&d->lock);
-}
-
-/*
- * Wait until N workers have finished, drawing the meter they count into
- * every 50 ms meanwhile.
- */
-static void
-workers_done_wait(struct workers_done *d, unsigned int n,
-		  struct repair_ctx *rc)
-{
-	struct timespec until;
-
-	pthread_mutex_lock(&d->lock);
-	while (d->n < n) {
-		pthread_mutex_unlock(&d->lock);
-		meter_show(rc, 0);
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_nsec += 50 * 1000000;
-		if (until.tv_nsec >= 1000000000) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000;
-		}
-		pthread_mutex_lock(&d->lock);
-		if (d->n < n)
-			pthread_cond_timedwait(&d->cond, &d->lock, &until);
-	}
-	pthread_mutex_unlock(&d->lock);
-}
-
 static void *
 worker_main(void *arg)
 {
@@ -715,9 +672,14 @@ phase_inodes_parallel(struct repair_ctx *rc, unsigned int n)
 		err = worker_merge(rc, &w[i]);
 	if (!err && started == n)
 		err = merge_plans(rc, w, n);
-	for (uint32_t agno = 0; agno < agcount; agno++)
-		if (bufs[agno])
+	/* Each AG's findings under its line, as xfs_repair lists them. */
+	for (uint32_t agno = 0; agno < agcount; agno++) {
+		xr_step(rc, "agno = %u", agno);
+		if (bufs[agno] && lens[agno]) {
+			live_clear(rc);
 			fwrite(bufs[agno], 1, lens[agno], rc->out);
+		}
+	}
 out:
 	for (unsigned int i = 0; w && i < n; i++)
 		if (w[i].ctx.mp)
@@ -753,8 +715,10 @@ phase_inodes(struct repair_ctx *rc)
 		err = phase_inodes_parallel(rc, n);
 	else
 		for (uint32_t agno = 0; agno < rc->mp->g.agcount &&
-		     !rc->found.error; agno++)
+		     !rc->found.error; agno++) {
+			xr_step(rc, "agno = %u", agno);
 			scan_ag(rc, &rc->scan.ags[agno], agno);
+		}
 	meter_end(rc);
 	return err ? err : rc->found.error;
 }

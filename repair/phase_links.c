@@ -259,6 +259,7 @@ phase_links(struct repair_ctx *rc)
 		struct inode_info *ii = &rc->scan.inodes[i];
 
 		lists_poll(rc, i);
+		meter_step(rc);
 		if (!is_dir(ii))
 			continue;
 		ii->refs++;			/* its "." */
@@ -287,6 +288,7 @@ phase_links(struct repair_ctx *rc)
 		int in_meta = p && p->meta;
 
 		lists_poll(rc, i);
+		meter_step(rc);
 		if (!c) {
 			if (report(rc, PR_DIR_BAD, in_meta ? "metadata "
 				   "directory" : "directory", -1,
@@ -314,13 +316,22 @@ phase_links(struct repair_ctx *rc)
 		c->refs++;
 		/* The rewrite takes every entry's file type from its inode. */
 		if (e->ftype != EDGE_NO_FTYPE &&
-		    e->ftype != xk_mode_to_ftype(c->mode) &&
-		    report(rc, PR_DIR_BAD, "directory", -1, e->parent,
-			   XK_NO_DADDR, "ftype", "entry for inode %llu "
-			   "records file type %u, the inode is type %u",
-			   (unsigned long long)e->child, e->ftype,
-			   xk_mode_to_ftype(c->mode)))
-			plan_ftype_fix(rc, e->parent);
+		    e->ftype != xk_mode_to_ftype(c->mode)) {
+			if (report(rc, PR_DIR_BAD, "directory", -1, e->parent,
+				   XK_NO_DADDR, "ftype", "entry for inode %llu "
+				   "records file type %u, the inode is type %u",
+				   (unsigned long long)e->child, e->ftype,
+				   xk_mode_to_ftype(c->mode)))
+				plan_ftype_fix(rc, e->parent);
+			if (!rc->found.error)
+				xr_msg(rc, "%s ftype mismatch (%u/%u) in "
+				       "directory/child inode %llu/%llu",
+				       rc->opt.no_modify ? "would fix" :
+				       "fixing", e->ftype,
+				       xk_mode_to_ftype(c->mode),
+				       (unsigned long long)e->parent,
+				       (unsigned long long)e->child);
+		}
 		if (is_dir(c) && c->ino != sb->rootino &&
 		    c->ino != metadir_root(rc) && c->parent != e->parent &&
 		    report(rc, PR_DIR_BAD, "directory", -1, c->ino,
@@ -376,6 +387,7 @@ phase_links(struct repair_ctx *rc)
 		struct inode_info *ii = &rc->scan.inodes[i];
 
 		lists_poll(rc, i);
+		meter_step(rc);
 		if (is_metadata_ino(sb, ii->ino))
 			continue;
 		/*
@@ -431,11 +443,17 @@ phase_links(struct repair_ctx *rc)
 				plan_none(rc);
 			continue;
 		}
-		if (ii->refs != ii->nlink &&
-		    report(rc, PR_NLINK, "inode", -1, ii->ino, XK_NO_DADDR,
+		if (ii->refs == ii->nlink)
+			continue;
+		if (report(rc, PR_NLINK, "inode", -1, ii->ino, XK_NO_DADDR,
 			   "nlink", "link count %u, %u references found",
 			   ii->nlink, ii->refs))
 			plan_inode(rc, ii->ino, IFIX_NLINK, ii->refs);
+		if (!rc->found.error)
+			xr_msg(rc, "%s inode %llu nlinks from %u to %u",
+			       rc->opt.no_modify ? "would have reset" :
+			       "resetting", (unsigned long long)ii->ino,
+			       ii->nlink, ii->refs);
 	}
 	return rc->found.error;
 }

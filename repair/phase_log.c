@@ -115,9 +115,16 @@ phase_log(struct repair_ctx *rc)
 		fprintf(stderr, "xfskit-repair: %s: the log is dirty and "
 			"cannot be replayed offline: %s\n", rc->opt.device,
 			rep.msg[0] ? rep.msg : xk_strerror(err));
-		fprintf(stderr, "xfskit-repair: mount and unmount the "
-			"filesystem to replay it, or use -L to zero the log "
-			"(its changes are lost)\n");
+		/* xfs_repair's words, which scripts and people look for. */
+		fprintf(stderr, "ERROR: The filesystem has valuable metadata "
+			"changes in a log which needs to\nbe replayed.  Mount "
+			"the filesystem to replay the log, and unmount it "
+			"before\nre-running xfskit-repair.  If you are unable to "
+			"mount the filesystem, then use\nthe -L option to "
+			"destroy the log and attempt a repair.\nNote that "
+			"destroying the log may cause corruption -- please "
+			"attempt a mount\nof the filesystem before doing "
+			"this.\n");
 		return REPAIR_EXIT_LOG;
 	}
 	action_report(rc, ACT_LOG_REPLAYED, 0, -1, NULL, ": %u transactions, "

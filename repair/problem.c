@@ -305,8 +305,7 @@ fix_problem(struct repair_ctx *rc, enum problem pr, const struct xk_fail *f)
 		json_problem(rc, pr, f);
 		return !rc->opt.no_modify;
 	}
-	if (rc->opt.progress)
-		fprintf(stderr, "\r\033[K");
+	live_clear(rc);
 	fprintf(rc->out, "%s: %s\n", problems[pr].what, line);
 	/* The caller plans its fix now; repair applies it after the pass. */
 	return !rc->opt.no_modify;
@@ -317,6 +316,7 @@ info(struct repair_ctx *rc, const char *fmt, ...)
 {
 	va_list ap;
 
+	live_clear(rc);
 	va_start(ap, fmt);
 	vfprintf(rc->opt.json ? stderr : rc->out, fmt, ap);
 	va_end(ap);

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Progress.  On a terminal, one line per phase redrawn in place: what,
- * the share done, the rate and the time left ("Phase 3 - inode chunks:
- * 45% (5760/12800 chunks), 23040 inodes/s, 0:12 left").  With -t N, a
- * plain line every N seconds, as xfs_repair prints them, for logs.  With
+ * Progress.  On a terminal, one live line per metered phase (2: AGs,
+ * 3: inode chunks, 4: AGs, 6: inodes and entries) redrawn in place:
+ * what, the share done, the rate and the time left ("Phase 3 - inode
+ * chunks: 45% (5760/12800 chunks), 23040 inodes/s, 0:12 left"); any
+ * other line clears it first (live_clear).  With -t N, a plain line
+ * every N seconds in xfs_repair's shape, for logs.  With
  * --progress-fd N, e2fsck's -C lines ("phase done total device") on N,
  * for fsck.xfskit -C and front ends: each phase's start, and the
  * metered phases as they go.
@@ -47,6 +49,7 @@ meter_start(struct repair_ctx *rc, struct repair_meter *m, const char *what,
 	m->drawn_ms = 0;
 	m->printed_ms = m->start_ms;
 	m->owner = pthread_self();
+	m->shown = 0;
 	/* "Phase 3 - ...": the phase number for --progress-fd. */
 	m->phase = strncmp(what, "Phase ", 6) ? 0 : atoi(what + 6);
 	rc->meter = m;
@@ -107,20 +110,55 @@ meter_show(struct repair_ctx *rc, int force)
 	if (m->phase)
 		progress_fd_line(rc, m->phase, done, total);
 	if (rc->opt.progress) {
-		fprintf(stderr, "\r\033[K%s: %u%% (%llu/%llu), %.0f %s/s%s",
+		/* A slow unit (an AG) gets a decimal: never "0 AGs/s". */
+		fprintf(stderr, "\r\033[K%s: %u%% (%llu/%llu), %.*f %s/s%s",
 			m->what, pct, (unsigned long long)done,
-			(unsigned long long)total, rate, m->unit, left);
+			(unsigned long long)total, rate < 10 ? 1 : 0, rate,
+			m->unit, left);
 		fflush(stderr);
+		m->shown = 1;
 	}
-	/* -t: xfs_repair's periodic lines, for logs as much as terminals. */
+	/*
+	 * -t: periodic lines for logs, in the shape of xfs_repair's ("-
+	 * 12:34:56: ... - N of M ... done"), which fstests filters out.
+	 */
 	if (rc->opt.report_secs && done < total &&
 	    now - m->printed_ms >= (int64_t)rc->opt.report_secs * 1000) {
+		time_t t = time(NULL);
+		struct tm tm;
+
+		localtime_r(&t, &tm);
 		fprintf(rc->opt.progress || rc->opt.json ? stderr : rc->out,
-			"%s%s: %u%% done (%llu/%llu)%s\n",
-			rc->opt.progress ? "\r\033[K" : "", m->what, pct,
-			(unsigned long long)done, (unsigned long long)total,
+			"%s        - %02d:%02d:%02d: %s - %llu of %llu %s done "
+			"(%u%%%s)\n", rc->opt.progress ? "\r\033[K" : "",
+			tm.tm_hour, tm.tm_min, tm.tm_sec, m->what,
+			(unsigned long long)done * m->per_unit,
+			(unsigned long long)total * m->per_unit, m->unit, pct,
 			left);
 		m->printed_ms = now;
+	}
+}
+
+void
+meter_step(struct repair_ctx *rc)
+{
+	struct repair_meter *m = rc->meter;
+
+	/* The clock is read once in 4096 steps. */
+	if (m && !(atomic_fetch_add(&m->done, 1) & 4095))
+		meter_show(rc, 0);
+}
+
+void
+live_clear(struct repair_ctx *rc)
+{
+	struct repair_meter *m = rc->meter;
+
+	/* Only the thread that draws the line prints beside it. */
+	if (rc->opt.progress && m && m->shown &&
+	    pthread_equal(m->owner, pthread_self())) {
+		fputs("\r\033[K", stderr);
+		m->shown = 0;
 	}
 }
 
@@ -137,6 +175,42 @@ meter_end(struct repair_ctx *rc)
 		fflush(stderr);
 	}
 	rc->meter = NULL;
+}
+
+void
+workers_done_add(struct workers_done *d)
+{
+	pthread_mutex_lock(&d->lock);
+	d->n++;
+	pthread_cond_signal(&d->cond);
+	pthread_mutex_unlock(&d->lock);
+}
+
+/*
+ * Wait until N workers have finished, drawing the meter they count into
+ * every 50 ms meanwhile.
+ */
+void
+workers_done_wait(struct workers_done *d, unsigned int n,
+		  struct repair_ctx *rc)
+{
+	struct timespec until;
+
+	pthread_mutex_lock(&d->lock);
+	while (d->n < n) {
+		pthread_mutex_unlock(&d->lock);
+		meter_show(rc, 0);
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += 50 * 1000000;
+		if (until.tv_nsec >= 1000000000) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000;
+		}
+		pthread_mutex_lock(&d->lock);
+		if (d->n < n)
+			pthread_cond_timedwait(&d->cond, &d->lock, &until);
+	}
+	pthread_mutex_unlock(&d->lock);
 }
 
 void

@@ -317,6 +317,7 @@ struct repair_meter {
 	int64_t		start_ms, drawn_ms, printed_ms;
 	pthread_t	owner;		/* the thread that draws */
 	int		phase;		/* N of "Phase N - ...", or 0 */
+	int		shown;		/* its live line is on the terminal */
 };
 
 /*
@@ -341,6 +342,11 @@ struct repair_ctx {
 	struct repair_plan plan;
 	/* The device scan and its plans, kept across passes (reasm.c). */
 	struct reasm_state *reasm;
+	/* xfs_repair's phase lines (report_xfs.c). */
+	struct {
+		int	phase;		/* the last phase line printed */
+		int	fail_after;	/* XFS_REPAIR_FAIL_AFTER_PHASE, or 0 */
+	} xr;
 };
 
 /*
@@ -411,6 +417,38 @@ void meter_start(struct repair_ctx *rc, struct repair_meter *m,
 void meter_add(struct repair_ctx *rc, uint64_t n);
 void meter_show(struct repair_ctx *rc, int force);
 void meter_end(struct repair_ctx *rc);
+/* Clear the live progress line before a line is printed. */
+void live_clear(struct repair_ctx *rc);
+/* One step of the meter's work: counted, and drawn now and then. */
+void meter_step(struct repair_ctx *rc);
+/*
+ * Parallel phases: how many workers have finished, signalled so that
+ * the parent, which draws the meter they count into, wakes at once.
+ */
+struct workers_done {
+	pthread_mutex_t		lock;
+	pthread_cond_t		cond;
+	unsigned int		n;
+};
+
+void workers_done_add(struct workers_done *d);
+void workers_done_wait(struct workers_done *d, unsigned int n,
+		       struct repair_ctx *rc);
+/*
+ * report_xfs.c: xfs_repair's phase lines (stderr), printed by the first
+ * pass only: xr_phase(N) ends the phase under way (the point of
+ * XFS_REPAIR_FAIL_AFTER_PHASE) and heads phase N, xr_step() a step of it;
+ * xr_end() ends the last phase, xr_done() prints the closing line.
+ */
+void xr_fail_after_read(struct repair_ctx *rc);
+void xr_phase(struct repair_ctx *rc, int phase);
+void xr_step(struct repair_ctx *rc, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* One of xfs_repair's messages, in its words, beside our finding. */
+void xr_msg(struct repair_ctx *rc, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void xr_end(struct repair_ctx *rc);
+void xr_done(struct repair_ctx *rc);
 /* --progress-fd: "phase done total device", e2fsck's -C protocol. */
 void progress_fd_line(struct repair_ctx *rc, int phase, uint64_t done,
 		      uint64_t total);

@@ -522,6 +522,7 @@ struct space_pool {
 	int			*errs;	/* per AG: its operational error */
 	char			(*whats)[160];	/* and what it was doing */
 	unsigned long		(*counts)[PR_NR];	/* by AG */
+	struct workers_done	*exited;	/* workers that returned */
 };
 
 static void *
@@ -546,6 +547,8 @@ space_worker(void *arg)
 			.scan = rc->scan,
 		};
 
+		/* Its findings go to a buffer: no live line to clear. */
+		ctx.opt.progress = 0;
 		/* Without a buffer, the AG is left to the serial pass. */
 		ctx.out = open_memstream(&pool->bufs[agno], &pool->lens[agno]);
 		if (!ctx.out)
@@ -558,7 +561,11 @@ space_worker(void *arg)
 		memcpy(pool->whats[agno], ctx.found.error_what,
 		       sizeof(ctx.found.error_what));
 		pool->done[agno] = 1;
+		meter_add(pool->rc, 1);
 	}
+	/* (Also counted when none could start and the parent ran it.) */
+	if (pool->exited)
+		workers_done_add(pool->exited);
 	return NULL;
 }
 
@@ -567,6 +574,10 @@ space_parallel(struct repair_ctx *rc, unsigned int n)
 {
 	uint32_t agcount = rc->mp->g.agcount;
 	struct space_pool pool = { .rc = rc };
+	struct workers_done done = {
+		.lock = PTHREAD_MUTEX_INITIALIZER,
+		.cond = PTHREAD_COND_INITIALIZER,
+	};
 	pthread_t *tids = xk_calloc(n, sizeof(*tids));
 	unsigned int started = 0;
 	int err = 0;
@@ -582,6 +593,7 @@ space_parallel(struct repair_ctx *rc, unsigned int n)
 		err = -ENOMEM;
 		goto out;
 	}
+	pool.exited = &done;
 	for (unsigned int i = 0; i < n; i++)
 		if (!xk_fault(XK_FAULT_THREAD) &&
 		    !pthread_create(&tids[i], NULL, space_worker, &pool))
@@ -589,11 +601,14 @@ space_parallel(struct repair_ctx *rc, unsigned int n)
 	/* Threads that could not start leave their AGs to the others. */
 	if (!started)
 		space_worker(&pool);
+	/* The workers count into rc's meter; this thread draws it. */
+	workers_done_wait(&done, started, rc);
 	for (unsigned int i = 0; i < started; i++)
 		pthread_join(tids[i], NULL);
 	for (uint32_t agno = 0; agno < agcount && !rc->found.error; agno++) {
 		if (!pool.done[agno]) {
 			space_ag(rc, agno);
+			meter_add(rc, 1);
 			continue;
 		}
 		if (pool.errs[agno]) {
@@ -601,7 +616,10 @@ space_parallel(struct repair_ctx *rc, unsigned int n)
 				     pool.whats[agno]);
 			break;
 		}
-		fwrite(pool.bufs[agno], 1, pool.lens[agno], rc->out);
+		if (pool.lens[agno]) {
+			live_clear(rc);
+			fwrite(pool.bufs[agno], 1, pool.lens[agno], rc->out);
+		}
 		for (int k = 0; k < PR_NR; k++) {
 			rc->found.counts[k] += pool.counts[agno][k];
 			rc->found.nproblems += pool.counts[agno][k];
@@ -634,7 +652,10 @@ phase_space(struct repair_ctx *rc)
 	if (n > 1 && !rc->opt.json && !space_parallel(rc, n))
 		return rc->found.error;
 	for (uint32_t agno = 0; agno < rc->mp->g.agcount && !rc->found.error;
-	     agno++)
+	     agno++) {
 		space_ag(rc, agno);
+		meter_add(rc, 1);
+		meter_show(rc, 0);
+	}
 	return rc->found.error;
 }

@@ -273,3 +273,14 @@ db_get() {
 	xfs_db -r -c "$cmd" -c "print $field" "$img" 2>/dev/null |
 		sed -n "s/^$field = //p"
 }
+
+# repair_own [FILE...]: xfskit-repair's output without the xfs_repair
+# phase lines and messages every run prints (repair/report_xfs.c), for
+# tests that look at our own lines alone.
+repair_own() {
+	grep -v -e '^Phase [1-7] - ' -e '^        - ' -e '^done$' \
+		-e '^No modify flag set, skipping ' \
+		-e '^would have reset inode [0-9]* nlinks from ' \
+		-e '^resetting inode [0-9]* nlinks from ' \
+		-e '^would fix ftype mismatch (' -e '^fixing ftype mismatch (' "$@"
+}

@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * xfs_repair's phase lines, on stderr as xfs_repair prints them, for the
+ * people and scripts that read them (fstests keeps the lines that start
+ * in column one and compares them between runs).  Our own work maps onto
+ * them by topic, in xfs_repair's order:
+ *
+ *   1  opening the device: the primary superblock read and verified
+ *   2  the log (replayed when dirty, zeroed with -L), then every
+ *      superblock copy, AG header and btree
+ *   3  every inode, and the search for lost inode chunks
+ *   4  space ownership, free space, rmap and refcount, realtime
+ *   5  the superblock counters ("No modify flag set, skipping phase 5"
+ *      on stdout under -n, as xfs_repair)
+ *   6  directory connectivity
+ *   7  link counts, quotas, parent pointers; then, without -n, the
+ *      repairs and the passes that check them
+ *
+ * Only the first pass prints them: the later passes confirm the repairs
+ * and report as our own lines do.  A few of xfs_repair's messages that
+ * scripts look for come with our findings, in its words (xr_msg).  The last line is "done", or under -n
+ * "No modify flag set, skipping filesystem flush and exiting.".
+ *
+ * XFS_REPAIR_FAIL_AFTER_PHASE=N, xfs_repair's test hook, kills the
+ * program (SIGKILL, exit status 137) at the end of phase N, once what
+ * it changed is written, as xfs_repair does.
+ */
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "repair.h"
+
+/* Lines for people and logs; --json keeps its one document. */
+static int
+shown(const struct repair_ctx *rc)
+{
+	return !rc->opt.json;
+}
+
+void
+xr_fail_after_read(struct repair_ctx *rc)
+{
+	const char *s = getenv("XFS_REPAIR_FAIL_AFTER_PHASE");
+	long n = s ? strtol(s, NULL, 10) : 0;
+
+	/* As xfs_repair: a leading number, anything else is no phase. */
+	rc->xr.fail_after = n >= 1 && n <= 7 ? (int)n : 0;
+}
+
+/* The end of the phase under way: the test hook's point. */
+static void
+phase_done(struct repair_ctx *rc)
+{
+	if (!rc->xr.phase || rc->xr.phase != rc->xr.fail_after)
+		return;
+	/*
+	 * What the phase changed is written first, as xfs_repair does; a
+	 * failed write is the simulated crash's too.
+	 */
+	if (rc->mp && !rc->opt.no_modify && xk_buf_flush(rc->mp))
+		fprintf(stderr, "xfskit-repair: a write failed before "
+			"XFS_REPAIR_FAIL_AFTER_PHASE's stop\n");
+	fflush(stdout);
+	fflush(stderr);
+	kill(getpid(), SIGKILL);
+	_exit(128 + SIGKILL);
+}
+
+void
+xr_phase(struct repair_ctx *rc, int phase)
+{
+	if (rc->pass > 1 || phase <= rc->xr.phase)
+		return;
+	phase_done(rc);
+	rc->xr.phase = phase;
+	if (!shown(rc))
+		return;
+	live_clear(rc);
+	switch (phase) {
+	case 1:
+		fprintf(stderr, "Phase 1 - find and verify superblock...\n");
+		break;
+	case 2:
+		if (rc->opt.logdev)
+			fprintf(stderr, "Phase 2 - using external log on %s\n",
+				rc->opt.logdev);
+		else
+			fprintf(stderr, "Phase 2 - using internal log\n");
+		break;
+	case 3:
+		fprintf(stderr, "Phase 3 - for each AG...\n");
+		break;
+	case 4:
+		fprintf(stderr, "Phase 4 - check for duplicate blocks...\n");
+		break;
+	case 5:
+		if (rc->opt.no_modify)
+			fprintf(rc->out, "No modify flag set, skipping "
+				"phase 5\n");
+		else
+			fprintf(stderr, "Phase 5 - rebuild AG headers and "
+				"trees...\n");
+		break;
+	case 6:
+		fprintf(stderr, "Phase 6 - check inode connectivity...\n");
+		break;
+	case 7:
+		fprintf(stderr, "Phase 7 - verify %slink counts...\n",
+			rc->opt.no_modify ? "" : "and correct ");
+		break;
+	}
+}
+
+/* A line of the first pass, on stderr, after PREFIX. */
+static void
+vline(struct repair_ctx *rc, const char *prefix, const char *fmt, va_list ap)
+{
+	if (rc->pass > 1 || !shown(rc))
+		return;
+	live_clear(rc);
+	fputs(prefix, stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+void
+xr_step(struct repair_ctx *rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vline(rc, "        - ", fmt, ap);
+	va_end(ap);
+}
+
+void
+xr_msg(struct repair_ctx *rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vline(rc, "", fmt, ap);
+	va_end(ap);
+}
+
+void
+xr_end(struct repair_ctx *rc)
+{
+	phase_done(rc);
+	rc->xr.phase = 8;
+}
+
+void
+xr_done(struct repair_ctx *rc)
+{
+	if (!shown(rc))
+		return;
+	live_clear(rc);
+	if (rc->opt.no_modify)
+		fprintf(stderr, "No modify flag set, skipping filesystem "
+			"flush and exiting.\n");
+	else
+		fprintf(stderr, "done\n");
+}
