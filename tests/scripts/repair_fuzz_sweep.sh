@@ -56,11 +56,7 @@ kept() {
 	cp --sparse=always "$1" "$T/k.img"
 	: >"$2"
 	if loop_mount "$T/k.img"; then
-		{
-			entries "$MNT"
-			(cd "$MNT" && getfattr -h -d -m - -e hex -R . 2>/dev/null) |
-				awk '/^# file: / { f = $3; next } /=/ { print "xattr " f " " $0 }'
-		} | sort >"$2"
+		entries_xattrs "$MNT" >"$2"
 		loop_umount
 	fi
 	rm -f "$T/k.img"
