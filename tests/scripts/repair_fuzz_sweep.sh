@@ -17,7 +17,8 @@
 #
 # By default a fixed handful of cases runs (the suite's time); with
 # XK_TEST_LONG=1 the whole sweep (every field of every target with every
-# verb; an hour and more), XK_SWEEP_TARGETS=a,b to choose targets.  The
+# verb; hours), XK_SWEEP_TARGETS=a,b to choose targets and
+# XK_SWEEP_FIELDS=REGEX (grep -E) to choose fields.  The
 # table and the totals are printed; a case where ours is worse fails.
 . "$XK_SRCDIR/tests/scripts/lib.sh"
 . "$XK_SRCDIR/tests/scripts/populate.sh"
@@ -71,21 +72,48 @@ TARGETS=(
 	"bmbt|/bmbt"
 	"sfdir|/sf"
 	"blockdir|/block"
+	"leafdir|/leaf"
 	"nodedir|/node"
 	"symlink|/links/long"
+	"shortlink|/links/short"
 	"dev|/links/cdev"
 	"sfattr|/attrs/sf"
 	"leafattr|/attrs/leaf"
+	"nodeattr|/attrs/node"
+	"rmtattr|/attrs/remote"
 	"btreeattr|/attrs/btree"
 )
 VERBS=(zeroes ones firstbit middlebit lastbit add sub)
 
-# Fields of the inode at PATH: the core, the data fork (u3) and the attr
-# fork (a), without the CRC (its fuzz is a CRC error, not a field).
+# Fields of the inode at PATH: the core (core.*, v3.*, next_unlinked),
+# the data fork (u3) and the attr fork (a), without the CRC (its fuzz is
+# a CRC error, not a field).  An array printed as "X[a-b] = [f,g]" (an
+# extent list, bmbt keys) gives X[i].f and X[i].g for each i, one printed
+# as "X[a-b] =" with values below (bmbt pointers) X[i].
 fields_of() {
 	xfs_db -r -c "path $1" -c inode -c print "$img" 2>/dev/null |
-		sed -n 's/^\(\(core\|u3\|a\)\.[a-zA-Z0-9_.]*\(\[[0-9]*\]\)\{0,1\}[a-zA-Z0-9_.]*\) = .*/\1/p' |
-		grep -v '\.crc$' | awk '!seen[$0]++'
+		awk '/^((core|v3|u3|a)\.[^ ]*|next_unlinked) = / {
+			name = $1; val = $0; sub(/^[^=]*= /, "", val)
+			if (name ~ /\.crc$/) next
+			if (match(name, /\[[0-9]+(-[0-9]+)?\]$/) && val ~ /^\[[a-z,]+\] *$/) {
+				base = substr(name, 1, RSTART - 1)
+				split(substr(name, RSTART + 1, RLENGTH - 2), r, "-")
+				if (r[2] == "") r[2] = r[1]
+				gsub(/[][ ]/, "", val); nf = split(val, f, ",")
+				for (i = r[1]; i <= r[2]; i++)
+					for (j = 1; j <= nf; j++)
+						print base "[" i "]." f[j]
+				next
+			}
+			if (match(name, /\[[0-9]+-[0-9]+\]$/)) {
+				base = substr(name, 1, RSTART - 1)
+				split(substr(name, RSTART + 1, RLENGTH - 2), r, "-")
+				for (i = r[1]; i <= r[2]; i++)
+					print base "[" i "]"
+				next
+			}
+			print name
+		}' | awk '!seen[$0]++'
 }
 
 printf '%-10s %-26s %-10s %-7s %-7s %-6s %s\n' TARGET FIELD VERB OURS XFS_REP XR-N RESULT >"$T/table"
@@ -148,7 +176,7 @@ if [ "${XK_TEST_LONG:-0}" = 1 ]; then
 	for t in "${TARGETS[@]}"; do
 		tgt=${t%%|*} path=${t#*|}
 		[ -n "$want" ] && [[ ",$want," != *",$tgt,"* ]] && continue
-		mapfile -t fields < <(fields_of "$path")
+		mapfile -t fields < <(fields_of "$path" | grep -E -- "${XK_SWEEP_FIELDS:-.}")
 		[ ${#fields[@]} -gt 0 ] || { fail "$tgt: no fields found at $path"; continue; }
 		for f in "${fields[@]}"; do
 			for v in "${VERBS[@]}"; do
