@@ -190,7 +190,7 @@ check_remote_value(struct attr_state *as, const struct fork_map *map,
 	uint8_t *acl = NULL;
 
 	if (r->acl && r->len <= XK_XATTR_SIZE_MAX) {
-		acl = malloc(r->len ? r->len : 1);
+		acl = xk_malloc(r->len ? r->len : 1);
 		if (!acl) {
 			repair_error(as->rc, -ENOMEM, "checking the ACL of "
 				     "inode %llu", (unsigned long long)as->ino);
