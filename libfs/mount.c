@@ -287,12 +287,14 @@ xk_agbext_valid(const struct xk_mount *mp, uint32_t agno, uint32_t agbno,
 int
 xk_fsbext_valid(const struct xk_mount *mp, uint64_t fsb, uint64_t len)
 {
-	uint64_t agno = fsb >> mp->g.agblklog;
-
-	if (agno >= mp->g.agcount)
-		return 0;
-	return xk_agbext_valid(mp, (uint32_t)agno, xk_fsb_to_agbno(mp, fsb),
-			       len);
+	/*
+	 * The AG number is the 32 bits above the AG block number, as the
+	 * kernel and xfs_repair take it (XFS_FSB_TO_AGNO): bits above those
+	 * are ignored by both, so a block number with them set names the
+	 * same block, and calling it invalid would lose what it maps.
+	 */
+	return xk_agbext_valid(mp, xk_fsb_to_agno(mp, fsb),
+			       xk_fsb_to_agbno(mp, fsb), len);
 }
 
 int

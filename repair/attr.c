@@ -28,6 +28,7 @@ check_attr_shortform(struct repair_ctx *rc, uint64_t ino,
 	unsigned int tot = xk_be16_get(h->totsize);
 	const struct xk_attr_sf_entry *e;
 	const uint8_t *end;
+	const char *why;
 
 	if (tot < sizeof(*h) || tot > asize) {
 		report(rc, PR_ATTR_BAD, "attr fork", -1, ino, XK_NO_DADDR,
@@ -54,6 +55,12 @@ check_attr_shortform(struct repair_ctx *rc, uint64_t ino,
 			report(rc, PR_ATTR_BAD, "attr fork", -1, ino,
 			       XK_NO_DADDR, "flags", "entry %u has flags "
 			       "0x%x", i, e->flags);
+		why = acl_problem(e->flags, e->nameval, e->namelen,
+				  e->nameval + e->namelen, e->valuelen);
+		if (why)
+			report(rc, PR_ATTR_BAD, "attr fork", -1, ino,
+			       XK_NO_DADDR, "acl", "entry %u (%.*s): %s", i,
+			       e->namelen, e->nameval, why);
 		e = (const struct xk_attr_sf_entry *)((const uint8_t *)e +
 						      xk_attr_sf_entsize(e));
 	}
@@ -66,6 +73,7 @@ check_attr_shortform(struct repair_ctx *rc, uint64_t ino,
 struct rmt_ref {
 	uint32_t	blk;
 	uint32_t	len;
+	const char	*acl;	/* a POSIX ACL's name: its value is checked */
 };
 
 struct attr_state {
@@ -74,6 +82,29 @@ struct attr_state {
 	struct rmt_ref		*rmt;
 	size_t			nrmt, caprmt;
 };
+
+/* Local entry i of a leaf block: if a POSIX ACL, its value. */
+static void
+check_local_acl(struct attr_state *as, const struct xk_buf *bp, uint32_t i)
+{
+	const struct xk_attr3_leaf_hdr *h = (const void *)bp->data;
+	uint32_t idx = xk_be16_get(xk_attr3_leaf_entryp(h)[i].nameidx);
+	const struct xk_attr_leaf_name_local *n;
+	const char *why;
+
+	if (idx + sizeof(*n) > bp->len)
+		return;
+	n = (const void *)xk_attr3_leaf_name(h, i);
+	if (idx + sizeof(*n) + n->namelen + xk_be16_get(n->valuelen) > bp->len)
+		return;
+	why = acl_problem(xk_attr3_leaf_entryp(h)[i].flags, n->nameval,
+			  n->namelen, n->nameval + n->namelen,
+			  xk_be16_get(n->valuelen));
+	if (why)
+		report(as->rc, PR_ATTR_BAD, "attr3 leaf block", -1, as->ino,
+		       bp->daddr, "acl", "entry %u (%.*s): %s", i, n->namelen,
+		       n->nameval, why);
+}
 
 /* Remember each remote value a leaf points at, for the remote pass. */
 static int64_t
@@ -101,8 +132,13 @@ attr_leaf_fn(void *ctx, struct xk_buf *bp, uint64_t lblk)
 		       "name record starts at %u", firstused, lowest);
 	for (uint32_t i = 0; i < count; i++) {
 		const struct xk_attr_leaf_name_remote *n;
+		uint32_t idx = xk_be16_get(ents[i].nameidx);
 
-		if (ents[i].flags & XK_ATTR_LOCAL)
+		if (ents[i].flags & XK_ATTR_LOCAL) {
+			check_local_acl(as, bp, i);
+			continue;
+		}
+		if (idx + sizeof(*n) > bp->len)
 			continue;
 		n = (const void *)xk_attr3_leaf_name(h, i);
 		if (as->nrmt == as->caprmt) {
@@ -121,9 +157,25 @@ attr_leaf_fn(void *ctx, struct xk_buf *bp, uint64_t lblk)
 			as->caprmt = ncap;
 		}
 		as->rmt[as->nrmt++] = (struct rmt_ref){
-			xk_be32_get(n->valueblk), xk_be32_get(n->valuelen) };
+			xk_be32_get(n->valueblk), xk_be32_get(n->valuelen),
+			idx + sizeof(*n) + n->namelen <= bp->len ?
+			acl_named(ents[i].flags, n->name, n->namelen) : NULL };
 	}
 	return count ? xk_be32_get(ents[count - 1].hashval) : 0;
+}
+
+/* Copy a verified remote piece's bytes into value, where they fit. */
+static void
+rmt_piece(const struct xk_attr3_rmt_hdr *h, size_t blen, uint64_t at,
+	  uint8_t *value, uint32_t len)
+{
+	uint32_t bytes = xk_be32_get(h->rm_bytes);
+
+	if (!value || at >= len || bytes > blen - sizeof(*h))
+		return;
+	if (bytes > len - at)
+		bytes = (uint32_t)(len - at);
+	memcpy(value + at, (const uint8_t *)(h + 1), bytes);
 }
 
 /* A remote value: consecutive pieces that add up to its length. */
@@ -134,6 +186,17 @@ check_remote_value(struct attr_state *as, const struct fork_map *map,
 	struct xk_mount *mp = as->rc->mp;
 	unsigned int nblk = xk_attr3_rmt_blocks(mp->g.blocksize, r->len);
 	uint64_t got = 0;
+	/* An ACL's value, gathered to be checked whole. */
+	uint8_t *acl = NULL;
+
+	if (r->acl && r->len <= XK_XATTR_SIZE_MAX) {
+		acl = xk_malloc(r->len ? r->len : 1);
+		if (!acl) {
+			repair_error(as->rc, -ENOMEM, "checking the ACL of "
+				     "inode %llu", (unsigned long long)as->ino);
+			return;
+		}
+	}
 
 	for (unsigned int b = 0; b < nblk; b++) {
 		uint64_t contig, fsb = fork_map_lookup(map, r->blk + b,
@@ -146,14 +209,14 @@ check_remote_value(struct attr_state *as, const struct fork_map *map,
 			report(as->rc, PR_ATTR_BAD, "attr fork", -1, as->ino,
 			       XK_NO_DADDR, "valueblk", "remote value block "
 			       "%u is not mapped", r->blk + b);
-			return;
+			goto out;
 		}
 		nv = xk_realloc(*reached, (*n + 1) * sizeof(*nv));
 		if (!nv) {
 			repair_error(as->rc, -ENOMEM, "checking the remote "
 				     "values of inode %llu",
 				     (unsigned long long)as->ino);
-			return;
+			goto out;
 		}
 		*reached = nv;
 		(*reached)[(*n)++] = r->blk + b;
@@ -163,7 +226,7 @@ check_remote_value(struct attr_state *as, const struct fork_map *map,
 		if (!bp && repair_oserr(as->rc, err, "reading a remote value "
 					"of inode %llu",
 					(unsigned long long)as->ino))
-			return;
+			goto out;
 		if (err && bp)
 			fix_problem(as->rc, PR_ATTR_BAD, &bp->fail);
 		if (!err) {
@@ -177,7 +240,12 @@ check_remote_value(struct attr_state *as, const struct fork_map *map,
 				       "offset %u, expected %llu",
 				       xk_be32_get(h->rm_offset),
 				       (unsigned long long)got);
+			rmt_piece(h, bp->len, got, acl, r->len);
 			got += xk_be32_get(h->rm_bytes);
+		} else if (acl) {
+			/* Reported above; the value is not there to check. */
+			free(acl);
+			acl = NULL;
 		}
 		xk_buf_release(bp);
 	}
@@ -186,6 +254,18 @@ check_remote_value(struct attr_state *as, const struct fork_map *map,
 		       XK_NO_DADDR, "valuelen", "remote value at block %u "
 		       "holds %llu bytes, its entry says %u", r->blk,
 		       (unsigned long long)got, r->len);
+	else if (acl) {
+		const char *why = acl_problem(XK_ATTR_ROOT,
+					      (const uint8_t *)r->acl,
+					      strlen(r->acl), acl, r->len);
+
+		if (why)
+			report(as->rc, PR_ATTR_BAD, "attr fork", -1, as->ino,
+			       XK_NO_DADDR, "acl", "%s (remote value at block "
+			       "%u): %s", r->acl, r->blk, why);
+	}
+out:
+	free(acl);
 }
 
 /*

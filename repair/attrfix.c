@@ -29,6 +29,9 @@
 #include "repair.h"
 
 /* One attribute left out, as reported once the fork is written. */
+/* In a lost_attr: an ACL dropped after salvage, not by the reader. */
+#define XK_ATTR_SALVAGE_ACL	(XK_ATTR_SALVAGE_BLOCK - 1)
+
 struct lost_attr {
 	char		name[XK_ATTR_NAME_MAX * 4 + 16];
 	const char	*why;
@@ -145,6 +148,34 @@ note_lost(void *ctx, const struct xk_attr_dropped *d)
 	la->index = d->index;
 }
 
+/*
+ * A POSIX ACL the check found invalid is left out, as xfs_repair removes
+ * it; the file and its other xattrs stay.  Where it was is no longer
+ * known here: the report names it.
+ */
+static void
+drop_bad_acls(struct attr_rewrite *w)
+{
+	size_t out = 0;
+
+	for (size_t i = 0; i < w->l.n; i++) {
+		struct xk_bld_xattr *x = &w->l.xa[i];
+		const char *why = acl_problem(x->flags, x->name, x->namelen,
+					      x->value, x->valuelen);
+
+		if (!why) {
+			w->l.xa[out++] = *x;
+			continue;
+		}
+		note_lost(w, &(struct xk_attr_dropped){
+			.lblk = XK_ATTR_SALVAGE_SF, .index = XK_ATTR_SALVAGE_ACL,
+			.flags = x->flags, .namelen = x->namelen,
+			.name = x->name, .why = why });
+		free((void *)x->name);
+	}
+	w->l.n = out;
+}
+
 /* The blocks of ino's attr fork (extents and bmbt) the scan claimed. */
 static uint64_t
 attr_blocks_claimed(const struct repair_ctx *rc, uint64_t ino)
@@ -189,6 +220,8 @@ salvage_one(struct repair_ctx *rc, struct attr_rewrite *w)
 		return repair_error(rc, err, "salvaging the xattrs of inode "
 				    "%llu", (unsigned long long)w->ino);
 	}
+	if (!err)
+		drop_bad_acls(w);
 	if (err) {
 		/* Nothing readable: the fork goes, said so below. */
 		xk_attr_list_free(&w->l);
@@ -236,7 +269,9 @@ report_lost(struct repair_ctx *rc, const struct attr_rewrite *w)
 		const struct lost_attr *la = &w->lost[i];
 		char where[64];
 
-		if (la->index == XK_ATTR_SALVAGE_BLOCK &&
+		if (la->index == XK_ATTR_SALVAGE_ACL)
+			snprintf(where, sizeof(where), "an invalid ACL");
+		else if (la->index == XK_ATTR_SALVAGE_BLOCK &&
 		    la->lblk == XK_ATTR_SALVAGE_SF)
 			snprintf(where, sizeof(where), "all of them");
 		else if (la->index == XK_ATTR_SALVAGE_BLOCK)

@@ -223,6 +223,16 @@ fix_attr_usedbytes(struct repair_ctx *rc, uint64_t ino, uint64_t daddr)
  * block read as a node (its CRC then recomputed on write).  0, or an
  * operational error with nothing changed by this call.
  */
+/* Whether ino's attr fork is planned for a rewrite (the plan unsorted). */
+static int
+attr_rewrite_planned(const struct repair_ctx *rc, uint64_t ino)
+{
+	for (size_t i = 0; i < rc->plan.attrfix.n; i++)
+		if (rc->plan.attrfix.v[i] == ino)
+			return 1;
+	return 0;
+}
+
 static int
 fix_da_hashes(struct repair_ctx *rc, uint64_t ino)
 {
@@ -732,6 +742,21 @@ apply_fixes(struct repair_ctx *rc, unsigned long *applied)
 				others = 1;
 		for (size_t i = 0; i < p->n; i++)
 			if (!others || p->v[i].what != IFIX_NLINK)
+				p->v[keep++] = p->v[i];
+		p->n = keep;
+	}
+	/*
+	 * An attr fork rewritten from its salvaged entries (attrfix.c) gets
+	 * no fix in place first: its tree may reach blocks that are not its
+	 * own (another inode's leaf), where a write would fail or harm.
+	 */
+	{
+		size_t keep = 0;
+
+		for (size_t i = 0; i < p->n; i++)
+			if ((p->v[i].what != IFIX_DA_HASH &&
+			     p->v[i].what != IFIX_ATTR_USED) ||
+			    !attr_rewrite_planned(rc, p->v[i].ino))
 				p->v[keep++] = p->v[i];
 		p->n = keep;
 	}

@@ -121,6 +121,21 @@ walk_fork(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
 				    fname, (unsigned long long)ino);
 	}
 	ret = (int)(map.nprob + rtbad);
+	/*
+	 * A directory in extent format that maps nothing yet has a size or
+	 * blocks has lost its map (its extent count zeroed): its blocks are
+	 * still on disk, for the device scan to bring back (reasm.c), where
+	 * taking the count at its word frees them and orphans every child.
+	 */
+	if (ret == 0 && fork == XK_DATA_FORK && fmt == XK_DINODE_FMT_EXTENTS &&
+	    map.next == 0 &&
+	    (xk_be16_get(dip->di_mode) & XK_S_IFMT) == XK_S_IFDIR &&
+	    (xk_be64_get(dip->di_size) || xk_be64_get(dip->di_nblocks)) &&
+	    report(rc, PR_FORK_BAD, fname, -1, ino, XK_NO_DADDR, "nextents",
+		   "a directory of %llu bytes and %llu blocks maps no extent",
+		   (unsigned long long)xk_be64_get(dip->di_size),
+		   (unsigned long long)xk_be64_get(dip->di_nblocks)))
+		ret = 1;
 	/* A count that disagrees is corrected, not a reason to rebuild. */
 	if (ret == 0 && fmt == XK_DINODE_FMT_BTREE &&
 	    map.next != xk_dinode_fork_nextents(dip, fork) &&

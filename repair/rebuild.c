@@ -69,6 +69,27 @@ fed_owner(uint64_t owner)
 	return !xk_rmap_owner_is_special(owner);
 }
 
+/*
+ * Whether the builder gets claim c: not the blocks of a fork being
+ * written anew (a directory being rewritten gets new data blocks and
+ * an attr bmbt if it needs one, its attr blocks stay its own; an attr
+ * fork being rewritten gets new blocks; so does a realtime bitmap or
+ * summary inode being rebuilt).  The prepares (dirs_prepare,
+ * attrs_prepare) have run.
+ */
+static int
+claim_fed(const struct repair_ctx *rc, const struct claim *c)
+{
+	if (!fed_owner(c->owner) || rt_being_rebuilt(rc, c->owner))
+		return 0;
+	if (dir_being_rebuilt(rc, c->owner) &&
+	    (c->offset & (XK_RMAP_OFF_ATTR_FORK | XK_RMAP_OFF_BMBT_BLOCK)) !=
+	    XK_RMAP_OFF_ATTR_FORK)
+		return 0;
+	return !((c->offset & XK_RMAP_OFF_ATTR_FORK) &&
+		 attr_being_rewritten(rc, c->owner));
+}
+
 /* File data that reflink may share (not bmbt blocks, not attr forks). */
 static int
 shareable(const struct claim *c)
@@ -96,7 +117,12 @@ resolve_conflicts(struct repair_ctx *rc, uint32_t agno, struct claims *used)
 			    c->owner == XK_RMAP_OWN_LOG ||
 			    c->owner == XK_RMAP_OWN_INODES;
 
-		if (!fed_owner(c->owner) && !fixed)
+		/*
+		 * Blocks of a fork written anew are not kept (a damaged
+		 * attr fork that maps another file's blocks loses them,
+		 * the file keeps them).
+		 */
+		if (!fixed && !claim_fed(rc, c))
 			continue;
 		if (prev && c->agbno < end) {
 			int ok = rc->mp->g.has_reflink && fed_owner(c->owner) &&
@@ -140,19 +166,7 @@ feed_ag(struct repair_ctx *rc, struct xk_bld *b, uint32_t agno)
 		const struct claim *c = &as->used.v[i];
 		unsigned int flags = 0;
 
-		/*
-		 * A directory being rewritten gets new data blocks and an
-		 * attr bmbt if it needs one; its attr blocks stay its own.
-		 */
-		if (!fed_owner(c->owner) || rt_being_rebuilt(rc, c->owner) ||
-		    (dir_being_rebuilt(rc, c->owner) &&
-		     (c->offset & (XK_RMAP_OFF_ATTR_FORK |
-				   XK_RMAP_OFF_BMBT_BLOCK)) !=
-		     XK_RMAP_OFF_ATTR_FORK))
-			continue;
-		/* An attr fork being rewritten gets new blocks. */
-		if ((c->offset & XK_RMAP_OFF_ATTR_FORK) &&
-		    attr_being_rewritten(rc, c->owner))
+		if (!claim_fed(rc, c))
 			continue;
 		if (c->offset & XK_RMAP_OFF_ATTR_FORK)
 			flags |= XK_BLD_ATTR_FORK;
@@ -261,14 +275,17 @@ rebuild_ags(struct repair_ctx *rc, unsigned long *applied)
 			     "rebuilding, to keep its inodes.\n", agno);
 			return 0;
 		}
-		conflicts += resolve_conflicts(rc, agno, &rc->scan.ags[agno].used);
 	}
+	/* First: which forks are written anew decides what conflicts. */
+	ndirs = dirs_prepare(rc);
+	nattrs = attrs_prepare(rc);
+	for (uint32_t agno = 0; agno < mp->g.agcount && !rc->found.error;
+	     agno++)
+		conflicts += resolve_conflicts(rc, agno, &rc->scan.ags[agno].used);
 	if (rc->found.error)
 		return rc->found.error;
 	if (conflicts)
 		return apply_fixes(rc, applied);
-	ndirs = dirs_prepare(rc);
-	nattrs = attrs_prepare(rc);
 	if (!ndirs && !nattrs && !need_rebuild(rc) && !reasm_pending(rc) &&
 	    !rt_rebuild_pending(rc))
 		return rc->found.error;

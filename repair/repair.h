@@ -701,6 +701,15 @@ void dir_entries_free(struct xk_bld_dirent *v, size_t n);
  */
 XK_MUST_CHECK int dir_short_names(struct repair_ctx *rc, uint64_t dir,
 				 size_t cap, char **buf, size_t *n);
+/*
+ * acl.c: whether an xattr is a POSIX ACL (trusted SGI_ACL_FILE or
+ * SGI_ACL_DEFAULT: returns that name, else NULL), and what is wrong with
+ * its value as xfs_repair and the kernel judge it (NULL: nothing, or not
+ * an ACL).
+ */
+const char *acl_named(uint8_t flags, const uint8_t *name, size_t namelen);
+const char *acl_problem(uint8_t flags, const uint8_t *name, size_t namelen,
+			const uint8_t *value, size_t valuelen);
 /* attrfix.c: attr forks rewritten from their salvaged entries. */
 int attrs_prepare(struct repair_ctx *rc);
 struct attr_rewrites;

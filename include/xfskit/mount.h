@@ -257,7 +257,10 @@ int xk_agino_in_range(const struct xk_mount *mp, uint32_t agno,
 		      uint32_t agino);
 int xk_agbext_valid(const struct xk_mount *mp, uint32_t agno, uint32_t agbno,
 		    uint64_t len);
-/* Whether fsb..fsb+len-1 lies inside one AG of the filesystem. */
+/*
+ * Whether fsb..fsb+len-1 lies inside one AG of the filesystem (bits of
+ * fsb above the 32-bit AG number ignored, as the kernel ignores them).
+ */
 int xk_fsbext_valid(const struct xk_mount *mp, uint64_t fsb, uint64_t len);
 /*
  * Whether file blocks off..off+len-1 can exist: len > 0, no wrap, and

@@ -6,11 +6,12 @@
  * short form's size or count beyond what the entries confirm, not a
  * leaf's count, used bytes, first-used offset or free map, not the
  * dabtree nodes (every attr leaf mapped by the fork is read, found by
- * its magic).  What vouches for a leaf entry is its own consistency: a
- * name record inside the block and above the entry table, known flags,
- * a hash equal to its name's (a chance of 2^-32 for garbage), a value
- * that the layout code accepts, and a remote value whose blocks pass
- * their verifier and add up.
+ * its magic, and kept when its header names this inode, its own address
+ * and this filesystem).  What vouches for a leaf entry is its own
+ * consistency: a name record inside the block and above the entry table,
+ * known flags, a hash equal to its name's (a chance of 2^-32 for
+ * garbage), a value that the layout code accepts, and a remote value
+ * whose blocks pass their verifier and add up.
  *
  * Past a leaf's count the entry table goes on while entries verify: the
  * kernel zeroes a slot it frees, so a verifying entry there is one a
@@ -356,6 +357,21 @@ salvage_leaf(struct salv *s, uint64_t lblk, const uint8_t *d)
 	return err;
 }
 
+/*
+ * Whether an attr leaf is this fork's by its header: owner, address and
+ * filesystem.  A fork whose map went wrong reaches other inodes' leaves,
+ * whose entries verify just as well (their hashes are their names').
+ */
+static int
+leaf_is_ours(const struct salv *s, const struct xk_buf *bp)
+{
+	const struct xk_da3_blkinfo *h = (const void *)bp->data;
+
+	return xk_be64_get(h->owner) == s->ar.ino &&
+	       xk_be64_get(h->blkno) == bp->daddr &&
+	       !memcmp(h->uuid, s->ar.mp->meta_uuid, sizeof(h->uuid));
+}
+
 static int
 salvage_blocks(struct salv *s)
 {
@@ -370,7 +386,13 @@ salvage_blocks(struct salv *s)
 			err = ar_read(&s->ar, lblk, NULL, &bp);
 			if (err)
 				break;
-			if (xk_get_be16(bp->data + 8) == XK_ATTR3_LEAF_MAGIC)
+			if (xk_get_be16(bp->data + 8) == XK_ATTR3_LEAF_MAGIC &&
+			    !leaf_is_ours(s, bp))
+				drop(s, lblk, XK_ATTR_SALVAGE_BLOCK, 0, NULL, 0,
+				     "the attr leaf there belongs to another "
+				     "inode or place");
+			else if (xk_get_be16(bp->data + 8) ==
+				 XK_ATTR3_LEAF_MAGIC)
 				err = salvage_leaf(s, lblk, bp->data);
 			else if (xk_get_be16(bp->data + 8) !=
 				 XK_DA3_NODE_MAGIC &&

@@ -16,6 +16,16 @@ entries() {
 	} | LC_ALL=C sort)
 }
 
+# entries_xattrs DIR: every entry of the tree at DIR (as entries) and every
+# xattr (file, name, value in hex), one a line, sorted.
+entries_xattrs() {
+	{
+		entries "$1"
+		(cd "$1" && getfattr -h -d -m - -e hex -R . 2>/dev/null) |
+			awk '/^# file: / { f = $3; next } /=/ { print "xattr " f " " $0 }'
+	} | sort
+}
+
 # walk IMG OUT: mount a copy of IMG, record its entries in OUT, unmount;
 # prints the new XFS errors of the kernel log, if any.
 walk() {

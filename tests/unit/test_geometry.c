@@ -104,6 +104,11 @@ START_TEST(test_derive)
 	ck_assert(!xk_ino_valid(mp, 4ull << 18));	/* AG 4 of 4 */
 	ck_assert(xk_fsbext_valid(mp, xk_agb_to_fsb(mp, 3, 32767), 1));
 	ck_assert(!xk_fsbext_valid(mp, xk_agb_to_fsb(mp, 3, 32767), 2));
+	/* Above the 32-bit AG number: ignored, as the kernel does. */
+	ck_assert(xk_fsbext_valid(mp, (1ull << (15 + 32)) |
+					  xk_agb_to_fsb(mp, 1, 5), 1));
+	ck_assert(!xk_fsbext_valid(mp, (1ull << (15 + 31)) |
+					   xk_agb_to_fsb(mp, 1, 5), 1));
 	ck_assert_uint_eq(xk_ag_blocks(mp, 3), 32768);
 	ck_assert_int_eq(xk_mount_close(mp), 0);
 }
