@@ -236,11 +236,13 @@ check_metadir_root(struct repair_ctx *rc)
 			plan_meta_refuse(rc);
 		return 0;
 	}
+	/* A root's ".." names itself: set so, as any directory's is. */
 	if (mroot->parent != ino &&
 	    report(rc, PR_DIR_BAD, "metadata directory", -1, ino,
 		   XK_NO_DADDR, "dotdot", "\"..\" of the metadata root names "
 		   "%llu", (unsigned long long)mroot->parent))
-		plan_meta_refuse(rc);
+		plan_inode(rc, ino, mroot->sfdir ? IFIX_SF_PARENT :
+			   IFIX_DOTDOT, ino);
 	return reach_from_root(rc, mroot);
 }
 
