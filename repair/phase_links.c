@@ -11,7 +11,9 @@
  * as metadata; the two trees never name each other's inodes.  The same
  * rules hold in it, with its own root.  Damage to that tree is reported
  * and refused: nothing is written (plan.meta_refuse), since a repair of
- * the user tree alone could lose the metadata it indexes.
+ * the user tree alone could lose the metadata it indexes.  A wrong link
+ * count of a metadata inode that is otherwise sound is the exception:
+ * it is set from the references, as xfs_repair 7.2 does.
  *
  * In: rc->scan.inodes and rc->scan.edges from the inode phase.  Out: findings,
  * and in repair the plans: entries naming inodes not in use dropped,
@@ -234,11 +236,13 @@ check_metadir_root(struct repair_ctx *rc)
 			plan_meta_refuse(rc);
 		return 0;
 	}
+	/* A root's ".." names itself: set so, as any directory's is. */
 	if (mroot->parent != ino &&
 	    report(rc, PR_DIR_BAD, "metadata directory", -1, ino,
 		   XK_NO_DADDR, "dotdot", "\"..\" of the metadata root names "
 		   "%llu", (unsigned long long)mroot->parent))
-		plan_meta_refuse(rc);
+		plan_inode(rc, ino, mroot->sfdir ? IFIX_SF_PARENT :
+			   IFIX_DOTDOT, ino);
 	return reach_from_root(rc, mroot);
 }
 
@@ -413,11 +417,16 @@ phase_links(struct repair_ctx *rc)
 				plan_meta_refuse(rc);
 			continue;
 		}
+		/*
+		 * A link count alone is set from the references, as in the
+		 * user tree: the inode is reached from the metadata root
+		 * and of the right type, so nothing it indexes is at risk.
+		 */
 		if (ii->meta && ii->refs != ii->nlink) {
 			if (report(rc, PR_NLINK, "metadata inode", -1, ii->ino,
 				   XK_NO_DADDR, "nlink", "link count %u, %u "
 				   "references found", ii->nlink, ii->refs))
-				plan_meta_refuse(rc);
+				plan_inode(rc, ii->ino, IFIX_NLINK, ii->refs);
 			continue;
 		}
 		if (root && !ii->reached) {

@@ -49,6 +49,10 @@ xmi_decode(const struct log_intent *in, struct xk_bld_exchange *x,
 						 xmi_blockcount));
 	x->flags = xk_get_ne64(p + offsetof(struct xk_xmi_log_format,
 					    xmi_flags));
+	x->isize1 = xk_get_ne64(p + offsetof(struct xk_xmi_log_format,
+					     xmi_isize1));
+	x->isize2 = xk_get_ne64(p + offsetof(struct xk_xmi_log_format,
+					     xmi_isize2));
 }
 
 /* Whether off..off+len-1 are file blocks an extent may map (len >= 1). */
@@ -100,6 +104,16 @@ log_xmi_check(struct xk_log *log, const struct log_intent *in)
 				   (unsigned long long)x.blockcount,
 				   (unsigned long long)x.startoff1,
 				   (unsigned long long)x.startoff2);
+	/*
+	 * The sizes are set as logged (the kernel does not check them; a
+	 * size with the top bit set fails its inode verifier).
+	 */
+	if ((x.flags & XK_EXCHMAPS_SET_SIZES) &&
+	    ((x.isize1 | x.isize2) >> 63))
+		return xk_log_fail(log, XK_ECORRUPT, "XMI intent id 0x%llx: "
+				   "new sizes %lld and %lld: not file sizes",
+				   id, (long long)x.isize1,
+				   (long long)x.isize2);
 	return 0;
 }
 

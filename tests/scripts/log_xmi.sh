@@ -3,19 +3,22 @@
 # Logs holding file mapping exchange intents (XMI/XMD), made by the
 # kernel: two pairs of many-extent files (and a reflinked pair, a
 # partial written-only exchange, one at different offsets) are
-# exchanged over and over with the exchange-range ioctl
-# (tests/tools/xk_exchange) in the background, and the filesystem is
-# shut down with the log forced after a short delay.  With a small log
-# the CIL is pushed often, so most logs hold an exchange cut in the
-# middle: an XMI without its XMD, often with the BUIs of its last step.
-# For each log: copy A is mounted (the
-# kernel replays and finishes the exchange), copy B is repaired by
-# xfskit-repair (which replays, finishes, then checks); xfs_repair -n
-# must accept B, and the trees (tests/scripts/treerec.py), every file's
-# data mapping (fiemap: the same blocks at the same offsets) and the AG
-# space counters of A and B must be identical.  Then damaged XMIs: replay
-# must stop with a message naming the rule and leave the image as it
-# was.
+# exchanged with the exchange-range ioctl (tests/tools/xk_exchange)
+# while a child of it forces the log over and over, so the log holds a
+# checkpoint boundary between many steps of each exchange; then the
+# filesystem is shut down with the log forced.  Nothing is written in
+# place meanwhile (the log is large and the AIL is never pushed: checked
+# by the tail every record names), so cutting the log at any record is
+# a state a crash could leave, and the cuts are chosen from the log
+# itself: for each exchange, the last record at which it is unfinished
+# (an XMI without its XMD, partly done).  For each cut: copy A is
+# mounted (the kernel replays and finishes the exchange), copy B is
+# repaired by xfskit-repair (which replays, finishes, then checks);
+# xfs_repair -n must accept B, and the trees (tests/scripts/treerec.py),
+# every file's data mapping (fiemap: the same blocks at the same
+# offsets), reflink flag and bmbt shape, and the AG space counters of A
+# and B must be identical.  Then damaged XMIs: replay must stop with a
+# message naming the rule and leave the image as it was.
 #
 # The kernel only exchanges ranges on filesystems with the exchange-range
 # incompat feature, which mkfs.xfs 6.1 cannot set: it is set with xfs_db
@@ -47,39 +50,51 @@ set_exchrange() {
 
 # Files for the exchanges: full files, files with a hole every other
 # block (a mapping per block), different sizes, a reflinked copy, and
-# unwritten preallocation.
-punch_args() {	# punch_args BLOCKS: punch every other 4k block
+# unwritten preallocation written every other block.  b2 is long and
+# unwritten (no data to write or copy) and a2 short: in nearly every
+# step of their exchange a file takes mappings past its end and grows,
+# so a cut anywhere in it leaves a size that is neither the old nor the
+# new one.
+every_other() {	# every_other CMD BLOCKS: CMD on every other 4k block
 	local o
-	PUNCH=()
-	for ((o = 0; o < $1; o += 2)); do PUNCH+=(-c "fpunch $((o * 4))k 4k"); done
+	EVERY=()
+	for ((o = 0; o < $2; o += 2)); do EVERY+=(-c "$1 $((o * 4))k 4k"); done
 }
 wl_setup() {
 	local m=$1
-	xfs_io -f -c "pwrite -q -b 1m 0 8m" "$m/a1" "$m/b1" "$m/a2" "$m/c1"
-	xfs_io -f -c "pwrite -q -b 1m 0 10m" "$m/b2"
-	xfs_io -f -c "pwrite -q -b 1m 0 6m" "$m/a2"
-	xfs_io -c "truncate 6m" "$m/a2"
-	punch_args 2048; xfs_io "${PUNCH[@]}" "$m/b1"
-	punch_args 2560; xfs_io "${PUNCH[@]}" "$m/b2"
+	xfs_io -f -c "pwrite -q -b 1m 0 2m" "$m/a1" "$m/b1" "$m/c1"
+	xfs_io -f -c "pwrite -q 0 256k" "$m/a2"
+	every_other fpunch 512; xfs_io "${EVERY[@]}" "$m/b1"
+	every_other fpunch 8192
+	xfs_io -f -c "falloc 0 32m" "${EVERY[@]}" "$m/b2"
 	cp --reflink=always "$m/a1" "$m/r1"
-	xfs_io -f -c "pwrite -q -b 1m 0 8m" "$m/r2"
-	punch_args 2048; xfs_io "${PUNCH[@]}" "$m/r2"
-	xfs_io -f -c "falloc 0 4m" -c "pwrite -q 1m 1m" "$m/w1"
+	xfs_io -f -c "pwrite -q -b 1m 0 2m" "$m/r2"
+	every_other fpunch 512; xfs_io "${EVERY[@]}" "$m/r2"
+	every_other "pwrite -q" 512
+	xfs_io -f -c "falloc 0 2m" "${EVERY[@]}" "$m/w1"
 	sync
 }
-# The exchanges, over and over in the background until the caller shuts
-# the filesystem down.
+# The exchanges, in two rounds (the second exchanges back: the other
+# file grows), each with the log forced between its steps (the syncer
+# child of xk_exchange -s); a failed one fails the test.
 wl_exchange() {
-	local m=$1
-	( while "$EXCH" "$m/a1" "$m/b1" &&	# whole files, same size
-		"$EXCH" "$m/a2" "$m/b2" &&	# sizes differ: SET_SIZES
-		"$EXCH" "$m/r1" "$m/r2" &&	# one reflinked file
-		"$EXCH" -w "$m/w1" "$m/c1" 0 0 4194304 && # written only
-		"$EXCH" "$m/b1" "$m/a2" 4096 8192 2097152; do # offsets
-		:
-	  done ) 2>/dev/null &
-	HOLDER=$!
+	local m=$1 args round
+	for round in 1 2; do
+		while read -r args; do
+			# shellcheck disable=SC2086
+			"$EXCH" -s "$m/sync" $args 2>"$T/exch.err" ||
+				{ fail "exchange $args failed: $(cat "$T/exch.err")"; return 1; }
+		done <<-EOF_EXCH
+		$m/a1 $m/b1
+		$m/a2 $m/b2
+		$m/r1 $m/r2
+		-w $m/w1 $m/c1 0 0 2097152
+		$m/b1 $m/c1 4096 8192 1048576
+		EOF_EXCH
+	done
 }
+# (a1 b1: whole files, same size; a2 b2: sizes differ, SET_SIZES; r1
+# r2: one reflinked file; w1 c1: written parts only; b1 c1: offsets.)
 
 probe() {
 	local img="$T/probe.img" rc
@@ -96,27 +111,107 @@ probe() {
 }
 probe
 
-# dirty_xmi IMG DELAY MKFSOPTS: a log cut DELAY seconds into the
-# exchanges.
+# dirty_xmi IMG MKFSOPTS: the files made and the filesystem unmounted
+# (its log clean), then mounted again for the exchanges and shut down.
+# The image lives in tmpfs meanwhile when it can: each log force is a
+# flush of the loop device, which on a disk filesystem takes long enough
+# to leave few checkpoints inside an exchange.
 dirty_xmi() {
-	local img=$1 delay=$2
-	shift 2
-	rm -f "$img"
-	truncate -s 512M "$img"
-	# A small log: the CIL is pushed often, so the checkpoints the
-	# shutdown keeps end in the middle of an exchange.
-	mkfs.xfs -f -q -l size=3200b --unsupported "$@" "$img" \
-		>"$T/mkfs.out" 2>&1 ||
+	local img=$1 work
+	shift
+	work="$SHM/work.img"
+	rm -f "$work"
+	truncate -s 512M "$work"
+	# A log the exchanges never fill: the AIL is pushed only when the
+	# log runs short of space, and nothing may be written in place.
+	mkfs.xfs -f -q -l size=16384b "$@" "$work" >"$T/mkfs.out" 2>&1 ||
 		{ fail "mkfs.xfs $* failed: $(cat "$T/mkfs.out")"; return 1; }
-	set_exchrange "$img" 1 || { fail "cannot set exchange-range"; return 1; }
-	loop_mount "$img" || return 1
+	set_exchrange "$work" 1 || { fail "cannot set exchange-range"; return 1; }
+	loop_mount "$work" || return 1
 	wl_setup "$MNT"
+	# The SET_SIZES exchange as cut_points names it.
+	SIZES_KEY=$(printf '0x%x:0x%x' "$(stat -c %i "$MNT/a2")" \
+		"$(stat -c %i "$MNT/b2")")
+	loop_umount || { fail "cannot unmount after the setup"; return 1; }
+	loop_mount "$work" || return 1
 	wl_exchange "$MNT"
-	sleep "$delay"
 	xfs_io -x -c 'shutdown -f' "$MNT"
-	wait "$HOLDER" 2>/dev/null
-	HOLDER=""
 	loop_umount_busy
+	cp --sparse=always "$work" "$img"
+	rm -f "$work"
+}
+
+# cut_points IMG: "BLK INO1:INO2 FLAGS" for each log record at which a
+# cut leaves an XMI without its XMD (a transaction counts when its
+# commit lies in a record before the cut), in log order.  Intent ids
+# are addresses the kernel reuses, but never while one is open.
+cut_points() {
+	"$DB" -c 'logprint -r' "$1" 2>/dev/null | awk '
+		function field(name,   i) {
+			for (i = 1; i <= NF; i++)
+				if (index($i, name ":") == 1)
+					return substr($i, length(name) + 2)
+			return ""
+		}
+		/^log tail:/ { tail = $3 }
+		/^LOG REC AT LSN/ { rec[++nr] = $8 }
+		/^TRANS:/ { split(field("commit"), c, "/"); cur = c[2] + 0 }
+		/^  XMI:/ { ev[++ne] = cur; kind[ne] = "X"; eid[ne] = field("id")
+			    key[ne] = field("ino1") ":" field("ino2")
+			    fl[ne] = field("flags") }
+		/^  XMD:/ { ev[++ne] = cur; kind[ne] = "D"; eid[ne] = field("id") }
+		END {
+			e = 1
+			for (r = 1; r <= nr; r++) {
+				b = rec[r]
+				while (e <= ne && ev[e] < b) {
+					if (kind[e] == "X") {
+						open[eid[e]] = key[e] " " fl[e]
+					} else
+						delete open[eid[e]]
+					e++
+				}
+				if (b <= tail)
+					continue
+				for (k in open)
+					print b, open[k]
+			}
+		}'
+}
+
+# cuts_valid IMG: the log is in its first cycle and every record from
+# the tail on names that tail (the AIL wrote nothing in place), so any
+# cut is a crash state.
+cuts_valid() {
+	local tail
+	tail=$("$DB" -c logprint "$1" 2>/dev/null |
+	       sed -n 's/^log tail: \([0-9]*\) head: [0-9]* cycle: 1 .*/\1/p')
+	[ -n "$tail" ] || return 1
+	xfs_logprint -d "$1" 2>/dev/null | awk -v t="$tail" '
+		$2 == "HEADER" && $4 != 0 && $1 >= t {
+			n++
+			split($6, a, ":")
+			if ($4 != 1 || a[2] + 0 != t) bad = 1
+		}
+		END { exit !(n > 1 && !bad) }'
+}
+
+# cut_log IMG BLK OUT: OUT is IMG with its log cut at log block BLK:
+# the blocks from there to the head are zeroed, as never written (the
+# log never wrapped, so they carry cycle 0 like the rest of its end).
+cut_log() {
+	local img=$1 blk=$2 out=$3 logstart logdaddr head
+	logstart=$(xfs_db -r -c 'sb 0' -c 'p logstart' "$img" 2>/dev/null |
+		   awk '{print $3}')
+	logdaddr=$(xfs_db -r -c "convert fsb $logstart daddr" "$img" 2>/dev/null |
+		   sed 's/.*(\([0-9]*\)).*/\1/')
+	head=$("$DB" -c logprint "$img" 2>/dev/null |
+	       sed -n 's/^log tail: [0-9]* head: \([0-9]*\).*/\1/p')
+	[ -n "$logdaddr" ] && [ -n "$head" ] && [ "$head" -gt "$blk" ] ||
+		return 1
+	cp --sparse=always "$img" "$out"
+	dd if=/dev/zero of="$out" bs=512 seek=$((logdaddr + blk)) \
+		count=$((head - blk)) conv=notrunc status=none
 }
 
 # xmi_open IMG: ids of the XMIs in the log without an XMD, one a line.
@@ -127,32 +222,51 @@ xmi_open() {
 		END { for (k in x) print k }'
 }
 
-# bmbt_fsbs IMG INO: the blocks of the inode's data fork bmbt, one a line.
-bmbt_fsbs() {
-	local img=$1 ino=$2 lvl todo next p
-	lvl=$(xfs_db -r -c "inode $ino" -c 'p core.format' "$img" 2>/dev/null)
-	case $lvl in *btree*) ;; *) return 0 ;; esac
-	todo=$(xfs_db -r -c "inode $ino" -c 'p u3.bmbt.ptrs' "$img" 2>/dev/null |
-	       sed 's/.*= //' | tr ' ' '\n' | sed -n 's/^[0-9]*://p')
+# bmbt_blocks IMG INO...: "INO FSB" for each block of the inodes' data
+# fork bmbts, a level of all the trees per xfs_db run (runs are what
+# costs).  xfs_db prints one pointer as "ptrs[1] = P", several as
+# "ptrs[1-N] = 1:P 2:Q ...".
+bmbt_blocks() {
+	local img=$1 ino p lvl cmds todo next
+	shift
+	cmds=()
+	for ino; do cmds+=(-c "inode $ino" -c 'p core.format'); done
+	todo=""
+	for ino in $(xfs_db -r "${cmds[@]}" "$img" 2>/dev/null |
+		     paste -d ' ' <(printf '%s\n' "$@") - |
+		     awk '$4 == 3 { print $1 }'); do
+		for p in $(xfs_db -r -c "inode $ino" -c 'p u3.bmbt.ptrs' \
+			   "$img" 2>/dev/null | bmbt_ptrs); do
+			todo="$todo $ino:$p"
+		done
+	done
 	while [ -n "$todo" ]; do
-		next=""
+		cmds=()
 		for p in $todo; do
-			echo "$p"
-			lvl=$(xfs_db -r -c "fsblock $p" -c 'type bmapbtd' \
-			      -c 'p level' "$img" 2>/dev/null | awk '{print $3}')
-			[ "${lvl:-0}" -gt 0 ] || continue
-			next="$next $(xfs_db -r -c "fsblock $p" -c 'type bmapbtd' \
-				-c 'p ptrs' "$img" 2>/dev/null | sed 's/.*= //' |
-				tr ' ' '\n' | sed -n 's/^[0-9]*://p')"
+			echo "${p%%:*} ${p#*:}"
+			cmds+=(-c "fsblock ${p#*:}" -c 'type bmapbtd' -c 'p level')
+		done
+		next=""
+		for p in $(xfs_db -r "${cmds[@]}" "$img" 2>/dev/null |
+			   paste -d ' ' <(printf '%s\n' $todo) - |
+			   awk '$4 > 0 { print $1 }'); do
+			for lvl in $(xfs_db -r -c "fsblock ${p#*:}" \
+				     -c 'type bmapbtd' -c 'p ptrs' "$img" \
+				     2>/dev/null | bmbt_ptrs); do
+				next="$next ${p%%:*}:$lvl"
+			done
 		done
 		todo=$next
 	done
+}
+bmbt_ptrs() {
+	sed -n 's/^.*ptrs\[[0-9-]*\] = //p' | tr ' ' '\n' | sed 's/^[0-9]*://'
 }
 
 # record IMG OUT: mount, record the tree and where each file's data
 # lies; unmount; the AG space counters.
 record() {
-	local n i ino rel agblklog
+	local n i ino rel agblklog cmds=()
 	loop_mount "$1" || return 1
 	$TREC record "$MNT" --no-times >"$2.tree"
 	(cd "$MNT" && find . -type f | sort | while read -r rel; do
@@ -160,25 +274,42 @@ record() {
 		xfs_io -r -c fiemap "$rel" | tail -n +2
 	done) >"$2.map"
 	loop_umount
-	agblklog=$(xfs_db -r -c 'sb 0' -c 'p agblklog' "$1" 2>/dev/null |
-		   awk '{print $3}')
 	# Each file's bmbt blocks: their number is compared per file (the
 	# kernel edits the tree in place; finishing follows its rules), and
 	# they count with the space of the AG they lie in, since finishing
 	# writes the tree into blocks of its own choosing.
-	awk 'NF == 2 { print $2 }' "$2.map" | while read -r ino; do
-		bmbt_fsbs "$1" "$ino" | awk -v i="$ino" '{ print i, $1 }'
-	done >"$2.bmbt"
-	n=$(xfs_db -r -c 'sb 0' -c 'p agcount' "$1" 2>/dev/null | awk '{print $3}')
+	# shellcheck disable=SC2046
+	bmbt_blocks "$1" $(awk 'NF == 2 { print $2 }' "$2.map") >"$2.bmbt"
+	# Each file's reflink flag (recovery decides anew whether to clear
+	# it after a whole-file exchange).
+	for ino in $(awk 'NF == 2 { print $2 }' "$2.map"); do
+		cmds+=(-c "inode $ino" -c 'p v3.reflink')
+	done
+	paste -d ' ' <(awk 'NF == 2 { print $1, $2 }' "$2.map") \
+		<(xfs_db -r "${cmds[@]}" "$1" 2>/dev/null) >"$2.flags"
+	read -r n agblklog < <(xfs_db -r -c 'sb 0' -c 'p agcount agblklog' \
+			       "$1" 2>/dev/null | awk '{ printf "%s ", $3 }')
+	cmds=()
 	for ((i = 0; i < n; i++)); do
-		# Finishing rebuilds the AG indexes: their shapes may
-		# differ from the kernel's, the space they count not.
-		{ xfs_db -r -c "agf $i" -c 'p freeblks flcount btreeblks' "$1" 2>/dev/null
-		  awk -v a="$i" -v l="$agblklog" \
-			'int($2 / 2 ^ l) == a { print "bmbt = 1" }' "$2.bmbt"
-		} | awk -v a="$i" '{ s += $3 } END { print "agf", a, "space", s }'
-		xfs_db -r -c "agi $i" -c 'p count freecount' "$1" 2>/dev/null
-	done >"$2.hdr"
+		cmds+=(-c "agf $i" -c 'p freeblks flcount btreeblks'
+		       -c "agi $i" -c 'p count freecount')
+	done
+	# Finishing rebuilds the AG indexes: their shapes may differ from
+	# the kernel's, the space they count not.
+	{ xfs_db -r "${cmds[@]}" "$1" 2>/dev/null
+	  awk -v l="$agblklog" '{ print "bmbt", int($2 / 2 ^ l) }' "$2.bmbt"
+	} | awk '
+		$1 == "freeblks" { a++ }
+		$1 == "freeblks" || $1 == "flcount" || $1 == "btreeblks" {
+			space[a] += $3 }
+		$1 == "count" { count[a] = $3 }
+		$1 == "freecount" { free[a] = $3 }
+		$1 == "bmbt" { space[$2 + 1]++ }
+		END {
+			for (i = 1; i <= a; i++)
+				print "ag", i - 1, "space", space[i] + 0,
+				      "inodes", count[i], "free", free[i]
+		}' >"$2.hdr"
 }
 
 # compare NAME IMG: the kernel's replay against xfskit-repair's.
@@ -209,6 +340,8 @@ compare() {
 		{ fail "$name: tree differs from the kernel's replay: $(diff "$T/A.tree" "$T/B.tree" | head -4)"; ok=0; }
 	same_image "$T/A.map" "$T/B.map" ||
 		{ fail "$name: file data lies elsewhere than after the kernel's replay: $(diff "$T/A.map" "$T/B.map" | head -4)"; ok=0; }
+	same_image "$T/A.flags" "$T/B.flags" ||
+		{ fail "$name: reflink flags differ from the kernel's replay: $(diff "$T/A.flags" "$T/B.flags" | head -4)"; ok=0; }
 	# The same bmbt shape: as many blocks per file as the kernel's
 	# in-place edits left (where they lie may differ).
 	[ "$(awk '{ print $1 }' "$T/A.bmbt" | sort | uniq -c)" = \
@@ -227,36 +360,100 @@ compare() {
 			echo "note: $name: the kernel's own replay differs in AG space and xfs_repair -n rejects it ($(grep -v '^ *-\|^Phase\|host filesystem\|image and the host' "$T/$name.xra" | head -2 | tr '\n' ' ')); ours is clean" >&2
 		fi
 	fi
-	[ "$ok" = 1 ] && pass "$name: same tree ($(wc -l <"$T/A.tree") paths), data mappings, bmbt shapes and AG counters as the kernel's replay, xfs_repair -n clean"
+	[ "$ok" = 1 ] && pass "$name: same tree ($(wc -l <"$T/A.tree") paths), data mappings, reflink flags, bmbt shapes and AG counters as the kernel's replay, xfs_repair -n clean"
 }
 
-runs=0 cut=0 keep="" kept="" xmd_img=""
-for feat in ${FEATS:-reflink=1,rmapbt=0 reflink=1,rmapbt=1}; do
-	for delay in ${DELAYS:-0.1 0.24 0.38}; do
-		img="$T/x-$feat-$delay.img"
-		dirty_xmi "$img" "$delay" -m "$feat" || continue
-		runs=$((runs + 1))
-		n=$(xmi_open "$img" | wc -l)
-		if [ "$n" -gt 0 ]; then
-			cut=$((cut + 1))
-			keep=$img
-			kept="$kept $img"
-		elif [ -z "$xmd_img" ] && "$DB" -c logprint "$img" 2>/dev/null |
-			grep -q '^  XMD:'; then
-			xmd_img="$T/xmd.img"
-			cp --sparse=always "$img" "$xmd_img"
-		fi
-		compare "$feat delay $delay ($n unfinished XMI)" "$img"
-		[ "$img" = "$keep" ] || rm -f "$img"
-	done
-done
-echo "$cut of $runs runs left an unfinished XMI"
-[ "$runs" -gt 0 ] || fail "no dirty log could be made"
+# The images live in tmpfs while the kernel works on them (dirty_xmi).
+SHM=$(mktemp -d /dev/shm/xk-xmi.XXXXXX 2>/dev/null || echo "$T")
+trap '[ "$SHM" = "$T" ] || rm -rf "$SHM"; cleanup' EXIT
 
-# Plant one when timing left none: in a log holding an XMD, give the XMD
-# another id so its XMI looks unfinished; the kernel and xfskit must
-# then finish that exchange (redoing its step) alike.
-# (XMI_PLANT=1 plants even when a run left one: to test the planting.)
+# pick_cuts: from cut_points' lines, the cuts compared: for each
+# exchange its last one (the most progress: where a file has taken the
+# most mappings past its end), at most three a log: the exchange of a2
+# and b2 first, then one per other kind of XMI (flags); under
+# XK_TEST_LONG=1 every exchange, at four cuts spread over it.
+pick_cuts() {
+	awk -v long="$(long_tests && echo 1 || echo 0)" -v sk="$SIZES_KEY" '
+		{ n[$2]++; b[$2, n[$2]] = $1; f[$2] = $3 }
+		END {
+			if (long == 1) {
+				for (k in n)
+					for (j = 1; j <= 4; j++)
+						print b[k, int((n[k] * j + 3) / 4)], k, f[k]
+				exit
+			}
+			if (sk in n) {
+				print b[sk, n[sk]], sk, f[sk]
+				seen[f[sk]] = 1
+				picked++
+			}
+			for (k in n)
+				if (picked < 3 && !(f[k] in seen)) {
+					print b[k, n[k]], k, f[k]
+					seen[f[k]] = 1
+					picked++
+				}
+		}' | sort -n -u -k1,1
+}
+
+runs=0 ncuts=0 keep="" xmd_img="" sized=0
+for feat in ${FEATS:-reflink=1,rmapbt=1 reflink=1,rmapbt=0}; do
+	img="$T/x-$feat.img"
+	# Whether the log forces split an exchange is timing: until a log
+	# has been cut inside the one of a2 and b2 (the files that grow),
+	# the log is made again, up to three times in all, until they split
+	# it.  (With the rmapbt, first, they always have here; without it
+	# the exchange runs faster and often goes unsplit.)
+	for try in 1 2 3; do
+		dirty_xmi "$img" -m "$feat" || continue 2
+		runs=$((runs + 1))
+		cuts_valid "$img" || break
+		cut_points "$img" >"$T/cuts"
+		grep -q " $SIZES_KEY " "$T/cuts" && break
+		[ "$sized" -gt 0 ] && break
+		echo "note: $feat: the log forces did not split the SET_SIZES exchange (try $try)" >&2
+	done
+	if [ -z "$xmd_img" ] && "$DB" -c logprint "$img" 2>/dev/null |
+		grep -q '^  XMD:'; then
+		xmd_img="$T/xmd.img"
+		cp --sparse=always "$img" "$xmd_img"
+	fi
+	if ! cuts_valid "$img"; then
+		echo "note: $feat: the log wrapped or its tail moved (metadata was written in place): no cuts" >&2
+		compare "$feat, whole log" "$img"
+		rm -f "$img"
+		continue
+	fi
+	long_tests && compare "$feat, whole log" "$img"
+	echo "$feat: $(awk '{ print $1 }' "$T/cuts" | sort -u | wc -l) cut points with an unfinished XMI, over $(awk '{ print $2 }' "$T/cuts" | sort -u | wc -l) exchanges"
+	while read -r blk key flags; do
+		cut_log "$img" "$blk" "$T/cut.img" ||
+			{ fail "$feat: cannot cut the log at block $blk"; continue; }
+		n=$(xmi_open "$T/cut.img" | wc -l)
+		[ "$n" -gt 0 ] ||
+			fail "$feat: the log cut at block $blk holds no unfinished XMI"
+		compare "$feat, log cut at block $blk: exchange of inodes $key, flags $flags ($n unfinished XMI)" "$T/cut.img"
+		ncuts=$((ncuts + 1))
+		[ "$key" = "$SIZES_KEY" ] && sized=$((sized + 1))
+		# The damage tests want an XMI with SET_SIZES.
+		if [ -z "$keep" ] && [ $((flags & 2)) = 2 ]; then
+			keep="$T/keep.img"
+			cp --sparse=always "$T/cut.img" "$keep"
+		fi
+		rm -f "$T/cut.img"
+	done < <(pick_cuts <"$T/cuts")
+	rm -f "$img"
+done
+echo "$ncuts cuts of $runs logs compared, $sized in the exchange where a file grows"
+[ "$runs" -gt 0 ] || fail "no dirty log could be made"
+[ "$sized" -gt 0 ] ||
+	fail "no log was cut inside the SET_SIZES exchange of a2 and b2: the partly done exchange was not exercised"
+
+# Plant one when no cut left one (the log forces too slow to split an
+# exchange): in a log holding an XMD, give the XMD another id so its XMI
+# looks unfinished; the kernel and xfskit must then finish that exchange
+# (redoing its step) alike.  (XMI_PLANT=1 plants even when a cut left
+# one: to test the planting.)
 [ -n "${XMI_PLANT:-}" ] && keep=""
 if [ -z "$keep" ] && [ -n "$xmd_img" ]; then
 	did=$("$DB" -c logprint "$xmd_img" 2>/dev/null |
@@ -271,24 +468,29 @@ if [ -z "$keep" ] && [ -n "$xmd_img" ]; then
 		fail "could not plant an unfinished XMI"
 	fi
 elif [ -z "$keep" ]; then
-	# Timing only: the kernel's error injection needs a debug kernel.
-	echo "note: no run left an XMI or an XMD this time; finishing and damaged XMIs not exercised" >&2
+	echo "note: no log held an XMI or an XMD; finishing and damaged XMIs not exercised" >&2
 fi
+[ -n "$xmd_img" ] && [ "$xmd_img" != "$keep" ] && rm -f "$xmd_img"
 
-# Damaged XMIs: a kept log's unfinished XMI (one not split across
-# records) gets a bad field, its record re-checksummed; replay must
+# Damaged XMIs: the kept log's unfinished XMI (its last copy: intent ids
+# are reused) gets a bad field, its record re-checksummed; replay must
 # refuse naming the rule broken and change nothing.  (These logs never
 # go to the kernel.)
-[ -n "$keep" ] && [ -z "$kept" ] && kept=$keep
 xoff=-1
-for keep in $kept; do
+if [ -n "$keep" ]; then
 	id=$(xmi_open "$keep" | head -1)
-	xoff=$(log_find "$keep" "4812010000000000$(host_hex 16 "$id")")
-	[ "$xoff" -ge 0 ] && break
-done
-if [ -n "$kept" ] && [ "$xoff" -lt 0 ]; then
-	echo "note: every unfinished XMI is split across log records; no damage test" >&2
-elif [ -n "$kept" ]; then
+	xoff=$(python3 -c '
+import sys
+d = open(sys.argv[1], "rb").read()
+print(d.rfind(bytes.fromhex(sys.argv[2])))' "$keep" "4812010000000000$(host_hex 16 "$id")")
+fi
+if [ -n "$keep" ] && [ "$xoff" -lt 0 ]; then
+	echo "note: the unfinished XMI is split across log records; no damage test" >&2
+elif [ -n "$keep" ]; then
+	sizes=""
+	"$DB" -c logprint "$keep" 2>/dev/null | grep "id:0x$id " | tail -1 |
+		grep -q SET_SIZES &&
+		sizes="72:ffffffffffffffff:new sizes -1 and [0-9]*: not file sizes"
 	damage_log XMI "$keep" "$xoff" "XMI intent id 0x$id.*" \
 		"16:ffffffffffffff7f:not an inode number" \
 		"16:bf00000000000000:the inode is free" \
@@ -296,7 +498,8 @@ elif [ -n "$kept" ]; then
 		"56:0000000000000000:run outside a file" \
 		"64:0001000000000000:unknown flags" \
 		"4:01000000:size 1 and padding 0x1" \
-		"32:01000000:generation is not the logged one"
+		"32:01000000:generation is not the logged one" \
+		${sizes:+"$sizes"}
 	[ "$DAMAGE_TRIED" -gt 0 ] ||
 		echo "note: the XMI's fields all cross a log block boundary; no damage test" >&2
 fi

@@ -13,7 +13,13 @@
 #    an entry of the metadata root naming a user inode; a user directory
 #    naming a metadata inode): where xfs_repair 7.2 -n finds it, our -n
 #    does too, and our repair either leaves an image xfs_repair 7.2 -n
-#    calls clean or refuses and writes nothing (same bytes);
+#    calls clean or refuses and writes nothing (same bytes); a link
+#    count alone (of the metadata root or of /rtgroups) and the
+#    metadata root's ".." naming another directory (which 7.2 -n lets
+#    pass) must be repaired: the count xfs_repair 7.2 -n names, ".."
+#    naming the root itself, the metadata tree kept and the kernel
+#    mounting and walking the result without an error (xfs_repair 7.2
+#    itself rebuilds the tree and drops the empty /rtgroups);
 #  - damage to the user tree (a file's mode zeroed, a block directory's
 #    entry naming no inode): our repair exits 0, xfs_repair 7.2 -n finds
 #    the result clean, the metadata tree (xfs_db 7.2 ls -m)
@@ -69,6 +75,7 @@ mtree() {	# the metadata tree as xfs_db 7.2 lists it
 	xfs72 xfs_db -r -c "ls -m /" -c "ls -m /rtgroups" "$1" 2>&1
 }
 mtree "$base" >"$T/mtree.base"
+rootino=$(xfs72 xfs_db -r -c "sb 0" -c "print rootino" "$base" | sed 's/.* = //')
 rcount=$(xfs72 xfs_db -r -c "inode $d1" -c "print u3.sfdir3.hdr.count" "$base" | sed 's/.* = //')
 
 # name|xfs_db commands; metadata-tree damage first, then user-tree damage.
@@ -76,6 +83,8 @@ rcount=$(xfs72 xfs_db -r -c "inode $d1" -c "print u3.sfdir3.hdr.count" "$base" |
 meta_cases="
 meta-flag-cleared|inode $sub|write -d v3.metadata 0
 meta-nlink|inode $sub|write -d core.nlinkv2 5
+meta-root-nlink|inode $mdir|write -d core.nlinkv2 1
+meta-root-dotdot|inode $mdir|write -d u3.sfdir3.hdr.parent.i4 $rootino
 meta-names-user|inode $mdir|write -d u3.sfdir3.list[0].inumber.i4 $f
 user-names-meta|inode $d1|write -d u3.sfdir3.list[0].inumber.i4 $sub
 "
@@ -107,6 +116,36 @@ damage() {	# damage NAME CMDS IMG
 	fi
 }
 
+# meta_repair_kept NAME IMG: after a repair of a link count or of the
+# metadata root's "..": the count is the one xfs_repair 7.2 -n named,
+# ".." names the root itself, the metadata tree is as it was, and the
+# kernel mounts and walks the filesystem without an error.
+meta_repair_kept() {
+	local name=$1 img=$2 ino want got errs
+	case $name in
+	*-nlink)
+		read -r ino want < <(sed -n 's/.*would have reset inode \([0-9]*\) nlinks from [0-9]* to \([0-9]*\).*/\1 \2/p' "$T/$name.x72n" | head -1)
+		if [ -z "$want" ]; then
+			fail "$name: xfs_repair 7.2 -n did not name a link count: $(grep -v '^Phase\|^  *-' "$T/$name.x72n" | head -3)"
+			return
+		fi
+		got=$(xfs72 xfs_db -r -c "inode $ino" -c "print core.nlinkv2" "$img" | sed 's/.* = //')
+		[ "$got" = "$want" ] ||
+			fail "$name: inode $ino has link count $got after our repair, xfs_repair 7.2 -n wanted $want" ;;
+	*-dotdot)
+		got=$(xfs72 xfs_db -r -c "inode $mdir" -c "print u3.sfdir3.hdr.parent.i4" "$img" | sed 's/.* = //')
+		[ "$got" = "$mdir" ] ||
+			fail "$name: \"..\" of the metadata root names $got after our repair" ;;
+	esac
+	mtree "$img" >"$T/$name.mtree"
+	cmp -s "$T/mtree.base" "$T/$name.mtree" ||
+		fail "$name: the metadata tree changed: $(diff "$T/mtree.base" "$T/$name.mtree" | head -4)"
+	errs=$(walk "$img" "$T/$name.tree")
+	[ -z "$errs" ] || fail "$name: the kernel: $errs"
+	cmp -s "$T/tree.base" "$T/$name.tree" ||
+		fail "$name: the user tree changed: $(diff "$T/tree.base" "$T/$name.tree" | head -4)"
+}
+
 meta_case() {
 	local name=$1 img="$T/$1.img" sum rc
 	damage "$name" "$2" "$img" || return
@@ -122,9 +161,14 @@ meta_case() {
 	"$REPAIR" "$img" >"$T/$name.r" 2>&1
 	rc=$?
 	if [ $rc = 0 ]; then
-		xfs72 xfs_repair -n "$img" >"$T/$name.after" 2>&1 ||
+		if ! xfs72 xfs_repair -n "$img" >"$T/$name.after" 2>&1; then
 			fail "$name: after our repair (exit 0) xfs_repair 7.2 -n is not clean: $(grep -v '^Phase\|^  *-' "$T/$name.after" | head -3)"
+			return
+		fi
+		case $name in *-nlink|*-dotdot) meta_repair_kept "$name" "$img" ;; esac
 		pass "$name: 7.2 -n exit $x72; repaired"
+	elif case $name in *-nlink|*-dotdot) true ;; *) false ;; esac; then
+		fail "$name: a metadata inode's link count or the metadata root's \"..\" was not repaired (exit $rc): $(tail -3 "$T/$name.r")"
 	elif [ "$(image_state "$img")" != "$sum" ]; then
 		fail "$name: our repair failed (exit $rc) but wrote to the image: $(tail -2 "$T/$name.r")"
 	elif ! grep -q "metadata directory tree is damaged" "$T/$name.r"; then
