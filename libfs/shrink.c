@@ -21,6 +21,7 @@
 #include <xfskit/shrink.h>
 
 #include "grow_priv.h"
+#include "shrink_priv.h"
 
 /* What the plan needs to know of one AG. */
 struct ag_survey {
@@ -68,9 +69,8 @@ ino_rec(void *ctx, const void *rec)
 	return 0;
 }
 
-/* Walk one of the AG's trees, every record through rec_fn. */
-static int
-walk_ag_tree(struct xk_mount *mp, const struct xk_btree_ops *ops,
+int
+shrink_walk_ag_tree(struct xk_mount *mp, const struct xk_btree_ops *ops,
 	     uint32_t agno, const xk_be32 *root, const xk_be32 *levels,
 	     int (*rec_fn)(void *ctx, const void *rec), void *ctx,
 	     uint64_t *nblocks)
@@ -121,14 +121,14 @@ survey_ag(struct xk_mount *mp, uint32_t agno, uint32_t cut,
 	s->fino_blocks = xk_be32_get(agi->agi_fblocks);
 	if (mp->g.has_finobt && !mp->g.has_inobtcnt) {
 		what = "finobt";
-		err = walk_ag_tree(mp, &xk_finobt_ops, agno,
+		err = shrink_walk_ag_tree(mp, &xk_finobt_ops, agno,
 				   &agi->agi_free_root, &agi->agi_free_level,
 				   NULL, NULL, &s->fino_blocks);
 		if (err)
 			goto out;
 	}
 	what = "bnobt";
-	err = walk_ag_tree(mp, &xk_bnobt_ops, agno,
+	err = shrink_walk_ag_tree(mp, &xk_bnobt_ops, agno,
 			   &agf->agf_roots[XK_AGF_BNO],
 			   &agf->agf_levels[XK_AGF_BNO], bno_rec, s, NULL);
 	if (err)
@@ -144,7 +144,7 @@ survey_ag(struct xk_mount *mp, uint32_t agno, uint32_t cut,
 	/* The last record's start agino, made a block number below. */
 	s->chunk_end = UINT32_MAX;
 	what = "inobt";
-	err = walk_ag_tree(mp, &xk_inobt_ops, agno, &agi->agi_root,
+	err = shrink_walk_ag_tree(mp, &xk_inobt_ops, agno, &agi->agi_root,
 			   &agi->agi_level, ino_rec, s, NULL);
 	if (err)
 		goto out;
@@ -294,29 +294,14 @@ owners_rec(void *ctx, const void *rec)
 {
 	struct owners_ctx *c = ctx;
 	const struct xk_rmap_rec *r = rec;
-	uint32_t start = xk_be32_get(r->rm_startblock);
-	uint32_t end = start + xk_be32_get(r->rm_blockcount);
-	uint64_t owner = xk_be64_get(r->rm_owner), n;
+	uint64_t owner = xk_be64_get(r->rm_owner);
+	uint32_t start, n = shrink_rmap_clip(rec, c->from, c->to, &start);
 
-	if (start < c->from)
-		start = c->from;
-	if (end > c->to)
-		end = c->to;
-	if (start >= end)
+	if (!n)
 		return 0;
-	n = end - start;
 	if (!xk_rmap_owner_is_special(owner)) {
 		c->b->inode_blocks += n;
-		if (c->nino == c->cap) {
-			size_t cap = c->cap ? 2 * c->cap : 64;
-			uint64_t *v = realloc(c->ino, cap * sizeof(*v));
-
-			if (!v)
-				return -ENOMEM;
-			c->ino = v;
-			c->cap = cap;
-		}
-		c->ino[c->nino++] = owner;
+		return shrink_u64_push(&c->ino, &c->nino, &c->cap, owner);
 	} else if (owner == XK_RMAP_OWN_INODES) {
 		c->b->chunk_blocks += n;
 	} else if (owner == XK_RMAP_OWN_LOG) {
@@ -336,6 +321,51 @@ cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+uint32_t
+shrink_rmap_clip(const void *rec, uint32_t from, uint32_t to,
+		 uint32_t *start)
+{
+	const struct xk_rmap_rec *r = rec;
+	uint32_t s = xk_be32_get(r->rm_startblock);
+	uint32_t e = s + xk_be32_get(r->rm_blockcount);
+
+	if (s < from)
+		s = from;
+	if (e > to)
+		e = to;
+	*start = s;
+	return s < e ? e - s : 0;
+}
+
+int
+shrink_u64_push(uint64_t **v, size_t *n, size_t *cap, uint64_t x)
+{
+	if (*n == *cap) {
+		size_t c = *cap ? 2 * *cap : 64;
+		uint64_t *nv = realloc(*v, c * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		*v = nv;
+		*cap = c;
+	}
+	(*v)[(*n)++] = x;
+	return 0;
+}
+
+uint64_t
+shrink_u64_distinct(uint64_t *v, size_t n)
+{
+	uint64_t d = 0;
+
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_u64);
+	for (size_t i = 0; i < n; i++)
+		if (!i || v[i] != v[i - 1])
+			d++;
+	return d;
+}
+
 /*
  * Name the owners of the blocks that stop the shrink; a failure only
  * leaves them unnamed (the refusal stands).
@@ -352,7 +382,7 @@ name_owners(struct xk_mount *mp, struct xk_shrink_block *b)
 	if (!mp->g.has_rmapbt || xk_agf_read(mp, b->agno, 0, &agfbp))
 		return;
 	agf = xk_buf_agf(agfbp);
-	err = walk_ag_tree(mp, &xk_rmapbt_ops, b->agno,
+	err = shrink_walk_ag_tree(mp, &xk_rmapbt_ops, b->agno,
 			   &agf->agf_roots[XK_AGF_RMAP],
 			   &agf->agf_levels[XK_AGF_RMAP], owners_rec, &c, NULL);
 	xk_buf_release(agfbp);

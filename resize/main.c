@@ -45,6 +45,12 @@ struct resize {
 	int		shrinking;	/* the plan is p_shrink's */
 	struct xk_grow_plan p_grow;
 	struct xk_shrink_plan p_shrink;
+	/* Data moved out of the part cut off first (in the cache). */
+	int		moving;
+	struct xk_shrink_move move;
+	/* What the part cut off holds, surveyed before any move. */
+	int		surveyed;
+	struct xk_shrink_moves survey;
 };
 
 static void
@@ -54,8 +60,9 @@ usage(FILE *fp)
 "Usage: xfskit-resize [-n] [-D size] [-z undofile] device|image\n"
 "Grow the data section of an unmounted XFS v5 filesystem, as xfs_growfs\n"
 "does on a mounted one: the last AG up to the AG size, then new AGs.\n"
-"Or shrink it, where the part cut off holds no used block: empty AGs\n"
-"at the end removed, the last AG cut back over its free tail.\n"
+"Or shrink it: empty AGs at the end removed, the last AG cut back over\n"
+"its free tail; with the rmapbt, regular files' data in the part cut off\n"
+"is moved below the new end first (other used blocks there refuse it).\n"
 "  -D size     the new size of the data section: in filesystem blocks (as\n"
 "              xfs_growfs -D), or in bytes with a k, m, g or t suffix\n"
 "              (rounded down to whole blocks); default: the whole device\n"
@@ -66,8 +73,7 @@ usage(FILE *fp)
 "  -V          print the version and exit\n"
 "  -h, --help  print this help and exit\n"
 "A tail too small for an AG (under 64 blocks) is left unused, as the\n"
-"kernel leaves it.  Moving data out of the part to be cut off is not\n"
-"supported yet.\n"
+"kernel leaves it.\n"
 "Exit status: 0 resized (or already that size), 1 refused or failed,\n"
 "2 usage error, a mounted filesystem or a dirty log, 3 a shrink that used\n"
 "blocks stop (the message names them and the smallest size possible;\n"
@@ -297,13 +303,19 @@ print_shrink(const struct resize *r, const struct xk_shrink_plan *p)
 	if (p->last_new_len != p->last_old_len)
 		printf("AG %u shrinks from %u to %u blocks (its free tail)\n",
 		       last, p->last_old_len, p->last_new_len);
+	if (r->moving)
+		printf("moved first: %" PRIu64 " blocks of regular files' data "
+		       "(extents: %" PRIu64 ", files: %" PRIu64 ", new "
+		       "pieces: %zu) to free space below the new end\n",
+		       r->move.blocks, r->move.extents, r->move.nfiles,
+		       r->move.npieces);
 	printf("free space shrinks by %" PRIu64 " blocks\n", p->removed_free);
 	if (p->unused)
 		printf("%" PRIu64 " blocks more than asked are cut off (an AG "
 		       "needs at least %u)\n", p->unused, XK_MIN_AG_BLOCKS);
-	printf("smallest size possible without moving data: %" PRIu64
-	       " blocks (%.1f MiB)\n", p->min_dblocks,
-	       mib(r, p->min_dblocks));
+	printf("smallest size possible without moving %sdata: %" PRIu64
+	       " blocks (%.1f MiB)\n", r->moving ? "more " : "",
+	       p->min_dblocks, mib(r, p->min_dblocks));
 }
 
 /* What the reverse-mapping btree says those used blocks are. */
@@ -346,6 +358,54 @@ print_owners(const struct xk_shrink_block *b)
 		fputc(')', stderr);
 }
 
+/* One "N of WHAT" item of a list, when N is not 0. */
+static void
+print_count(const char **sep, uint64_t n, const char *what)
+{
+	if (!n)
+		return;
+	fprintf(stderr, "%s%" PRIu64 " of %s", *sep, n, what);
+	*sep = ", ";
+}
+
+/*
+ * With rmapbt, what all the used blocks of the part cut off are, and
+ * which of them a data move could take: a second line after a refusal.
+ */
+static void
+print_moves(const struct resize *r, const struct xk_shrink_plan *p)
+{
+	const struct xk_shrink_moves *m = &r->survey;
+	const char *sep = "";
+
+	if (p->block.too_few_ags || !p->block.used || !r->surveyed)
+		return;
+	fprintf(stderr, "xfskit-resize: %s: in the part cut off, %" PRIu64
+		" block%s of regular files' data (%" PRIu64 " extent%s of %"
+		PRIu64 " file%s) could be moved, %" PRIu64 " blocks being free "
+		"below the new end", r->image, m->file_blocks,
+		m->file_blocks == 1 ? "" : "s", m->file_extents,
+		m->file_extents == 1 ? "" : "s", m->nfiles,
+		m->nfiles == 1 ? "" : "s", m->free_below);
+	if (m->agtree_blocks)
+		fprintf(stderr, ", and %" PRIu64 " blocks of AG btrees "
+			"rebuilt elsewhere", m->agtree_blocks);
+	if (m->shared_blocks || m->bmbt_blocks || m->dir_blocks ||
+	    m->attr_blocks || m->symlink_blocks || m->chunk_blocks ||
+	    m->log_blocks || m->meta_blocks) {
+		fprintf(stderr, "; but a move cannot take ");
+		print_count(&sep, m->shared_blocks, "reflinked files' data");
+		print_count(&sep, m->bmbt_blocks, "block-map btrees");
+		print_count(&sep, m->dir_blocks, "directories");
+		print_count(&sep, m->attr_blocks, "extended attributes");
+		print_count(&sep, m->symlink_blocks, "symlinks");
+		print_count(&sep, m->chunk_blocks, "inode chunks");
+		print_count(&sep, m->log_blocks, "the log");
+		print_count(&sep, m->meta_blocks, "other metadata");
+	}
+	fprintf(stderr, "\n");
+}
+
 /* Why the shrink cannot be made, and what can be. */
 static void
 print_shrink_refusal(const struct resize *r, const struct xk_shrink_plan *p)
@@ -384,9 +444,31 @@ print_shrink_refusal(const struct resize *r, const struct xk_shrink_plan *p)
 	if (!b->too_few_ags && b->owners_known)
 		print_owners(b);
 	fprintf(stderr, "; the smallest size possible without moving data is "
-		"%" PRIu64 " blocks (%.1f MiB); moving data is not supported "
-		"yet; nothing was changed\n", p->min_dblocks,
+		"%" PRIu64 " blocks (%.1f MiB); nothing was changed\n",
+		p->min_dblocks,
 		mib(r, p->min_dblocks));
+	print_moves(r, p);
+}
+
+/*
+ * With rmapbt, survey what the used blocks of the part cut off are,
+ * before any move edits the cache; whether all of them are files' data
+ * or AG btree blocks, which a move takes.
+ */
+static int
+movable_only(struct resize *r, const struct xk_shrink_plan *p)
+{
+	const struct xk_shrink_moves *m = &r->survey;
+	char msg[400];
+
+	if (p->block.too_few_ags || !p->block.used || !r->mp->g.has_rmapbt)
+		return 0;
+	r->surveyed = !xk_shrink_moves_survey(r->mp, p, &r->survey, msg,
+					      sizeof(msg));
+	return r->surveyed && (m->file_blocks || m->agtree_blocks) &&
+	       !m->shared_blocks && !m->bmbt_blocks && !m->dir_blocks &&
+	       !m->attr_blocks && !m->symlink_blocks && !m->chunk_blocks &&
+	       !m->log_blocks && !m->meta_blocks;
 }
 
 static int
@@ -397,6 +479,35 @@ plan_shrink(struct resize *r, uint64_t want, int *go)
 	int err = xk_shrink_plan(r->mp, want, p, msg, sizeof(msg));
 
 	r->shrinking = 1;
+	if (err == -ENOSPC && movable_only(r, p)) {
+		struct xk_shrink_plan before = *p;
+
+		/* Move the files' data out, in the cache, and plan again. */
+		err = xk_shrink_move_prepare(r->mp, p, &r->move, msg,
+					     sizeof(msg));
+		if (!err) {
+			err = xk_shrink_plan(r->mp, want, p, msg, sizeof(msg));
+			if (err == -ENOSPC) {
+				print_shrink_refusal(r, p);
+				fprintf(stderr, "xfskit-resize: %s: (that is "
+					"with the files' data moved out of "
+					"the part cut off; no data moved)\n",
+					r->image);
+				return RESIZE_EXIT_SHRINK;
+			}
+		}
+		if (!err) {
+			r->moving = 1;
+		} else {
+			*p = before;
+			print_shrink_refusal(r, p);
+			if (msg[0])
+				fprintf(stderr, "xfskit-resize: %s: no data "
+					"moved: %s\n", r->image, msg);
+			return err == -ENOSPC || err == -EOPNOTSUPP ?
+			       RESIZE_EXIT_SHRINK : RESIZE_EXIT_FAILED;
+		}
+	}
 	if (err == -ENOSPC) {
 		print_shrink_refusal(r, p);
 		return RESIZE_EXIT_SHRINK;
@@ -468,9 +579,12 @@ resize(struct resize *r)
 	}
 	from = r->shrinking ? r->p_shrink.old_dblocks : r->p_grow.old_dblocks;
 	to = r->shrinking ? r->p_shrink.new_dblocks : r->p_grow.new_dblocks;
-	err = r->shrinking ?
-	      xk_shrink_apply(r->mp, &r->p_shrink, msg, sizeof(msg)) :
-	      xk_grow_apply(r->mp, &r->p_grow, msg, sizeof(msg));
+	err = r->moving ? xk_shrink_move_write(r->mp, &r->move, msg,
+					       sizeof(msg)) : 0;
+	if (!err)
+		err = r->shrinking ?
+		      xk_shrink_apply(r->mp, &r->p_shrink, msg, sizeof(msg)) :
+		      xk_grow_apply(r->mp, &r->p_grow, msg, sizeof(msg));
 	if (err) {
 		fprintf(stderr, "xfskit-resize: %s: %s\n", r->image, msg);
 		/* Edits may sit in the cache unwritten: never flush them. */
@@ -533,8 +647,12 @@ main(int argc, char **argv)
 		rc = plan(&r, &go);
 	if (!rc && go && r.dry_run)
 		printf("-n: nothing written\n");
-	else if (!rc && go)
-		return resize(&r);
+	else if (!rc && go) {
+		rc = resize(&r);
+		xk_shrink_move_free(&r.move);
+		return rc;
+	}
 	xk_mount_discard(r.mp);
+	xk_shrink_move_free(&r.move);
 	return rc;
 }

@@ -338,6 +338,20 @@ XK_MUST_CHECK int xk_bld_exchange_mappings(struct xk_bld *b,
 XK_MUST_CHECK int xk_bld_trim_eof(struct xk_bld *b, uint64_t ino, uint64_t size,
 				  const char **why);
 
+/*
+ * Hand out no block of AG agno at or past `end` (0: the whole AG again),
+ * neither to allocations nor to commit's btree and AGFL blocks: what a
+ * shrink will cut off stays free.
+ */
+void xk_bld_set_alloc_end(struct xk_bld *b, uint32_t agno, uint32_t end);
+/*
+ * Take up to len free blocks, AG agno first, then the next ones; no
+ * owner is recorded (the caller maps them).  *got may be less than len.
+ */
+XK_MUST_CHECK int xk_bld_alloc_blocks(struct xk_bld *b, uint32_t agno,
+				      uint32_t len, uint64_t *fsbno,
+				      uint32_t *got);
+
 /* --- internals shared by libfs/write/ files --- */
 
 /* The mount the builder writes to. */

@@ -115,4 +115,82 @@ XK_MUST_CHECK int xk_shrink_apply(struct xk_mount *mp,
 				  const struct xk_shrink_plan *p, char *msg,
 				  size_t msglen);
 
+/*
+ * What the used blocks of the part cut off are, for moving data out of
+ * it (step 2 of issue 25; the move itself is not implemented yet).  From
+ * the rmapbt of the removed AGs and of the new last AG's tail: regular
+ * files' data extents (written or unwritten, extents or btree forks) of
+ * files without the reflink flag are what a move can take; the rest it
+ * must refuse and names.  Blocks of removed AGs' own free-space btrees
+ * and free list are left out (they go with the AG); the AGs' other
+ * btree blocks there are counted apart (a move rebuilds every AG's
+ * btrees, and puts none of them there).
+ */
+struct xk_shrink_moves {
+	/* Movable: unshared data extents of regular files. */
+	uint64_t	file_blocks, file_extents, nfiles;
+	/* The AGs' own btrees and free lists: rebuilt elsewhere by a move. */
+	uint64_t	agtree_blocks;
+	/* Not movable (yet). */
+	uint64_t	shared_blocks;	/* of files with the reflink flag */
+	uint64_t	bmbt_blocks;	/* block-map btree blocks */
+	uint64_t	dir_blocks, attr_blocks, symlink_blocks;
+	uint64_t	chunk_blocks, log_blocks;
+	uint64_t	meta_blocks;	/* AG btrees, quota/rt/metadir files */
+	/* Free blocks below the new end (where moved data would go). */
+	uint64_t	free_below;
+};
+
+/*
+ * Survey the part cut off by plan p (one xk_shrink_plan() refused with
+ * -ENOSPC for used blocks, or accepted).  0; -EOPNOTSUPP without the
+ * rmapbt; another negative errno with a sentence in msg when a header,
+ * btree or owner inode cannot be read.  Writes nothing.
+ */
+XK_MUST_CHECK int xk_shrink_moves_survey(struct xk_mount *mp,
+					 const struct xk_shrink_plan *p,
+					 struct xk_shrink_moves *m, char *msg,
+					 size_t msglen);
+
+/*
+ * Moving the regular files' data out of the part cut off, when it holds
+ * nothing else (the survey's movable blocks only).  Prepare does it all
+ * in the cache, writing nothing: the builder (xfskit/build.h), loaded
+ * from the AGs' btrees, hands out no block of the part cut off; each
+ * extent there is unmapped, freed, and mapped again to new blocks below
+ * the new end (split where free space is), the file's bmbt rebuilt by
+ * the builder, then every AG's btrees are rebuilt (commit).  A new
+ * xk_shrink_plan() on the same handle then sees the part cut off free.
+ * Write marks the primary NEEDSREPAIR, copies each piece's data (not
+ * unwritten ones), syncs, then writes the cached metadata; the step-1
+ * xk_shrink_apply() that follows clears the mark last.
+ */
+struct xk_shrink_piece {
+	uint64_t	src, dst;	/* fsbno */
+	uint32_t	len;
+	int		unwritten;
+};
+
+struct xk_shrink_move {
+	uint64_t		blocks, extents, nfiles;
+	struct xk_shrink_piece	*piece;
+	size_t			npieces, cap;
+};
+
+/*
+ * 0; -EOPNOTSUPP (with msg) when the part cut off holds what a move
+ * cannot take, or without rmapbt; -ENOSPC when the data does not fit
+ * below the new end; another negative errno (msg) when metadata cannot
+ * be read.  After an error, discard the handle.  On a read-only handle
+ * (-n) the cache keeps the edits: discard it afterwards.
+ */
+XK_MUST_CHECK int xk_shrink_move_prepare(struct xk_mount *mp,
+					 const struct xk_shrink_plan *p,
+					 struct xk_shrink_move *mv, char *msg,
+					 size_t msglen);
+XK_MUST_CHECK int xk_shrink_move_write(struct xk_mount *mp,
+				       const struct xk_shrink_move *mv,
+				       char *msg, size_t msglen);
+void xk_shrink_move_free(struct xk_shrink_move *mv);
+
 #endif /* XFSKIT_SHRINK_H */

@@ -234,12 +234,15 @@ take_blocks(struct agc *c, uint64_t count)
 
 		for (uint32_t i = 0; i < ag->nfree; i++)
 			if (best == UINT32_MAX ||
-			    ag->free[i].len > ag->free[best].len)
+			    bld_ext_usable(ag, &ag->free[i]).len >
+			    bld_ext_usable(ag, &ag->free[best]).len)
 				best = i;
-		if (best == UINT32_MAX)
+		if (best == UINT32_MAX ||
+		    !bld_ext_usable(ag, &ag->free[best]).len)
 			return -ENOSPC;
-		n = ag->free[best].len < count ? ag->free[best].len :
-						 (uint32_t)count;
+		n = bld_ext_usable(ag, &ag->free[best]).len;
+		if (n > count)
+			n = (uint32_t)count;
 		if (c->ntaken + n > c->taken_alloc) {
 			uint64_t a = c->taken_alloc ? c->taken_alloc * 2 : 64;
 			uint32_t *p;

@@ -231,10 +231,25 @@ align_up(uint32_t v, uint32_t align)
 	return (uint32_t)(((uint64_t)v + align - 1) / align * align);
 }
 
+struct bld_ext
+bld_ext_usable(const struct bld_ag *ag, const struct bld_ext *e)
+{
+	struct bld_ext u = *e;
+
+	if (ag->alloc_end && u.start >= ag->alloc_end)
+		u.len = 0;
+	else if (ag->alloc_end && u.start + u.len > ag->alloc_end)
+		u.len = ag->alloc_end - u.start;
+	return u;
+}
+
 /* Find a run of len at an aligned start in free[i]; returns its start. */
 static int
-fits(const struct bld_ext *e, uint32_t len, uint32_t align, uint32_t *start)
+fits(const struct bld_ag *ag, const struct bld_ext *fe, uint32_t len,
+     uint32_t align, uint32_t *start)
 {
+	struct bld_ext u = bld_ext_usable(ag, fe);
+	const struct bld_ext *e = &u;
 	uint32_t s = align_up(e->start, align);
 
 	if (s < e->start || (uint64_t)s + len > (uint64_t)e->start + e->len)
@@ -282,17 +297,22 @@ bld_alloc_in_ag(struct xk_bld *b, struct bld_ag *ag, uint32_t len,
 		for (uint32_t n = 0; n < ag->nfree; n++) {
 			uint32_t i = (ag->cursor + n) % ag->nfree;
 
-			if (fits(&ag->free[i], len, a, &start))
+			if (fits(ag, &ag->free[i], len, a, &start))
 				return take_at(ag, start, len, agbno, got);
 		}
 	}
 	/* No run is long enough: the longest one, if at least minlen. */
 	for (uint32_t i = 0; i < ag->nfree; i++)
-		if (best == UINT32_MAX || ag->free[i].len > ag->free[best].len)
+		if (best == UINT32_MAX ||
+		    bld_ext_usable(ag, &ag->free[i]).len >
+		    bld_ext_usable(ag, &ag->free[best]).len)
 			best = i;
-	if (best == UINT32_MAX || ag->free[best].len < minlen)
+	if (best == UINT32_MAX ||
+	    bld_ext_usable(ag, &ag->free[best]).len < minlen ||
+	    !bld_ext_usable(ag, &ag->free[best]).len)
 		return -ENOSPC;
-	len = ag->free[best].len < len ? ag->free[best].len : len;
+	if (bld_ext_usable(ag, &ag->free[best]).len < len)
+		len = bld_ext_usable(ag, &ag->free[best]).len;
 	return take_at(ag, ag->free[best].start, len, agbno, got);
 }
 
@@ -312,4 +332,18 @@ bld_alloc(struct xk_bld *b, uint32_t agno, uint32_t len, uint32_t minlen,
 		}
 	}
 	return -ENOSPC;
+}
+
+void
+xk_bld_set_alloc_end(struct xk_bld *b, uint32_t agno, uint32_t end)
+{
+	if (agno < b->agcount)
+		b->ags[agno].alloc_end = end;
+}
+
+int
+xk_bld_alloc_blocks(struct xk_bld *b, uint32_t agno, uint32_t len,
+		    uint64_t *fsbno, uint32_t *got)
+{
+	return bld_alloc(b, agno, len, 1, 0, fsbno, got);
 }

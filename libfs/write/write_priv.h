@@ -63,6 +63,11 @@ struct bld_ag {
 	struct bld_ext	*free;
 	uint32_t	nfree, free_alloc;
 	uint32_t	cursor;		/* next-fit position in free[] */
+	/*
+	 * 0, or no block at or past it is handed out (allocations, commit's
+	 * tree blocks and AGFL): a shrink keeps what it cuts off free.
+	 */
+	uint32_t	alloc_end;
 	uint64_t	freeblks;
 	/* Reverse mappings, appended; sorted and merged on commit. */
 	struct bld_rmap	*rmap;
@@ -112,6 +117,8 @@ uint64_t bld_ag_reserve(const struct xk_bld *b, const struct bld_ag *ag);
 int bld_alloc_in_ag(struct xk_bld *b, struct bld_ag *ag, uint32_t len,
 		    uint32_t minlen, uint32_t align, uint32_t *agbno,
 		    uint32_t *got);
+/* Free extent e as far as the AG hands it out (len 0: not at all). */
+struct bld_ext bld_ext_usable(const struct bld_ag *ag, const struct bld_ext *e);
 /* Allocate len blocks for an owner anywhere, starting with AG agno. */
 int bld_alloc(struct xk_bld *b, uint32_t agno, uint32_t len, uint32_t minlen,
 	      uint32_t align, uint64_t *fsbno, uint32_t *got);

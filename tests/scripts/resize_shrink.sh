@@ -240,6 +240,40 @@ for i in $inos; do
 done
 [ -n "$inos" ] && [ -z "$bad" ] && pass "used blocks, rmapbt: the files named (inodes $inos) are regular files of AG 3" ||
 	fail "used blocks, rmapbt: the owners named are not files of AG 3 (${bad:-none named}): $(cat "$T/k.err")"
+# ... and sorts every used block of the part cut off by what a data move
+# could do with it: the regular files' extents there (xfs_db's bmap of
+# every file: blocks, extents, files) and the inode chunks (the AGI's
+# count, 64 inodes a chunk) must be what it says.
+fb=0 fe=0 nf=0
+cp --sparse=always "$T/b.img" "$T/m.img"
+loop_mount "$T/m.img" || exit 99
+find "$MNT" -type f -printf '%i\n' | sort -un >"$T/inos"
+loop_umount || exit 99
+for i in $(cat "$T/inos"); do
+	got=$(xfs_db -r -c "inode $i" -c "bmap" "$T/k.img" |
+		sed -n 's/.*(\([0-9]*\)\/\([0-9]*\)) count \([0-9]*\).*/\1 \2 \3/p' |
+		awk '$1 == 3 { s = $2 < 64 ? 64 : $2; e = $2 + $3; if (e > s) { b += e - s; n++ } }
+			END { print b + 0, n + 0 }')
+	set -- $got
+	[ "$2" -gt 0 ] && fb=$((fb + $1)) fe=$((fe + $2)) nf=$((nf + 1))
+done
+# The inode chunks of AG 3 at or past block 64 (the inobt's records).
+ipb=$(db_get "$T/k.img" "sb 0" inopblock)
+chunks=0
+for st in $(xfs_db -r -c "agi 3" -c "addr root" -c "print recs" "$T/k.img" |
+	sed -n 's/^[0-9]*:\[\([0-9]*\),.*/\1/p'); do
+	[ $((st / ipb)) -ge 64 ] && chunks=$((chunks + 64 / ipb))
+done
+line=$(grep "in the part cut off" "$T/k.err")
+if ! echo "$line" | grep -q " $fb blocks of regular files' data ($fe extents of $nf files) could be moved"; then
+	fail "used blocks, rmapbt: the movable data named is not the $fb blocks in $fe extents of $nf files xfs_db maps there: ${line:-no such line}"
+elif [ "$chunks" -gt 0 ] && ! echo "$line" | grep -q "but a move cannot take .*\\b$chunks of inode chunks"; then
+	fail "used blocks, rmapbt: not $chunks blocks of inode chunks named as what cannot move: $line"
+elif [ "$chunks" = 0 ] && ! grep -q "no data moved: the rebuilt AG btrees and free lists do not fit below the new end" "$T/k.err"; then
+	fail "used blocks, rmapbt: all of it movable, but no move tried, or not refused for the 64 blocks left to AG 3's btrees: $(cat "$T/k.err")"
+else
+	pass "used blocks, rmapbt: $fb blocks in $fe extents of $nf files movable, $chunks of inode chunks there, as xfs_db maps them; $(tail -1 "$T/k.err" | cut -d: -f3-)"
+fi
 unchanged "fewer than 2 AGs" 3 -D 19200
 grep -q "a filesystem keeps at least 2" "$T/k.err" || fail "fewer than 2 AGs: message: $(cat "$T/k.err")"
 # The smallest size is the kernel's too: xfs_growfs -D takes it (with
@@ -258,6 +292,54 @@ if [ "$last_used" = "$logag" ]; then
 	grep -q "AG $logag holds [0-9]* used blocks in its blocks 100-$((agb - 1)), which would be cut off (the internal log among them" "$T/k.err" ||
 		fail "the log: the message does not name AG $logag and the log: $(cat "$T/k.err")"
 fi
+
+# Moving data: files of the root directory (their inodes in AG 0),
+# preallocated, with an unwritten extent and a file of 200 extents (a
+# bmbt), filling AGs 0-2,
+# then one more file, which the kernel puts in AG 3; the shrink that
+# removes AG 3 and cuts 500 blocks off AG 2 moves AG 3's extents below
+# the new end first.  -n prints the plan the run then prints, and writes nothing;
+# the result is clean for xfs_repair 6.1 and 7.2, mounts, and every file
+# reads as before; -z's undo file restores the image byte for byte.
+mkfs_xfs_image "$T/v.img" 300M -m rmapbt=1 || { echo "mkfs.xfs failed" >&2; exit 99; }
+vagb=$(db_get "$T/v.img" "sb 0" agblocks)
+loop_mount "$T/v.img" || exit 99
+for i in 1 2 3 4; do xfs_io -f -c "falloc 0 30000000" -c "pwrite -S $i 0 1m" "$MNT/f$i" >/dev/null || exit 99; done
+sync -f "$MNT"
+xfs_io -f -c "falloc 0 4m" -c "pwrite 0 64k" "$MNT/unw" >/dev/null &&
+	for i in $(seq 0 2 400); do echo "$i" | dd of="$MNT/frag" bs=4096 seek="$i" conv=notrunc status=none; done &&
+	sync -f "$MNT" && head -c 20000000 /dev/urandom >"$MNT/f5" ||
+	{ echo "populating failed" >&2; exit 99; }
+(cd "$MNT" && find . -type f | sort | xargs sha256sum) >"$T/v.img.sums"
+loop_umount || exit 99
+[ "$(db_get "$T/v.img" "agi 3" count)" = 0 ] && [ "$(db_get "$T/v.img" "agf 3" freeblks)" -lt $((vagb - 1000)) ] ||
+	{ echo "the populated image has no file data (or has inodes) in AG 3: $(db_get "$T/v.img" "agf 3" freeblks) free" >&2; exit 99; }
+cp --sparse=always "$T/v.img" "$T/k.img"
+unchanged "moving data: -n" 0 -n -D $((3 * vagb - 500))
+grep -v "^-n: nothing written" "$T/k.out" | sed "s|$T/k.img|IMG|" >"$T/plan.n"
+grep -q "^moved first: [1-9][0-9]* blocks of regular files' data" "$T/plan.n" ||
+	fail "moving data: -n does not say data moves: $(cat "$T/plan.n" "$T/k.err")"
+cp --sparse=always "$T/v.img" "$T/r.img"
+if ! "$RESIZE" -z "$T/v.undo" -D $((3 * vagb - 500)) "$T/r.img" >"$T/r.out" 2>&1; then
+	fail "moving data: xfskit-resize -D $((3 * vagb - 500)) failed: $(cat "$T/r.out")"
+else
+	d=$(diff "$T/plan.n" <(grep -v "^data blocks changed\|^the filesystem now ends" "$T/r.out" | sed "s|$T/r.img|IMG|"))
+	[ -z "$d" ] && pass "moving data: -n printed the plan the run carried out ($(grep '^moved first' "$T/plan.n"))" ||
+		fail "moving data: -n's plan differs from the run's: $d"
+	[ "$(db_get "$T/r.img" "sb 0" dblocks)" = $((3 * vagb - 500)) ] && [ "$(db_get "$T/r.img" "sb 0" agcount)" = 3 ] ||
+		fail "moving data: dblocks $(db_get "$T/r.img" "sb 0" dblocks), agcount $(db_get "$T/r.img" "sb 0" agcount); expected $((3 * vagb - 500)) and 3"
+	cp --sparse=always "$T/r.img" "$T/k.img"
+	checked "moving data" "$T/k.img" "$T/v.img.sums"
+	"$UNDO" "$T/v.undo" "$T/r.img" >"$T/u.out" 2>&1 || fail "moving data: xfskit-undo: $(cat "$T/u.out")"
+	same_image "$T/r.img" "$T/v.img" && pass "moving data: -z: xfskit-undo restores the image byte for byte" ||
+		fail "moving data: -z: after xfskit-undo the image differs from the original"
+fi
+# The internal log (in AG 2) in the part cut off: no move, refused with
+# nothing written, the log named among what a move cannot take.
+cp --sparse=always "$T/v.img" "$T/k.img"
+unchanged "moving data: the log in the part cut off" 3 -D $((2 * vagb + 64))
+grep -q "in the part cut off, [1-9][0-9]* blocks of regular files' data .* could be moved.*; but a move cannot take .*[1-9][0-9]* of the log" "$T/k.err" ||
+	fail "moving data: the log: the message does not name the data and the log: $(cat "$T/k.err")"
 
 # -z: xfskit-undo takes the shrink back, byte for byte.
 cp --sparse=always "$T/c.img" "$T/k.img" && cp --sparse=always "$T/c.img" "$T/before.img"
