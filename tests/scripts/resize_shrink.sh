@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# xfskit-resize shrinking where the part cut off holds no used block.
+# xfskit-resize shrinking: where the part cut off holds no used block,
+# and (at the end) with regular files' data moved out of it first.
 # Against the kernel's shrink (xfs_growfs -D on a mounted filesystem cuts
 # free space off the end of the last AG since Linux 5.12): two copies of
 # one kernel-populated image are shrunk to the same size, one by
@@ -333,6 +334,26 @@ else
 	"$UNDO" "$T/v.undo" "$T/r.img" >"$T/u.out" 2>&1 || fail "moving data: xfskit-undo: $(cat "$T/u.out")"
 	same_image "$T/r.img" "$T/v.img" && pass "moving data: -z: xfskit-undo restores the image byte for byte" ||
 		fail "moving data: -z: after xfskit-undo the image differs from the original"
+fi
+# With XK_TEST_LONG=1: killed before each of five writes spread over the
+# run (the mark, the copied data, the maps and rebuilt btrees, the
+# shrink), it leaves NEEDSREPAIR, xfs_repair 7.2 makes it clean, and
+# every file reads as before.
+if [ "${XK_TEST_LONG:-0}" = 1 ] && have_xfs72 >/dev/null 2>&1; then
+	cp --sparse=always "$T/v.img" "$T/k.img"
+	ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0" \
+	strace -f -qq -e trace=pwrite64,pwritev,pwritev2 -o "$T/strace" \
+		"$RESIZE" -D $((3 * vagb - 500)) "$T/k.img" >/dev/null 2>&1 ||
+		fail "moving data: counting the writes: the run failed"
+	nw=$(grep -c pwrite "$T/strace")
+	for n in 2 $((nw / 4)) $((nw / 2)) $((3 * nw / 4)) $((nw - 1)); do
+		cp --sparse=always "$T/v.img" "$T/k.img"
+		crash_at "$n" "$nw" -D $((3 * vagb - 500))
+		loop_mount "$T/k.img" || continue
+		(cd "$MNT" && sha256sum --quiet -c "$T/v.img.sums") >"$T/sums.out" 2>&1 ||
+			fail "moving data: crash after $n of $nw writes: after xfs_repair 7.2 the files differ: $(head -2 "$T/sums.out")"
+		loop_umount || exit 99
+	done
 fi
 # The internal log (in AG 2) in the part cut off: no move, refused with
 # nothing written, the log named among what a move cannot take.
