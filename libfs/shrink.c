@@ -71,9 +71,9 @@ ino_rec(void *ctx, const void *rec)
 
 int
 shrink_walk_ag_tree(struct xk_mount *mp, const struct xk_btree_ops *ops,
-	     uint32_t agno, const xk_be32 *root, const xk_be32 *levels,
-	     int (*rec_fn)(void *ctx, const void *rec), void *ctx,
-	     uint64_t *nblocks)
+		    uint32_t agno, const xk_be32 *root, const xk_be32 *levels,
+		    int (*rec_fn)(void *ctx, const void *rec), void *ctx,
+		    uint64_t *nblocks)
 {
 	struct xk_btree_walk w;
 	int err;
@@ -122,15 +122,17 @@ survey_ag(struct xk_mount *mp, uint32_t agno, uint32_t cut,
 	if (mp->g.has_finobt && !mp->g.has_inobtcnt) {
 		what = "finobt";
 		err = shrink_walk_ag_tree(mp, &xk_finobt_ops, agno,
-				   &agi->agi_free_root, &agi->agi_free_level,
-				   NULL, NULL, &s->fino_blocks);
+					  &agi->agi_free_root,
+					  &agi->agi_free_level, NULL, NULL,
+					  &s->fino_blocks);
 		if (err)
 			goto out;
 	}
 	what = "bnobt";
 	err = shrink_walk_ag_tree(mp, &xk_bnobt_ops, agno,
-			   &agf->agf_roots[XK_AGF_BNO],
-			   &agf->agf_levels[XK_AGF_BNO], bno_rec, s, NULL);
+				  &agf->agf_roots[XK_AGF_BNO],
+				  &agf->agf_levels[XK_AGF_BNO], bno_rec, s,
+				  NULL);
 	if (err)
 		goto out;
 	if (s->free != xk_be32_get(agf->agf_freeblks)) {
@@ -145,7 +147,7 @@ survey_ag(struct xk_mount *mp, uint32_t agno, uint32_t cut,
 	s->chunk_end = UINT32_MAX;
 	what = "inobt";
 	err = shrink_walk_ag_tree(mp, &xk_inobt_ops, agno, &agi->agi_root,
-			   &agi->agi_level, ino_rec, s, NULL);
+				  &agi->agi_level, ino_rec, s, NULL);
 	if (err)
 		goto out;
 	/* The whole chunk, holes included (the kernel's shrink check). */
@@ -383,8 +385,9 @@ name_owners(struct xk_mount *mp, struct xk_shrink_block *b)
 		return;
 	agf = xk_buf_agf(agfbp);
 	err = shrink_walk_ag_tree(mp, &xk_rmapbt_ops, b->agno,
-			   &agf->agf_roots[XK_AGF_RMAP],
-			   &agf->agf_levels[XK_AGF_RMAP], owners_rec, &c, NULL);
+				  &agf->agf_roots[XK_AGF_RMAP],
+				  &agf->agf_levels[XK_AGF_RMAP], owners_rec,
+				  &c, NULL);
 	xk_buf_release(agfbp);
 	if (!err) {
 		if (c.nino)

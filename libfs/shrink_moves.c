@@ -31,7 +31,7 @@ struct moves_ctx {
 	struct xk_mount		*mp;
 	struct xk_shrink_moves	*m;
 	uint32_t		from, to;
-	int			whole;	/* the AG goes: its own btrees too */
+	int			whole;	/* the AG goes whole */
 	/* The last owner read, and what it is. */
 	uint64_t		ino;
 	uint16_t		mode;
@@ -193,19 +193,19 @@ xk_shrink_moves_survey(struct xk_mount *mp, const struct xk_shrink_plan *p,
 		agf = xk_buf_agf(agfbp);
 		if (c.from < c.to) {
 			what = "rmapbt";
-			err = shrink_walk_ag_tree(mp, &xk_rmapbt_ops, agno,
-					&agf->agf_roots[XK_AGF_RMAP],
-					&agf->agf_levels[XK_AGF_RMAP],
-					moves_rec, &c, NULL);
+			err = shrink_walk_ag_tree(mp, &xk_rmapbt_ops,
+				agno, &agf->agf_roots[XK_AGF_RMAP],
+				&agf->agf_levels[XK_AGF_RMAP], moves_rec, &c,
+				NULL);
 		}
 		if (!err && !c.whole) {
 			struct below_ctx bc = { p->last_new_len, 0 };
 
 			what = "bnobt";
-			err = shrink_walk_ag_tree(mp, &xk_bnobt_ops, agno,
-					&agf->agf_roots[XK_AGF_BNO],
-					&agf->agf_levels[XK_AGF_BNO],
-					below_rec, &bc, NULL);
+			err = shrink_walk_ag_tree(mp, &xk_bnobt_ops,
+				agno, &agf->agf_roots[XK_AGF_BNO],
+				&agf->agf_levels[XK_AGF_BNO], below_rec, &bc,
+				NULL);
 			m->free_below += bc.free;
 		}
 		xk_buf_release(agfbp);
@@ -305,8 +305,9 @@ collect(struct xk_mount *mp, const struct xk_shrink_plan *p,
 			break;
 		agf = xk_buf_agf(agfbp);
 		err = shrink_walk_ag_tree(mp, &xk_rmapbt_ops, agno,
-				&agf->agf_roots[XK_AGF_RMAP],
-				&agf->agf_levels[XK_AGF_RMAP], collect_rec, c, NULL);
+					  &agf->agf_roots[XK_AGF_RMAP],
+					  &agf->agf_levels[XK_AGF_RMAP],
+					  collect_rec, c, NULL);
 		xk_buf_release(agfbp);
 	}
 	if (err)
