@@ -336,12 +336,14 @@ phase_links(struct repair_ctx *rc)
 				       (unsigned long long)e->parent,
 				       (unsigned long long)e->child);
 		}
+		/* Parent 0: the block holding ".." was not read whole. */
 		if (is_dir(c) && c->ino != sb->rootino &&
 		    c->ino != metadir_root(rc) && c->parent != e->parent &&
 		    report(rc, PR_DIR_BAD, "directory", -1, c->ino,
-			   XK_NO_DADDR, "dotdot", "named in directory "
-			   "%llu, but \"..\" says %llu",
-			   (unsigned long long)e->parent,
+			   XK_NO_DADDR, "dotdot", c->parent ? "named in "
+			   "directory %llu, but \"..\" says %llu" : "named "
+			   "in directory %llu, but its \"..\" could not be "
+			   "read", (unsigned long long)e->parent,
 			   (unsigned long long)c->parent)) {
 			/*
 			 * A directory has one name: when ".." names a
