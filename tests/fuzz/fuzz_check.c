@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "../../repair/repair.h"
+#include "../../repair/reasm.h"
 
 #define SEG_BYTES	(128u << 10)
 #define MAX_SEGS	64
@@ -176,6 +177,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		err = repair_check(&rc);
 		if (err && !xk_err_operational(err))
 			abort();
+		/* The device scan's index outlives a pass (as in main.c). */
+		reasm_free(&rc);
 		xk_mount_discard(rc.mp);
 	}
 	close(fd);
