@@ -95,14 +95,8 @@ compare() {
 # mounts it and allocates a file larger than the old free space (with
 # AFTER_FILL set, xfs_repair 6.1 -n checks the result of that too).
 checked() {
-	local name=$1 img=$2 oldfree=$3 bs avail since
-	if ! xfs_repair_clean "$img" "$T/rep.out"; then
-		fail "$name: not clean: $(cat "$T/rep.out")"
-		return
-	fi
-	pass "$name: xfs_repair -n clean"
-	since=$(dmesg | wc -l)
-	loop_mount "$img" || return
+	local name=$1 img=$2 oldfree=$3 bs avail
+	mount_checked "$name" "$img" || return
 	bs=$(stat -f -c %S "$MNT")
 	avail=$(stat -f -c %a "$MNT")
 	if [ "$avail" -le "$oldfree" ]; then
@@ -113,8 +107,7 @@ checked() {
 	else
 		pass "$name: the kernel allocates $(((avail - 256) * bs >> 20)) MiB, more than the $((oldfree * bs >> 20)) MiB free before"
 	fi
-	loop_umount || fail "$name: umount failed"
-	[ -z "$(xfs_kernel_errors "$since")" ] || fail "$name: kernel errors: $(xfs_kernel_errors "$since" | head -2)"
+	umount_checked "$name"
 	[ -z "${AFTER_FILL:-}" ] || xfs_repair -n "$img" >"$T/rep.out" 2>&1 ||
 		fail "$name: not clean for xfs_repair 6.1 after the fill: $(grep -v '^Phase\|^  *-' "$T/rep.out" | tail -3)"
 }

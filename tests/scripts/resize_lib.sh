@@ -66,3 +66,23 @@ crash_at() {
 		pass "crash after $n of $nw writes: NEEDSREPAIR set, xfs_repair 7.2 makes it clean"
 	fi
 }
+
+# mount_checked NAME IMG: xfs_repair -n (6.1 and 7.2) must call IMG clean,
+# then the kernel mounts it; non-zero when either fails.  KLOG_SINCE is
+# the kernel log's length before the mount, for umount_checked.
+mount_checked() {
+	if ! xfs_repair_clean "$2" "$T/rep.out"; then
+		fail "$1: not clean: $(cat "$T/rep.out")"
+		return 1
+	fi
+	pass "$1: xfs_repair -n clean"
+	KLOG_SINCE=$(dmesg | wc -l)
+	loop_mount "$2"
+}
+
+# umount_checked NAME: unmount; no new XFS error in the kernel log.
+umount_checked() {
+	loop_umount || fail "$1: umount failed"
+	[ -z "$(xfs_kernel_errors "$KLOG_SINCE")" ] ||
+		fail "$1: kernel errors: $(xfs_kernel_errors "$KLOG_SINCE" | head -2)"
+}

@@ -58,14 +58,8 @@ populate() {
 # checked NAME IMG SUMS: clean for xfs_repair -n 6.1 and 7.2; the kernel
 # mounts it, every file reads as it did (SUMS) and a new file is written.
 checked() {
-	local name=$1 img=$2 sums=$3 since
-	if ! xfs_repair_clean "$img" "$T/rep.out"; then
-		fail "$name: not clean: $(cat "$T/rep.out")"
-		return
-	fi
-	pass "$name: xfs_repair -n clean"
-	since=$(dmesg | wc -l)
-	loop_mount "$img" || return
+	local name=$1 img=$2 sums=$3
+	mount_checked "$name" "$img" || return
 	if ! (cd "$MNT" && sha256sum --quiet -c "$sums") >"$T/sums.out" 2>&1; then
 		fail "$name: file contents differ after the shrink: $(head -3 "$T/sums.out")"
 	elif ! head -c 3000000 /dev/urandom >"$MNT/new" || ! sync -f "$MNT/new"; then
@@ -73,8 +67,7 @@ checked() {
 	else
 		pass "$name: the kernel mounts it, $(wc -l <"$sums") files intact, a 3 MB file written"
 	fi
-	loop_umount || fail "$name: umount failed"
-	[ -z "$(xfs_kernel_errors "$since")" ] || fail "$name: kernel errors: $(xfs_kernel_errors "$since" | head -2)"
+	umount_checked "$name"
 }
 
 # oracle NAME ORIG BLOCKS: shrink copies of ORIG to BLOCKS with
