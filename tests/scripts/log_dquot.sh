@@ -176,16 +176,11 @@ done
 # A damaged dquot item: the logged dquot's magic ("DQ") is changed and
 # its record's checksum fixed, so only the item is wrong.
 img="$T/keep.img"
-off=$(python3 - "$img" <<'EOF'
-import sys
-d = open(sys.argv[1], 'rb').read()
-# a dquot log format (type 0x123d, 2 regions, native order) is followed
-# by the logged dquot region starting with "DQ" 0x01
-i = d.find(bytes.fromhex('3d120200'))
-j = d.find(b'DQ\x01', i) if i >= 0 else -1
-print(j if 0 <= j - i < 96 else -1)
-EOF
-)
+# A dquot log format (type 0x123d, 2 regions, native order) is followed
+# by the logged dquot, which starts "DQ" version 1.  Only live records
+# are searched: a stale copy in the log, or bytes elsewhere in the image
+# that look alike, must not be taken.
+off=$(log_find_item "$img" 3d120200 445101)
 if [ "$off" -gt 0 ]; then
 	cp --sparse=always "$img" "$T/D.img"
 	poke_log "$T/D.img" "$off" 5851 ||	# "XQ"
@@ -198,7 +193,7 @@ if [ "$off" -gt 0 ]; then
 	elif ! grep -qi "dquot" "$T/d.out"; then
 		fail "damaged dquot item: the message does not name the dquot: $(head -2 "$T/d.out")"
 	else
-		pass "damaged dquot item refused, image unchanged: $(head -1 "$T/d.out" | cut -c1-150)"
+		pass "damaged dquot item refused, image unchanged: $(grep -i -m1 dquot "$T/d.out" | cut -c1-150)"
 	fi
 else
 	fail "could not find a logged dquot to damage"

@@ -118,16 +118,53 @@ host_hex() {
 	printf "%0${1}x" "0x$2" | sed 's/\(..\)/\1 /g' |
 		awk '{for (i = NF; i > 0; i--) printf "%s", $i}'
 }
+# log_daddr IMG: the 512-byte sector where IMG's internal log starts.
+log_daddr() {
+	local logstart
+	logstart=$(xfs_db -r -c 'sb 0' -c 'p logstart' "$1" 2>/dev/null |
+		   awk '{print $3}')
+	xfs_db -r -c "convert fsb $logstart daddr" "$1" 2>/dev/null |
+		sed 's/.*(\([0-9]*\)).*/\1/'
+}
+
+# log_find_item IMG FMT MAGIC: byte offset of a logged region starting
+# with MAGIC (hex) that follows an item format header starting with FMT
+# (hex) within 96 bytes, searched only in the data of the log's live
+# records (xk_logprint -r), oldest first, so the item belongs to a
+# committed transaction.  MAGIC's first two bytes must lie in one
+# sector, clear of its cycle stamp (poke_log's rule).  -1 if none.
+log_find_item() {
+	local img=$1
+	"$LOGPRINT" -r "$img" 2>/dev/null |
+		sed -n 's/^LOG REC AT LSN cycle [0-9]* block \([0-9]*\) .* len \([0-9]*\) .*/\1 \2/p' |
+		python3 -c '
+import sys
+img, daddr, fmt, magic = sys.argv[1], int(sys.argv[2]), bytes.fromhex(sys.argv[3]), bytes.fromhex(sys.argv[4])
+f = open(img, "rb")
+for line in sys.stdin:
+    blk, ln = map(int, line.split())
+    hdr = max(1, -(-ln // 32768))          # v2 header plus extended headers
+    start = (daddr + blk + hdr) * 512
+    f.seek(start)
+    d = f.read(ln)
+    i = d.find(fmt)
+    while i >= 0:
+        j = d.find(magic, i, i + 96)
+        a = start + j
+        if j >= 0 and a % 512 >= 4 and a // 512 == (a + 1) // 512:
+            print(a)
+            sys.exit(0)
+        i = d.find(fmt, i + 1)
+print(-1)' "$img" "$(log_daddr "$img")" "$2" "$3"
+}
+
 # poke_log IMG OFF HEX: write bytes in the log and re-checksum their
 # record; fails when they would cross a block or touch a cycle stamp.
 poke_log() {
-	local img=$1 off=$2 hex=$3 logstart logdaddr rblk hblk
+	local img=$1 off=$2 hex=$3 logdaddr rblk hblk
 	[ $((off / 512)) = $(((off + ${#hex} / 2 - 1) / 512)) ] &&
 		[ $((off % 512)) -ge 4 ] || return 1
-	logstart=$(xfs_db -r -c 'sb 0' -c 'p logstart' "$img" 2>/dev/null |
-		   awk '{print $3}')
-	logdaddr=$(xfs_db -r -c "convert fsb $logstart daddr" "$img" 2>/dev/null |
-		   sed 's/.*(\([0-9]*\)).*/\1/')
+	logdaddr=$(log_daddr "$img")
 	rblk=$((off / 512 - logdaddr))
 	hblk=$("$LOGPRINT" -r "$img" |
 	       sed -n 's/^LOG REC AT LSN cycle [0-9]* block \([0-9]*\) .*/\1/p' |
