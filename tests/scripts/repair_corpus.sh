@@ -67,6 +67,7 @@ make_base() {
 		INO[$p]=$(stat -c %i "$MNT/$p")
 	done
 	loop_umount
+	dig_holes "$img"
 	total=$(wc -l <"$T/tree.base")
 	bsize=$(db_get "$img" "sb 0" blocksize)
 	leaf=$(xfs_db -r -c "inode ${INO[bmbt]}" -c "print u3.bmbt.ptrs[1]" \

@@ -75,26 +75,16 @@ base_kernel() {
 	mkfs.xfs -q -f "$@" "$img" || return 1
 	loop_mount "$img" || return 1
 	populate_all_formats "$MNT" || fail "populate"
-	(cd "$MNT" && getfattr -h -d -m - -- attrs/* 2>/dev/null) |
-		grep = | LC_ALL=C sort >"$T/xattrs.base"
+	attrs_xattrs "$MNT" >"$T/xattrs.base"
 	loop_umount
+	dig_holes "$img"
 	walk "$img" "$T/tree.base" >/dev/null
 }
 
-# xattrs_of IMG: the number of xattrs (name and value) of /attrs/*
-# that are identical to the recorded ones in $T/xattrs.base.  Only for
-# an image xfs_repair -n called clean.
-xattrs_of() {
-	cp --sparse=always "$1" "$T/xa.img"
-	if loop_mount "$T/xa.img"; then
-		(cd "$MNT" && getfattr -h -d -m - -- attrs/* 2>/dev/null) |
-			grep = | LC_ALL=C sort >"$T/xattrs.now"
-		loop_umount
-		LC_ALL=C comm -12 "$T/xattrs.base" "$T/xattrs.now" | wc -l
-	else
-		echo 0
-	fi
-	rm -f "$T/xa.img"
+# xattrs_same FILE: the number of xattrs recorded in FILE by walk
+# (WALK_XATTRS) that are identical to those in $T/xattrs.base.
+xattrs_same() {
+	LC_ALL=C comm -12 "$T/xattrs.base" "$1" | wc -l
 }
 
 # run_case NAME|CMDS: CMDS are xfs_db commands separated by ';'.
@@ -119,18 +109,21 @@ run_case() {
 	if [ "$X72" = 1 ]; then
 		xfs72 xfs_repair -n "$T/c.img" >"$T/x72n.out" 2>&1; x72=$?
 	fi
+	# The kernel image: xattrs count as entries too.
+	local WALK_XATTRS=
+	[ -s "$T/xattrs.base" ] && WALK_XATTRS="$T/xattrs.now"
 	if [ $xr -eq 0 ] && [ "$x72" != 1 ]; then
 		kern=$(walk "$T/c.img" "$T/tree.ours")
 		[ -z "$kern" ] && kern=ok
 		ours=$(preserved "$T/tree.ours")
+		[ -n "$WALK_XATTRS" ] && [ "$kern" = ok ] &&
+			ours=$((ours + $(xattrs_same "$WALK_XATTRS")))
 	fi
-	# The kernel image: xattrs count as entries too.
-	[ -s "$T/xattrs.base" ] && [ "$kern" = ok ] &&
-		ours=$((ours + $(xattrs_of "$T/c.img")))
 	if theirs_needed "$ours" "$TOTAL"; then
+		rm -f "$T/xattrs.now"
 		theirs=$(xfs_repair_kept "$T/x.img")
-		[ -s "$T/xattrs.base" ] && [ "$theirs" -gt 0 ] &&
-			theirs=$((theirs + $(xattrs_of "$T/x.img")))
+		[ -n "$WALK_XATTRS" ] && [ "$theirs" -gt 0 ] &&
+			theirs=$((theirs + $(xattrs_same "$WALK_XATTRS")))
 	else
 		theirs=-
 	fi

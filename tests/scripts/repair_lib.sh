@@ -27,20 +27,31 @@ entries_xattrs() {
 }
 
 # walk IMG OUT: mount a copy of IMG, record its entries in OUT, unmount;
-# prints the new XFS errors of the kernel log, if any.
+# prints the new XFS errors of the kernel log, if any.  With WALK_XATTRS
+# set to a file, the xattrs (name=value) of the entries under /attrs go
+# there too, sorted, from the same mount.
 walk() {
 	local before
 	cp --sparse=always "$1" "$T/walk.img"
 	before=$(dmesg | wc -l)
 	if ! loop_mount "$T/walk.img"; then
 		: >"$2"
+		[ -n "${WALK_XATTRS:-}" ] && : >"$WALK_XATTRS"
 		echo "mount failed"
 		return 1
 	fi
 	entries "$MNT" >"$2"
+	[ -n "${WALK_XATTRS:-}" ] && attrs_xattrs "$MNT" >"$WALK_XATTRS"
 	loop_umount
 	rm -f "$T/walk.img"
 	xfs_kernel_errors "$before" | head -3
+}
+
+# attrs_xattrs MNT: every xattr (name=value) of the entries under
+# MNT/attrs, sorted.
+attrs_xattrs() {
+	(cd "$1" && getfattr -h -d -m - -- attrs/* 2>/dev/null) |
+		grep = | LC_ALL=C sort
 }
 
 # preserved TREE: entries of TREE identical (path, type, content) to the
