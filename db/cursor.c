@@ -360,17 +360,19 @@ db_cmd_type(struct db_ctx *c, int argc, char **argv)
 				    (uint32_t)(agbno << mp->g.inopblog)), 1) ?
 		       1 : 0;
 	}
+	/*
+	 * As in xfs_db 7.2, raw data after a retype covers what the object
+	 * covered (an inode: that inode alone); other types take their own
+	 * length, and the type the object already has leaves it as it is.
+	 */
+	if (t != loc.type && strcmp(t->name, "data") != 0)
+		loc.len = db_type_len(c, t);
 	if (loc.type->is_inode) {
 		loc.daddr += loc.ioff >> XK_BBSHIFT;
 		loc.ino = 0;
+		if (t != loc.type && strcmp(t->name, "data") == 0)
+			loc.len = c->mp->g.inodesize;
 	}
-	/*
-	 * As in xfs_db, raw data after a retype is one sector; the type the
-	 * object already has leaves it as it is (fsblock's whole block).
-	 */
-	if (t != loc.type)
-		loc.len = strcmp(t->name, "data") ? db_type_len(c, t) :
-			  XK_BBSIZE;
 	loc.type = t;
 	return db_set_cur(c, &loc, 1) ? 1 : 0;
 }

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Filesystem-level information: label, uuid, version (feature names),
- * hash (directory/attribute name hash), convert (address units), freesp
- * (free extent size histogram from the bnobt) and frag (extents per
- * file, from every allocated inode found through the inobt).
+ * hash (directory/attribute name hash), convert (address units) and frag
+ * (extents per file, from every allocated inode found through the inobt).
+ * freesp has a file of its own.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -291,94 +291,6 @@ db_cmd_convert(struct db_ctx *c, int argc, char **argv)
 	db_out(c, "0x%llx (%llu)", (unsigned long long)out,
 	       (unsigned long long)out);
 	return 0;
-}
-
-/* ---- freesp ---- */
-
-/*
- * Power-of-two buckets, the last one stretched to the AG size (as
- * xfs_db shows it); AGFL blocks count as free single blocks.
- */
-struct hist {
-	uint64_t	ext[64], blk[64];
-	uint64_t	total;
-	int		last;
-};
-
-static void
-hist_add(struct hist *h, uint64_t len)
-{
-	int b = 0;
-
-	while (b < 63 && (1ULL << (b + 1)) <= len)
-		b++;
-	if (b > h->last)
-		b = h->last;
-	h->ext[b]++;
-	h->blk[b] += len;
-	h->total += len;
-}
-
-static int
-freesp_rec(void *ctx, const void *rec)
-{
-	const struct xk_alloc_rec *r = rec;
-
-	hist_add(ctx, xk_be32_get(r->ar_blockcount));
-	return 0;
-}
-
-int
-db_cmd_freesp(struct db_ctx *c, int argc, char **argv)
-{
-	struct xk_mount *mp = c->mp;
-	struct hist h;
-	int rc = 0;
-
-	(void)argc;
-	(void)argv;
-	memset(&h, 0, sizeof(h));
-	while (h.last < 62 && (1ULL << (h.last + 1)) < mp->g.agblocks)
-		h.last++;
-	for (uint32_t ag = 0; ag < mp->g.agcount; ag++) {
-		struct xk_btree_walk w;
-		struct xk_buf *bp;
-		const struct xk_agf *agf;
-
-		if (xk_agf_read(mp, ag, 0, &bp)) {
-			db_err(c, "AGF %u cannot be read; skipping its AG", ag);
-			rc = 1;
-			continue;
-		}
-		agf = xk_buf_agf(bp);
-		memset(&w, 0, sizeof(w));
-		w.ops = &xk_bnobt_ops;
-		w.agno = ag;
-		w.root = xk_be32_get(agf->agf_roots[XK_AGF_BNO]);
-		w.levels = xk_be32_get(agf->agf_levels[XK_AGF_BNO]);
-		w.ctx = &h;
-		w.rec_fn = freesp_rec;
-		for (uint32_t i = 0; i < xk_be32_get(agf->agf_flcount) &&
-		     i < mp->g.agfl_size; i++)
-			hist_add(&h, 1);
-		xk_buf_release(bp);
-		if (xk_btree_walk(mp, &w)) {
-			db_err(c, "bnobt of AG %u is damaged", ag);
-			rc = 1;
-		}
-	}
-	db_out(c, "%7s %7s %7s %7s %6s", "from", "to", "extents", "blocks",
-	       "pct");
-	for (int b = 0; b < 64; b++)
-		if (h.ext[b])
-			db_out(c, "%7llu %7llu %7llu %7llu %6.2f",
-			       1ULL << b, b == h.last ?
-			       (unsigned long long)mp->g.agblocks :
-			       (1ULL << (b + 1)) - 1,
-			       (unsigned long long)h.ext[b],
-			       (unsigned long long)h.blk[b],
-			       h.total ? h.blk[b] * 100.0 / h.total : 0.0);
-	return rc;
 }
 
 /* ---- frag ---- */

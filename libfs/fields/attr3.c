@@ -91,6 +91,19 @@ nv_remote(const struct xk_fctx *c, size_t base)
 	return !nv_local(c, base);
 }
 
+/* A parent pointer's value is a record naming the directory. */
+static int
+nv_parent(const struct xk_fctx *c, size_t base)
+{
+	return nv_local(c, base) && (nv_flags(c, base) & XK_ATTR_PARENT);
+}
+
+static int
+nv_local_value(const struct xk_fctx *c, size_t base)
+{
+	return nv_local(c, base) && !nv_parent(c, base);
+}
+
 static uint32_t
 local_name_bits(const struct xk_fctx *c, size_t base)
 {
@@ -127,8 +140,18 @@ static const struct xk_field nv_fields[] = {
 	R("namelen", 2, 0, 8, XK_FK_UINT, .present = nv_local),
 	R("name", 3, 0, 0, XK_FK_CHARS, .present = nv_local,
 	  .bits_fn = local_name_bits),
-	R("value", 0, 0, 0, XK_FK_CHARS, .present = nv_local,
+	R("value", 0, 0, 0, XK_FK_CHARS, .present = nv_local_value,
 	  .elem_fn = local_value_at, .bits_fn = local_value_bits),
+	S("parent_dir", 0, xk_parent_rec_fields, .present = nv_parent,
+	  .elem_fn = local_value_at, .stride = sizeof(struct xk_parent_rec)),
+	FEND
+};
+
+/* A parent pointer's value, as xfs_db names its parts. */
+const struct xk_field xk_parent_rec_fields[] = {
+	F("inumber", struct xk_parent_rec, p_ino, XK_FK_UINT,
+	  .unit = XK_FU_INO, .next = "inode"),
+	F("gen", struct xk_parent_rec, p_gen, XK_FK_UINT),
 	FEND
 };
 
@@ -145,6 +168,7 @@ static const struct xk_field entry_fields[] = {
 	R("root", 6, 6, 1, XK_FK_UINT),
 	R("secure", 6, 5, 1, XK_FK_UINT),
 	R("local", 6, 7, 1, XK_FK_UINT),
+	R("parent", 6, 4, 1, XK_FK_UINT),
 	FEND
 };
 

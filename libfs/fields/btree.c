@@ -209,16 +209,21 @@ static const struct xk_field rmap_rec_fields[] = {
 	FEND
 };
 
-/* Node keys are (low, high) pairs: each 20 bytes, no unwritten bit. */
+/*
+ * Node keys are (low, high) pairs, each 20 bytes.  Newer kernels keep
+ * the unwritten bit in keys too, and xfs_db 7.2 shows it.
+ */
 static const struct xk_field rmap_key_fields[] = {
 	R("startblock", 0, 0, 32, XK_FK_UINT, .unit = XK_FU_AGBLOCK),
 	R("owner", 4, 0, 64, XK_FK_INT),
 	R("offset", 12, 10, 54, XK_FK_UINT),
+	R("extentflag", 12, 2, 1, XK_FK_UINT),
 	R("attrfork", 12, 0, 1, XK_FK_UINT),
 	R("bmbtblock", 12, 1, 1, XK_FK_UINT),
 	R("startblock_hi", 20, 0, 32, XK_FK_UINT, .unit = XK_FU_AGBLOCK),
 	R("owner_hi", 24, 0, 64, XK_FK_INT),
 	R("offset_hi", 32, 10, 54, XK_FK_UINT),
+	R("extentflag_hi", 32, 2, 1, XK_FK_UINT),
 	R("attrfork_hi", 32, 0, 1, XK_FK_UINT),
 	R("bmbtblock_hi", 32, 1, 1, XK_FK_UINT),
 	FEND

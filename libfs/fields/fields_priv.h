@@ -45,6 +45,7 @@ extern const struct xk_field xk_bmbt_rec_fields[];
 extern const struct xk_field xk_bmbt_key_fields[];
 extern const struct xk_field xk_da3_blkinfo_fields[];
 extern const struct xk_field xk_da3_node_fields[];
+extern const struct xk_field xk_parent_rec_fields[];
 int xk_fp_da_magic_is(const struct xk_fctx *c, uint16_t magic);
 
 #endif /* XFSKIT_FIELDS_PRIV_H */

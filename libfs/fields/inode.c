@@ -59,14 +59,6 @@ not_metafile(const struct xk_fctx *c, size_t base)
 	return core(c) && !metafile(c, base);
 }
 
-/* xfs_db shows the metadata flag only where the feature exists. */
-static int
-metadir_fs(const struct xk_fctx *c, size_t base)
-{
-	(void)base;
-	return core(c) && c->has_metadir;
-}
-
 static const struct xk_field core_fields[] = {
 	DI("magic", di_magic, XK_FK_HEX),
 	DI("mode", di_mode, XK_FK_OCT),
@@ -79,6 +71,9 @@ static const struct xk_field core_fields[] = {
 	DI("nlinkv2", di_nlink, XK_FK_UINT),
 	DI("projid_lo", di_projid_lo, XK_FK_UINT),
 	DI("projid_hi", di_projid_hi, XK_FK_UINT),
+	/* nrext64's 64-bit count sits where the pad and flush counter
+	 * were: xfs_db prints fields in their on-disk order. */
+	DI("nextents", di_big_nextents, XK_FK_UINT, .present = nrext64),
 	DI("atime.sec", di_atime, XK_FK_TIME),
 	DI("atime.nsec", di_atime, XK_FK_NSEC),
 	DI("mtime.sec", di_mtime, XK_FK_TIME),
@@ -89,7 +84,6 @@ static const struct xk_field core_fields[] = {
 	DI("nblocks", di_nblocks, XK_FK_UINT),
 	DI("extsize", di_extsize, XK_FK_UINT),
 	DI("nextents", di_nextents, XK_FK_UINT, .present = small_ext),
-	DI("nextents", di_big_nextents, XK_FK_UINT, .present = nrext64),
 	DI("naextents", di_anextents, XK_FK_UINT, .present = small_ext),
 	DI("naextents", di_big_anextents, XK_FK_UINT, .present = nrext64),
 	DI("forkoff", di_forkoff, XK_FK_UINT),
@@ -130,8 +124,7 @@ static const struct xk_field v3_fields[] = {
 	FLAG2("dax", 0),
 	FLAG2("bigtime", 3),
 	FLAG2("nrext64", 4),
-	B("metadata", struct xk_dinode, di_flags2, 63 - 5, 1, XK_FK_UINT,
-	  .present = metadir_fs),
+	B("metadata", struct xk_dinode, di_flags2, 63 - 5, 1, XK_FK_UINT),
 	FEND
 };
 
@@ -425,14 +418,30 @@ sfattr_vlen_bits(const struct xk_fctx *c, size_t base)
 	return (uint32_t)fp_get(c, base + 1, 1) * 8;
 }
 
+/* A parent pointer's value is a record naming the directory. */
+static int
+sfattr_parent(const struct xk_fctx *c, size_t base)
+{
+	return (fp_get(c, base + 2, 1) & XK_ATTR_PARENT) != 0;
+}
+
+static int
+sfattr_not_parent(const struct xk_fctx *c, size_t base)
+{
+	return !sfattr_parent(c, base);
+}
+
 static const struct xk_field sfattr_entry_fields[] = {
 	R("namelen", 0, 0, 8, XK_FK_UINT),
 	R("valuelen", 1, 0, 8, XK_FK_UINT),
 	R("root", 2, 6, 1, XK_FK_UINT),
 	R("secure", 2, 5, 1, XK_FK_UINT),
+	R("parent", 2, 4, 1, XK_FK_UINT),
 	R("name", 3, 0, 0, XK_FK_CHARS, .bits_fn = sf_name_bits),
 	R("value", 0, 0, 0, XK_FK_CHARS, .elem_fn = sfattr_value,
-	  .bits_fn = sfattr_vlen_bits),
+	  .bits_fn = sfattr_vlen_bits, .present = sfattr_not_parent),
+	S("parent_dir", 0, xk_parent_rec_fields, .elem_fn = sfattr_value,
+	  .stride = sizeof(struct xk_parent_rec), .present = sfattr_parent),
 	FEND
 };
 

@@ -13,12 +13,23 @@
 # bmbt blocks -- the whole output of "print" (and of some "print FIELD"
 # forms) must equal xfs_db's, line for line.
 #
-# Documented differences: none in print output.  Error messages and
-# verifier verdicts (stderr for both tools) differ and are not compared; dquot blocks are not compared because the
-# kernels this runs on may lack quota support, so they cannot be made.
+# The oracle is xfs_db 7.2, the newest: where 6.1 prints less (no
+# v3.metadata, no attr "parent" flag or decoded parent pointers, rmap
+# keys without the unwritten flag, raw data one sector long, freesp
+# without its cumulative columns), xfskit-db prints as 7.2 does.  A
+# second image, made by mkfs.xfs 7.2 with its defaults (parent pointers,
+# nrext64), has its parent pointers compared too.
+#
+# Documented differences: none in print output.  freesp -h follows the
+# man page (buckets from the given lower ends), as 6.1 does; 7.2 puts
+# everything in one bucket there, so -h is compared with 6.1's first
+# five columns.  Error messages and verifier verdicts (stderr for both
+# tools) differ and are not compared; dquot blocks are made by xfskit-db
+# (the kernels this runs on may lack quota support).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/populate.sh"
 need_xfsprogs
+need_xfs72
 
 IMG="$T/p.img"
 mkfs_xfs_image "$IMG" 320m -m rmapbt=1,reflink=1 || fail "mkfs.xfs failed"
@@ -64,7 +75,7 @@ compare() {
 	for a in "${cmds[@]}"; do
 		args+=(-c "$a")
 	done
-	out1=$(xfs_db -r "${args[@]}" "$IMG" 2>/dev/null)
+	out1=$(xfs72 xfs_db -r "${args[@]}" "$IMG" 2>/dev/null)
 	leak_check_sampled "$compared"
 	out2=$("$DB" -r "${args[@]}" "$IMG" 2>"$T/db.err")
 	rc=$?
@@ -171,7 +182,19 @@ compare "agf 1|addr cntroot|type bnobt|print"
 # bmap and freesp agree too.
 compare "inode $I_BMBT|bmap"
 compare "inode $I_NODE|bmap"
-compare "freesp"
+for o in "" "-s" "-e 1000 -s" "-m 3" "-a 1 -a 3 -d" "-c -d -s" "-A 4 -s" \
+	 "-b -e 5" "-x" "extra"; do
+	compare "freesp $o"
+done
+# freesp -h: the buckets 6.1 makes (7.2 makes one), its five columns.
+h61=$(xfs_db -r -c "freesp -h 1 -h 5 -h 3000 -s" "$IMG" 2>&1)
+hus=$("$DB" -r -c "freesp -h 5 -h 3000 -s" "$IMG" 2>&1 |
+      sed -E 's/^(( +[^ ]+){4}) +([^ ]+)( +[^ ]+){2}$/\1 \3/')
+if [ "$(echo "$h61" | tr -s ' ')" = "$(echo "$hus" | tr -s ' ')" ]; then
+	pass "freesp -h: the buckets of xfs_db 6.1 and the man page"
+else
+	fail "freesp -h differs from xfs_db 6.1: $(diff <(echo "$h61") <(echo "$hus") | head -6)"
+fi
 
 # A quota record, written field by field, shown by both.
 agblklog=$(db_get "$IMG" sb agblklog)
@@ -215,6 +238,27 @@ edit_same "inode $I_SPARSE|fuzz -d u3.bmx[1].blockcount ones"
 edit_same "inode $I_ASF|fuzz -d a.sfattr.list[2].secure firstbit"
 edit_same "inode $I_SF|fuzz -d u3.sfdir3.list[1].name zeroes"
 echo "$edits edits in variable structures matched xfs_db"
+
+# mkfs.xfs 7.2's defaults: parent pointers (short-form and leaf attr
+# forks full of them), nrext64 (the 64-bit extent count's place).
+IMG="$T/72.img"
+truncate -s 320m "$IMG"
+xfs72 mkfs.xfs -q -f "$IMG" >"$T/mkfs72.out" 2>&1 || { fail "mkfs.xfs 7.2: $(head -2 "$T/mkfs72.out")"; finish; }
+loop_mount "$IMG" || finish
+mkdir "$MNT/d"
+echo data >"$MNT/d/f"
+setfattr -n user.note -v hello "$MNT/d/f"
+for i in $(seq 1 30); do ln "$MNT/d/f" "$MNT/d/link_with_a_long_name_$i"; done
+echo one >"$MNT/one"
+I_MANY=$(ino d/f) I_ONE=$(ino one) I_D=$(ino d)
+loop_umount || fail "umount failed"
+for i in 128 "$I_D" "$I_ONE" "$I_MANY"; do
+	compare "inode $i|print"
+done
+compare "inode $I_MANY|ablock 0|print"
+compare "inode $I_ONE|print a.sfattr.list[0].parent_dir a.sfattr.list[0].parent"
+compare "inode $I_MANY|ablock 0|print nvlist[1].parent_dir.inumber"
+compare "inode $I_MANY|ablock 0|print entries[1].parent nvlist[1].name"
 
 echo "compared $compared outputs ($lines lines) with xfs_db"
 [ "$compared" -ge 60 ] || fail "only $compared comparisons ran"

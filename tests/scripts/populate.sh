@@ -28,12 +28,13 @@ populate_all_formats() {
 	mkfifo "$m/links/fifo"
 	touch "$m/attrs/sf" "$m/attrs/leaf" "$m/attrs/node" "$m/attrs/remote"
 	# One process sets every xattr (a setfattr per xattr cost the suite
-	# a thousand processes an image).  The btree file's remote values
-	# are interleaved with another file's blocks so that its attr fork
-	# has too many extents for the inode: btree.  The spacer's blocks
-	# come from fallocate, one at a time: a written, open file would
-	# get speculative preallocation, and a loaded machine's writeback
-	# could then leave the attr blocks contiguous (extents format).
+	# a thousand processes an image).  The btree file gets 60 remote
+	# values, each in its own range of the attr fork's offsets, then
+	# every other one is removed: the holes left between the ranges
+	# split the mapping into 30 extents whatever blocks the allocator
+	# chose, too many for the inode, so the fork is a btree.  (Making
+	# the blocks discontiguous instead, by interleaving another file's,
+	# was at the mercy of the allocator on a loaded machine.)
 	python3 - "$m" <<'PY' || return 1
 import os, sys
 m = sys.argv[1]
@@ -47,12 +48,12 @@ for i in range(1, 31):
 for i in range(1, 801):
     put("node", "user.attribute_number_%d" % i, "some_value_%d" % i)
 put("remote", "user.big", "v" * 20000)
-open(os.path.join(m, "attrs", "btree"), "a").close()
-fd = os.open(os.path.join(m, "attrs", "spacer"), os.O_WRONLY | os.O_CREAT, 0o644)
+bt = os.path.join(m, "attrs", "btree")
+open(bt, "a").close()
 for i in range(1, 61):
     put("btree", "user.v%d" % i, "a" * 5000)
-    os.posix_fallocate(fd, i * 4096, 4096)
-os.close(fd)
+for i in range(2, 61, 2):
+    os.removexattr(bt, "user.v%d" % i)
 PY
 	sync
 }
