@@ -62,7 +62,8 @@ const struct db_cmd db_cmds[] = {
 	  "move to the next location in the history", NULL, 0 },
 	{ "frag", {NULL}, "", db_cmd_frag,
 	  "report file fragmentation", NULL, 0 },
-	{ "freesp", {NULL}, "", db_cmd_freesp,
+	{ "freesp", {NULL}, "[-bcds] [-A alignment] [-a agno]... [-e binsize] "
+	  "[-h h1]... [-m binmult]", db_cmd_freesp,
 	  "show a histogram of free space extent sizes", NULL, 0 },
 	{ "fsblock", {"fsb"}, "fsb", db_cmd_fsblock,
 	  "set address to a filesystem block", NULL, 0 },
@@ -114,7 +115,7 @@ const struct db_cmd db_cmds[] = {
 	  "print the fields of the current object",
 	  "With no argument print every field; otherwise the named ones, "
 	  "for example core.mode, u3.bmx[0], recs[2].startblock.", 0 },
-	{ "push", {NULL}, "[command]", db_cmd_push,
+	{ "push", {NULL}, "[command [arg]...]", db_cmd_push,
 	  "push the current location onto the stack", NULL, 0 },
 	{ "quit", {"q"}, "", cmd_quit, "exit xfskit-db", NULL, 0 },
 	{ "scan", {NULL}, "[-c] [-r] [-g] [-t type]... [-o owner] [-T threads] "
@@ -234,6 +235,42 @@ tokenize(char *s, char **argv)
 	return argc;
 }
 
+/*
+ * The argument counts a command takes, read from its synopsis: a word
+ * in brackets is optional, any other is required; a synopsis with
+ * options or "..." leaves the count to the command.  Returns 0 when
+ * argc fits, else says so as xfs_db does.
+ */
+static int
+check_arg_count(struct db_ctx *c, const struct db_cmd *cmd, int argc)
+{
+	const char *p = cmd->args;
+	int min = 0, max = 0, n = argc - 1;
+
+	if (strstr(p, "...") || strchr(p, '-'))
+		return 0;
+	while (*p) {
+		while (*p == ' ')
+			p++;
+		if (!*p)
+			break;
+		if (*p != '[')
+			min++;
+		max++;
+		while (*p && *p != ' ')
+			p++;
+	}
+	if (n >= min && n <= max)
+		return 0;
+	if (min == max)
+		db_err(c, "bad argument count %d to %s, expected %d arguments",
+		       n, cmd->name, min);
+	else
+		db_err(c, "bad argument count %d to %s, expected between %d "
+		       "and %d arguments", n, cmd->name, min, max);
+	return 1;
+}
+
 int
 db_run_line(struct db_ctx *c, const char *line)
 {
@@ -252,6 +289,8 @@ db_run_line(struct db_ctx *c, const char *line)
 	cmd = db_cmd_find(argv[0]);
 	if (!cmd) {
 		db_err(c, "command %s not found", argv[0]);
+		rc = 1;
+	} else if (check_arg_count(c, cmd, argc)) {
 		rc = 1;
 	} else if (cmd->writes && c->readonly) {
 		db_err(c, "%s: not allowed on a filesystem opened read-only "

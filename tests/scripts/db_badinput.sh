@@ -47,6 +47,15 @@ expect 1 "file data block is unmapped" -r -c "inode 128" -c "dblock 5" "$IMG"
 expect 1 "no current" -r -c "print" "$IMG"
 expect 1 "empty" -r -c pop "$IMG"
 expect 1 "usage" -r -c "convert fsblock" "$IMG"
+# Arguments a command does not take: refused, with xfs_db's words.
+for c in "sb 0 1" "stack foo" "inode 128 5" "hash" "frag -v" "check -s"; do
+	want=$(xfs_db -r -c "$c" "$IMG" 2>/dev/null | grep -m1 'bad argument count')
+	[ -n "$want" ] || want="bad argument count"
+	expect 1 "$want" -r -c "$c" "$IMG"
+done
+expect 1 "freesp arguments: " -r -c "freesp -b -e 5" "$IMG"
+expect 1 "-e wants a number of at least 1" -r -c "freesp -e 0" "$IMG"
+expect 1 "AG 7 does not exist" -r -c "freesp -a 7" "$IMG"
 # Edits: refused under -r and without -x; the image is untouched.
 expect 1 "read-only" -r -c sb -c "write magicnum 0" "$IMG"
 expect 1 "read-only" -r -x -c sb -c "fuzz -d magicnum zeroes" "$IMG"

@@ -56,7 +56,7 @@ done
 [ "$n" -ge 30 ] || fail "help lists only $n commands"
 # Every command is in the man page.
 for cmd in $(awk '{ print $1 }' "$T/help"); do
-	grep -q "^\.BI\? $cmd\( \|$\)" "$XK_SRCDIR/man/xfskit-db.8" ||
+	grep -q "^\.BI\? \"\?$cmd\( \|$\)" "$XK_SRCDIR/man/xfskit-db.8" ||
 		fail "man page lacks $cmd"
 done
 
