@@ -152,6 +152,11 @@ basic_sizes(const struct mkfs_cli *cli, struct mkfs_cfg *cfg,
 	}
 	cfg->blocklog = log2_of(cfg->blocksize);
 	cfg->crc = flag(&cli->crc, 1);
+	if (!cfg->crc && flag(&cli->metadir, 0)) {
+		fprintf(stderr, "metadata directory not supported without CRC "
+			"support\n");
+		return 1;
+	}
 	if (!cfg->crc) {
 		fprintf(stderr, "V4 filesystems are deprecated and are not "
 			"supported by xfskit-mkfs: crc=0 is refused.\n");
@@ -233,6 +238,23 @@ basic_sizes(const struct mkfs_cli *cli, struct mkfs_cfg *cfg,
 		return 1;
 	}
 	cfg->ialign = 1;
+	/*
+	 * The metadata directory tree needs exchange-range (on unless set
+	 * off, as mkfs.xfs 7.2 refuses).  With a realtime volume it also
+	 * needs realtime groups, which are not made here.
+	 */
+	cfg->metadir = flag(&cli->metadir, 0);
+	if (cfg->metadir && cli->exchange.set && !cli->exchange.num) {
+		fprintf(stderr, "metadir not supported without exchange-range "
+			"support\n");
+		return 1;
+	}
+	if (cfg->metadir && cli->rtdev.set) {
+		fprintf(stderr, "-m metadir=1 with a realtime volume needs "
+			"realtime groups, which xfskit-mkfs does not make "
+			"yet; nothing was written.\n");
+		return 1;
+	}
 	cfg->finobt = flag(&cli->finobt, 1);
 	/* Not with a classic realtime section (see rtdev_info). */
 	cfg->rmapbt = flag(&cli->rmapbt, !cli->rtdev.set);
@@ -248,12 +270,8 @@ basic_sizes(const struct mkfs_cli *cli, struct mkfs_cfg *cfg,
 	cfg->nrext64 = flag(&cli->nrext64, 1);
 	cfg->parent = flag(&cli->parent, 0);
 	cfg->exchange = flag(&cli->exchange, 0);
-	if (flag(&cli->metadir, 0)) {
-		fprintf(stderr, "-m metadir=1 (the metadata directory tree) "
-			"is not supported by xfskit-mkfs yet; nothing was "
-			"written.\n");
-		return 1;
-	}
+	if (cfg->metadir)
+		cfg->exchange = 1;
 	autofsck_choice(cli, cfg);
 	if (cli->cowextsize.set && cli->cowextsize.num && !cfg->reflink) {
 		fprintf(stderr, "cowextsize not supported without reflink "
@@ -716,6 +734,24 @@ root_hints(const struct mkfs_cli *cli, struct mkfs_cfg *cfg)
 	return 0;
 }
 
+/*
+ * A metadata directory filesystem always has realtime groups; with no
+ * realtime volume, none of them, but the size a group would have all
+ * the same, as mkfs.xfs 7.2 records it: 1 TiB of blocks in whole
+ * realtime extents, and the log2 of its blocks rounded up.
+ */
+static void
+metadir_rtgroups(struct mkfs_cfg *cfg)
+{
+	struct xk_sb *sb = &cfg->sb;
+	uint64_t blocks = (1ULL << 40) >> cfg->blocklog;
+
+	sb->rgcount = 0;
+	sb->rgextents = (uint32_t)(blocks / sb->rextsize);
+	sb->rgblklog = (uint8_t)log2_roundup((uint64_t)sb->rgextents *
+					     sb->rextsize);
+}
+
 /* The superblock fields that depend only on the layout so far. */
 static void
 sb_start(struct mkfs_cfg *cfg)
@@ -802,10 +838,16 @@ sb_start(struct mkfs_cfg *cfg)
 		sb->rextslog = xk_rt_extslog(sb->rextents);
 		sb->frextents = sb->rextents;
 	}
+	if (cfg->metadir) {
+		sb->features_incompat |= XK_SB_FEAT_INCOMPAT_METADIR;
+		metadir_rtgroups(cfg);
+	}
 	sb->imax_pct = (uint8_t)cfg->imaxpct;
 	sb->unit = cfg->dsunit;
 	sb->width = cfg->dswidth;
 	sb->rootino = sb->rbmino = sb->rsumino = XK_NULLFSINO;
+	if (cfg->metadir)
+		sb->metadirino = XK_NULLFSINO;	/* placed by the writer */
 }
 
 static uint64_t

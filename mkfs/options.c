@@ -133,7 +133,7 @@ mkfs_usage(FILE *f)
 "                              file or device logdev= (its whole size\n"
 "                              unless size= is given)\n"
 "  -m crc=1,finobt=0|1,rmapbt=0|1,reflink=0|1,bigtime=0|1,\n"
-"     inobtcount=0|1,metadir=0,uuid=UUID,\n"
+"     inobtcount=0|1,metadir=0|1,uuid=UUID,\n"
 "     autofsck=0|1|none|check|optimize|repair\n"
 "                              metadata features\n"
 "  -n size=num,version=2,ftype=1,parent=0|1\n"
