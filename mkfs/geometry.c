@@ -137,6 +137,32 @@ autofsck_choice(const struct mkfs_cli *cli, struct mkfs_cfg *cfg)
 	cfg->autofsck = w;
 }
 
+/*
+ * -m uquota and the others, as mkfs.xfs 7.2 records them: accounting,
+ * and enforcement unless "noenforce", in sb_qflags with the quota
+ * version bit; they need (and turn on) the metadata directory tree.
+ * Nothing else (no quota inode, nothing checked yet: the
+ * kernel makes the quota files at the first quota mount).  A kernel
+ * mounting without quotas resets the flags.
+ */
+static void
+quota_flags(const struct mkfs_cli *cli, struct mkfs_cfg *cfg)
+{
+	cfg->qflags = 0;
+	if (flag(&cli->uquota, 0))
+		cfg->qflags |= XK_UQUOTA_ACCT | XK_UQUOTA_ENFD;
+	if (flag(&cli->uqnoenforce, 0))
+		cfg->qflags |= XK_UQUOTA_ACCT;
+	if (flag(&cli->gquota, 0))
+		cfg->qflags |= XK_GQUOTA_ACCT | XK_GQUOTA_ENFD;
+	if (flag(&cli->gqnoenforce, 0))
+		cfg->qflags |= XK_GQUOTA_ACCT;
+	if (flag(&cli->pquota, 0))
+		cfg->qflags |= XK_PQUOTA_ACCT | XK_PQUOTA_ENFD;
+	if (flag(&cli->pqnoenforce, 0))
+		cfg->qflags |= XK_PQUOTA_ACCT;
+}
+
 /* Step 1 to 3: sizes and features that need no device. */
 static int
 basic_sizes(const struct mkfs_cli *cli, struct mkfs_cfg *cfg,
@@ -239,11 +265,18 @@ basic_sizes(const struct mkfs_cli *cli, struct mkfs_cfg *cfg,
 	}
 	cfg->ialign = 1;
 	/*
-	 * The metadata directory tree needs exchange-range (on unless set
-	 * off, as mkfs.xfs 7.2 refuses).  With a realtime volume it also
-	 * needs realtime groups, which are not made here.
+	 * The metadata directory tree (on with quota flags) needs
+	 * exchange-range (on unless set off, as mkfs.xfs 7.2 refuses).
+	 * With a realtime volume it also needs realtime groups, which are
+	 * not made here.
 	 */
-	cfg->metadir = flag(&cli->metadir, 0);
+	quota_flags(cli, cfg);
+	cfg->metadir = flag(&cli->metadir, cfg->qflags != 0);
+	if (cfg->qflags && !cfg->metadir) {
+		fprintf(stderr, "persistent quota flags not supported without "
+			"metadir support\n");
+		return 1;
+	}
 	if (cfg->metadir && cli->exchange.set && !cli->exchange.num) {
 		fprintf(stderr, "metadir not supported without exchange-range "
 			"support\n");
@@ -837,6 +870,10 @@ sb_start(struct mkfs_cfg *cfg)
 						    cfg->blocksize);
 		sb->rextslog = xk_rt_extslog(sb->rextents);
 		sb->frextents = sb->rextents;
+	}
+	if (cfg->qflags) {
+		sb->qflags = cfg->qflags;
+		sb->versionnum |= XK_SB_VERSION_QUOTABIT;
 	}
 	if (cfg->metadir) {
 		sb->features_incompat |= XK_SB_FEAT_INCOMPAT_METADIR;

@@ -48,6 +48,9 @@ struct mkfs_cli {
 	struct mkfs_val	logdev, lfile;	/* -l logdev=, -l file */
 	struct mkfs_val	crc, finobt, rmapbt, reflink, bigtime;
 	struct mkfs_val	inobtcount, metadir;
+	/* -m uquota ... pqnoenforce: quota flags in the superblock. */
+	struct mkfs_val	uquota, gquota, pquota;
+	struct mkfs_val	uqnoenforce, gqnoenforce, pqnoenforce;
 	struct mkfs_val	autofsck;	/* str: none/check/optimize/repair */
 	struct mkfs_val	uuid;
 	struct mkfs_val	dirsize, ftype, parent;
@@ -91,6 +94,7 @@ struct mkfs_cfg {
 	int		parent;		/* parent pointers (-n parent=1) */
 	int		exchange;	/* exchange-range (-i exchange=1) */
 	int		metadir;	/* metadata directory tree (-m metadir=1) */
+	uint16_t	qflags;		/* sb_qflags (-m uquota ...) */
 	/* The xfs:autofsck property stored on the root; NULL: none. */
 	const char	*autofsck;
 	/* The root directory's inheritable hints (-d ...inherit=). */

