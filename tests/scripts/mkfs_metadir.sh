@@ -10,6 +10,8 @@
 #    random (ours are 0: the parent pointer of /rtgroups names the
 #    tree's root with its own generation on both sides, checked apart);
 #  - xfs_repair 7.2 -n and our -n find every image of ours clean;
+#  - -N prints 7.2's geometry summary; -p populates a metadir
+#    filesystem that both checks call clean, the metadata root intact;
 #  - xfskit-db prints our superblock and metadata root as xfs_db 7.2
 #    does (less the differences metadir_db.sh documents);
 #  - the host kernel mounts one, files are made and removed, and after
@@ -142,6 +144,30 @@ else
 		fail "-m metadir=1 -r rtdev= refused, but a superblock was written"
 fi
 pass "metadir=1 refused with crc=0 and exchange=0 as 7.2 does, and with a realtime volume"
+
+# The geometry summary (-N: nothing written) as mkfs.xfs 7.2 prints it,
+# with its exchange/metadir and realtime group lines.
+xfs72 mkfs.xfs -N -f -m metadir=1 "$T/k.img" >"$T/o.rep" 2>&1
+"$MKFS" -N -f -m metadir=1 "${D72[@]}" "$T/k.img" >"$T/k.rep" 2>&1
+diff "$T/o.rep" "$T/k.rep" >"$T/d.diff" ||
+	fail "-N -m metadir=1: the summary differs from mkfs.xfs 7.2's: $(head -8 "$T/d.diff" | tr '\n' ' ')"
+
+# -p on a metadir filesystem: the tree goes in beside the metadata tree.
+mkdir -p "$T/src/d" && echo data >"$T/src/d/f" && ln -s f "$T/src/d/s" &&
+	for i in $(seq 1 60); do echo "$i" >"$T/src/d/g$i"; done
+rm -f "$T/p.img"
+truncate -s 1g "$T/p.img"
+if "$MKFS" -q -f -m metadir=1 "${D72[@]}" -p "$T/src" "$T/p.img" >"$T/p.err" 2>&1; then
+	xfs72 xfs_repair -n "$T/p.img" >"$T/r.out" 2>&1 ||
+		fail "-p with metadir=1: xfs_repair 7.2 -n: $(tail -3 "$T/r.out" | tr '\n' ' ')"
+	"$REPAIR" -n "$T/p.img" >"$T/kr.out" 2>&1 ||
+		fail "-p with metadir=1: xfskit-repair -n exits $?: $(tail -3 "$T/kr.out" | tr '\n' ' ')"
+	[ "$(xfs72 xfs_db -r -c 'ls -m /' "$T/p.img" | awk '/^[0-9]/ {n++; if ($NF != "(good)") bad = 1} END {print n, bad + 0}')" = "3 0" ] ||
+		fail "-p with metadir=1: the metadata root does not list ., .. and rtgroups alone"
+else
+	fail "-p with metadir=1 failed: $(head -1 "$T/p.err")"
+fi
+pass "-N prints 7.2's summary; -p populates a metadir filesystem both checks call clean"
 
 # xfskit-db on our image: the superblock and the metadata root as
 # xfs_db 7.2 prints them (core.nextents' place and the a.* lines are
