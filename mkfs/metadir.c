@@ -4,7 +4,8 @@
  * realtime volume, as mkfs.xfs 7.2 makes it: the tree's root in the
  * slot after the root directory (sb_metadirino), holding one empty
  * directory, /rtgroups, which exists with no realtime group at all.
- * No quota directory: quotas are not set up at format time here.
+ * No /quota, even with the quota options (geometry.c): as with 7.2, the
+ * kernel makes it and the quota files at the first quota mount.
  *
  * Where /rtgroups goes, as observed of mkfs.xfs 7.2 (agcount 2 to 16,
  * the log in AG 0, 1, 3 or the middle one, an external log): in the AG

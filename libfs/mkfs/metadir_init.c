@@ -37,6 +37,8 @@ xk_inode_init_sfdir_ents(const struct xk_mount *mp, void *p, uint64_t parent,
 	uint32_t size;
 	struct xk_dir2_sf_entry *e;
 
+	if (n > UINT8_MAX)
+		return 0;
 	for (size_t i = 0; i < n; i++)
 		i8 += ents[i].ino > XK_DIR2_MAX_SHORT_INUM;
 	/* count: every entry; i8count: the numbers, ".." too, over 32 bits. */
@@ -82,10 +84,16 @@ xk_inode_init_pptr(const struct xk_mount *mp, void *p, const uint8_t *name,
 	uint32_t fo = xk_dinode_default_forkoff(mp->g.inodesize);
 	uint32_t bytes = sizeof(struct xk_attr_sf_hdr) +
 			 xk_attr_sf_entsize_byname(namelen, sizeof(rec));
+	uint64_t dsize;
 
-	if (dip->di_forkoff || !xk_pptr_name_ok(name, namelen))
+	if (dip->di_forkoff || !xk_pptr_name_ok(name, namelen) ||
+	    (dip->di_format != XK_DINODE_FMT_LOCAL &&
+	     dip->di_format != XK_DINODE_FMT_EXTENTS))
 		return -EINVAL;
-	if (xk_be64_get(dip->di_size) > fo * 8 || lit - fo * 8 < bytes)
+	dsize = dip->di_format == XK_DINODE_FMT_LOCAL ?
+		xk_be64_get(dip->di_size) :
+		xk_dinode_nextents(dip) * sizeof(struct xk_bmbt_rec);
+	if (dsize > fo * 8 || lit - fo * 8 < bytes)
 		return -ENOSPC;
 	xk_be64_set(&rec.p_ino, parent);
 	xk_be32_set(&rec.p_gen, parent_gen);
