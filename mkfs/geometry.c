@@ -137,6 +137,32 @@ autofsck_choice(const struct mkfs_cli *cli, struct mkfs_cfg *cfg)
 	cfg->autofsck = w;
 }
 
+/*
+ * -m uquota and the others, as mkfs.xfs 7.2 records them: accounting,
+ * and enforcement unless "noenforce", in sb_qflags with the quota
+ * version bit; they need (and turn on) the metadata directory tree.
+ * Nothing else (no quota inode, nothing checked yet: the
+ * kernel makes the quota files at the first quota mount).  A kernel
+ * mounting without quotas resets the flags.
+ */
+static void
+quota_flags(const struct mkfs_cli *cli, struct mkfs_cfg *cfg)
+{
+	cfg->qflags = 0;
+	if (flag(&cli->uquota, 0))
+		cfg->qflags |= XK_UQUOTA_ACCT | XK_UQUOTA_ENFD;
+	if (flag(&cli->uqnoenforce, 0))
+		cfg->qflags |= XK_UQUOTA_ACCT;
+	if (flag(&cli->gquota, 0))
+		cfg->qflags |= XK_GQUOTA_ACCT | XK_GQUOTA_ENFD;
+	if (flag(&cli->gqnoenforce, 0))
+		cfg->qflags |= XK_GQUOTA_ACCT;
+	if (flag(&cli->pquota, 0))
+		cfg->qflags |= XK_PQUOTA_ACCT | XK_PQUOTA_ENFD;
+	if (flag(&cli->pqnoenforce, 0))
+		cfg->qflags |= XK_PQUOTA_ACCT;
+}
+
 /* Step 1 to 3: sizes and features that need no device. */
 static int
 basic_sizes(const struct mkfs_cli *cli, struct mkfs_cfg *cfg,
@@ -152,6 +178,11 @@ basic_sizes(const struct mkfs_cli *cli, struct mkfs_cfg *cfg,
 	}
 	cfg->blocklog = log2_of(cfg->blocksize);
 	cfg->crc = flag(&cli->crc, 1);
+	if (!cfg->crc && flag(&cli->metadir, 0)) {
+		fprintf(stderr, "metadata directory not supported without CRC "
+			"support\n");
+		return 1;
+	}
 	if (!cfg->crc) {
 		fprintf(stderr, "V4 filesystems are deprecated and are not "
 			"supported by xfskit-mkfs: crc=0 is refused.\n");
@@ -233,6 +264,30 @@ basic_sizes(const struct mkfs_cli *cli, struct mkfs_cfg *cfg,
 		return 1;
 	}
 	cfg->ialign = 1;
+	/*
+	 * The metadata directory tree (on with quota flags) needs
+	 * exchange-range (on unless set off, as mkfs.xfs 7.2 refuses).
+	 * With a realtime volume it also needs realtime groups, which are
+	 * not made here.
+	 */
+	quota_flags(cli, cfg);
+	cfg->metadir = flag(&cli->metadir, cfg->qflags != 0);
+	if (cfg->qflags && !cfg->metadir) {
+		fprintf(stderr, "persistent quota flags not supported without "
+			"metadir support\n");
+		return 1;
+	}
+	if (cfg->metadir && cli->exchange.set && !cli->exchange.num) {
+		fprintf(stderr, "metadir not supported without exchange-range "
+			"support\n");
+		return 1;
+	}
+	if (cfg->metadir && cli->rtdev.set) {
+		fprintf(stderr, "-m metadir=1 with a realtime volume needs "
+			"realtime groups, which xfskit-mkfs does not make "
+			"yet; nothing was written.\n");
+		return 1;
+	}
 	cfg->finobt = flag(&cli->finobt, 1);
 	/* Not with a classic realtime section (see rtdev_info). */
 	cfg->rmapbt = flag(&cli->rmapbt, !cli->rtdev.set);
@@ -248,12 +303,8 @@ basic_sizes(const struct mkfs_cli *cli, struct mkfs_cfg *cfg,
 	cfg->nrext64 = flag(&cli->nrext64, 1);
 	cfg->parent = flag(&cli->parent, 0);
 	cfg->exchange = flag(&cli->exchange, 0);
-	if (flag(&cli->metadir, 0)) {
-		fprintf(stderr, "-m metadir=1 (the metadata directory tree) "
-			"is not supported by xfskit-mkfs yet; nothing was "
-			"written.\n");
-		return 1;
-	}
+	if (cfg->metadir)
+		cfg->exchange = 1;
 	autofsck_choice(cli, cfg);
 	if (cli->cowextsize.set && cli->cowextsize.num && !cfg->reflink) {
 		fprintf(stderr, "cowextsize not supported without reflink "
@@ -716,6 +767,24 @@ root_hints(const struct mkfs_cli *cli, struct mkfs_cfg *cfg)
 	return 0;
 }
 
+/*
+ * A metadata directory filesystem always has realtime groups; with no
+ * realtime volume, none of them, but the size a group would have all
+ * the same, as mkfs.xfs 7.2 records it: 1 TiB of blocks in whole
+ * realtime extents, and the log2 of its blocks rounded up.
+ */
+static void
+metadir_rtgroups(struct mkfs_cfg *cfg)
+{
+	struct xk_sb *sb = &cfg->sb;
+	uint64_t blocks = (1ULL << 40) >> cfg->blocklog;
+
+	sb->rgcount = 0;
+	sb->rgextents = (uint32_t)(blocks / sb->rextsize);
+	sb->rgblklog = (uint8_t)log2_roundup((uint64_t)sb->rgextents *
+					     sb->rextsize);
+}
+
 /* The superblock fields that depend only on the layout so far. */
 static void
 sb_start(struct mkfs_cfg *cfg)
@@ -802,10 +871,20 @@ sb_start(struct mkfs_cfg *cfg)
 		sb->rextslog = xk_rt_extslog(sb->rextents);
 		sb->frextents = sb->rextents;
 	}
+	if (cfg->qflags) {
+		sb->qflags = cfg->qflags;
+		sb->versionnum |= XK_SB_VERSION_QUOTABIT;
+	}
+	if (cfg->metadir) {
+		sb->features_incompat |= XK_SB_FEAT_INCOMPAT_METADIR;
+		metadir_rtgroups(cfg);
+	}
 	sb->imax_pct = (uint8_t)cfg->imaxpct;
 	sb->unit = cfg->dsunit;
 	sb->width = cfg->dswidth;
 	sb->rootino = sb->rbmino = sb->rsumino = XK_NULLFSINO;
+	if (cfg->metadir)
+		sb->metadirino = XK_NULLFSINO;	/* placed by the writer */
 }
 
 static uint64_t

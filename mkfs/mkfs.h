@@ -48,6 +48,9 @@ struct mkfs_cli {
 	struct mkfs_val	logdev, lfile;	/* -l logdev=, -l file */
 	struct mkfs_val	crc, finobt, rmapbt, reflink, bigtime;
 	struct mkfs_val	inobtcount, metadir;
+	/* -m uquota ... pqnoenforce: quota flags in the superblock. */
+	struct mkfs_val	uquota, gquota, pquota;
+	struct mkfs_val	uqnoenforce, gqnoenforce, pqnoenforce;
 	struct mkfs_val	autofsck;	/* str: none/check/optimize/repair */
 	struct mkfs_val	uuid;
 	struct mkfs_val	dirsize, ftype, parent;
@@ -90,6 +93,8 @@ struct mkfs_cfg {
 	int		sparse, nrext64, ialign;
 	int		parent;		/* parent pointers (-n parent=1) */
 	int		exchange;	/* exchange-range (-i exchange=1) */
+	int		metadir;	/* metadata directory tree (-m metadir=1) */
+	uint16_t	qflags;		/* sb_qflags (-m uquota ...) */
 	/* The xfs:autofsck property stored on the root; NULL: none. */
 	const char	*autofsck;
 	/* The root directory's inheritable hints (-d ...inherit=). */
@@ -123,6 +128,28 @@ void mkfs_report(FILE *f, const struct mkfs_cfg *cfg);
 /* write.c */
 int mkfs_probe_existing(const struct mkfs_cfg *cfg, char *what, size_t len);
 int mkfs_write(const struct mkfs_cfg *cfg, int discard);
+
+/* write.c: a new inode chunk in ai (see there), its first `used` in use. */
+struct xk_ag_init;
+int mkfs_plan_chunk(const struct xk_mount *mp, struct xk_ag_init *ai,
+		    uint32_t used);
+
+/* metadir.c: the metadata directory tree (-m metadir=1). */
+struct mkfs_metadir {
+	uint64_t	rootino;	/* the tree's root: sb_metadirino */
+	uint64_t	rtgroupsino;	/* /rtgroups */
+	uint32_t	rtgroups_agno;	/* its AG */
+	int		new_chunk;	/* in a chunk of its own there */
+};
+/* Plan the tree beside the root's chunk in ags[0]: 0 or -ENOSPC. */
+int mkfs_metadir_plan(const struct xk_mount *mp, struct xk_ag_init *ags,
+		      uint32_t agcount, uint64_t rootino,
+		      struct mkfs_metadir *md);
+/* Write its inodes (and /rtgroups' chunk when new): 0 or an errno. */
+int mkfs_metadir_write(struct xk_mount *mp, const struct mkfs_cfg *cfg,
+		       const struct xk_ag_init *ags, uint32_t agcount,
+		       const struct mkfs_metadir *md, int64_t now_sec,
+		       uint32_t now_nsec);
 
 /* populate.c: -p */
 int mkfs_parse_populate(struct mkfs_populate *p, char *arg);

@@ -95,6 +95,13 @@ static const struct subopt subopts[] = {
 	{ 'm', "bigtime", V(bigtime), K_BOOL, 0, 1, 0, { NULL } },
 	{ 'm', "inobtcount", V(inobtcount), K_BOOL, 0, 1, 0, { NULL } },
 	{ 'm', "metadir", V(metadir), K_BOOL, 0, 1, 0, { NULL } },
+	/* Quota accounting (and enforcement) recorded at format time. */
+	{ 'm', "uquota", V(uquota), K_BOOL, 0, 1, 0, { "uqnoenforce" } },
+	{ 'm', "gquota", V(gquota), K_BOOL, 0, 1, 0, { "gqnoenforce" } },
+	{ 'm', "pquota", V(pquota), K_BOOL, 0, 1, 0, { "pqnoenforce" } },
+	{ 'm', "uqnoenforce", V(uqnoenforce), K_BOOL, 0, 1, 0, { "uquota" } },
+	{ 'm', "gqnoenforce", V(gqnoenforce), K_BOOL, 0, 1, 0, { "gquota" } },
+	{ 'm', "pqnoenforce", V(pqnoenforce), K_BOOL, 0, 1, 0, { "pquota" } },
 	/* 0 or 1 (none or repair), or a word: checked in autofsck_word. */
 	{ 'm', "autofsck", V(autofsck), K_STR, 0, 1, 0, { NULL } },
 	{ 'm', "uuid", V(uuid), K_STR, 0, 0, 0, { NULL } },
@@ -133,8 +140,9 @@ mkfs_usage(FILE *f)
 "                              file or device logdev= (its whole size\n"
 "                              unless size= is given)\n"
 "  -m crc=1,finobt=0|1,rmapbt=0|1,reflink=0|1,bigtime=0|1,\n"
-"     inobtcount=0|1,metadir=0,uuid=UUID,\n"
-"     autofsck=0|1|none|check|optimize|repair\n"
+"     inobtcount=0|1,metadir=0|1,uuid=UUID,\n"
+"     autofsck=0|1|none|check|optimize|repair,\n"
+"     uquota,gquota,pquota,uqnoenforce,gqnoenforce,pqnoenforce\n"
 "                              metadata features\n"
 "  -n size=num,version=2,ftype=1,parent=0|1\n"
 "                              directory block size, parent pointers\n"

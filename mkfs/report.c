@@ -16,7 +16,7 @@ mkfs_report(FILE *f, const struct mkfs_cfg *cfg)
 "         =%-22s sectsz=%-5u attr=%u, projid32bit=%u\n"
 "         =%-22s crc=%-8u finobt=%u, sparse=%u, rmapbt=%u\n"
 "         =%-22s reflink=%-4u bigtime=%u inobtcount=%u nrext64=%u\n"
-"%s"
+"%s%s"
 "data     =%-22s bsize=%-6u blocks=%llu, imaxpct=%u\n"
 "         =%-22s sunit=%-6u swidth=%u blks\n"
 "naming   =version %-14u bsize=%-6u ascii-ci=%d, ftype=%d%s\n"
@@ -29,7 +29,8 @@ mkfs_report(FILE *f, const struct mkfs_cfg *cfg)
 		"", cfg->reflink, cfg->bigtime, cfg->inobtcount, cfg->nrext64,
 		/* mkfs.xfs 7.2's line; 6.1 has none: only shown when on */
 		cfg->exchange ? "         =                       exchange=1   "
-				"metadir=0\n" : "",
+				"metadir=" : "",
+		cfg->exchange ? (cfg->metadir ? "1\n" : "0\n") : "",
 		"", sb->blocksize, (unsigned long long)sb->dblocks,
 		sb->imax_pct,
 		"", sb->unit, sb->width,
@@ -41,4 +42,10 @@ mkfs_report(FILE *f, const struct mkfs_cfg *cfg)
 		"", logsect, sb->logsunit / sb->blocksize, 1,
 		cfg->rtdev ? cfg->rtdev : "none", sb->rextsize * sb->blocksize,
 		(long long)sb->rblocks, (long long)sb->rextents);
+	/* mkfs.xfs 7.2's realtime group lines; 6.1 has none. */
+	if (cfg->metadir)
+		fprintf(f,
+"         =%-22s rgcount=%-4u rgsize=%u extents\n"
+"         =%-22s zoned=%-6d start=0 reserved=0\n",
+			"", sb->rgcount, sb->rgextents, "", 0);
 }

@@ -5,7 +5,7 @@
  * the superblock is final from the start); then, through libfs's buffer
  * cache and verifiers: every AG's headers and btree roots, the inode
  * chunk with the root directory and the realtime bitmap and summary
- * inodes, and a clean log.  The device is prepared first: an existing
+ * inodes (or the metadata directory tree, metadir.c), and a clean log.  The device is prepared first: an existing
  * signature refuses the device unless forced, stale signatures are
  * wiped, and free space is discarded unless -K.
  */
@@ -141,6 +141,7 @@ struct plan {
 	uint32_t	agcount;
 	uint64_t	rootino;
 	uint64_t	fdblocks;
+	struct mkfs_metadir md;		/* -m metadir=1 */
 	/* The realtime bitmap's and summary's blocks in AG 0 (if any). */
 	uint32_t	rt_agbno[2], rt_len[2];
 };
@@ -169,11 +170,42 @@ plan_rt_files(struct xk_mount *mp, struct plan *p)
 	return 0;
 }
 
-static int
-make_plan(struct xk_mount *mp, struct plan *p)
+/*
+ * An inode chunk in AG ai, as the kernel places a new one: near the
+ * inode btree root, aligned to the stripe unit when that is a multiple
+ * of the inode alignment, else to the inode cluster alignment.  Its
+ * first `used` inodes are in use.
+ */
+int
+mkfs_plan_chunk(const struct xk_mount *mp, struct xk_ag_init *ai,
+		uint32_t used)
 {
 	const struct xk_geom *g = &mp->g;
-	uint32_t worst = 0, align;
+	uint32_t align = g->cluster_align, bno;
+	int err;
+
+	if (mp->sb.unit && g->inoalign_mask &&
+	    !(mp->sb.unit & g->inoalign_mask))
+		align = mp->sb.unit;
+	err = xk_ag_init_alloc(ai, g->ialloc_blks, align,
+			       ai->roots[XK_BT_INO], &bno);
+	if (err && align != g->cluster_align)
+		err = xk_ag_init_alloc(ai, g->ialloc_blks, g->cluster_align,
+				       ai->roots[XK_BT_INO], &bno);
+	if (err)
+		return err;
+	ai->chunk_agbno = bno;
+	ai->chunk_blocks = g->ialloc_blks;
+	ai->chunk_inodes = g->ialloc_inos;
+	ai->chunk_used = used;
+	return 0;
+}
+
+static int
+make_plan(struct xk_mount *mp, const struct mkfs_cfg *cfg, struct plan *p)
+{
+	const struct xk_geom *g = &mp->g;
+	uint32_t worst = 0;
 	int err;
 
 	p->agcount = g->agcount;
@@ -196,31 +228,19 @@ make_plan(struct xk_mount *mp, struct plan *p)
 			return err;
 	}
 	/*
-	 * The root inode chunk in AG 0, near the inobt root: aligned to
-	 * the stripe unit when that is a multiple of the inode alignment,
-	 * else to the inode cluster alignment.
+	 * The root inode chunk in AG 0, the root first; then the realtime
+	 * bitmap and summary, or the root of the metadata directory tree.
 	 */
-	align = g->cluster_align;
-	if (mp->sb.unit && g->inoalign_mask &&
-	    !(mp->sb.unit & g->inoalign_mask))
-		align = mp->sb.unit;
-	{
-		struct xk_ag_init *ai = &p->ags[0];
-		uint32_t bno;
-
-		err = xk_ag_init_alloc(ai, g->ialloc_blks, align,
-				       ai->roots[XK_BT_INO], &bno);
-		if (err && align != g->cluster_align)
-			err = xk_ag_init_alloc(ai, g->ialloc_blks,
-					       g->cluster_align,
-					       ai->roots[XK_BT_INO], &bno);
+	err = mkfs_plan_chunk(mp, &p->ags[0], cfg->metadir ? 2 : 3);
+	if (err)
+		return err;
+	p->rootino = xk_agino_to_ino(mp, 0, p->ags[0].chunk_agbno <<
+				     g->inopblog);
+	if (cfg->metadir) {
+		err = mkfs_metadir_plan(mp, p->ags, p->agcount, p->rootino,
+					&p->md);
 		if (err)
 			return err;
-		ai->chunk_agbno = bno;
-		ai->chunk_blocks = g->ialloc_blks;
-		ai->chunk_inodes = g->ialloc_inos;
-		ai->chunk_used = 3;	/* root, rt bitmap, rt summary */
-		p->rootino = xk_agino_to_ino(mp, 0, bno << g->inopblog);
 	}
 	err = plan_rt_files(mp, p);
 	if (err)
@@ -352,6 +372,9 @@ write_inodes(struct xk_mount *mp, const struct mkfs_cfg *cfg,
 	xk_buf_release(bp);
 	if (err)
 		return err;
+	if (cfg->metadir)
+		return mkfs_metadir_write(mp, cfg, p->ags, p->agcount, &p->md,
+					  now_sec, now_nsec);
 	/*
 	 * The realtime bitmap and summary: regular files, empty without a
 	 * realtime section, else over the blocks planned for them.
@@ -428,7 +451,7 @@ mkfs_write(const struct mkfs_cfg *cfg, int discard)
 		}
 		xk_mount_set_logdev(mp, ldev);
 	}
-	err = make_plan(mp, &p);
+	err = make_plan(mp, cfg, &p);
 	if (err) {
 		fprintf(stderr, "cannot lay out the filesystem: %s\n",
 			xk_strerror(err));
@@ -438,23 +461,37 @@ mkfs_write(const struct mkfs_cfg *cfg, int discard)
 	sb.rootino = p.rootino;
 	sb.rbmino = p.rootino + 1;
 	sb.rsumino = p.rootino + 2;
-	sb.icount = mp->g.ialloc_inos;
-	sb.ifree = mp->g.ialloc_inos - 3;
+	if (cfg->metadir) {
+		/* Realtime inodes live in the tree (none without a volume). */
+		sb.metadirino = p.md.rootino;
+		sb.rbmino = sb.rsumino = 0;
+	}
+	sb.icount = sb.ifree = 0;
+	for (uint32_t agno = 0; agno < p.agcount; agno++) {
+		sb.icount += p.ags[agno].chunk_inodes;
+		sb.ifree += p.ags[agno].chunk_inodes - p.ags[agno].chunk_used;
+	}
 	sb.fdblocks = p.fdblocks;
 	mp->sb = sb;
 	sec = sb;
 	sec.inprogress = 1;
 	sec.icount = sec.ifree = 0;
 	sec.frextents = 0;	/* as mkfs.xfs leaves the secondaries */
-	sec.rootino = sec.rbmino = sec.rsumino = XK_NULLFSINO;
+	sec.rootino = XK_NULLFSINO;
+	if (cfg->metadir)
+		sec.metadirino = XK_NULLFSINO;
+	else
+		sec.rbmino = sec.rsumino = XK_NULLFSINO;
 	sec.fdblocks = cfg->dblocks - cfg->agcount * xk_ag_prealloc_blocks(mp) -
 		       (cfg->logdev ? 0 : cfg->logblocks);
 	mid = cfg->agcount > 2 ? (uint32_t)(cfg->agcount - 1) / 2 : 0;
 	for (uint32_t agno = 0; agno < p.agcount; agno++) {
 		struct xk_sb s = agno == 0 ? sb : sec;
 
-		if (agno && (agno == p.agcount - 1 || agno == mid))
+		if (agno && (agno == p.agcount - 1 || agno == mid)) {
 			s.rootino = sb.rootino;
+			s.metadirino = sb.metadirino;
+		}
 		err = xk_ag_init_write(mp, &p.ags[agno], &s);
 		if (err)
 			break;

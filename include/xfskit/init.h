@@ -144,6 +144,39 @@ void xk_inode_init_crc(const struct xk_mount *mp, void *dip);
 /* An empty short-form directory (only '..' to parent) in the data fork. */
 uint32_t xk_inode_init_sfdir(const struct xk_mount *mp, void *dip,
 			     uint64_t parent);
+/* An entry of a short-form directory made by xk_inode_init_sfdir_ents. */
+struct xk_init_dirent {
+	const uint8_t	*name;
+	uint8_t		namelen;
+	uint8_t		ftype;		/* XK_DIR3_FT_* */
+	uint64_t	ino;
+};
+/*
+ * A short-form directory of ents[0..n) (in that order, with the offsets
+ * they would have in a block) and '..' to parent; di_size set, CRC
+ * computed.  Its size, or 0 when it does not fit in the inode.
+ */
+uint32_t xk_inode_init_sfdir_ents(const struct xk_mount *mp, void *dip,
+				  uint64_t parent,
+				  const struct xk_init_dirent *ents, size_t n);
+/*
+ * A directory of the metadata directory tree (METADIR), empty, '..' to
+ * parent (itself for the tree's root): the metadata inode flags, the
+ * METADATA flag2, metafile type "dir", every timestamp now, nlink and
+ * change count as given.  CRC computed.
+ */
+void xk_inode_init_metadir(const struct xk_mount *mp, void *dip, uint64_t ino,
+			   uint64_t parent, uint32_t nlink, uint64_t changes,
+			   int64_t now_sec, uint32_t now_nsec);
+/*
+ * The parent pointer of an inode created with one (named name in the
+ * directory parent of generation parent_gen): a short-form attr fork at
+ * the kernel's default fork offset for such inodes.  The inode must have
+ * no attr fork and a data fork that fits below that offset (-ENOSPC).
+ */
+XK_MUST_CHECK int xk_inode_init_pptr(const struct xk_mount *mp, void *dip,
+				     const uint8_t *name, uint8_t namelen,
+				     uint64_t parent, uint32_t parent_gen);
 /*
  * A short-form attr fork holding xa[0..n) (in that order) on an inode
  * with no attr fork and a short-form or extents data fork, at the fork

@@ -76,25 +76,9 @@ xk_inode_init_core(const struct xk_mount *mp, void *p, uint64_t ino,
 }
 
 uint32_t
-xk_inode_init_sfdir(const struct xk_mount *mp, void *p, uint64_t parent)
+xk_inode_init_sfdir(const struct xk_mount *mp, void *dip, uint64_t parent)
 {
-	struct xk_dinode *dip = p;
-	struct xk_dir2_sf_hdr *h = (struct xk_dir2_sf_hdr *)xk_dfork_dptr(dip);
-	uint32_t size;
-
-	h->count = 0;
-	if (parent > XK_DIR2_MAX_SHORT_INUM) {
-		h->i8count = 1;
-		xk_put_be64(h->parent, parent);
-		size = 10;
-	} else {
-		h->i8count = 0;
-		xk_put_be32(h->parent, (uint32_t)parent);
-		size = 6;
-	}
-	xk_be64_set(&dip->di_size, size);
-	xk_inode_init_crc(mp, dip);
-	return size;
+	return xk_inode_init_sfdir_ents(mp, dip, parent, NULL, 0);
 }
 
 int

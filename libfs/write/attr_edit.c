@@ -559,8 +559,7 @@ choose_forkoff(const struct xk_mount *mp, const struct xk_dinode *dip,
 		       "attr fork";
 		return XK_EUNSUPP;
 	}
-	*fo = (mp->g.inodesize == 256 ? lit - (4 + 2 * 16) :
-					4 + 12 * 16) / 8;
+	*fo = xk_dinode_default_forkoff(mp->g.inodesize);
 	if (dneed > *fo * 8)
 		*fo = dneed / 8;
 	if (*fo * 8 >= lit || dneed > lit) {

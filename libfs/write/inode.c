@@ -547,9 +547,8 @@ xk_bld_inode_write(struct xk_bld *b, struct xk_bld_inode *ip)
 		else {
 			uint32_t dneed = round8(fork_need(&ip->data));
 
-			uint32_t deflt = (mp->g.inodesize == 256 ?
-					  lit - bmdr_space(2) :
-					  bmdr_space(12)) / 8;
+			uint32_t deflt =
+				xk_dinode_default_forkoff(mp->g.inodesize);
 			uint32_t maxfo = (lit - bmdr_space(2)) / 8;
 
 			if (ip->attr.format != XK_DINODE_FMT_LOCAL &&

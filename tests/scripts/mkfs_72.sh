@@ -27,6 +27,8 @@ SETS=(
 "-m autofsck=check -n parent=0" "-m autofsck=optimize -m rmapbt=0"
 "-m autofsck=repair -n parent=0 -m rmapbt=0" "-m autofsck=check"
 "-m autofsck=2" "-m autofsck=bogus" "-m metadir=0"
+"-m uquota" "-m gqnoenforce,pquota" "-m uquota,uqnoenforce"
+"-m uquota=0" "-m pquota,metadir=0"
 "-d daxinherit=1" "-d daxinherit=0" "-d projinherit=0"
 "-d projinherit=4294967295" "-d extszinherit=16" "-d extszinherit=0"
 "-d extszinherit=65536" "-d extszinherit=65537" "-d cowextsize=64"

@@ -610,6 +610,19 @@ static inline unsigned int xk_bmdr_space_calc(unsigned int nrecs)
 	       nrecs * (sizeof(struct xk_bmbt_key) + sizeof(xk_bmbt_ptr));
 }
 
+/*
+ * The attr fork offset (in 8-byte units) the kernel gives a new inode
+ * that starts with an attr fork (parent pointers): a bmbt root of 2
+ * pointers' room for attributes on 256-byte inodes, else a data fork of
+ * 12 pointers' room.
+ */
+static inline unsigned int xk_dinode_default_forkoff(unsigned int inodesize)
+{
+	return (inodesize == 256 ?
+		xk_dinode_litino(inodesize) - xk_bmdr_space_calc(2) :
+		xk_bmdr_space_calc(12)) >> 3;
+}
+
 static inline struct xk_bmbt_key *xk_bmdr_key(const struct xk_bmdr_block *bb,
 					      unsigned int i)
 {
