@@ -727,6 +727,11 @@ main(int argc, char **argv)
 	xr_phase(&rc, 2);
 	xr_step(&rc, "zero log...");
 	err = phase_log(&rc);
+	/*
+	 * The replay decodes the primary again, a mark included: the
+	 * copies written from the handle's superblock never carry it.
+	 */
+	rc.mp->sb.features_incompat &= ~XK_SB_FEAT_INCOMPAT_NEEDSREPAIR;
 	/* Not the log's fault when the undo file failed under it. */
 	if (xk_undo_error(undo))
 		return stop_run(&rc, undo, undo_path, writes0, err);
