@@ -10,7 +10,8 @@
 # says the same words, counts one problem, writes nothing; the mark on
 # the primary alone is one problem with and without -n (the secondaries
 # do not carry it); a log replay is a write like any other; a clean
-# filesystem's repair writes nothing at all.
+# filesystem's repair writes nothing at all; SIGINT mid-repair leaves
+# the mark too.
 . "$(dirname "$0")/lib.sh"
 need_xfsprogs
 command -v strace >/dev/null || skip "strace is not installed (write counts)"
@@ -152,6 +153,25 @@ for n in 1 $((nw / 2)) $((nw - 1)); do
 		fail "ddev=$n: second run exit $rc, marked: $(has_mark "$c" && echo yes || echo no): $(cat "$T/xr.out" 2>/dev/null; tail -2 "$T/out")"
 	fi
 done
+
+# SIGINT at the run's second write (the first after the mark): the run
+# stops at the end of the phase, saying the filesystem is marked, and
+# leaves the mark; a second run clears it.
+cp --sparse=always "$IMG" "$T/int.img"
+ASAN_OPTIONS=$STRACE_ASAN strace -f -qq -o /dev/null -e trace=pwrite64 \
+	-e inject=pwrite64:signal=INT:when=2 \
+	"$REPAIR" --no-progress "$T/int.img" >"$T/out" 2>&1
+rc=$?
+if [ $rc -eq 130 ] && has_mark "$T/int.img" &&
+   grep -q "stopping; [0-9]* writes were made before it, each complete, and the filesystem is marked NEEDSREPAIR" "$T/out"; then
+	pass "SIGINT mid-repair: exit 130, the mark stays, the stop says so"
+else
+	fail "SIGINT mid-repair: exit $rc, marked: $(has_mark "$T/int.img" && echo yes || echo no): $(tail -2 "$T/out")"
+fi
+"$REPAIR" "$T/int.img" >"$T/out" 2>&1 && ! has_mark "$T/int.img" &&
+	xfs_repair_clean "$T/int.img" "$T/xr.out" &&
+	pass "after SIGINT: a second run finishes and clears the mark" ||
+	fail "after SIGINT: the second run: $(cat "$T/xr.out" 2>/dev/null; tail -2 "$T/out")"
 
 # The mark on the primary alone (secondaries without it), nothing else:
 # one problem with and without -n, as xfs_repair -n exits 1 for it.
