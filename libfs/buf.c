@@ -18,6 +18,7 @@
 #include <xfskit/errors.h>
 #include <xfskit/fault.h>
 #include <xfskit/mount.h>
+#include <xfskit/needsrepair.h>
 
 #include "libfs_priv.h"
 
@@ -531,6 +532,7 @@ xk_buf_write_raw(struct xk_buf *bp)
 
 	if (bp->mp->flags & XK_MOUNT_RDONLY)
 		return XK_ERDONLY;
+	xk_needsrepair_pin(bp);
 	err = xk_dev_pwrite(bp->mp->dev, bp->data, bp->len,
 			    bp->daddr << XK_BBSHIFT);
 	if (err)

@@ -225,6 +225,12 @@ xk_dev_pwrite(struct xk_dev *dev, const void *buf, size_t len, uint64_t off)
 		return XK_ERDONLY;
 	if (dev->is_bdev && (off > dev->size || len > dev->size - off))
 		return -ENOSPC;
+	if (dev->write_hook) {
+		int err = dev->write_hook(dev->write_hook_arg);
+
+		if (err)
+			return err;
+	}
 	xk_write_crash_tick();
 	__atomic_add_fetch(&dev->writes, 1, __ATOMIC_RELAXED);
 	if (xk_fault(XK_FAULT_WRITE))

@@ -206,6 +206,7 @@ xk_mount_close(struct xk_mount *mp)
 		if (!err && mp->rtdev)
 			err = xk_dev_sync(mp->rtdev);
 	}
+	xk_needsrepair_disarm(mp);
 	xk_bcache_destroy(mp);
 	if (mp->owns_dev)
 		xk_dev_close(mp->dev);
@@ -222,6 +223,7 @@ xk_mount_discard(struct xk_mount *mp)
 {
 	if (!mp)
 		return;
+	xk_needsrepair_disarm(mp);
 	xk_buf_discard_dirty(mp);
 	xk_bcache_destroy(mp);
 	if (mp->owns_dev)

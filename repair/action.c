@@ -88,6 +88,9 @@ static const struct {
 				    "Dropped an extended attribute of inode" },
 	[ACT_DIR_REASSEMBLED]	= { "dir_rebuilt_from_scan",
 				    "Rebuilt directory" },
+	[ACT_NEEDSREPAIR_CLEARED] = { "needsrepair_cleared", "Cleared the "
+				      "NEEDSREPAIR flag of the primary "
+				      "superblock" },
 };
 
 struct prepared {

@@ -69,7 +69,9 @@ usage(FILE *to)
 "  -h, --help  this help\n"
 "Without -n, a dirty log is replayed, the filesystem checked, what is\n"
 "found repaired (each change reported, with the inode's path), and the\n"
-"check run again to confirm.  xfs_repair's phase lines (\"Phase 1 - ...\",\n"
+"check run again to confirm; from the first write to the last the primary\n"
+"superblock is marked NEEDSREPAIR (the kernel refuses to mount a run cut\n"
+"short until a repair completes).  xfs_repair's phase lines (\"Phase 1 - ...\",\n"
 "\"done\") go to standard error, our findings and changes to standard\n"
 "output.\n"
 "Exit status: 0 clean or repaired (4 with -e if anything was repaired),\n"
@@ -113,7 +115,7 @@ static int
 run_stopped(struct repair_ctx *rc, const char *undo_path,
 	    uint64_t writes_before)
 {
-	char msg[900], done[300], cause[300];
+	char msg[1300], done[700], cause[300];
 	uint64_t writes;
 
 	/*
@@ -127,6 +129,19 @@ run_stopped(struct repair_ctx *rc, const char *undo_path,
 	if (!writes)
 		snprintf(done, sizeof(done), "stopping before any change was "
 			 "written");
+	else if (xk_needsrepair_marked(rc->mp) && undo_path)
+		snprintf(done, sizeof(done), "stopping; %llu writes were made "
+			 "before it and the filesystem is marked NEEDSREPAIR "
+			 "(the kernel will not mount it): run xfskit-repair "
+			 "again to finish, or 'xfskit-undo %s %s' to restore "
+			 "the device as it was before this run",
+			 (unsigned long long)writes, undo_path, rc->opt.device);
+	else if (xk_needsrepair_marked(rc->mp))
+		snprintf(done, sizeof(done), "stopping; %llu writes were made "
+			 "before it, each complete, and the filesystem is "
+			 "marked NEEDSREPAIR (the kernel will not mount it): "
+			 "run xfskit-repair again to finish",
+			 (unsigned long long)writes);
 	else if (undo_path)
 		snprintf(done, sizeof(done), "stopping; %llu writes were made "
 			 "before it: 'xfskit-undo %s %s' restores the device "
@@ -251,6 +266,36 @@ open_from_secondary(struct repair_ctx *rc, int why, struct xk_fail *f,
 	report(rc, PR_SB_PRIMARY_BAD, "superblock", 0, 0, 0, "primary",
 	       "%s", line);
 	return 0;
+}
+
+/*
+ * The repair's last write: a complete run clears the NEEDSREPAIR mark
+ * once everything else is written and synced.  A run that left problems
+ * keeps it (the repair did not complete).  Returns status; an error is
+ * recorded (rc->found.error), the mark then stays.
+ */
+static int
+needsrepair_end(struct repair_ctx *rc, int status)
+{
+	int err;
+
+	if (status != REPAIR_EXIT_CLEAN && status != REPAIR_EXIT_FIXED) {
+		if (xk_needsrepair_marked(rc->mp))
+			info(rc, "The primary superblock stays marked "
+			     "NEEDSREPAIR: the kernel will not mount the "
+			     "filesystem until a repair completes.\n");
+		return status;
+	}
+	err = xk_needsrepair_clear(rc->mp);
+	if (err) {
+		repair_error(rc, err, "writing the repairs and clearing the "
+			     "primary superblock's NEEDSREPAIR flag");
+		return status;
+	}
+	if (rc->needsrepair_found)
+		action_report(rc, ACT_NEEDSREPAIR_CLEARED, 0, -1, NULL, "%s",
+			      "");
+	return status;
 }
 
 /* Check passes before giving up on reaching a clean filesystem. */
@@ -651,6 +696,7 @@ main(int argc, char **argv)
 	status = guard_unsupported_voted(&rc);
 	if (status)
 		return finish_stopped(&rc, NULL, status);
+	check_needsrepair(&rc);
 	if (undo_path) {
 		err = xk_undo_create(rc.mp->dev, undo_path, &undo);
 		if (err) {
@@ -663,12 +709,29 @@ main(int argc, char **argv)
 		}
 		info(&rc, "Recording overwritten blocks in %s.\n", undo_path);
 	}
+	/*
+	 * From the first write of the run (the log's included) until the
+	 * last, the primary is marked NEEDSREPAIR (needsrepair.h).
+	 */
+	if (!rc.opt.no_modify && (err = xk_needsrepair_arm(rc.mp))) {
+		char msg[300];
+
+		snprintf(msg, sizeof(msg), "%s while reading the primary "
+			 "superblock: nothing was written",
+			 repair_error_cause(err));
+		return finish_stopped(&rc, undo, operational_error(&rc, msg));
+	}
 	/* Every write of this run from here, the log replay's included. */
 	writes0 = xk_mount_writes(rc.mp);
 	rc.phase_what = "replaying the log";
 	xr_phase(&rc, 2);
 	xr_step(&rc, "zero log...");
 	err = phase_log(&rc);
+	/*
+	 * The replay decodes the primary again, a mark included: the
+	 * copies written from the handle's superblock never carry it.
+	 */
+	rc.mp->sb.features_incompat &= ~XK_SB_FEAT_INCOMPAT_NEEDSREPAIR;
 	/* Not the log's fault when the undo file failed under it. */
 	if (xk_undo_error(undo))
 		return stop_run(&rc, undo, undo_path, writes0, err);
@@ -721,6 +784,13 @@ main(int argc, char **argv)
 			repair_error(&rc, err, "checking");
 		status = run_stopped(&rc, undo_path, writes0);
 		return finish_stopped(&rc, undo, status);
+	}
+	if (!rc.opt.no_modify) {
+		status = needsrepair_end(&rc, status);
+		if (rc.found.error)
+			return finish_stopped(&rc, undo,
+					      run_stopped(&rc, undo_path,
+							  writes0));
 	}
 	xr_end(&rc);
 	err = xk_mount_close(rc.mp);

@@ -63,6 +63,14 @@ compare_with_primary(struct repair_ctx *rc, uint32_t agno, struct xk_buf *bp)
 		    ((rc->mp->sb.versionnum ^ sec.versionnum) &
 		     ~(XK_SB_VERSION_ATTRBIT | XK_SB_VERSION_QUOTABIT)) == 0)
 			continue;
+		/*
+		 * NEEDSREPAIR is the primary's alone: xfs_repair -n passes
+		 * a copy that carries it (the repair clears it quietly).
+		 */
+		if (o == offsetof(struct xk_sb, features_incompat) &&
+		    ((rc->mp->sb.features_incompat ^ sec.features_incompat) &
+		     ~XK_SB_FEAT_INCOMPAT_NEEDSREPAIR) == 0)
+			continue;
 		if (l <= 8) {
 			memcpy(&pv, a + o, l);
 			memcpy(&sv, b + o, l);
@@ -81,7 +89,8 @@ compare_with_primary(struct repair_ctx *rc, uint32_t agno, struct xk_buf *bp)
  * is read.  Only the primary is kept current by the kernel, but none of
  * these changes after mkfs except through tools that write every copy
  * (and the attr and quota version bits, set in the primary on first
- * use, which are left out of the comparison).
+ * use, and NEEDSREPAIR, set in the primary only, which are left out of
+ * the comparison).
  */
 static const struct {
 	const char	*name;
@@ -103,6 +112,8 @@ vote_value(const struct xk_sb *sb, size_t i)
 		return sb->versionnum & (uint16_t)~(XK_SB_VERSION_ATTRBIT |
 						    XK_SB_VERSION_QUOTABIT);
 	memcpy(&v, (const uint8_t *)sb + vote_fields[i].off, sizeof(v));
+	if (vote_fields[i].off == offsetof(struct xk_sb, features_incompat))
+		v &= ~XK_SB_FEAT_INCOMPAT_NEEDSREPAIR;
 	return v;
 }
 
@@ -113,6 +124,11 @@ vote_set(struct xk_sb *sb, size_t i, const struct xk_sb *from)
 		sb->versionnum = (uint16_t)(from->versionnum |
 			(sb->versionnum & (XK_SB_VERSION_ATTRBIT |
 					   XK_SB_VERSION_QUOTABIT)));
+	else if (vote_fields[i].off == offsetof(struct xk_sb,
+						features_incompat))
+		sb->features_incompat = vote_value(from, i) |
+			(sb->features_incompat &
+			 XK_SB_FEAT_INCOMPAT_NEEDSREPAIR);
 	else
 		memcpy((uint8_t *)sb + vote_fields[i].off,
 		       (const uint8_t *)from + vote_fields[i].off,
@@ -193,6 +209,24 @@ vote_primary_features(struct repair_ctx *rc)
 	if (!rc->opt.no_modify)
 		plan_sb_primary(rc);
 	return 0;
+}
+
+void
+check_needsrepair(struct repair_ctx *rc)
+{
+	struct xk_sb *sb = &rc->mp->sb;
+
+	if (!xk_sb_has_incompat(sb, XK_SB_FEAT_INCOMPAT_NEEDSREPAIR))
+		return;
+	sb->features_incompat &= ~XK_SB_FEAT_INCOMPAT_NEEDSREPAIR;
+	/* A secondary's copy says nothing of the primary's mark. */
+	if (rc->from_secondary)
+		return;
+	rc->needsrepair_found = 1;
+	report(rc, PR_SB_NEEDSREPAIR, "superblock", 0, 0, 0, "needsrepair",
+	       "the primary superblock carries the NEEDSREPAIR flag (a "
+	       "repair or upgrade stopped before it finished): the kernel "
+	       "refuses to mount it until a repair completes");
 }
 
 /*
@@ -320,6 +354,11 @@ phase_superblocks(struct repair_ctx *rc)
 		check_primary_inodes(rc);
 		check_primary_fields(rc);
 	}
+	/* xfs_repair's words, in its place (phase 2). */
+	if (rc->needsrepair_found)
+		xr_msg(rc, rc->opt.no_modify ? "would clear needsrepair flag "
+		       "and regenerate metadata" : "clearing needsrepair flag "
+		       "and regenerating metadata");
 	for (uint32_t agno = 1; agno < mp->g.agcount; agno++) {
 		struct xk_buf *bp;
 		int err = xk_sb_read(mp, agno, XK_READ_SALVAGE, &bp);

@@ -68,6 +68,8 @@ static const struct {
 	[PR_RT_BITMAP]		  = { "realtime bitmap is wrong", "rt_bitmap" },
 	[PR_RT_SUMMARY]		  = { "realtime summary is wrong",
 				      "rt_summary" },
+	[PR_SB_NEEDSREPAIR]	  = { "the filesystem is marked as needing "
+				      "repair", "needsrepair" },
 };
 
 /*
@@ -88,6 +90,7 @@ static const unsigned int problem_policy[PR_NR] = {
 	[PR_PPTR]		  = PF_PREEN,
 	[PR_RT_BITMAP]		  = PF_PREEN,
 	[PR_RT_SUMMARY]		  = PF_PREEN,
+	[PR_SB_NEEDSREPAIR]	  = PF_PREEN,
 	[PR_INODE_BAD]		  = PF_DESTRUCTIVE,
 	[PR_FORK_BAD]		  = PF_DESTRUCTIVE,
 	[PR_DIR_BAD]		  = PF_DESTRUCTIVE,

@@ -69,6 +69,7 @@ enum problem {
 	PR_RT_INODE,
 	PR_RT_BITMAP,
 	PR_RT_SUMMARY,
+	PR_SB_NEEDSREPAIR,
 	PR_NR
 };
 
@@ -108,6 +109,7 @@ enum action {
 	ACT_ATTR_REWRITTEN,
 	ACT_XATTR_DROPPED,
 	ACT_DIR_REASSEMBLED,	/* a lost directory, from the device scan */
+	ACT_NEEDSREPAIR_CLEARED,
 	ACT_NR
 };
 
@@ -332,6 +334,7 @@ struct repair_ctx {
 	struct repair_opts opt;
 	int		pass;		/* check pass, from 1 */
 	int		from_secondary;	/* geometry came from a secondary */
+	int		needsrepair_found; /* the primary was marked at open */
 	const char	*phase_what;	/* what the current phase does */
 	struct repair_meter *meter;	/* the phase's progress, or NULL */
 	uint64_t	cache_bytes;	/* buffer cache budget per handle */
@@ -742,6 +745,12 @@ void secondary_sb_fixup(struct xk_mount *mp);
 XK_MUST_CHECK int phase_log(struct repair_ctx *rc);
 XK_MUST_CHECK int phase_superblocks(struct repair_ctx *rc);
 XK_MUST_CHECK int vote_primary_features(struct repair_ctx *rc);
+/*
+ * A primary marked NEEDSREPAIR at open: a finding, and the mark is taken
+ * off the handle's superblock (the copies written from it never carry
+ * it; the primary keeps it until the repair's last write).
+ */
+void check_needsrepair(struct repair_ctx *rc);
 void root_inode_init(struct repair_ctx *rc, struct xk_dinode *dip,
 		     uint64_t ino);
 XK_MUST_CHECK int phase_ag_headers(struct repair_ctx *rc);

@@ -45,6 +45,12 @@ struct xk_dev {
 	/* Writes begun on the device (a failed one counts: it may have
 	 * changed bytes), so a tool can say whether it wrote anything. */
 	uint64_t	writes;
+	/*
+	 * When set, called before every write, which fails with its error
+	 * (needsrepair.h marks the filesystem before its first write).
+	 */
+	int		(*write_hook)(void *arg);
+	void		*write_hook_arg;
 };
 
 XK_MUST_CHECK int xk_dev_open(const char *path, unsigned int flags,

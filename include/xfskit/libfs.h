@@ -14,6 +14,7 @@
 #include <xfskit/unsupported.h>
 #include <xfskit/buf.h>
 #include <xfskit/mount.h>
+#include <xfskit/needsrepair.h>
 #include <xfskit/ag.h>
 #include <xfskit/btree.h>
 #include <xfskit/meta.h>

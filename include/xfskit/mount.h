@@ -77,6 +77,7 @@ struct xk_geom {
 #define XK_MOUNT_DIRECT	(1u << 1)	/* O_DIRECT I/O (dev.h XK_DEV_DIRECT) */
 
 struct xk_bcache;
+struct xk_needsrepair;
 
 struct xk_mount {
 	struct xk_dev	*dev;
@@ -106,6 +107,8 @@ struct xk_mount {
 	 * stamped with a later LSN (it would never be replayed over).
 	 */
 	uint64_t	max_lsn;
+	/* Armed by xk_needsrepair_arm (needsrepair.h), else NULL. */
+	struct xk_needsrepair *needsrepair;
 };
 
 /*
