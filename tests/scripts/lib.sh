@@ -166,11 +166,23 @@ loop_mount() {
 	LOOP_DEV=${LOOP_DEV##*/}
 }
 
-# xfs_kernel_errors SINCE: XFS errors the kernel logged after line SINCE of
-# dmesg about the last device loop_mount used (tests run in parallel, and
+# kmsg_mark: the time stamp of the kernel log's last line, for
+# kmsg_since.  (Not a line count: a full ring buffer keeps its count
+# while its lines move on, which would hide every new message.)
+kmsg_mark() {
+	dmesg | tail -1 | sed -n 's/^\[ *\([0-9.]*\)\].*/\1/p'
+}
+
+# kmsg_since MARK: the kernel log's lines stamped after MARK.
+kmsg_since() {
+	dmesg | awk -v t="${1:-0}" '{ s = $0; sub(/^\[ */, "", s); if (s + 0 > t + 0) print }'
+}
+
+# xfs_kernel_errors MARK: XFS errors the kernel logged after kmsg_mark
+# MARK about the last device loop_mount used (tests run in parallel, and
 # some shut their own filesystems down on purpose).
 xfs_kernel_errors() {
-	dmesg | tail -n +"$(($1 + 1))" |
+	kmsg_since "$1" |
 		grep -F "XFS (${LOOP_DEV:-none})" |
 		grep -iE 'corrupt|error|fail|shut'
 }

@@ -179,7 +179,7 @@ populated() {
 		{ fail "xfskit-mkfs -n parent=1 -p failed: $(cat "$T/mkfs.out")"; return; }
 	"$REPAIR" -n "$img" >"$T/pop.chk" 2>&1 ||
 		fail "our check rejects xfskit-mkfs -n parent=1 -p: $(head -3 "$T/pop.chk")"
-	since=$(dmesg | wc -l)
+	since=$(kmsg_mark)
 	loop_mount "$img" || return
 	"$GP" "$MNT" >"$T/pop.gp" || fail "GETPARENTS failed on mkfs -p"
 	python3 "$XK_SRCDIR/tests/scripts/pptr_expect.py" tree "$MNT" >"$T/pop.want"

@@ -179,7 +179,7 @@ pass "-p keeps the autofsck property and refuses the root hints"
 truncate -s 2g "$T/m.img"
 "$MKFS" -q -f -c options="$T/d72.conf" -d daxinherit=1,projinherit=5,extszinherit=16,cowextsize=32 "$T/m.img" ||
 	fail "xfskit-mkfs of the image to mount failed"
-since=$(dmesg | wc -l)
+since=$(kmsg_mark)
 if loop_mount "$T/m.img"; then
 	val=$(getfattr --absolute-names -n trusted.xfs:autofsck --only-values "$MNT" 2>/dev/null)
 	[ "$val" = repair ] || fail "the kernel reads trusted.xfs:autofsck as '$val', expected 'repair'"

@@ -192,7 +192,7 @@ done
 pass "xfskit-db prints our superblock and metadata root as xfs_db 7.2 does"
 
 # The kernel mounts it, files come and go, and both checks stay clean.
-since=$(dmesg | wc -l)
+since=$(kmsg_mark)
 if loop_mount "$T/k.img"; then
 	mkdir -p "$MNT/a/b" && for i in $(seq 1 40); do echo "$i" >"$MNT/a/f$i"; done &&
 		ln "$MNT/a/f1" "$MNT/a/b/l1" && rm -f "$MNT/a/f"[2-9] &&

@@ -33,7 +33,7 @@ entries_xattrs() {
 walk() {
 	local before
 	cp --sparse=always "$1" "$T/walk.img"
-	before=$(dmesg | wc -l)
+	before=$(kmsg_mark)
 	if ! loop_mount "$T/walk.img"; then
 		: >"$2"
 		[ -n "${WALK_XATTRS:-}" ] && : >"$WALK_XATTRS"

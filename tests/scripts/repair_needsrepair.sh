@@ -127,13 +127,13 @@ for n in 1 $((nw / 2)) $((nw - 1)); do
 			MNT=$T/mnt
 			mkdir -p "$MNT"
 			# By time stamp: a full ring buffer keeps its line count.
-			since=$(dmesg | tail -1 | sed -n 's/^\[ *\([0-9.]*\)\].*/\1/p')
+			since=$(kmsg_mark)
 			dev=$(losetup -f --show "$c") || exit 99
 			if mount -o ro "$dev" "$MNT" 2>"$T/mount.err"; then
 				LOOP_MOUNTED=1
 				umount "$MNT" && LOOP_MOUNTED=0
 				fail "ddev=$n: the host kernel mounted a filesystem marked NEEDSREPAIR"
-			elif dmesg | awk -v t="${since:-0}" '{ s = $0; sub(/^\[ */, "", s); if (s + 0 >= t + 0) print }' |
+			elif kmsg_since "$since" |
 			     grep -q "XFS (${dev##*/}): Filesystem needs repair"; then
 				pass "ddev=$n: the host kernel refuses to mount it: \"Filesystem needs repair\""
 			else

@@ -131,7 +131,7 @@ one_case() {
 	fi
 	"$REPAIR" -n "$ours" >"$T/$name.n2" 2>&1 ||
 		fail "$name: after our repair our -n says: $(head -3 "$T/$name.n2")"
-	since=$(dmesg | wc -l)
+	since=$(kmsg_mark)
 	loop_mount "$ours" || return
 	gp=ok
 	"$GP" "$MNT" >"$T/$name.gp" || gp="GETPARENTS failed"

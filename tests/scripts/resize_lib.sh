@@ -76,7 +76,7 @@ mount_checked() {
 		return 1
 	fi
 	pass "$1: xfs_repair -n clean"
-	KLOG_SINCE=$(dmesg | wc -l)
+	KLOG_SINCE=$(kmsg_mark)
 	loop_mount "$2"
 }
 
