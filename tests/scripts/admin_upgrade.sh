@@ -12,7 +12,7 @@
 # root inode the new btree roots would leave where xfs_repair does not
 # expect it, a mounted filesystem.  A crash mid-upgrade leaves the
 # NEEDSREPAIR mark xfs_repair completes; -z's undo file restores the
-# image byte for byte.
+# image byte for byte.  With the rmapbt, both upgrades are clean too.
 . "$(dirname "$0")/lib.sh"
 need_xfsprogs
 need_xfs72
@@ -187,6 +187,19 @@ if "$ADMIN" -O reflink=1 "$RF" >"$T/k.out" 2>&1; then
 else
 	fail "reflink=1: $(cat "$T/k.out")"
 fi
+
+# --- with the rmapbt: the new trees' blocks get their owners' records
+# (xfs_repair checks every reverse mapping against what it observes) ---
+for f in finobt reflink; do
+	if [ $f = reflink ]; then m=rmapbt=1,reflink=0; else m=rmapbt=1,finobt=0,inobtcount=0; fi
+	mkimg "$T/k.img" 96m -l size=16m -m $m
+	populate "$T/k.img"
+	if ! "$ADMIN" -O $f=1 "$T/k.img" >"$T/k.out" 2>&1; then
+		fail "rmapbt, $f=1: $(cat "$T/k.out")"
+	elif clean "$T/k.img" "rmapbt, $f=1"; then
+		pass "rmapbt, $f=1: xfs_repair -n 6.1 and 7.2 clean"
+	fi
+done
 
 # --- refusals ---
 # Without finobt and reflink the root inode sits where xfs_repair
