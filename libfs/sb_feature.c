@@ -193,7 +193,7 @@ xk_sb_add_features(struct xk_mount *mp, uint32_t ro_compat,
 	struct agi_counts *counts = NULL;
 	struct xk_buf *primary = NULL;
 	uint32_t need;
-	int add_counts, add_trees, err;
+	int add_counts, add_trees, marked = 0, err;
 
 	msg[0] = 0;
 	want.features_ro_compat |= ro_compat;
@@ -250,6 +250,7 @@ xk_sb_add_features(struct xk_mount *mp, uint32_t ro_compat,
 		err = xk_buf_write(primary);
 		if (!err)
 			err = xk_dev_sync(mp->dev);
+		marked = !err;
 		if (!err && add_counts)
 			err = write_agi_counts(mp, counts);
 		if (!err && add_trees)
@@ -267,14 +268,21 @@ xk_sb_add_features(struct xk_mount *mp, uint32_t ro_compat,
 	if (!err)
 		err = xk_dev_sync(mp->dev);
 failed:
-	if (err && !add_trees) {
+	if (err && add_trees && !marked) {
+		/* Nothing written: the cache forgets the rebuilt trees. */
+		if (primary)
+			xk_buf_release(primary);
+		primary = NULL;
+		xk_buf_discard_dirty(mp);
+	}
+	if (err && (!add_trees || !marked)) {
 		mp->sb = old;
 		xk_mount_rederive(mp);
 	}
 	if (err && !msg[0])
 		snprintf(msg, msglen, "writing the upgrade failed: %s%s",
-			 xk_strerror(err), add_counts || add_trees ?
-			 " (the filesystem is marked as needing repair)" : "");
+			 xk_strerror(err), marked ? " (the filesystem is "
+			 "marked as needing repair)" : "");
 out:
 	if (primary)
 		xk_buf_release(primary);
