@@ -299,6 +299,7 @@ static int
 run_upgrades(struct admin *a)
 {
 	struct xk_mount *mp = a->mp;
+	struct xk_sb_upgrade up;
 	uint32_t ro = 0, inc = 0;
 	int any = 0, err;
 	char msg[300];
@@ -329,12 +330,16 @@ run_upgrades(struct admin *a)
 		    (inc & features[i].incompat))
 			printf("%s\n", features[i].adding);
 	fflush(stdout);
-	err = xk_sb_add_features(mp, ro, inc, msg, sizeof(msg));
+	err = xk_sb_add_features(mp, ro, inc, &up, msg, sizeof(msg));
 	if (err) {
 		fprintf(stderr, "xfskit-admin: %s: %s\n", a->image,
 			msg[0] ? msg : xk_strerror(err));
 		return err == -EBUSY ? ADMIN_EXIT_OFFLINE : ADMIN_EXIT_FAILED;
 	}
+	if (up.resv_after)
+		printf("Per-AG btree reservations at mount: %llu blocks "
+		       "(%llu before)\n", (unsigned long long)up.resv_after,
+		       (unsigned long long)up.resv_before);
 	printf("done\n");
 	return 0;
 }

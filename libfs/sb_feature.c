@@ -187,7 +187,8 @@ check_request(const struct xk_sb *sb, const struct xk_sb *want, char *msg,
 
 int
 xk_sb_add_features(struct xk_mount *mp, uint32_t ro_compat,
-		   uint32_t incompat, char *msg, size_t msglen)
+		   uint32_t incompat, struct xk_sb_upgrade *up, char *msg,
+		   size_t msglen)
 {
 	struct xk_sb old = mp->sb, want = mp->sb;
 	struct agi_counts *counts = NULL;
@@ -196,6 +197,7 @@ xk_sb_add_features(struct xk_mount *mp, uint32_t ro_compat,
 	int add_counts, add_trees, marked = 0, err;
 
 	msg[0] = 0;
+	memset(up, 0, sizeof(*up));
 	want.features_ro_compat |= ro_compat;
 	want.features_incompat |= incompat;
 	err = check_request(&old, &want, msg, msglen);
@@ -225,7 +227,7 @@ xk_sb_add_features(struct xk_mount *mp, uint32_t ro_compat,
 		     xk_sb_has_ro_compat(&want, XK_SB_FEAT_RO_COMPAT_INOBTCNT);
 	if (add_trees) {
 		/* The new trees (and inobtcount's counts) in the cache. */
-		err = sb_build_new_trees(mp, &want, msg, msglen);
+		err = sb_build_new_trees(mp, &want, up, msg, msglen);
 		if (err)
 			return err;
 	} else if (add_counts) {

@@ -9,6 +9,7 @@
 struct xk_btree_ops;
 struct xk_mount;
 struct xk_sb;
+struct xk_sb_upgrade;
 
 /*
  * sb_feature.c: the blocks of one per-AG tree, which must walk without
@@ -24,10 +25,10 @@ int sb_tree_blocks(struct xk_mount *mp, uint32_t agno,
  * the cache only: every dirty block sealed (verified as it will be
  * written), the kernel's per-AG reservations checked against what each
  * AG keeps free.  On success mp->sb carries want's feature bits and the
- * geometry follows; on error nothing is left dirty, mp is as it was and
- * msg says why.
+ * geometry follows, and up holds the reservations; on error nothing is
+ * left dirty, mp is as it was and msg says why.
  */
 int sb_build_new_trees(struct xk_mount *mp, const struct xk_sb *want,
-		       char *msg, size_t msglen);
+		       struct xk_sb_upgrade *up, char *msg, size_t msglen);
 
 #endif /* XFSKIT_SB_FEATURE_PRIV_H */

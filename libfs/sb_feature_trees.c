@@ -19,6 +19,7 @@
 #include <xfskit/build.h>
 #include <xfskit/init.h>
 #include <xfskit/mount.h>
+#include <xfskit/sb_feature.h>
 
 #include "sb_feature_priv.h"
 
@@ -174,6 +175,31 @@ check_rootino(const struct xk_mount *mp, const struct xk_sb *want,
 	return -EINVAL;
 }
 
+/*
+ * The kernel's metadata reservation (finobt and refcountbt, beyond what
+ * they hold) summed over the AGs: what it takes out of the free blocks
+ * statfs reports.
+ */
+static int
+meta_resv_total(struct xk_mount *mp, uint64_t *total)
+{
+	struct xk_geom g = mp->g;
+
+	g.has_rmapbt = 0;
+	*total = 0;
+	for (uint32_t agno = 0; agno < mp->g.agcount; agno++) {
+		struct xk_ag_resv_held h;
+		uint64_t free, len;
+		int err = ag_after(mp, agno, &free, &h);
+
+		if (err)
+			return err;
+		len = xk_ag_blocks(mp, agno) - ag_log_blocks(mp, agno);
+		*total += xk_ag_resv_needed(&g, len, len, &h);
+	}
+	return 0;
+}
+
 static void
 set_features(struct xk_mount *mp, uint32_t ro_compat, uint32_t incompat)
 {
@@ -183,13 +209,20 @@ set_features(struct xk_mount *mp, uint32_t ro_compat, uint32_t incompat)
 }
 
 int
-sb_build_new_trees(struct xk_mount *mp, const struct xk_sb *want, char *msg,
-		   size_t msglen)
+sb_build_new_trees(struct xk_mount *mp, const struct xk_sb *want,
+		   struct xk_sb_upgrade *up, char *msg, size_t msglen)
 {
 	struct xk_sb old = mp->sb;
 	struct xk_bld *b;
 	int err = check_rootino(mp, want, msg, msglen);
 
+	if (!err) {
+		err = meta_resv_total(mp, &up->resv_before);
+		if (err)
+			snprintf(msg, msglen, "the AG headers or inode btrees "
+				 "cannot be read: %s (run xfskit-repair first)",
+				 xk_strerror(err));
+	}
 	if (err)
 		return err;
 	err = xk_bld_open(mp, &b);
@@ -217,6 +250,12 @@ sb_build_new_trees(struct xk_mount *mp, const struct xk_sb *want, char *msg,
 	}
 	if (!err)
 		err = check_reservations(mp, msg, msglen);
+	if (!err) {
+		err = meta_resv_total(mp, &up->resv_after);
+		if (err)
+			snprintf(msg, msglen, "the rebuilt AGs do not read "
+				 "back: %s", xk_strerror(err));
+	}
 	if (err) {
 		xk_buf_discard_dirty(mp);
 		mp->sb = old;

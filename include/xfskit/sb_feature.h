@@ -55,10 +55,23 @@ struct xk_mount;
  * xfs_repair finishes; the mark goes with the last write.  finobt and
  * reflink rebuild every per-AG btree of every AG (as xfskit-repair
  * does), so the AG headers, bnobt, cntbt, inobt and rmapbt are all
- * rewritten, and the superblock counters recomputed.
+ * rewritten, and the superblock counters recomputed.  *up is filled
+ * (zeroed when no per-AG btree was added).
  */
+struct xk_sb_upgrade {
+	/*
+	 * finobt and reflink: the blocks the kernel's metadata reservation
+	 * (finobt and refcountbt, beyond what they hold) takes from the
+	 * free space at mount, summed over the AGs, before and after.
+	 * Both 0 when no per-AG btree was added.
+	 */
+	uint64_t	resv_before;
+	uint64_t	resv_after;
+};
+
 XK_MUST_CHECK int xk_sb_add_features(struct xk_mount *mp, uint32_t ro_compat,
-				     uint32_t incompat, char *msg,
+				     uint32_t incompat,
+				     struct xk_sb_upgrade *up, char *msg,
 				     size_t msglen);
 
 #endif /* XFSKIT_SB_FEATURE_H */

@@ -5,6 +5,8 @@
 # populated (files made and deleted, so chunks have free inodes): the
 # result has the feature bit, xfs_repair -n 6.1 and 7.2 find it clean,
 # its free inode btree holds the records xfs_repair 7.2 rebuilds, the
+# kernel holds back at mount the per-AG reservation growth xfskit-admin
+# printed (statfs's free blocks against the superblock's), the
 # kernel mounts it and runs a workload on it (reflinked copies after
 # reflink=1) without an error, and it is clean again after.  Refusals
 # write nothing (strace sees no write call): an AG too full for the
@@ -56,6 +58,35 @@ fino_recs() {
 		xfs_db -r -c "agi $a" -c "addr free_root" -c btdump "$1" 2>&1 |
 			grep -E '^recs\[|^[0-9]+:\['
 	done
+}
+
+# kernel_resv IMG: KRESV = the blocks the kernel holds back from statfs's
+# free count at mount beyond the superblock's free count after unmount: its
+# per-AG reservations plus what does not change with them (the reserve
+# pool, the set-aside; the free space btrees stay one block here).
+kernel_resv() {
+	local bfree
+	loop_mount "$1" || exit 99
+	bfree=$(python3 -c 'import os, sys; print(os.statvfs(sys.argv[1]).f_bfree)' "$MNT")
+	loop_umount || exit 99
+	KRESV=$(($(db_get "$1" "sb 0" fdblocks) - bfree))
+}
+
+# resv_checked IMG NAME BEFORE: the reservation growth xfskit-admin
+# printed is what the kernel now holds back more than BEFORE.
+resv_checked() {
+	local line after before want got
+	line=$(grep '^Per-AG btree reservations at mount:' "$T/k.out")
+	after=$(echo "$line" | sed -n 's/.*: \([0-9]*\) blocks (\([0-9]*\) before)$/\1/p')
+	before=$(echo "$line" | sed -n 's/.*: \([0-9]*\) blocks (\([0-9]*\) before)$/\2/p')
+	[ -n "$after" ] && [ -n "$before" ] ||
+		{ fail "$2: no reservation line: $(cat "$T/k.out")"; return 1; }
+	want=$((after - before))
+	kernel_resv "$1"
+	got=$((KRESV - $3))
+	[ "$got" = "$want" ] &&
+		pass "$2: the kernel reserves $got more blocks at mount, as xfskit-admin computed ($before -> $after)" ||
+		fail "$2: the kernel reserves $got more blocks at mount, xfskit-admin computed $want ($before -> $after)"
 }
 
 # workload IMG NAME [reflink]: mount, make and delete many files (and a
@@ -115,6 +146,8 @@ FI="$T/fi.img"
 mkimg "$FI" 128m -l size=16m -m finobt=0,inobtcount=0
 populate "$FI"
 cp --sparse=always "$FI" "$T/fi0.img" || exit 99
+kernel_resv "$FI"
+r0=$KRESV
 if "$ADMIN" -O finobt=1,inobtcount=1 "$FI" >"$T/k.out" 2>&1; then
 	v=$(xfs_db -r -c version "$FI")
 	case "$v" in
@@ -136,6 +169,7 @@ if "$ADMIN" -O finobt=1,inobtcount=1 "$FI" >"$T/k.out" 2>&1; then
 		else
 			fail "finobt=1: free inode btree records differ from xfs_repair 7.2's rebuild: $(head -6 "$T/fino.diff")"
 		fi
+		resv_checked "$FI" "finobt=1" "$r0"
 		workload "$FI" "finobt=1"
 	fi
 else
@@ -174,6 +208,8 @@ done
 RF="$T/rf.img"
 mkimg "$RF" 128m -l size=16m -m reflink=0
 populate "$RF"
+kernel_resv "$RF"
+r0=$KRESV
 if "$ADMIN" -O reflink=1 "$RF" >"$T/k.out" 2>&1; then
 	case "$(xfs_db -r -c version "$RF")" in
 	*REFLINK*) pass "reflink=1: xfs_db shows REFLINK" ;;
@@ -183,6 +219,7 @@ if "$ADMIN" -O reflink=1 "$RF" >"$T/k.out" 2>&1; then
 		[ "$(db_get "$RF" "agf 1" refcntblocks)" = 1 ] ||
 		fail "reflink=1: AG 1's refcount btree: level $(db_get "$RF" "agf 1" refcntlevel), $(db_get "$RF" "agf 1" refcntblocks) blocks"
 	clean "$RF" "reflink=1" && pass "reflink=1: xfs_repair -n 6.1 and 7.2 clean" &&
+		resv_checked "$RF" "reflink=1" "$r0" &&
 		workload "$RF" "reflink=1" reflink
 else
 	fail "reflink=1: $(cat "$T/k.out")"
