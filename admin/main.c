@@ -5,7 +5,8 @@
  * (as xfs_db's label and uuid commands, which xfs_admin runs), the v4
  * switches answered as xfs_admin answers them on v5, -C (a mkfs
  * configuration file of the filesystem's features), and -O feature
- * upgrades (as xfs_repair -c, which xfs_admin runs).
+ * upgrades (as xfs_repair -c, which xfs_admin runs; finobt and reflink,
+ * which it cannot add, build their per-AG btrees).
  *
  * Every option is checked before the filesystem is opened, so a bad one
  * writes nothing.  The label and UUID changes then run in command-line
@@ -44,7 +45,10 @@ struct action {
 	const char	*arg;
 };
 
-/* -O's features, in the order xfs_repair adds and reports them. */
+/*
+ * -O's features, in the order xfs_repair adds and reports them; finobt
+ * and reflink, which it cannot add, first.
+ */
 struct feature {
 	const char	*name;
 	uint32_t	ro_compat, incompat;
@@ -52,6 +56,12 @@ struct feature {
 };
 
 static const struct feature features[] = {
+	{ "finobt", XK_SB_FEAT_RO_COMPAT_FINOBT, 0,
+	  "Adding free inode btree to filesystem.",
+	  "Filesystem already has a free inode btree." },
+	{ "reflink", XK_SB_FEAT_RO_COMPAT_REFLINK, 0,
+	  "Adding reflink support to filesystem.",
+	  "Filesystem already supports reflink." },
 	{ "inobtcount", XK_SB_FEAT_RO_COMPAT_INOBTCNT, 0,
 	  "Adding inode btree counts to filesystem.",
 	  "Filesystem already has inode btree counts." },
@@ -89,8 +99,9 @@ usage(FILE *fp)
 "  -L label    set the label (at most 12 bytes; -- clears it)\n"
 "  -U uuid     set the UUID: a UUID, generate, nil, or restore (back to\n"
 "              the UUID the metadata carries)\n"
-"  -O list     add v5 features: inobtcount=1, bigtime=1, nrext64=1,\n"
-"              exchange=1 (comma-separated)\n"
+"  -O list     add v5 features: finobt=1, reflink=1, inobtcount=1,\n"
+"              bigtime=1, nrext64=1, exchange=1 (comma-separated);\n"
+"              finobt and reflink build a btree in every AG\n"
 "  -c 0|1      lazy counters: always on in v5 (1 is a no-op, 0 refused)\n"
 "  -e          unwritten extents: always on in v5 (a no-op)\n"
 "  -j          version 2 logs: always on in v5 (a no-op)\n"
@@ -140,8 +151,8 @@ parse_features(struct admin *a, const char *list)
 				break;
 		if (i == NFEATURES) {
 			fprintf(stderr, "xfskit-admin: -O %s: unknown feature; "
-				"inobtcount, bigtime, nrext64 and exchange can "
-				"be added\n", tok);
+				"finobt, reflink, inobtcount, bigtime, nrext64 "
+				"and exchange can be added\n", tok);
 			rc = ADMIN_EXIT_FAILED;
 		} else if (!eq || !eq[1]) {
 			fprintf(stderr, "xfskit-admin: -O %s requires a "
@@ -288,6 +299,7 @@ static int
 run_upgrades(struct admin *a)
 {
 	struct xk_mount *mp = a->mp;
+	struct xk_sb_upgrade up;
 	uint32_t ro = 0, inc = 0;
 	int any = 0, err;
 	char msg[300];
@@ -318,12 +330,16 @@ run_upgrades(struct admin *a)
 		    (inc & features[i].incompat))
 			printf("%s\n", features[i].adding);
 	fflush(stdout);
-	err = xk_sb_add_features(mp, ro, inc, msg, sizeof(msg));
+	err = xk_sb_add_features(mp, ro, inc, &up, msg, sizeof(msg));
 	if (err) {
 		fprintf(stderr, "xfskit-admin: %s: %s\n", a->image,
 			msg[0] ? msg : xk_strerror(err));
 		return err == -EBUSY ? ADMIN_EXIT_OFFLINE : ADMIN_EXIT_FAILED;
 	}
+	if (up.resv_after)
+		printf("Per-AG btree reservations at mount: %llu blocks "
+		       "(%llu before)\n", (unsigned long long)up.resv_after,
+		       (unsigned long long)up.resv_before);
 	printf("done\n");
 	return 0;
 }

@@ -119,6 +119,12 @@ derive_geometry(struct xk_mount *mp)
 			g->maxlevels[bt] = XK_BTREE_MAXLEVELS;
 }
 
+void
+xk_mount_rederive(struct xk_mount *mp)
+{
+	derive_geometry(mp);
+}
+
 int
 xk_mount_from_sb(struct xk_dev *dev, const struct xk_sb *sb,
 		 unsigned int flags, struct xk_mount **mpp, struct xk_fail *f)

@@ -16,16 +16,18 @@
 #include <xfskit/mount.h>
 #include <xfskit/sb_feature.h>
 
+#include "sb_feature_priv.h"
+
 /* Inode btree block counts of one AG, for AGIs under inobtcount. */
 struct agi_counts {
-	uint32_t	iblocks;
-	uint32_t	fblocks;
+	uint64_t	iblocks;
+	uint64_t	fblocks;
 };
 
-static int
-count_tree(struct xk_mount *mp, uint32_t agno,
-	   const struct xk_btree_ops *ops, uint32_t root, uint32_t levels,
-	   uint32_t *blocks)
+int
+sb_tree_blocks(struct xk_mount *mp, uint32_t agno,
+	       const struct xk_btree_ops *ops, uint32_t root, uint32_t levels,
+	       uint64_t *blocks)
 {
 	struct xk_btree_walk w;
 	int err;
@@ -36,10 +38,10 @@ count_tree(struct xk_mount *mp, uint32_t agno,
 	w.root = root;
 	w.levels = levels;
 	err = xk_btree_walk(mp, &w);
-	if (err)
-		return err;
-	*blocks = (uint32_t)w.nblocks;
-	return 0;
+	if (!err && w.nproblems)
+		err = XK_ECORRUPT;
+	*blocks = w.nblocks;
+	return err;
 }
 
 /* Walk both inode btrees of every AG (rule 6). */
@@ -58,14 +60,15 @@ count_inode_btrees(struct xk_mount *mp, struct agi_counts *c, char *msg,
 			return err;
 		}
 		agi = xk_buf_agi(bp);
-		err = count_tree(mp, agno, &xk_inobt_ops,
-				 xk_be32_get(agi->agi_root),
-				 xk_be32_get(agi->agi_level), &c[agno].iblocks);
+		err = sb_tree_blocks(mp, agno, &xk_inobt_ops,
+				     xk_be32_get(agi->agi_root),
+				     xk_be32_get(agi->agi_level),
+				     &c[agno].iblocks);
 		if (!err)
-			err = count_tree(mp, agno, &xk_finobt_ops,
-					 xk_be32_get(agi->agi_free_root),
-					 xk_be32_get(agi->agi_free_level),
-					 &c[agno].fblocks);
+			err = sb_tree_blocks(mp, agno, &xk_finobt_ops,
+					     xk_be32_get(agi->agi_free_root),
+					     xk_be32_get(agi->agi_free_level),
+					     &c[agno].fblocks);
 		xk_buf_release(bp);
 		if (err) {
 			snprintf(msg, msglen, "the inode btrees of AG %u "
@@ -88,8 +91,8 @@ write_agi_counts(struct xk_mount *mp, const struct agi_counts *c)
 		if (err)
 			return err;
 		agi = xk_buf_agi(bp);
-		xk_be32_set(&agi->agi_iblocks, c[agno].iblocks);
-		xk_be32_set(&agi->agi_fblocks, c[agno].fblocks);
+		xk_be32_set(&agi->agi_iblocks, (uint32_t)c[agno].iblocks);
+		xk_be32_set(&agi->agi_fblocks, (uint32_t)c[agno].fblocks);
 		err = xk_buf_write(bp);
 		xk_buf_release(bp);
 		if (err)
@@ -150,8 +153,22 @@ check_request(const struct xk_sb *sb, const struct xk_sb *want, char *msg,
 	     ~XK_SB_ADDABLE_RO_COMPAT) ||
 	    (want->features_incompat & ~sb->features_incompat &
 	     ~XK_SB_ADDABLE_INCOMPAT)) {
-		snprintf(msg, msglen, "only inobtcount, bigtime, nrext64 and "
-			 "exchange can be added");
+		snprintf(msg, msglen, "only inobtcount, finobt, reflink, "
+			 "bigtime, nrext64 and exchange can be added");
+		return -EINVAL;
+	}
+	if (xk_sb_has_incompat(want, XK_SB_FEAT_INCOMPAT_EXCHRANGE) &&
+	    !xk_sb_has_incompat(sb, XK_SB_FEAT_INCOMPAT_EXCHRANGE) &&
+	    !xk_sb_has_ro_compat(want, XK_SB_FEAT_RO_COMPAT_REFLINK)) {
+		snprintf(msg, msglen, "File exchange-range feature cannot be "
+			 "added without reflink.");
+		return -EINVAL;
+	}
+	if (xk_sb_has_ro_compat(want, XK_SB_FEAT_RO_COMPAT_REFLINK) &&
+	    !xk_sb_has_ro_compat(sb, XK_SB_FEAT_RO_COMPAT_REFLINK) &&
+	    sb->rblocks) {
+		snprintf(msg, msglen, "reflink cannot be added to a "
+			 "filesystem with a realtime section");
 		return -EINVAL;
 	}
 	if (xk_sb_has_ro_compat(want, XK_SB_FEAT_RO_COMPAT_INOBTCNT) &&
@@ -170,15 +187,17 @@ check_request(const struct xk_sb *sb, const struct xk_sb *want, char *msg,
 
 int
 xk_sb_add_features(struct xk_mount *mp, uint32_t ro_compat,
-		   uint32_t incompat, char *msg, size_t msglen)
+		   uint32_t incompat, struct xk_sb_upgrade *up, char *msg,
+		   size_t msglen)
 {
 	struct xk_sb old = mp->sb, want = mp->sb;
 	struct agi_counts *counts = NULL;
 	struct xk_buf *primary = NULL;
 	uint32_t need;
-	int add_counts, err;
+	int add_counts, add_trees, marked = 0, err;
 
 	msg[0] = 0;
+	memset(up, 0, sizeof(*up));
 	want.features_ro_compat |= ro_compat;
 	want.features_incompat |= incompat;
 	err = check_request(&old, &want, msg, msglen);
@@ -200,10 +219,18 @@ xk_sb_add_features(struct xk_mount *mp, uint32_t ro_compat,
 	err = verify_sb_copies(mp, msg, msglen);
 	if (err)
 		return err;
-	add_counts = !xk_sb_has_ro_compat(&old,
+	add_trees = (want.features_ro_compat & ~old.features_ro_compat &
+		     XK_SB_TREE_RO_COMPAT) != 0;
+	add_counts = !add_trees &&
+		     !xk_sb_has_ro_compat(&old,
 					  XK_SB_FEAT_RO_COMPAT_INOBTCNT) &&
 		     xk_sb_has_ro_compat(&want, XK_SB_FEAT_RO_COMPAT_INOBTCNT);
-	if (add_counts) {
+	if (add_trees) {
+		/* The new trees (and inobtcount's counts) in the cache. */
+		err = sb_build_new_trees(mp, &want, up, msg, msglen);
+		if (err)
+			return err;
+	} else if (add_counts) {
 		counts = calloc(mp->g.agcount, sizeof(*counts));
 		if (!counts) {
 			snprintf(msg, msglen, "no memory for %u AGs",
@@ -217,7 +244,7 @@ xk_sb_add_features(struct xk_mount *mp, uint32_t ro_compat,
 	err = xk_sb_read(mp, 0, 0, &primary);
 	if (err)
 		goto failed;
-	if (add_counts) {
+	if (add_counts || add_trees) {
 		struct xk_dsb *d = (struct xk_dsb *)primary->data;
 
 		xk_be32_set(&d->sb_features_incompat, old.features_incompat |
@@ -225,30 +252,39 @@ xk_sb_add_features(struct xk_mount *mp, uint32_t ro_compat,
 		err = xk_buf_write(primary);
 		if (!err)
 			err = xk_dev_sync(mp->dev);
-		if (!err)
+		marked = !err;
+		if (!err && add_counts)
 			err = write_agi_counts(mp, counts);
+		if (!err && add_trees)
+			err = xk_buf_flush(mp);
+		if (!err && add_trees)
+			err = xk_dev_sync(mp->dev);
 		if (err)
 			goto failed;
 	}
-	mp->sb = want;
-	mp->g.has_inobtcnt = xk_sb_has_ro_compat(&want,
-					XK_SB_FEAT_RO_COMPAT_INOBTCNT);
-	mp->g.has_bigtime = xk_sb_has_incompat(&want,
-					XK_SB_FEAT_INCOMPAT_BIGTIME);
-	mp->g.has_nrext64 = xk_sb_has_incompat(&want,
-					XK_SB_FEAT_INCOMPAT_NREXT64);
-	mp->g.has_exchrange = xk_sb_has_incompat(&want,
-					XK_SB_FEAT_INCOMPAT_EXCHRANGE);
+	/* The counters stay as the rebuild left them. */
+	mp->sb.features_ro_compat = want.features_ro_compat;
+	mp->sb.features_incompat = want.features_incompat;
+	xk_mount_rederive(mp);
 	err = write_sb_copies(mp, primary);
 	if (!err)
 		err = xk_dev_sync(mp->dev);
 failed:
-	if (err)
+	if (err && add_trees && !marked) {
+		/* Nothing written: the cache forgets the rebuilt trees. */
+		if (primary)
+			xk_buf_release(primary);
+		primary = NULL;
+		xk_buf_discard_dirty(mp);
+	}
+	if (err && (!add_trees || !marked)) {
 		mp->sb = old;
+		xk_mount_rederive(mp);
+	}
 	if (err && !msg[0])
 		snprintf(msg, msglen, "writing the upgrade failed: %s%s",
-			 xk_strerror(err), add_counts ? " (the filesystem "
-			 "is marked as needing repair)" : "");
+			 xk_strerror(err), marked ? " (the filesystem is "
+			 "marked as needing repair)" : "");
 out:
 	if (primary)
 		xk_buf_release(primary);

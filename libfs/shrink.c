@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include <xfskit/ag.h>
+#include <xfskit/ag_resv.h>
 #include <xfskit/btree.h>
 #include <xfskit/format/btree.h>
 #include <xfskit/init.h>
@@ -189,59 +190,25 @@ ag_empty(const struct xk_mount *mp, const struct ag_survey *s)
 	       s->free + s->flcount + xk_ag_prealloc_blocks(mp) == s->length;
 }
 
-/* Blocks to index `records` with every block half full (the kernel's). */
-static uint64_t
-btree_blocks_min_fill(const struct xk_geom *g, enum xk_btnum bt,
-		      uint64_t records)
-{
-	uint64_t lim = g->maxrecs[bt][0] / 2, blocks = 0;
-
-	for (int level = 0; records > 1; level++) {
-		records = (records + lim - 1) / lim;
-		blocks += records;
-		if (level == 0)
-			lim = g->maxrecs[bt][1] / 2;
-	}
-	return blocks;
-}
-
 /*
  * The per-AG reservation the kernel's shrink requires to stay free
- * (its free blocks and AGFL) once the AG is newlen long, less what the
- * trees already hold: refcountbt and rmapbt sized for newlen blocks, the
- * finobt for the AG's length before the shrink (the kernel's per-AG
- * length is only updated afterwards), the log's blocks left out.
+ * (its free blocks and AGFL) once the AG is newlen long: refcountbt and
+ * rmapbt sized for newlen blocks, the finobt for the AG's length before
+ * the shrink (the kernel's per-AG length is only updated afterwards),
+ * the log's blocks left out.
  */
 static uint64_t
 ag_resv_needed(const struct xk_mount *mp, const struct ag_survey *s,
 	       uint32_t newlen)
 {
-	const struct xk_geom *g = &mp->g;
 	uint32_t logb = s->log_end - s->log_start;
-	uint64_t len = newlen > logb ? newlen - logb : 0;
-	uint64_t old = s->length > logb ? s->length - logb : 0;
-	uint64_t meta = 0, used = 0, need = 0, rmap;
+	struct xk_ag_resv_held h = {
+		.refc = s->refc_blocks, .fino = s->fino_blocks,
+		.rmap = s->rmap_blocks,
+	};
 
-	if (g->has_reflink) {
-		meta += btree_blocks_min_fill(g, XK_BT_REFC, len);
-		used += s->refc_blocks;
-	}
-	if (g->has_finobt) {
-		meta += btree_blocks_min_fill(g, XK_BT_FINO, old *
-					      g->inopblock /
-					      XK_INODES_PER_CHUNK);
-		used += s->fino_blocks;
-	}
-	if (meta > used)
-		need += meta - used;
-	if (g->has_rmapbt) {
-		rmap = btree_blocks_min_fill(g, XK_BT_RMAP, len);
-		if (rmap < len / 100)
-			rmap = len / 100;
-		if (rmap > s->rmap_blocks)
-			need += rmap - s->rmap_blocks;
-	}
-	return need;
+	return xk_ag_resv_needed(&mp->g, newlen > logb ? newlen - logb : 0,
+				 s->length > logb ? s->length - logb : 0, &h);
 }
 
 /* Free blocks (and AGFL) left when the AG, free from newlen on, is cut. */

@@ -125,6 +125,8 @@ XK_MUST_CHECK int xk_mount_open(const char *path, unsigned int flags,
 XK_MUST_CHECK int xk_mount_from_sb(struct xk_dev *dev, const struct xk_sb *sb,
 				   unsigned int flags, struct xk_mount **mpp,
 				   struct xk_fail *f);
+/* Derive the geometry again after mp->sb changed (a feature upgrade). */
+void xk_mount_rederive(struct xk_mount *mp);
 /*
  * Attach the device holding this filesystem's external log, opened
  * read-only when the handle is.  Nothing is written.  Rules, each an

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* What sb_feature.c shares with the files of its upgrades. */
+#ifndef XFSKIT_SB_FEATURE_PRIV_H
+#define XFSKIT_SB_FEATURE_PRIV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct xk_btree_ops;
+struct xk_mount;
+struct xk_sb;
+struct xk_sb_upgrade;
+
+/*
+ * sb_feature.c: the blocks of one per-AG tree, which must walk without
+ * a problem (XK_ECORRUPT, or the walk's error).
+ */
+int sb_tree_blocks(struct xk_mount *mp, uint32_t agno,
+		   const struct xk_btree_ops *ops, uint32_t root,
+		   uint32_t levels, uint64_t *blocks);
+
+/*
+ * sb_feature_trees.c: give every AG the new per-AG btrees of `want`
+ * (finobt, refcountbt) by rebuilding its trees through the builder, in
+ * the cache only: every dirty block sealed (verified as it will be
+ * written), the kernel's per-AG reservations checked against what each
+ * AG keeps free.  On success mp->sb carries want's feature bits and the
+ * geometry follows, and up holds the reservations; on error nothing is
+ * left dirty, mp is as it was and msg says why.
+ */
+int sb_build_new_trees(struct xk_mount *mp, const struct xk_sb *want,
+		       struct xk_sb_upgrade *up, char *msg, size_t msglen);
+
+#endif /* XFSKIT_SB_FEATURE_PRIV_H */

@@ -1,0 +1,265 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Upgrades that add per-AG btrees (finobt, reflink's refcountbt): the
+ * builder loads each AG's free space, inode chunks and reverse mappings
+ * from the trees it has, and its commit rebuilds every per-AG tree of
+ * the new feature set from them (the free inode btree from the chunks
+ * with a free inode, an empty refcountbt: nothing is shared yet), taking
+ * their blocks from the AG's free space and setting the AGF, AGI, AGFL,
+ * rmapbt and superblock counters.  Nothing reaches the disk here: the
+ * caller writes the cache once every check passed.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <xfskit/ag.h>
+#include <xfskit/ag_resv.h>
+#include <xfskit/btree.h>
+#include <xfskit/build.h>
+#include <xfskit/init.h>
+#include <xfskit/mount.h>
+#include <xfskit/sb_feature.h>
+
+#include "sb_feature_priv.h"
+
+/* What AG agno keeps free and holds in its reserved trees, as built. */
+static int
+ag_after(struct xk_mount *mp, uint32_t agno, uint64_t *free,
+	 struct xk_ag_resv_held *h)
+{
+	struct xk_buf *agfbp, *agibp;
+	const struct xk_agf *agf;
+	const struct xk_agi *agi;
+	int err = xk_agf_read(mp, agno, 0, &agfbp);
+
+	if (err)
+		return err;
+	err = xk_agi_read(mp, agno, 0, &agibp);
+	if (err) {
+		xk_buf_release(agfbp);
+		return err;
+	}
+	agf = xk_buf_agf(agfbp);
+	agi = xk_buf_agi(agibp);
+	*free = (uint64_t)xk_be32_get(agf->agf_freeblks) +
+		xk_be32_get(agf->agf_flcount);
+	h->refc = mp->g.has_reflink ?
+		  xk_be32_get(agf->agf_refcount_blocks) : 0;
+	h->rmap = mp->g.has_rmapbt ? xk_be32_get(agf->agf_rmap_blocks) : 0;
+	h->fino = 0;
+	if (mp->g.has_finobt)
+		err = sb_tree_blocks(mp, agno, &xk_finobt_ops,
+				     xk_be32_get(agi->agi_free_root),
+				     xk_be32_get(agi->agi_free_level),
+				     &h->fino);
+	xk_buf_release(agfbp);
+	xk_buf_release(agibp);
+	return err;
+}
+
+/* The internal log's blocks in AG agno. */
+static uint32_t
+ag_log_blocks(const struct xk_mount *mp, uint32_t agno)
+{
+	if (xk_log_is_external(mp) ||
+	    xk_fsb_to_agno(mp, mp->g.logstart) != agno)
+		return 0;
+	return mp->g.logblocks;
+}
+
+/*
+ * Every AG must keep what the kernel reserves at mount free: else it
+ * warns that the AG may run out of space, and the trees the reservation
+ * is for can fail to grow.  The message names the first AG short and
+ * the blocks it needs.
+ */
+static int
+check_reservations(struct xk_mount *mp, char *msg, size_t msglen)
+{
+	uint32_t nshort = 0, first = 0;
+	uint64_t first_need = 0, first_free = 0;
+
+	for (uint32_t agno = 0; agno < mp->g.agcount; agno++) {
+		struct xk_ag_resv_held h;
+		uint64_t free, need, len;
+		int err = ag_after(mp, agno, &free, &h);
+
+		if (err) {
+			snprintf(msg, msglen, "AG %u as rebuilt does not read "
+				 "back: %s", agno, xk_strerror(err));
+			return err;
+		}
+		len = xk_ag_blocks(mp, agno) - ag_log_blocks(mp, agno);
+		need = xk_ag_resv_needed(&mp->g, len, len, &h);
+		if (need <= free)
+			continue;
+		if (!nshort++) {
+			first = agno;
+			first_need = need;
+			first_free = free;
+		}
+	}
+	if (!nshort)
+		return 0;
+	snprintf(msg, msglen, "AG %u lacks space: the kernel's per-AG "
+		 "reservation for its %s%s%s%s%s needs %llu blocks beyond "
+		 "what they hold, the AG would keep %llu free (free list "
+		 "included); free %llu more blocks in it (%u AG%s short); "
+		 "nothing was changed", first,
+		 mp->g.has_finobt ? "finobt" : "",
+		 mp->g.has_finobt && mp->g.has_reflink ? ", " : "",
+		 mp->g.has_reflink ? "refcountbt" : "",
+		 mp->g.has_rmapbt ? ", " : "",
+		 mp->g.has_rmapbt ? "rmapbt" : "",
+		 (unsigned long long)first_need,
+		 (unsigned long long)first_free,
+		 (unsigned long long)(first_need - first_free), nshort,
+		 nshort == 1 ? "" : "s");
+	return -ENOSPC;
+}
+
+/*
+ * Where xfs_repair expects the root directory of a filesystem with sb's
+ * features: the first block mkfs could have put it in AG 0 (headers,
+ * one root per btree, the initial AGFL, the log when it is there),
+ * rounded up to the stripe unit or the inode alignment.
+ */
+static uint64_t
+expected_rootino(const struct xk_mount *mp, const struct xk_sb *sb)
+{
+	uint64_t first = (4ULL * sb->sectsize + sb->blocksize - 1) /
+			 sb->blocksize + 3;
+	uint32_t mask = mp->g.inoalign_mask;
+
+	first += xk_ag_min_freelist(mp, sb->agblocks);
+	if (xk_sb_has_ro_compat(sb, XK_SB_FEAT_RO_COMPAT_FINOBT))
+		first++;
+	if (xk_sb_has_ro_compat(sb, XK_SB_FEAT_RO_COMPAT_RMAPBT))
+		first++;
+	if (xk_sb_has_ro_compat(sb, XK_SB_FEAT_RO_COMPAT_REFLINK))
+		first++;
+	if (sb->logstart && xk_fsb_to_agno(mp, sb->logstart) == 0)
+		first += sb->logblocks;
+	if ((sb->versionnum & XK_SB_VERSION_DALIGNBIT) && sb->unit && mask &&
+	    !(sb->unit & mask))
+		first = (first + sb->unit - 1) / sb->unit * sb->unit;
+	else if ((sb->versionnum & XK_SB_VERSION_ALIGNBIT) &&
+		 sb->inoalignmt > 1)
+		first = (first + sb->inoalignmt - 1) / sb->inoalignmt *
+			sb->inoalignmt;
+	return first << sb->inopblog;
+}
+
+/*
+ * xfs_repair reports a root directory that is not where it expects one
+ * (every run, as a possible stripe unit change).  A new btree root can
+ * move that place past an alignment boundary; the root inode cannot
+ * follow, so such an upgrade is refused.
+ */
+static int
+check_rootino(const struct xk_mount *mp, const struct xk_sb *want,
+	      char *msg, size_t msglen)
+{
+	uint64_t before = expected_rootino(mp, &mp->sb);
+	uint64_t after = expected_rootino(mp, want);
+
+	if (before != mp->sb.rootino || after == before)
+		return 0;
+	snprintf(msg, msglen, "with the new btree roots xfs_repair expects "
+		 "the root directory at inode %llu, this filesystem has it "
+		 "at %llu (made with fewer per-AG btrees), and the root "
+		 "inode cannot be moved: every xfs_repair run would report "
+		 "it; nothing was changed", (unsigned long long)after,
+		 (unsigned long long)mp->sb.rootino);
+	return -EINVAL;
+}
+
+/*
+ * The kernel's metadata reservation (finobt and refcountbt, beyond what
+ * they hold) summed over the AGs: what it takes out of the free blocks
+ * statfs reports.
+ */
+static int
+meta_resv_total(struct xk_mount *mp, uint64_t *total)
+{
+	struct xk_geom g = mp->g;
+
+	g.has_rmapbt = 0;
+	*total = 0;
+	for (uint32_t agno = 0; agno < mp->g.agcount; agno++) {
+		struct xk_ag_resv_held h;
+		uint64_t free, len;
+		int err = ag_after(mp, agno, &free, &h);
+
+		if (err)
+			return err;
+		len = xk_ag_blocks(mp, agno) - ag_log_blocks(mp, agno);
+		*total += xk_ag_resv_needed(&g, len, len, &h);
+	}
+	return 0;
+}
+
+static void
+set_features(struct xk_mount *mp, uint32_t ro_compat, uint32_t incompat)
+{
+	mp->sb.features_ro_compat = ro_compat;
+	mp->sb.features_incompat = incompat;
+	xk_mount_rederive(mp);
+}
+
+int
+sb_build_new_trees(struct xk_mount *mp, const struct xk_sb *want,
+		   struct xk_sb_upgrade *up, char *msg, size_t msglen)
+{
+	struct xk_sb old = mp->sb;
+	struct xk_bld *b;
+	int err = check_rootino(mp, want, msg, msglen);
+
+	if (!err) {
+		err = meta_resv_total(mp, &up->resv_before);
+		if (err)
+			snprintf(msg, msglen, "the AG headers or inode btrees "
+				 "cannot be read: %s (run xfskit-repair first)",
+				 xk_strerror(err));
+	}
+	if (err)
+		return err;
+	err = xk_bld_open(mp, &b);
+	if (err) {
+		snprintf(msg, msglen, "the AG btrees cannot be read: %s (run "
+			 "xfskit-repair first)", xk_strerror(err));
+		return err;
+	}
+	/* Loaded with the trees there are; rebuilt with the new set. */
+	set_features(mp, want->features_ro_compat, want->features_incompat);
+	err = xk_bld_commit(b);
+	xk_bld_free(b);
+	if (err == -ENOSPC)
+		snprintf(msg, msglen, "an AG has no free blocks left for its "
+			 "new btrees; nothing was changed");
+	else if (err)
+		snprintf(msg, msglen, "building the new btrees failed: %s; "
+			 "nothing was changed", xk_strerror(err));
+	if (!err) {
+		err = xk_buf_seal(mp);
+		if (err)
+			snprintf(msg, msglen, "a rebuilt block fails its "
+				 "verifier: %s; nothing was changed",
+				 xk_strerror(err));
+	}
+	if (!err)
+		err = check_reservations(mp, msg, msglen);
+	if (!err) {
+		err = meta_resv_total(mp, &up->resv_after);
+		if (err)
+			snprintf(msg, msglen, "the rebuilt AGs do not read "
+				 "back: %s", xk_strerror(err));
+	}
+	if (err) {
+		xk_buf_discard_dirty(mp);
+		mp->sb = old;
+		xk_mount_rederive(mp);
+	}
+	return err;
+}
