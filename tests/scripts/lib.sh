@@ -179,11 +179,14 @@ kmsg_since() {
 }
 
 # xfs_kernel_errors MARK: XFS errors the kernel logged after kmsg_mark
-# MARK about the last device loop_mount used (tests run in parallel, and
-# some shut their own filesystems down on purpose).
+# MARK about the last device loop_mount used, from its last mount on:
+# tests run in parallel, loop devices are reused, and some tests shut
+# their own filesystems down on purpose; what that device said before
+# "Mounting V5 Filesystem" was another mount's.
 xfs_kernel_errors() {
-	kmsg_since "$1" |
-		grep -F "XFS (${LOOP_DEV:-none})" |
+	kmsg_since "$1" | grep -F "XFS (${LOOP_DEV:-none})" |
+		awk '/Mounting V5 Filesystem/ { n = 0 } { l[n++] = $0 }
+		     END { for (i = 0; i < n; i++) print l[i] }' |
 		grep -iE 'corrupt|error|fail|shut'
 }
 
