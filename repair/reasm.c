@@ -89,16 +89,46 @@ named_count(const uint64_t *children, size_t n, uint64_t ino)
 }
 
 /*
+ * Whether all of agbno..agbno+len-1 is shared data, as the refcountbt,
+ * read whole, says (every block in a record of a refcount of 2 or more).
+ */
+static int
+refc_shared(const struct ag_scan *as, uint64_t agbno, uint64_t len)
+{
+	uint64_t at = agbno, end = agbno + len;
+	int moved = 1;
+
+	if (!as->trees_ok[XK_BT_REFC])
+		return 0;
+	/* The records in any order: go round while one takes at further. */
+	while (at < end && moved) {
+		moved = 0;
+		for (size_t i = 0; i < as->refcs.n; i++) {
+			const struct claim *r = &as->refcs.v[i];
+
+			if (r->owner >= 2 && r->agbno <= at &&
+			    at < (uint64_t)r->agbno + r->len) {
+				at = (uint64_t)r->agbno + r->len;
+				moved = 1;
+			}
+		}
+	}
+	return at >= end;
+}
+
+/*
  * Whether blocks the scan found may be taken for owner: claimed by no
  * inode the pass read (but by owner itself, as the kind of block kind
  * says: 0 for file data, XK_RMAP_OFF_BMBT_BLOCK for its data fork's
- * bmbt), not free space in a bnobt that was read whole, and with a
- * usable rmapbt, mapped to owner there.  Linear in the AG's claims: a
- * few big directories or files are the use.
+ * bmbt; and with shared set, as file data by another inode where the
+ * refcountbt says the blocks are shared), not free space in a bnobt that
+ * was read whole, and with a usable rmapbt, mapped to owner there.
+ * Linear in the AG's claims: a few big directories or files are the use.
  */
 int
 reasm_block_takeable(const struct repair_ctx *rc, uint64_t daddr,
-		     uint64_t blocks, uint64_t owner, uint64_t kind)
+		     uint64_t blocks, uint64_t owner, uint64_t kind,
+		     int shared)
 {
 	const struct xk_mount *mp = rc->mp;
 	uint64_t fsb = daddr >> mp->g.blkbb_log;
@@ -118,8 +148,23 @@ reasm_block_takeable(const struct repair_ctx *rc, uint64_t daddr,
 		    (c->offset & (XK_RMAP_OFF_ATTR_FORK |
 				  XK_RMAP_OFF_BMBT_BLOCK)) == kind)
 			continue;
-		if (c->agbno < agbno + blocks && agbno < c->agbno + c->len)
-			return 0;
+		if (c->agbno >= agbno + blocks || agbno >= c->agbno + c->len)
+			continue;
+		/* Reflinked data: the overlap is shared, by the refcountbt. */
+		if (shared && mp->g.has_reflink && c->owner != owner &&
+		    !xk_rmap_owner_is_special(c->owner) &&
+		    !(c->offset & (XK_RMAP_OFF_ATTR_FORK |
+				   XK_RMAP_OFF_BMBT_BLOCK))) {
+			uint64_t from = c->agbno > agbno ? c->agbno : agbno;
+			uint64_t to = (uint64_t)c->agbno + c->len <
+				      agbno + blocks ?
+				      (uint64_t)c->agbno + c->len :
+				      agbno + blocks;
+
+			if (refc_shared(as, from, to - from))
+				continue;
+		}
+		return 0;
 	}
 	if (as->trees_ok[XK_BT_BNO])
 		for (size_t i = 0; i < as->freesp.n; i++) {
@@ -287,7 +332,7 @@ collect_dir(struct repair_ctx *rc, struct reasm_dir *d,
 
 			if (!reasm_block_takeable(rc, e->daddr, e->len >>
 						  rc->mp->g.blocklog, d->ino,
-						  0))
+						  0, 0))
 				continue;
 			err = xk_buf_read_ctx(rc->mp, e->daddr, e->len,
 					      types[k] == XK_SCAN_DIR3_BLOCK ?

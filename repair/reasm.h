@@ -107,9 +107,13 @@ void reasm_forks_free(struct reasm_state *st);
 void reasm_fork_losses(const struct reasm_fork *f, char *buf, size_t len);
 /* Shared by reasm.c and reasm_fork.c. */
 XK_MUST_CHECK int reasm_scan(struct repair_ctx *rc, const char *why);
-/* blocks from daddr, for owner as kind (0 or XK_RMAP_OFF_BMBT_BLOCK). */
+/*
+ * blocks from daddr, for owner as kind (0 or XK_RMAP_OFF_BMBT_BLOCK);
+ * shared: file data that may be reflinked.
+ */
 int reasm_block_takeable(const struct repair_ctx *rc, uint64_t daddr,
-			 uint64_t blocks, uint64_t owner, uint64_t kind);
+			 uint64_t blocks, uint64_t owner, uint64_t kind,
+			 int shared);
 void reasm_unplan(struct repair_ctx *rc, uint64_t ino, uint32_t what);
 /* Free the scan and the plans (end of the run). */
 void reasm_free(struct repair_ctx *rc);

@@ -20,7 +20,9 @@
  *     reused) verifies but lies in free space;
  *  2. a record only when its extent lies inside one AG, its file range
  *     can exist, and its blocks are neither claimed by another inode
- *     (or metadata) nor free;
+ *     (or metadata) nor free; on a reflink filesystem, blocks another
+ *     file maps too are taken where the refcountbt (read whole) says
+ *     they are shared;
  *  3. conflicts among the records: identical records (the same leaf
  *     seen twice, a stale copy) count once; records whose file ranges
  *     overlap, or whose blocks overlap, are all left out, since which
@@ -141,7 +143,7 @@ rec_ok(const struct repair_ctx *rc, uint64_t ino, const struct xk_bmbt_irec *r)
 	       xk_fsbext_valid(mp, r->startblock, r->blockcount) &&
 	       xk_fileext_valid(mp, r->startoff, r->blockcount) &&
 	       reasm_block_takeable(rc, xk_fsb_to_daddr(mp, r->startblock),
-				    r->blockcount, ino, 0);
+				    r->blockcount, ino, 0, 1);
 }
 
 /* One leaf the scan found: read, checked, its records listed. */
@@ -321,7 +323,7 @@ collect_fork(struct repair_ctx *rc, struct reasm_fork *f)
 		uint64_t fsb = daddr_to_fsb(rc->mp, e->daddr);
 
 		if (!reasm_block_takeable(rc, e->daddr, 1, f->ino,
-					  XK_RMAP_OFF_BMBT_BLOCK))
+					  XK_RMAP_OFF_BMBT_BLOCK, 0))
 			continue;
 		if (e->level)	/* a node: its block may hold the new tree */
 			err = xk_vec_push(&w.old.vec, &fsb, sizeof(fsb));

@@ -8,8 +8,10 @@
 # copies of it, xfskit-repair another.  After ours xfs_repair -n is
 # clean, the kernel mounts it, and each file is compared block by block
 # with the original: printed beside what xfs_repair kept.
-#   root:    the bmbt roots in two inodes damaged; every leaf is there:
-#            both files come back whole (same checksum, same block map);
+#   root:    the bmbt roots in three inodes damaged (a pointer that
+#            leads nowhere; a level the inode verifier rejects; f4, a
+#            reflinked copy of f2, whose blocks f2 maps too): every leaf
+#            is there: each comes back whole (same checksum, same map);
 #   lost:    two roots damaged and a leaf of each zeroed, one of them
 #            after a copy of it was written to a free block (its self
 #            address is not where it lies): both files come back with
@@ -50,8 +52,10 @@ os.close(fd)
 with open(os.path.join(top, "small"), "w") as f:
     f.write("small file\n")
 PY
+# A reflinked copy: its extents are shared with f2 (refcountbt).
+cp --reflink=always "$MNT/f2" "$MNT/f4" || fail "reflink copy"
 mkdir -p "$T/orig"
-for f in f1 f2 f3 small; do
+for f in f1 f2 f3 f4 small; do
 	cp "$MNT/$f" "$T/orig/$f" || fail "copy $f"
 	eval "ino_$f=$(stat -c %i "$MNT/$f")"
 done
@@ -59,7 +63,7 @@ loop_umount || finish
 xfs_repair -n "$base" >"$T/xr0" 2>&1 || { fail "not clean before the damage: $(tail -5 "$T/xr0")"; finish; }
 bs=$(db_get "$base" "sb 0" blocksize)
 dblocks=$(db_get "$base" "sb 0" dblocks)
-for f in f1 f2 f3; do
+for f in f1 f2 f3 f4; do
 	eval "ino=\$ino_$f"
 	[ "$(db_get "$base" "inode $ino" core.format)" = "3 (btree)" ] ||
 		{ fail "$f is not in btree format"; finish; }
@@ -153,14 +157,14 @@ PY
 			continue
 		fi
 		loop_mount "$D/$who.img" || return 1
-		for f in f1 f2 f3 small; do
+		for f in f1 f2 f3 f4 small; do
 			read -r sz same zero other < <(compare "$T/orig/$f" "$MNT/$f")
 			eval "${who}_${f}=\"$sz $same $zero $other\""
 			printf '[%s] %-16s %-6s %5s %6s %6s %6s\n' "$name" "$who" "$f" "$sz" "${same:--}" "${zero:--}" "${other:--}"
 		done
 		loop_umount || return 1
 	done
-	for f in f1 f2 f3 small; do
+	for f in f1 f2 f3 f4 small; do
 		eval "set -- \$ours_$f"
 		[ "$1" = missing ] && { fail "[$name] ours lost $f"; continue; }
 		[ "$1" = yes ] || fail "[$name] ours changed the size of $f"
@@ -213,7 +217,8 @@ more() {
 }
 
 dmg_root() {
-	bad_root "$1" "$ino_f1" && xfs_db -x -c "inode $ino_f3" -c "write u3.bmbt.level 0" "$1" >/dev/null
+	bad_root "$1" "$ino_f1" && bad_root "$1" "$ino_f4" &&
+		xfs_db -x -c "inode $ino_f3" -c "write u3.bmbt.level 0" "$1" >/dev/null
 }
 # f2: a leaf zeroed; f1: a leaf copied to a free block, then zeroed.
 dmg_lost() {
@@ -231,9 +236,11 @@ dmg_owner() {
 }
 
 if run_case root dmg_root; then
-	whole f1 f3
+	whole f1 f3 f4
 	more f1
-	pass "[root] f1 and f3 whole again: $(grep -c '^fork_rebuilt' "$D/actions") maps rebuilt from the scan"
+	more f3
+	more f4
+	pass "[root] f1, f3 and f4 whole again: $(grep -c '^fork_rebuilt' "$D/actions") maps rebuilt from the scan"
 fi
 if run_case lost dmg_lost; then
 	holed f1
