@@ -61,6 +61,7 @@ for f in f1 f2 f3 f4 small; do
 done
 loop_umount || finish
 xfs_repair -n "$base" >"$T/xr0" 2>&1 || { fail "not clean before the damage: $(tail -5 "$T/xr0")"; finish; }
+dig_holes "$base"	# each case copies it three times
 bs=$(db_get "$base" "sb 0" blocksize)
 dblocks=$(db_get "$base" "sb 0" dblocks)
 for f in f1 f2 f3 f4; do
