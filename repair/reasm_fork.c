@@ -575,8 +575,8 @@ reasm_forks(struct repair_ctx *rc)
 		joined += !cand[i].listed;
 		if (err || rc->opt.no_modify)
 			continue;
-		reasm_unplan(rc, f->ino, IFIX_CLEAR | IFIX_CORE |
-			     IFIX_RMAP_FORK);
+		/* A salvaged core (IFIX_CORE) is still rewritten. */
+		reasm_unplan(rc, f->ino, IFIX_CLEAR | IFIX_RMAP_FORK);
 		plan_inode(rc, f->ino, IFIX_SCAN_FORK, 0);
 	}
 	if (joined)
