@@ -176,23 +176,6 @@ drop_bad_acls(struct attr_rewrite *w)
 	w->l.n = out;
 }
 
-/* The blocks of ino's attr fork (extents and bmbt) the scan claimed. */
-static uint64_t
-attr_blocks_claimed(const struct repair_ctx *rc, uint64_t ino)
-{
-	uint64_t n = 0;
-
-	for (uint32_t agno = 0; agno < rc->mp->g.agcount; agno++) {
-		const struct claims *u = &rc->scan.ags[agno].used;
-
-		for (size_t i = 0; i < u->n; i++)
-			if (u->v[i].owner == ino &&
-			    (u->v[i].offset & XK_RMAP_OFF_ATTR_FORK))
-				n += u->v[i].len;
-	}
-	return n;
-}
-
 /*
  * Salvage one fork into w and empty it in place; its blocks are no
  * longer counted (nor fed: they are free in the session).

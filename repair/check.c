@@ -201,6 +201,10 @@ repair_scan(struct repair_ctx *rc)
 	rc->phase_what = "rebuilding lost directories from the device scan";
 	if (repair_phase_end(rc, reasm_dirs(rc)))
 		return rc->found.error;
+	/* Lost file block maps the scan's bmbt leaves give back. */
+	rc->phase_what = "rebuilding block maps from the device scan";
+	if (repair_phase_end(rc, reasm_forks(rc)))
+		return rc->found.error;
 	/* The counters need only the AG and inode scans. */
 	xr_phase(rc, 5);
 	if (!rc->opt.no_modify)

@@ -398,8 +398,9 @@ fix_one_inode(struct repair_ctx *rc, const struct ifix *v, size_t n,
 	 * falls back to trimming, clearing or dropping; memory or I/O stops
 	 * the run with the inode unchanged (its buffer is not dirtied).
 	 */
-	if (all & IFIX_RMAP_FORK) {
-		err = rmap_fork_rebuild(rc, ino, dip);
+	if (all & (IFIX_RMAP_FORK | IFIX_SCAN_FORK)) {
+		err = all & IFIX_SCAN_FORK ? scan_fork_rebuild(rc, ino, dip) :
+		      rmap_fork_rebuild(rc, ino, dip);
 		if (xk_err_operational(err)) {
 			xk_buf_release(bp);
 			return err;
@@ -410,6 +411,10 @@ fix_one_inode(struct repair_ctx *rc, const struct ifix *v, size_t n,
 			all |= IFIX_TRIM;
 		} else {
 			action_report_why(rc, ACT_INODE_CLEARED, ino, -1, NULL,
+					  all & IFIX_SCAN_FORK ?
+					  "its block map is unreadable and "
+					  "the device scan's bmbt leaves "
+					  "could not rebuild it" :
 					  "its block map is unreadable and "
 					  "the rmapbt could not rebuild it",
 					  "%s", "");
@@ -581,7 +586,7 @@ fix_one_inode(struct repair_ctx *rc, const struct ifix *v, size_t n,
 		}
 		case IFIX_DIR_SIZE:
 			/* The fork was rebuilt: its own size stands. */
-			if (all & IFIX_RMAP_FORK)
+			if (all & (IFIX_RMAP_FORK | IFIX_SCAN_FORK))
 				break;
 			action_report(rc, ACT_INODE_FIXED, ino, -1, NULL,
 				      ": directory size %llu, where its data "

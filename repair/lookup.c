@@ -285,3 +285,20 @@ mark_in_use(struct repair_ctx *rc, uint64_t ino)
 			as->seen_free[i] &= ~(1ULL << (agino - start));
 	}
 }
+
+/* The blocks of ino's attr fork (extents and bmbt) the scan claimed. */
+uint64_t
+attr_blocks_claimed(const struct repair_ctx *rc, uint64_t ino)
+{
+	uint64_t n = 0;
+
+	for (uint32_t agno = 0; agno < rc->mp->g.agcount; agno++) {
+		const struct claims *u = &rc->scan.ags[agno].used;
+
+		for (size_t i = 0; i < u->n; i++)
+			if (u->v[i].owner == ino &&
+			    (u->v[i].offset & XK_RMAP_OFF_ATTR_FORK))
+				n += u->v[i].len;
+	}
+	return n;
+}

@@ -54,6 +54,7 @@ struct xk_mount;
 #define IFIX_NEWRTINO	(1u << 22)	/* an empty realtime bitmap/summary */
 #define IFIX_DA_HASH	(1u << 23)	/* attr node hashes (da_hashes) */
 #define IFIX_DIR_SIZE	(1u << 24)	/* directory: di_size = val */
+#define IFIX_SCAN_FORK	(1u << 25)	/* data fork from the scan's bmbt */
 
 struct ifix {
 	uint64_t	ino;

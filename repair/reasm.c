@@ -89,20 +89,51 @@ named_count(const uint64_t *children, size_t n, uint64_t ino)
 }
 
 /*
- * Whether a block of the scan may be taken: claimed by no inode the
- * pass read (but as file data by owner itself), not free space in a
- * bnobt that was read whole, and with a usable rmapbt, mapped to owner
- * there.  Linear in the AG's claims: a few big directories are the use.
+ * Whether all of agbno..agbno+len-1 is shared data, as the refcountbt,
+ * read whole, says (every block in a record of a refcount of 2 or more).
  */
 static int
-block_unowned(const struct repair_ctx *rc, uint64_t daddr, uint32_t len,
-	      uint64_t owner)
+refc_shared(const struct ag_scan *as, uint64_t agbno, uint64_t len)
+{
+	uint64_t at = agbno, end = agbno + len;
+	int moved = 1;
+
+	if (!as->trees_ok[XK_BT_REFC])
+		return 0;
+	/* The records in any order: go round while one takes at further. */
+	while (at < end && moved) {
+		moved = 0;
+		for (size_t i = 0; i < as->refcs.n; i++) {
+			const struct claim *r = &as->refcs.v[i];
+
+			if (r->owner >= 2 && r->agbno <= at &&
+			    at < (uint64_t)r->agbno + r->len) {
+				at = (uint64_t)r->agbno + r->len;
+				moved = 1;
+			}
+		}
+	}
+	return at >= end;
+}
+
+/*
+ * Whether blocks the scan found may be taken for owner: claimed by no
+ * inode the pass read (but by owner itself, as the kind of block kind
+ * says: 0 for file data, XK_RMAP_OFF_BMBT_BLOCK for its data fork's
+ * bmbt; and with shared set, as file data by another inode where the
+ * refcountbt says the blocks are shared), not free space in a bnobt that
+ * was read whole, and with a usable rmapbt, mapped to owner there.
+ * Linear in the AG's claims: a few big directories or files are the use.
+ */
+int
+reasm_block_takeable(const struct repair_ctx *rc, uint64_t daddr,
+		     uint64_t blocks, uint64_t owner, uint64_t kind,
+		     int shared)
 {
 	const struct xk_mount *mp = rc->mp;
 	uint64_t fsb = daddr >> mp->g.blkbb_log;
 	uint32_t agno = (uint32_t)(fsb / mp->g.agblocks);
 	uint32_t agbno = (uint32_t)(fsb % mp->g.agblocks);
-	uint32_t blocks = len >> mp->g.blocklog;
 	const struct ag_scan *as;
 	int mapped = 0;
 
@@ -112,13 +143,28 @@ block_unowned(const struct repair_ctx *rc, uint64_t daddr, uint32_t len,
 	for (size_t i = 0; i < as->used.n; i++) {
 		const struct claim *c = &as->used.v[i];
 
-		/* What the directory's own damaged map still reached. */
+		/* What the owner's own damaged map still reached. */
 		if (c->owner == owner &&
-		    !(c->offset & (XK_RMAP_OFF_ATTR_FORK |
-				   XK_RMAP_OFF_BMBT_BLOCK)))
+		    (c->offset & (XK_RMAP_OFF_ATTR_FORK |
+				  XK_RMAP_OFF_BMBT_BLOCK)) == kind)
 			continue;
-		if (c->agbno < agbno + blocks && agbno < c->agbno + c->len)
-			return 0;
+		if (c->agbno >= agbno + blocks || agbno >= c->agbno + c->len)
+			continue;
+		/* Reflinked data: the overlap is shared, by the refcountbt. */
+		if (shared && mp->g.has_reflink && c->owner != owner &&
+		    !xk_rmap_owner_is_special(c->owner) &&
+		    !(c->offset & (XK_RMAP_OFF_ATTR_FORK |
+				   XK_RMAP_OFF_BMBT_BLOCK))) {
+			uint64_t from = c->agbno > agbno ? c->agbno : agbno;
+			uint64_t to = (uint64_t)c->agbno + c->len <
+				      agbno + blocks ?
+				      (uint64_t)c->agbno + c->len :
+				      agbno + blocks;
+
+			if (refc_shared(as, from, to - from))
+				continue;
+		}
+		return 0;
 	}
 	if (as->trees_ok[XK_BT_BNO])
 		for (size_t i = 0; i < as->freesp.n; i++) {
@@ -284,7 +330,9 @@ collect_dir(struct repair_ctx *rc, struct reasm_dir *d,
 			struct xk_buf *bp;
 			int err;
 
-			if (!block_unowned(rc, e->daddr, e->len, d->ino))
+			if (!reasm_block_takeable(rc, e->daddr, e->len >>
+						  rc->mp->g.blocklog, d->ino,
+						  0, 0))
 				continue;
 			err = xk_buf_read_ctx(rc->mp, e->daddr, e->len,
 					      types[k] == XK_SCAN_DIR3_BLOCK ?
@@ -321,8 +369,8 @@ scan_progress(void *ctx, uint64_t done, uint64_t total)
 	return repair_interrupted() ? 1 : 0;
 }
 
-static int
-run_scan(struct repair_ctx *rc, size_t ncand, int lost_space)
+int
+reasm_scan(struct repair_ctx *rc, const char *why)
 {
 	struct reasm_state *st = rc->reasm;
 	struct xk_scan_opts o = {
@@ -335,15 +383,8 @@ run_scan(struct repair_ctx *rc, size_t ncand, int lost_space)
 
 	if (st->scanned)
 		return 0;
-	if (ncand)
-		info(rc, "        - %zu director%s lost (inode or block map): "
-		     "scanning the device for %s blocks...\n", ncand,
-		     ncand == 1 ? "y" : "ies", ncand == 1 ? "its" : "their");
-	else if (lost_space)
-		info(rc, "        - blocks neither free nor in use: scanning "
-		     "the device for directories lost with their entry...\n");
-	else
-		info(rc, "        - scanning the device (-o scan=always)...\n");
+	info(rc, "        - %s: scanning the device%s...\n", why,
+	     rc->opt.scan == REPAIR_SCAN_ALWAYS ? " (-o scan=always)" : "");
 	meter_start(rc, &m, "Scanning the device", "MiB", 1,
 		    (rc->mp->g.dblocks << rc->mp->g.blocklog) >> 20);
 	err = xk_scan_device(rc->mp, &o, &st->res);
@@ -364,8 +405,8 @@ run_scan(struct repair_ctx *rc, size_t ncand, int lost_space)
 }
 
 /* Take back the plans (IFIX_* in what) the pass made for ino. */
-static void
-unplan_inode(struct repair_ctx *rc, uint64_t ino, uint32_t what)
+void
+reasm_unplan(struct repair_ctx *rc, uint64_t ino, uint32_t what)
 {
 	size_t out = 0;
 
@@ -449,7 +490,7 @@ named_by(const struct repair_ctx *rc, uint64_t ino)
  * Once the device was scanned: directories whose blocks the scan found
  * but that no entry names and whose inode is not in use (a directory
  * lost with its entry).  Only where the AG's bnobt was read whole, so
- * that block_unowned tells the blocks of a directory removed long ago
+ * that reasm_block_takeable tells the blocks of a directory removed long ago
  * (free space) from those of one lost now.
  */
 static int
@@ -615,8 +656,19 @@ reasm_round(struct repair_ctx *rc, int first, size_t *added)
 	for (size_t i = 0; i < ncand && !err; i++)
 		err = xk_vec_push(&st->tried.vec, &cand[i].ino,
 				  sizeof(cand[i].ino));
-	if (!err)
-		err = run_scan(rc, ncand, lost_space);
+	if (!err) {
+		char why[96];
+
+		if (ncand)
+			snprintf(why, sizeof(why), "%zu director%s lost "
+				 "(inode or block map)", ncand,
+				 ncand == 1 ? "y" : "ies");
+		else
+			snprintf(why, sizeof(why), "%s", lost_space ?
+				 "blocks neither free nor in use" :
+				 "no directory lost");
+		err = reasm_scan(rc, why);
+	}
 	if (!err && ncand) {
 		children = xk_malloc((rc->scan.nedges ? rc->scan.nedges : 1) *
 				     sizeof(*children));
@@ -661,11 +713,11 @@ reasm_round(struct repair_ctx *rc, int first, size_t *added)
 			/* -n: reasm_dirs says it. */
 		} else if (cand[i].fork_lost) {
 			/* dirfix.c rewrites it, its core kept. */
-			unplan_inode(rc, cand[i].ino, IFIX_CLEAR | IFIX_TRIM |
+			reasm_unplan(rc, cand[i].ino, IFIX_CLEAR | IFIX_TRIM |
 				     IFIX_NBLOCKS | IFIX_NLINK | IFIX_DOTDOT);
 			plan_dir_rebuild(rc, cand[i].ino);
 		} else {
-			unplan_inode(rc, cand[i].ino, ~0u);
+			reasm_unplan(rc, cand[i].ino, ~0u);
 			mark_in_use(rc, cand[i].ino);
 		}
 		if (kept != i) {

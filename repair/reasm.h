@@ -2,7 +2,9 @@
 /*
  * Lost directories rebuilt from the device scan's blocks: reasm.c finds
  * and plans them (a checker), reasm_build.c writes them (an applier),
- * reasm_state.c holds what both read.
+ * reasm_state.c holds what both read.  Lost file block maps from the
+ * scan's bmbt leaves: reasm_fork.c plans them, rebuild_fork.c writes
+ * them.
  */
 #ifndef XFSKIT_REPAIR_REASM_H
 #define XFSKIT_REPAIR_REASM_H
@@ -37,6 +39,25 @@ struct reasm_dir {
 	int			unnamed;
 };
 
+/*
+ * A regular file's data fork to write from the bmbt leaves the scan
+ * found naming it (reasm_fork.c), in place of clearing the inode.
+ */
+struct reasm_fork {
+	uint64_t		ino;
+	struct xk_bmbt_rec	*recs;		/* by file offset */
+	uint64_t		n;
+	uint64_t		blocks;		/* data blocks they map */
+	uint64_t		other;		/* attr fork blocks */
+	uint64_t		*old;		/* its bmbt blocks found */
+	uint64_t		nold;
+	size_t			leaves;		/* leaves taken */
+	size_t			dropped;	/* records left out */
+	/* File ranges [start, end) of leaves not found (end: UINT64_MAX). */
+	uint64_t		(*holes)[2];
+	size_t			nholes;
+};
+
 /* The scan, kept for the run; the directories this pass plans. */
 struct reasm_state {
 	int			scanned;	/* res holds the scan */
@@ -47,6 +68,9 @@ struct reasm_state {
 	XK_VEC_OF(uint64_t)	tried;
 	/* Rounds look for directories no entry names (find_unnamed). */
 	int			unnamed;
+	/* The files whose block map this pass plans from the scan. */
+	struct reasm_fork	*forks;
+	size_t			nforks;
 };
 
 /*
@@ -67,6 +91,30 @@ int reasm_pending(const struct repair_ctx *rc);
 XK_MUST_CHECK int reasm_build(struct repair_ctx *rc, struct xk_bld *b);
 void reasm_dir_free(struct reasm_dir *d);
 void reasm_dirs_free(struct reasm_state *st);
+/*
+ * After reasm_dirs: regular files whose bmbt failed, without a usable
+ * rmapbt: scan the device when there are any (once per run), and plan
+ * each one's map from the bmbt leaves that name it, in place of the
+ * clear.  Under -n, say what would be rebuilt.  0, or an operational
+ * error (recorded).
+ */
+XK_MUST_CHECK int reasm_forks(struct repair_ctx *rc);
+/* The map planned from the scan for ino, or NULL. */
+const struct reasm_fork *reasm_fork_find(const struct repair_ctx *rc,
+					 uint64_t ino);
+void reasm_forks_free(struct reasm_state *st);
+/* "; a leaf not found: file blocks a-b, ...; n records left out". */
+void reasm_fork_losses(const struct reasm_fork *f, char *buf, size_t len);
+/* Shared by reasm.c and reasm_fork.c. */
+XK_MUST_CHECK int reasm_scan(struct repair_ctx *rc, const char *why);
+/*
+ * blocks from daddr, for owner as kind (0 or XK_RMAP_OFF_BMBT_BLOCK);
+ * shared: file data that may be reflinked.
+ */
+int reasm_block_takeable(const struct repair_ctx *rc, uint64_t daddr,
+			 uint64_t blocks, uint64_t owner, uint64_t kind,
+			 int shared);
+void reasm_unplan(struct repair_ctx *rc, uint64_t ino, uint32_t what);
 /* Free the scan and the plans (end of the run). */
 void reasm_free(struct repair_ctx *rc);
 

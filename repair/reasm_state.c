@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* What reasm.c plans and reasm_build.c writes (reasm.h). */
+/*
+ * What reasm.c and reasm_fork.c plan and reasm_build.c and
+ * rebuild_fork.c write (reasm.h).
+ */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,6 +37,7 @@ reasm_free(struct repair_ctx *rc)
 	if (!st)
 		return;
 	reasm_dirs_free(st);
+	reasm_forks_free(st);
 	xk_vec_free(&st->tried.vec);
 	xk_scan_free(&st->res);
 	free(st);
@@ -54,4 +59,59 @@ int
 reasm_pending(const struct repair_ctx *rc)
 {
 	return rc->reasm && rc->reasm->ndirs;
+}
+
+void
+reasm_forks_free(struct reasm_state *st)
+{
+	for (size_t i = 0; i < st->nforks; i++) {
+		free(st->forks[i].recs);
+		free(st->forks[i].old);
+		free(st->forks[i].holes);
+	}
+	free(st->forks);
+	st->forks = NULL;
+	st->nforks = 0;
+}
+
+const struct reasm_fork *
+reasm_fork_find(const struct repair_ctx *rc, uint64_t ino)
+{
+	const struct reasm_state *st = rc->reasm;
+
+	for (size_t i = 0; st && i < st->nforks; i++)
+		if (st->forks[i].ino == ino)
+			return &st->forks[i];
+	return NULL;
+}
+
+void
+reasm_fork_losses(const struct reasm_fork *f, char *buf, size_t len)
+{
+	size_t at = 0;
+
+	buf[0] = 0;
+	for (size_t i = 0; i < f->nholes && i < 4 && at < len; i++) {
+		if (f->holes[i][1] == UINT64_MAX)
+			at += (size_t)snprintf(buf + at, len - at, "%s%llu-end",
+					       i ? ", " : "; a leaf not found: "
+					       "file blocks ",
+					       (unsigned long long)
+					       f->holes[i][0]);
+		else
+			at += (size_t)snprintf(buf + at, len - at,
+					       "%s%llu-%llu", i ? ", " :
+					       "; a leaf not found: file blocks ",
+					       (unsigned long long)
+					       f->holes[i][0],
+					       (unsigned long long)
+					       f->holes[i][1] - 1);
+	}
+	if (f->nholes > 4 && at < len)
+		at += (size_t)snprintf(buf + at, len - at, " and %zu more",
+				       f->nholes - 4);
+	if (f->dropped && at < len)
+		snprintf(buf + at, len - at, "; %zu record%s left out "
+			 "(conflicting or not ours)", f->dropped,
+			 f->dropped == 1 ? "" : "s");
 }

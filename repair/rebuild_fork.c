@@ -35,6 +35,7 @@
 #include <xfskit/format/dir.h>
 
 #include "repair.h"
+#include "reasm.h"
 
 /*
  * The extents of one fork of the inode (and that fork's old bmbt blocks)
@@ -255,41 +256,36 @@ recs_dir_data_end(const struct xk_bmbt_rec *recs, uint64_t n,
 }
 
 /*
- * Rebuild one fork's map in dip from the rmapbt.  An attr fork keeps its
- * place (di_forkoff); a rebuild that gives back the same map is no fix
- * (-EEXIST), so the caller falls back rather than try it again.
+ * Put recs (n of them, by file offset, mapping blocks data blocks) into
+ * one fork of dip: an extent list when they fit, else a bmbt in the
+ * fork's old bmbt blocks.  other: the other fork's blocks, for
+ * di_nblocks.  An attr fork keeps its place (di_forkoff); a rebuild
+ * that gives back the same map is no fix (-EEXIST), so the caller falls
+ * back rather than try it again.  On an error dip is left as it was.
  */
 static int
-fork_rebuild(struct repair_ctx *rc, uint64_t ino, struct xk_dinode *dip,
-	     int whichfork)
+fork_install(struct repair_ctx *rc, uint64_t ino, struct xk_dinode *dip,
+	     int whichfork, const struct xk_bmbt_rec *recs, uint64_t n,
+	     const uint64_t *old, uint64_t nold, uint64_t blocks,
+	     uint64_t other)
 {
 	struct xk_mount *mp = rc->mp;
-	struct xk_bmbt_rec *recs = NULL;
-	uint64_t n = 0, *old = NULL, nold = 0, blocks = 0, used = 0, other = 0;
 	int attr = whichfork == XK_ATTR_FORK;
 	unsigned int space = attr ? xk_dfork_asize(dip, mp->g.inodesize) :
 				    xk_dfork_dsize(dip, mp->g.inodesize);
 	uint8_t *fork = attr ? xk_dfork_aptr(dip) : xk_dfork_dptr(dip);
-	uint8_t *was = NULL;
-	uint8_t fmt = 0;
-	int err;
+	uint8_t *was;
+	uint64_t used = 0;
+	uint8_t fmt;
+	int err = 0;
 
-	if (!rmaps_usable(rc) || (attr && !dip->di_forkoff) || !space)
+	if (n == 0 || !space)
 		return -ENOENT;
-	err = gather(rc, ino, whichfork, &recs, &n, &old, &nold, &blocks,
-		     &other);
-	if (!err && attr) {
-		was = xk_malloc(space);
-		if (was)
-			memcpy(was, fork, space);
-		else
-			err = -ENOMEM;
-	}
-	if (err) {
-		;
-	} else if (n == 0) {
-		err = -ENOENT;
-	} else if (n * sizeof(*recs) <= space) {
+	was = xk_malloc(space);
+	if (!was)
+		return -ENOMEM;
+	memcpy(was, fork, space);
+	if (n * sizeof(*recs) <= space) {
 		memset(fork, 0, space);
 		memcpy(fork, recs, n * sizeof(*recs));
 		fmt = XK_DINODE_FMT_EXTENTS;
@@ -298,36 +294,55 @@ fork_rebuild(struct repair_ctx *rc, uint64_t ino, struct xk_dinode *dip,
 				&used);
 		fmt = XK_DINODE_FMT_BTREE;
 	}
-	if (!err && was && !memcmp(was, fork, space) &&
+	if (!err && attr && !memcmp(was, fork, space) &&
 	    dip->di_aformat == fmt && xk_dinode_anextents(dip) == n)
 		err = -EEXIST;
-	if (err && was)
+	if (err) {
 		memcpy(fork, was, space);	/* leave dip as it was */
-	if (!err) {
-		if (attr) {
-			dip->di_aformat = fmt;
-			xk_dinode_set_nextents(dip, xk_dinode_nextents(dip),
-					       (uint32_t)n);
-		} else {
-			dip->di_format = fmt;
-			xk_dinode_set_nextents(dip, n,
-					       xk_dinode_anextents(dip));
-			/* A directory's size is where its data blocks end. */
-			if ((xk_be16_get(dip->di_mode) & XK_S_IFMT) ==
-			    XK_S_IFDIR)
-				xk_be64_set(&dip->di_size,
-					    recs_dir_data_end(recs, n,
-							      mp->g.blocklog));
-		}
-		/* The other fork's blocks as the rmapbt counts them. */
-		xk_be64_set(&dip->di_nblocks, blocks + used + other);
+		free(was);
+		return err;
+	}
+	free(was);
+	if (attr) {
+		dip->di_aformat = fmt;
+		xk_dinode_set_nextents(dip, xk_dinode_nextents(dip),
+				       (uint32_t)n);
+	} else {
+		dip->di_format = fmt;
+		xk_dinode_set_nextents(dip, n, xk_dinode_anextents(dip));
+		/* A directory's size is where its data blocks end. */
+		if ((xk_be16_get(dip->di_mode) & XK_S_IFMT) == XK_S_IFDIR)
+			xk_be64_set(&dip->di_size,
+				    recs_dir_data_end(recs, n, mp->g.blocklog));
+	}
+	xk_be64_set(&dip->di_nblocks, blocks + used + other);
+	return 0;
+}
+
+/* Rebuild one fork's map in dip from the rmapbt. */
+static int
+fork_rebuild(struct repair_ctx *rc, uint64_t ino, struct xk_dinode *dip,
+	     int whichfork)
+{
+	struct xk_bmbt_rec *recs = NULL;
+	uint64_t n = 0, *old = NULL, nold = 0, blocks = 0, other = 0;
+	int attr = whichfork == XK_ATTR_FORK;
+	int err;
+
+	if (!rmaps_usable(rc) || (attr && !dip->di_forkoff))
+		return -ENOENT;
+	err = gather(rc, ino, whichfork, &recs, &n, &old, &nold, &blocks,
+		     &other);
+	/* The other fork's blocks as the rmapbt counts them. */
+	if (!err)
+		err = fork_install(rc, ino, dip, whichfork, recs, n, old,
+				   nold, blocks, other);
+	if (!err)
 		action_report(rc, ACT_FORK_REBUILT, ino, -1, NULL, ": its %s "
 			      "map, from the rmapbt: %llu extents, %llu "
 			      "blocks", attr ? "attr fork" : "block",
 			      (unsigned long long)n,
 			      (unsigned long long)blocks);
-	}
-	free(was);
 	free(recs);
 	free(old);
 	return err;
@@ -343,4 +358,26 @@ int
 rmap_afork_rebuild(struct repair_ctx *rc, uint64_t ino, struct xk_dinode *dip)
 {
 	return fork_rebuild(rc, ino, dip, XK_ATTR_FORK);
+}
+
+int
+scan_fork_rebuild(struct repair_ctx *rc, uint64_t ino, struct xk_dinode *dip)
+{
+	const struct reasm_fork *f = reasm_fork_find(rc, ino);
+	char losses[320];
+	int err;
+
+	if (!f)
+		return -ENOENT;
+	err = fork_install(rc, ino, dip, XK_DATA_FORK, f->recs, f->n, f->old,
+			   f->nold, f->blocks, f->other);
+	if (err)
+		return err;
+	reasm_fork_losses(f, losses, sizeof(losses));
+	action_report(rc, ACT_FORK_REBUILT, ino, -1, NULL, ": its block map, "
+		      "from %zu bmbt leaves found by the device scan: %llu "
+		      "extents, %llu blocks%s", f->leaves,
+		      (unsigned long long)f->n,
+		      (unsigned long long)f->blocks, losses);
+	return 0;
 }

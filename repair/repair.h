@@ -643,6 +643,8 @@ int rmaps_usable(const struct repair_ctx *rc);
 int scan_saw_inode(const struct repair_ctx *rc, uint64_t ino);
 /* Mark ino in use in the chunk the AG rebuild is fed (seen_free). */
 void mark_in_use(struct repair_ctx *rc, uint64_t ino);
+/* The blocks of ino's attr fork (extents and bmbt) the pass claimed. */
+uint64_t attr_blocks_claimed(const struct repair_ctx *rc, uint64_t ino);
 
 /* phase_rmap_forks.c: plan data forks the rmapbt can restore (repair). */
 void check_rmap_forks(struct repair_ctx *rc);
@@ -730,6 +732,9 @@ XK_MUST_CHECK int rmap_fork_rebuild(struct repair_ctx *rc, uint64_t ino,
 				    struct xk_dinode *dip);
 XK_MUST_CHECK int rmap_afork_rebuild(struct repair_ctx *rc, uint64_t ino,
 				     struct xk_dinode *dip);
+/* ... and from the bmbt leaves the device scan found (reasm_fork.c). */
+XK_MUST_CHECK int scan_fork_rebuild(struct repair_ctx *rc, uint64_t ino,
+				    struct xk_dinode *dip);
 /* rebuild.c: rebuild every AG's btrees, AGFL and counters. */
 XK_MUST_CHECK int rebuild_ags(struct repair_ctx *rc, unsigned long *applied);
 /* Whether the findings of the last pass call for an AG rebuild. */

@@ -25,13 +25,13 @@
 #    a step of its own before any check, with no plan), interrupt.c
 #    (the signal flag), progress.c (the phases' meters), report_xfs.c
 #    (xfs_repair's phase lines), reasm_state.c (the device scan and the
-#    directories planned from it) and acl.c (the POSIX ACL rules the
+#    directories and block maps planned from it) and acl.c (the POSIX ACL rules the
 #    xattr check and the xattr rewrite both apply).
 . "$(dirname "$0")/lib.sh"
 
 checkers="attr check chunkfind confirm da dir fork inode_policy phase_ag
 	phase_counters phase_inodes phase_links phase_quota phase_rmap_forks
-	phase_sb pptr reasm rt_check space"
+	phase_sb pptr reasm reasm_fork rt_check space"
 appliers="attrfix dirfix fix lostfound pptrfix quotafix reasm_build rebuild rebuild_fork rt_fix"
 shared="acl action find_sb guard interrupt lookup memcap phase_log plan problem
 	progress quota_state readahead reasm_state report_xfs salvage"
