@@ -328,6 +328,27 @@ list_line(struct repair_ctx *rc, const char *what, const struct xk_vec *v,
 }
 
 void
+spill_list_report(struct repair_ctx *rc, const char *what, uint64_t ino,
+		  const struct xk_vec *v, size_t size,
+		  const struct xk_vec_pool *names)
+{
+	uint64_t in_files = xk_vec_pool_file_bytes(names);
+	uint64_t bytes = 0;
+
+	if (!rc->spill || !rc->opt.verbose)
+		return;
+	for (size_t i = 0; i < names->chunks.n; i++)
+		bytes += names->chunks.v[i].n;
+	info(rc, "Spilled: the %s list of inode %llu, %zu entries (%llu "
+	     "MiB), is %s; their names (%llu KiB) %s.\n", what,
+	     (unsigned long long)ino, v->n, mib_up((uint64_t)v->n * size),
+	     v->map ? "in a file" : "in memory",
+	     (unsigned long long)((bytes + 1023) >> 10),
+	     !in_files ? "in memory" : in_files == bytes ? "in files" :
+	     "partly in files");
+}
+
+void
 lists_report(struct repair_ctx *rc)
 {
 	if (!rc->spill || !rc->opt.verbose)
@@ -343,6 +364,8 @@ repair_memory_done(struct repair_ctx *rc)
 
 	if (!sp)
 		return;
+	/* The action log's directory list may be one of its vectors. */
+	action_scan_free(rc);
 	if (sp->failed)
 		fprintf(stderr, "xfskit-repair: warning: %lu moves of "
 			"records to files in %s failed; those stayed in "
