@@ -8,8 +8,9 @@
  *    what the cap leaves (never more than its usual budget).
  * 2. Only the part that cannot spill fits (one AG's working copies in
  *    the space phase, the inode chunk lists, the cache): the per-AG
- *    claim vectors and the inode and directory entry lists (vec.h)
- *    move to unlinked files in the spill directory once they pass
+ *    claim vectors, the inode and directory entry lists (vec.h) and
+ *    the lists a rewrite salvages (dirfix.c, attrfix.c) move to
+ *    unlinked files in the spill directory once they pass
  *    SPILL_THRESHOLD, and a trimmer thread unmaps their pages whenever
  *    the resident set passes the cap.
  * 3. Not even that: refuse at once, saying how much is needed (as
@@ -206,13 +207,14 @@ const char *
 spill_error_cause(const struct repair_ctx *rc, int err, char *buf,
 		  size_t len)
 {
-	const struct xk_vec_spill *sp = rc->spill;
+	unsigned long failed = rc->spill ? rc->spill->failed :
+			       rc->spill_failed;
 
-	if (err != -ENOMEM || !sp || !sp->failed)
+	if (err != -ENOMEM || !failed)
 		return repair_error_cause(err);
 	snprintf(buf, len, "out of memory (%lu moves of records to files in "
 		 "the spill directory %s failed for want of space there, so "
-		 "those stayed in memory)", sp->failed, sp->dir);
+		 "those stayed in memory)", failed, rc->spill_dir_used);
 	return buf;
 }
 
@@ -239,6 +241,7 @@ spill_start(struct repair_ctx *rc, const char *dir, uint64_t cap)
 		return -1;
 	}
 	spill_catch_sigbus(dir);
+	rc->spill_dir_used = dir;
 	if (in_memory)
 		fprintf(stderr, "xfskit-repair: warning: %s is in memory "
 			"(tmpfs): spilling there saves nothing; choose a "
@@ -366,6 +369,7 @@ repair_memory_done(struct repair_ctx *rc)
 		return;
 	/* The action log's directory list may be one of its vectors. */
 	action_scan_free(rc);
+	rc->spill_failed = sp->failed;
 	if (sp->failed)
 		fprintf(stderr, "xfskit-repair: warning: %lu moves of "
 			"records to files in %s failed; those stayed in "

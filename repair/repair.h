@@ -339,6 +339,13 @@ struct repair_ctx {
 	struct repair_meter *meter;	/* the phase's progress, or NULL */
 	uint64_t	cache_bytes;	/* buffer cache budget per handle */
 	struct xk_vec_spill *spill;	/* set when -m calls for spilling */
+	/*
+	 * Where it spilled (a string of the run's lifetime) and how many
+	 * moves to files failed there, kept once it stops: the message
+	 * of a run that then stops names that directory.
+	 */
+	const char	*spill_dir_used;
+	unsigned long	spill_failed;
 	struct repair_scan scan;
 	struct repair_findings found;
 	/* What the repair will do (plan.h); appliers read it. */
