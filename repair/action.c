@@ -115,8 +115,7 @@ struct action_log {
 	struct xk_vec	index;			/* struct named_by, by child */
 	int		indexed;
 	uint64_t	dir;			/* entries of this directory */
-	struct xk_bld_dirent *ents;		/* sorted by inode */
-	size_t		nents;
+	struct dir_list	ents;			/* sorted by inode */
 	int		have_dir;
 	struct {
 		uint64_t	ino;
@@ -227,21 +226,16 @@ name_in(struct repair_ctx *rc, struct action_log *al, uint64_t dir,
 	struct xk_bld_dirent key = { .ino = ino }, *e;
 
 	if (!al->have_dir || al->dir != dir) {
-		dir_entries_free(al->ents, al->nents);
-		al->ents = NULL;
-		al->nents = 0;
+		dir_list_free(&al->ents);
 		al->dir = dir;
 		al->have_dir = 1;
-		if (dir_entries(rc, dir, &al->ents, &al->nents)) {
-			dir_entries_free(al->ents, al->nents);
-			al->ents = NULL;
-			al->nents = 0;
-		}
-		sort_v(al->ents, al->nents, sizeof(*al->ents),
-		       cmp_dirent_ino);
+		if (dir_entries(rc, dir, &al->ents))
+			memset(&al->ents, 0, sizeof(al->ents));
+		xk_vec_sort(&al->ents.e.vec, sizeof(*al->ents.e.v),
+			    cmp_dirent_ino);
 	}
-	e = al->nents ? bsearch(&key, al->ents, al->nents, sizeof(key),
-				cmp_dirent_ino) : NULL;
+	e = al->ents.e.n ? bsearch(&key, al->ents.e.v, al->ents.e.n,
+				   sizeof(key), cmp_dirent_ino) : NULL;
 	if (e)
 		snprintf(name, len, "%.*s", (int)e->namelen,
 			 (const char *)e->name);
@@ -583,9 +577,7 @@ action_scan_free(struct repair_ctx *rc)
 	xk_vec_free(&al->index);
 	al->indexed = 0;
 	prepared_free(al);
-	dir_entries_free(al->ents, al->nents);
-	al->ents = NULL;
-	al->nents = 0;
+	dir_list_free(&al->ents);
 	al->have_dir = 0;
 	for (unsigned int i = 0; i < ACTION_DIR_PATHS; i++) {
 		free(al->paths[i].path);

@@ -42,8 +42,8 @@ struct lost_attr {
 struct attr_rewrite {
 	uint64_t	ino;
 	struct xk_attr_list l;
-	struct lost_attr *lost;
-	size_t		nlost, lost_cap;
+	/* A kilobyte each: they spill with the list. */
+	XK_VEC_OF(struct lost_attr) lost;
 	int		nomem;
 };
 
@@ -126,18 +126,11 @@ note_lost(void *ctx, const struct xk_attr_dropped *d)
 	struct attr_rewrite *w = ctx;
 	struct lost_attr *la;
 
-	if (w->nlost == w->lost_cap) {
-		size_t cap = w->lost_cap ? w->lost_cap * 2 : 8;
-		struct lost_attr *nv = xk_realloc(w->lost, cap * sizeof(*nv));
-
-		if (!nv) {
-			w->nomem = 1;
-			return;
-		}
-		w->lost = nv;
-		w->lost_cap = cap;
+	if (xk_vec_reserve(&w->lost.vec, w->lost.n + 1, sizeof(*la))) {
+		w->nomem = 1;
+		return;
 	}
-	la = &w->lost[w->nlost++];
+	la = &w->lost.v[w->lost.n++];
 	if (d->namelen)
 		attr_name_text(la->name, sizeof(la->name), d->flags, d->name,
 			       d->namelen);
@@ -171,7 +164,6 @@ drop_bad_acls(struct attr_rewrite *w)
 			.lblk = XK_ATTR_SALVAGE_SF, .index = XK_ATTR_SALVAGE_ACL,
 			.flags = x->flags, .namelen = x->namelen,
 			.name = x->name, .why = why });
-		free((void *)x->name);
 	}
 	w->l.n = out;
 }
@@ -194,6 +186,11 @@ salvage_one(struct repair_ctx *rc, struct attr_rewrite *w)
 	if (err)
 		return repair_error(rc, err, "reading inode %llu to salvage "
 				    "its xattrs", (unsigned long long)w->ino);
+	/* A fork of a million xattrs spills like the scan's lists. */
+	w->l.vec.spill = rc->spill;
+	w->l.bytes.spill = rc->spill;
+	w->lost.vec.spill = rc->spill;
+	w->lost.vec.first = 8;
 	err = xk_attr_list_salvage(mp, w->ino, dip, &w->l, note_lost, w,
 				   &why);
 	if (!err && w->nomem)
@@ -203,12 +200,15 @@ salvage_one(struct repair_ctx *rc, struct attr_rewrite *w)
 		return repair_error(rc, err, "salvaging the xattrs of inode "
 				    "%llu", (unsigned long long)w->ino);
 	}
-	if (!err)
+	if (!err) {
 		drop_bad_acls(w);
+		spill_list_report(rc, "salvaged xattr", w->ino, &w->l.vec,
+				  sizeof(*w->l.xa), &w->l.bytes);
+	}
 	if (err) {
 		/* Nothing readable: the fork goes, said so below. */
 		xk_attr_list_free(&w->l);
-		w->nlost = 0;
+		w->lost.n = 0;
 		note_lost(w, &(struct xk_attr_dropped){
 			.lblk = XK_ATTR_SALVAGE_SF,
 			.index = XK_ATTR_SALVAGE_BLOCK,
@@ -248,8 +248,8 @@ attrs_salvage(struct repair_ctx *rc, struct attr_rewrites **out)
 static void
 report_lost(struct repair_ctx *rc, const struct attr_rewrite *w)
 {
-	for (size_t i = 0; i < w->nlost; i++) {
-		const struct lost_attr *la = &w->lost[i];
+	for (size_t i = 0; i < w->lost.n; i++) {
+		const struct lost_attr *la = &w->lost.v[i];
 		char where[64];
 
 		if (la->index == XK_ATTR_SALVAGE_ACL)
@@ -297,7 +297,7 @@ attrs_rewrite(struct repair_ctx *rc, struct xk_bld *b,
 		} else {
 			action_report(rc, ACT_ATTR_REWRITTEN, a->ino, -1, NULL,
 				      " from %zu intact entries (%zu left "
-				      "out)", a->l.n, a->nlost);
+				      "out)", a->l.n, a->lost.n);
 		}
 		report_lost(rc, a);
 	}
@@ -311,7 +311,7 @@ attrs_free(struct attr_rewrites *w)
 		return;
 	for (size_t i = 0; i < w->n; i++) {
 		xk_attr_list_free(&w->v[i].l);
-		free(w->v[i].lost);
+		xk_vec_free(&w->v[i].lost.vec);
 	}
 	free(w->v);
 	free(w);

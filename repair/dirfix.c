@@ -45,8 +45,7 @@ cmp_u64(const void *a, const void *b)
 }
 
 struct salvage {
-	struct xk_bld_dirent	*v;
-	size_t			n, cap;
+	struct dir_list		l;
 	size_t			nold;	/* read from the directory */
 	uint64_t		dotdot;
 	int			any;	/* keep entries naming free inodes */
@@ -55,31 +54,33 @@ struct salvage {
 /* Marks an added entry while sorting (no inode number has this bit). */
 #define DIRFIX_ADDED	(1ULL << 63)
 
-/* Append an entry with a copy of its name. */
-static int
-salvage_push(struct salvage *s, const uint8_t *name, unsigned int namelen,
-	     uint8_t ftype, uint64_t ino)
+/* An empty list that spills with the run's lists (under -m). */
+static void
+salvage_init(struct repair_ctx *rc, struct salvage *s, int any)
 {
-	uint8_t *copy;
+	memset(s, 0, sizeof(*s));
+	s->l.e.vec.spill = rc->spill;
+	s->l.names.spill = rc->spill;
+	s->l.e.vec.first = 64;		/* most directories are small */
+	s->any = any;
+}
 
-	if (s->n == s->cap) {
-		size_t ncap = s->cap ? s->cap * 2 : 64;
-		struct xk_bld_dirent *nv = xk_realloc(s->v, ncap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		s->v = nv;
-		s->cap = ncap;
-	}
-	copy = xk_malloc(namelen);
-	if (!copy)
-		return -ENOMEM;
-	memcpy(copy, name, namelen);
-	s->v[s->n++] = (struct xk_bld_dirent){
-		.name = copy, .namelen = (uint8_t)namelen, .ftype = ftype,
-		.ino = ino,
+/* Append an entry with a copy of its name; 0 or -ENOMEM. */
+static int
+salvage_push(struct repair_ctx *rc, struct salvage *s, const uint8_t *name,
+	     unsigned int namelen, uint8_t ftype, uint64_t ino)
+{
+	struct xk_bld_dirent e = {
+		.namelen = (uint8_t)namelen, .ftype = ftype, .ino = ino,
 	};
-	return 0;
+	const void *copy;
+	int err = xk_vec_pool_add(&s->l.names, name, namelen, &copy);
+
+	if (err)
+		return err;
+	e.name = copy;
+	lists_poll(rc, s->l.e.n);
+	return xk_vec_push(&s->l.e.vec, &e, sizeof(e));
 }
 
 static int
@@ -153,6 +154,7 @@ salvage_block(struct repair_ctx *rc, const uint8_t *blk, uint32_t size,
 	uint32_t magic = xk_get_be32(blk);
 	uint32_t end = size;
 	uint32_t p = sizeof(struct xk_dir3_data_hdr);
+	int err;
 
 	if (magic == XK_DIR3_BLOCK_MAGIC) {
 		/* The tail: leaf count and stale count, then the leaves. */
@@ -191,9 +193,10 @@ salvage_block(struct repair_ctx *rc, const uint8_t *blk, uint32_t size,
 		ii = inode_info_find(rc, ino);
 		if (!name_ok(at + 9, namelen) || (!ii && !s->any))
 			continue;
-		if (salvage_push(s, at + 9, namelen,
-				 ii ? xk_mode_to_ftype(ii->mode) : 0, ino))
-			return -ENOMEM;
+		err = salvage_push(rc, s, at + 9, namelen,
+				   ii ? xk_mode_to_ftype(ii->mode) : 0, ino);
+		if (err)
+			return err;
 	}
 	return 0;
 }
@@ -227,22 +230,24 @@ salvage_sf(struct repair_ctx *rc, const struct xk_dinode *dip,
 			break;
 		ino = xk_dir2_sf_get_ino(h, e, ftype);
 		ii = inode_info_find(rc, ino);
-		if (name_ok(e->name, e->namelen) && (ii || s->any) &&
-		    salvage_push(s, e->name, e->namelen,
-				 ii ? xk_mode_to_ftype(ii->mode) : 0, ino))
-			return -ENOMEM;
+		if (name_ok(e->name, e->namelen) && (ii || s->any)) {
+			int err = salvage_push(rc, s, e->name, e->namelen,
+					       ii ? xk_mode_to_ftype(ii->mode) :
+					       0, ino);
+
+			if (err)
+				return err;
+		}
 		e = xk_dir2_sf_nextentry(h, e, ftype);
 	}
 	return 0;
 }
 
-static void
-salvage_free(struct salvage *s)
+void
+dir_list_free(struct dir_list *l)
 {
-	for (size_t i = 0; i < s->n; i++)
-		free((void *)s->v[i].name);
-	free(s->v);
-	memset(s, 0, sizeof(*s));
+	xk_vec_free(&l->e.vec);
+	xk_vec_pool_free(&l->names);
 }
 
 /* The data fork's extents: the list in the inode, or the bmbt's. */
@@ -328,11 +333,13 @@ salvage_dir(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
 	const struct xk_bld_dirent *add;
 	size_t nadd = 0, out = 0;
 	int err = 0;
+	struct dir_list *l = &s->l;
 
 	/* A lost block map: the device scan's entries too (reasm.c). */
 	for (size_t i = 0; rd && i < rd->n && !err; i++)
-		err = salvage_push(s, rd->ents[i].name, rd->ents[i].namelen,
-				   rd->ents[i].ftype, rd->ents[i].ino);
+		err = salvage_push(rc, s, rd->ents[i].name,
+				   rd->ents[i].namelen, rd->ents[i].ftype,
+				   rd->ents[i].ino);
 	if (err)
 		return err;
 	if (dip->di_format == XK_DINODE_FMT_LOCAL)
@@ -341,26 +348,26 @@ salvage_dir(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
 		err = salvage_blocks(rc, ino, dip, s);
 	if (err)
 		return err;
-	s->nold = s->n;
+	s->nold = l->e.n;
 	lf_extra(rc, ino, &add, &nadd);
 	for (size_t i = 0; i < nadd && !err; i++)
-		err = salvage_push(s, add[i].name, add[i].namelen,
+		err = salvage_push(rc, s, add[i].name, add[i].namelen,
 				   add[i].ftype, add[i].ino);
 	if (err)
 		return err;
 	/* Mark the added ones (their ino's top bit) to rank them last. */
-	for (size_t i = s->nold; i < s->n; i++)
-		s->v[i].ino |= DIRFIX_ADDED;
-	sort_v(s->v, s->n, sizeof(*s->v), cmp_dirent_rank);
-	for (size_t i = 0; i < s->n; i++) {
-		s->v[i].ino &= ~DIRFIX_ADDED;
-		if (out && !cmp_dirent(&s->v[out - 1], &s->v[i])) {
-			free((void *)s->v[i].name);
+	for (size_t i = s->nold; i < l->e.n; i++)
+		l->e.v[i].ino |= DIRFIX_ADDED;
+	xk_vec_sort(&l->e.vec, sizeof(*l->e.v), cmp_dirent_rank);
+	/* A name twice: the first kept (its bytes stay in the pool). */
+	for (size_t i = 0; i < l->e.n; i++) {
+		lists_poll(rc, i);
+		l->e.v[i].ino &= ~DIRFIX_ADDED;
+		if (out && !cmp_dirent(&l->e.v[out - 1], &l->e.v[i]))
 			continue;
-		}
-		s->v[out++] = s->v[i];
+		l->e.v[out++] = l->e.v[i];
 	}
-	s->n = out;
+	l->e.n = out;
 	return 0;
 }
 
@@ -386,40 +393,35 @@ int
 dir_lookup(struct repair_ctx *rc, uint64_t dir, const char *name,
 	   uint64_t *found)
 {
-	struct salvage s = { 0 };
+	struct salvage s;
 	size_t len = strlen(name);
-	int err = read_entries(rc, dir, &s);
+	int err;
 
+	salvage_init(rc, &s, 0);
+	err = read_entries(rc, dir, &s);
 	*found = 0;
-	for (size_t i = 0; !err && i < s.n && !*found; i++)
-		if (s.v[i].namelen == len && !memcmp(s.v[i].name, name, len))
-			*found = s.v[i].ino;
-	salvage_free(&s);
+	for (size_t i = 0; !err && i < s.l.e.n && !*found; i++)
+		if (s.l.e.v[i].namelen == len &&
+		    !memcmp(s.l.e.v[i].name, name, len))
+			*found = s.l.e.v[i].ino;
+	dir_list_free(&s.l);
 	return err;
 }
 
 int
-dir_entries(struct repair_ctx *rc, uint64_t dir, struct xk_bld_dirent **v,
-	    size_t *n)
+dir_entries(struct repair_ctx *rc, uint64_t dir, struct dir_list *l)
 {
-	struct salvage s = { .any = 1 };
-	int err = read_entries(rc, dir, &s);
+	struct salvage s;
+	int err;
 
+	salvage_init(rc, &s, 1);
+	err = read_entries(rc, dir, &s);
 	if (err) {
-		salvage_free(&s);
+		dir_list_free(&s.l);
 		return err;
 	}
-	*v = s.v;
-	*n = s.n;
+	*l = s.l;
 	return 0;
-}
-
-void
-dir_entries_free(struct xk_bld_dirent *v, size_t n)
-{
-	struct salvage s = { .v = v, .n = n };
-
-	salvage_free(&s);
 }
 
 static int
@@ -432,30 +434,34 @@ int
 dir_short_names(struct repair_ctx *rc, uint64_t dir, size_t cap,
 		char **bufp, size_t *np)
 {
-	struct salvage s = { 0 };
+	struct salvage s;
+	const struct xk_bld_dirent *v;
 	char *buf;
 	size_t n = 0;
-	int err = read_entries(rc, dir, &s);
+	int err;
 
+	salvage_init(rc, &s, 0);
+	err = read_entries(rc, dir, &s);
 	*bufp = NULL;
 	*np = 0;
 	if (err) {
-		salvage_free(&s);
+		dir_list_free(&s.l);
 		return err;
 	}
-	buf = xk_malloc((s.n ? s.n : 1) * cap);
+	v = s.l.e.v;
+	buf = xk_malloc((s.l.e.n ? s.l.e.n : 1) * cap);
 	if (!buf) {
-		salvage_free(&s);
+		dir_list_free(&s.l);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < s.n; i++) {
-		if (s.v[i].namelen >= cap)
+	for (size_t i = 0; i < s.l.e.n; i++) {
+		if (v[i].namelen >= cap)
 			continue;
-		memcpy(buf + n * cap, s.v[i].name, s.v[i].namelen);
-		buf[n * cap + s.v[i].namelen] = 0;
+		memcpy(buf + n * cap, v[i].name, v[i].namelen);
+		buf[n * cap + v[i].namelen] = 0;
 		n++;
 	}
-	salvage_free(&s);
+	dir_list_free(&s.l);
 	sort_v(buf, n, cap, cmp_name);
 	*bufp = buf;
 	*np = n;
@@ -639,79 +645,84 @@ dirs_prepare(struct repair_ctx *rc)
 	return (int)out;
 }
 
-/* Entries the scan saw in a directory that its rewrite leaves out. */
+/*
+ * Entries the scan saw in a directory that its rewrite leaves out, with
+ * their paths; spilled like the salvaged lists.
+ */
+struct dropped_ent {
+	uint64_t	ino;
+	const char	*path;		/* in dropped.paths, NUL-terminated */
+};
 struct dropped {
-	uint64_t	*ino;
-	char		**path;
-	size_t		n;
+	XK_VEC_OF(struct dropped_ent) v;
+	struct xk_vec_pool paths;
 };
 
 /*
  * The readable entries of the old directory (any inode named) that the
  * salvaged list s does not keep, each with its path, while the old
- * directory is still there; reported once the new one is written.
+ * directory is still there; reported once the new one is written, in
+ * name order.  Both lists sorted by name and walked side by side: in
+ * order, a spilled list is read once, not probed at random.  0, or an
+ * operational error: a report that misses a dropped entry is not made.
  */
-static void
-dropped_collect(struct repair_ctx *rc, uint64_t dir, const struct salvage *s,
+static int
+dropped_collect(struct repair_ctx *rc, uint64_t dir, struct salvage *s,
 		struct dropped *d)
 {
-	struct xk_bld_dirent *old = NULL;
-	size_t nold = 0;
-	char dpath[1024];
+	struct dir_list ol;
+	const struct xk_bld_dirent *old, *kept = s->l.e.v;
+	char dpath[1024], path[1024 + 256];
+	size_t j = 0;
+	int err = dir_entries(rc, dir, &ol);
 
-	if (dir_entries(rc, dir, &old, &nold)) {
-		dir_entries_free(old, nold);
-		return;
-	}
+	/* An old directory that cannot be read has nothing to report. */
+	if (err)
+		return xk_err_operational(err) ? err : 0;
+	d->v.vec.spill = rc->spill;
+	d->paths.spill = rc->spill;
+	xk_vec_sort(&ol.e.vec, sizeof(*ol.e.v), cmp_dirent);
+	old = ol.e.v;
 	action_path(rc, dir, dpath, sizeof(dpath));
-	for (size_t e = 0; e < nold; e++) {
-		/* s is sorted by name, one entry per name. */
-		const struct xk_bld_dirent *k = s->n ?
-			bsearch(&old[e], s->v, s->n, sizeof(*s->v),
-				cmp_dirent) : NULL;
-		size_t len = strlen(dpath) + old[e].namelen + 2;
-		void *nv;
+	for (size_t e = 0; e < ol.e.n && !err; e++) {
+		struct dropped_ent de = { .ino = old[e].ino };
+		const void *at;
+		int len;
 
-		if (k && k->ino == old[e].ino)
+		lists_poll(rc, e);
+		/* s: sorted by name, one entry per name. */
+		while (j < s->l.e.n && cmp_dirent(&kept[j], &old[e]) < 0)
+			j++;
+		if (j < s->l.e.n && !cmp_dirent(&kept[j], &old[e]) &&
+		    kept[j].ino == old[e].ino)
 			continue;
-		nv = realloc(d->ino, (d->n + 1) * sizeof(*d->ino));
-		if (!nv)
-			break;
-		d->ino = nv;
-		nv = realloc(d->path, (d->n + 1) * sizeof(*d->path));
-		if (!nv)
-			break;
-		d->path = nv;
-		d->ino[d->n] = old[e].ino;
-		d->path[d->n] = malloc(len);
-		if (d->path[d->n])
-			snprintf(d->path[d->n], len, "%s/%.*s",
-				 strcmp(dpath, "/") ? dpath : "",
-				 (int)old[e].namelen,
-				 (const char *)old[e].name);
-		d->n++;
+		len = snprintf(path, sizeof(path), "%s/%.*s",
+			       strcmp(dpath, "/") ? dpath : "",
+			       (int)old[e].namelen, (const char *)old[e].name);
+		err = xk_vec_pool_add(&d->paths, path, (size_t)len + 1, &at);
+		if (!err) {
+			de.path = at;
+			err = xk_vec_push(&d->v.vec, &de, sizeof(de));
+		}
 	}
-	dir_entries_free(old, nold);
+	dir_list_free(&ol);
+	return err;
 }
 
 static void
 dropped_report(struct repair_ctx *rc, uint64_t dir, struct dropped *d)
 {
-	for (size_t k = 0; k < d->n; k++)
-		action_report(rc, ACT_ENTRY_REMOVED, d->ino[k], -1,
-			      d->path[k] ? d->path[k] : "?", ", in directory "
-			      "%llu: rewritten without it",
-			      (unsigned long long)dir);
+	for (size_t k = 0; k < d->v.n; k++)
+		action_report(rc, ACT_ENTRY_REMOVED, d->v.v[k].ino, -1,
+			      d->v.v[k].path, ", in directory %llu: "
+			      "rewritten without it", (unsigned long long)dir);
 }
 
 static void
 dropped_free(struct dropped *d)
 {
-	for (size_t k = 0; k < d->n; k++)
-		free(d->path[k]);
-	free(d->ino);
-	free(d->path);
-	memset(d, 0, sizeof(*d));
+	xk_vec_free(&d->v.vec);
+	xk_vec_pool_free(&d->paths);
 }
 
 int
@@ -744,9 +755,14 @@ rebuild_dirs(struct repair_ctx *rc, struct xk_bld *b)
 		err = xk_inode_read(mp, ino, XK_READ_SALVAGE, &bp, &dip);
 		if (err && !bp)
 			break;
+		salvage_init(rc, &sv[i], 0);
 		err = salvage_dir(rc, ino, dip, &sv[i]);
-		if (!err)
-			dropped_collect(rc, ino, &sv[i], &dv[i]);
+		if (!err) {
+			spill_list_report(rc, "salvaged entry", ino,
+					  &sv[i].l.e.vec, sizeof(*sv[i].l.e.v),
+					  &sv[i].l.names);
+			err = dropped_collect(rc, ino, &sv[i], &dv[i]);
+		}
 		xk_bld_inode_init(b, ip, ino, xk_be16_get(dip->di_mode));
 		ip->uid = xk_be32_get(dip->di_uid);
 		ip->gid = xk_be32_get(dip->di_gid);
@@ -789,8 +805,8 @@ rebuild_dirs(struct repair_ctx *rc, struct xk_bld *b)
 		xk_buf_release(bp);
 		/* ".", "..", and each subdirectory's "..". */
 		ip->nlink = 2;
-		for (size_t k = 0; k < sv[i].n; k++)
-			if (sv[i].v[k].ftype == XK_DIR3_FT_DIR)
+		for (size_t k = 0; k < sv[i].l.e.n; k++)
+			if (sv[i].l.e.v[k].ftype == XK_DIR3_FT_DIR)
 				ip->nlink++;
 	}
 	/* /lost+found made anew, and ".." of the directories moved there. */
@@ -800,7 +816,7 @@ rebuild_dirs(struct repair_ctx *rc, struct xk_bld *b)
 		uint64_t ino = rc->plan.dirfix.v[i];
 
 		err = xk_bld_dir(b, &ipv[i], parent_of(rc, ino, sv[i].dotdot),
-				 sv[i].v, sv[i].n);
+				 sv[i].l.e.v, sv[i].l.e.n);
 		if (!err)
 			err = xk_bld_inode_write(b, &ipv[i]);
 		if (err == -EFBIG && ipv[i].attr.format) {
@@ -823,19 +839,20 @@ rebuild_dirs(struct repair_ctx *rc, struct xk_bld *b)
 		if (err)
 			break;
 		action_path(rc, ino, path, sizeof(path));
-		if (sv[i].n > sv[i].nold)
+		if (sv[i].l.e.n > sv[i].nold)
 			action_report(rc, ACT_DIR_REWRITTEN, ino, -1, path,
 				      " with %zu entries added",
-				      sv[i].n - sv[i].nold);
+				      sv[i].l.e.n - sv[i].nold);
 		else
 			action_report(rc, ACT_DIR_REWRITTEN, ino, -1, path,
-				      " from %zu salvaged entries", sv[i].n);
+				      " from %zu salvaged entries",
+				      sv[i].l.e.n);
 		dropped_report(rc, ino, &dv[i]);
 		lf_report_moves(rc, ino);
 	}
 	for (size_t i = 0; i < rc->plan.dirfix.n; i++) {
 		dropped_free(&dv[i]);
-		salvage_free(&sv[i]);
+		dir_list_free(&sv[i].l);
 		/* Fork memory of inodes not written (an error stopped us). */
 		free(ipv[i].data.local);
 		free(ipv[i].data.ext);

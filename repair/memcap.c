@@ -8,8 +8,9 @@
  *    what the cap leaves (never more than its usual budget).
  * 2. Only the part that cannot spill fits (one AG's working copies in
  *    the space phase, the inode chunk lists, the cache): the per-AG
- *    claim vectors and the inode and directory entry lists (vec.h)
- *    move to unlinked files in the spill directory once they pass
+ *    claim vectors, the inode and directory entry lists (vec.h) and
+ *    the lists a rewrite salvages (dirfix.c, attrfix.c) move to
+ *    unlinked files in the spill directory once they pass
  *    SPILL_THRESHOLD, and a trimmer thread unmaps their pages whenever
  *    the resident set passes the cap.
  * 3. Not even that: refuse at once, saying how much is needed (as
@@ -206,13 +207,14 @@ const char *
 spill_error_cause(const struct repair_ctx *rc, int err, char *buf,
 		  size_t len)
 {
-	const struct xk_vec_spill *sp = rc->spill;
+	unsigned long failed = rc->spill ? rc->spill->failed :
+			       rc->spill_failed;
 
-	if (err != -ENOMEM || !sp || !sp->failed)
+	if (err != -ENOMEM || !failed)
 		return repair_error_cause(err);
 	snprintf(buf, len, "out of memory (%lu moves of records to files in "
 		 "the spill directory %s failed for want of space there, so "
-		 "those stayed in memory)", sp->failed, sp->dir);
+		 "those stayed in memory)", failed, rc->spill_dir_used);
 	return buf;
 }
 
@@ -239,6 +241,7 @@ spill_start(struct repair_ctx *rc, const char *dir, uint64_t cap)
 		return -1;
 	}
 	spill_catch_sigbus(dir);
+	rc->spill_dir_used = dir;
 	if (in_memory)
 		fprintf(stderr, "xfskit-repair: warning: %s is in memory "
 			"(tmpfs): spilling there saves nothing; choose a "
@@ -328,6 +331,27 @@ list_line(struct repair_ctx *rc, const char *what, const struct xk_vec *v,
 }
 
 void
+spill_list_report(struct repair_ctx *rc, const char *what, uint64_t ino,
+		  const struct xk_vec *v, size_t size,
+		  const struct xk_vec_pool *names)
+{
+	uint64_t in_files = xk_vec_pool_file_bytes(names);
+	uint64_t bytes = 0;
+
+	if (!rc->spill || !rc->opt.verbose)
+		return;
+	for (size_t i = 0; i < names->chunks.n; i++)
+		bytes += names->chunks.v[i].n;
+	info(rc, "Spilled: the %s list of inode %llu, %zu entries (%llu "
+	     "MiB), is %s; their names (%llu KiB) %s.\n", what,
+	     (unsigned long long)ino, v->n, mib_up((uint64_t)v->n * size),
+	     v->map ? "in a file" : "in memory",
+	     (unsigned long long)((bytes + 1023) >> 10),
+	     !in_files ? "in memory" : in_files == bytes ? "in files" :
+	     "partly in files");
+}
+
+void
 lists_report(struct repair_ctx *rc)
 {
 	if (!rc->spill || !rc->opt.verbose)
@@ -343,6 +367,9 @@ repair_memory_done(struct repair_ctx *rc)
 
 	if (!sp)
 		return;
+	/* The action log's directory list may be one of its vectors. */
+	action_scan_free(rc);
+	rc->spill_failed = sp->failed;
 	if (sp->failed)
 		fprintf(stderr, "xfskit-repair: warning: %lu moves of "
 			"records to files in %s failed; those stayed in "

@@ -339,6 +339,13 @@ struct repair_ctx {
 	struct repair_meter *meter;	/* the phase's progress, or NULL */
 	uint64_t	cache_bytes;	/* buffer cache budget per handle */
 	struct xk_vec_spill *spill;	/* set when -m calls for spilling */
+	/*
+	 * Where it spilled (a string of the run's lifetime) and how many
+	 * moves to files failed there, kept once it stops: the message
+	 * of a run that then stops names that directory.
+	 */
+	const char	*spill_dir_used;
+	unsigned long	spill_failed;
 	struct repair_scan scan;
 	struct repair_findings found;
 	/* What the repair will do (plan.h); appliers read it. */
@@ -526,6 +533,14 @@ void ags_attach_spill(struct repair_ctx *rc);
 /* -v under -m: where the inode and entry lists are (memory or files). */
 void lists_report(struct repair_ctx *rc);
 /*
+ * The same for one object's list, v of elements of size bytes and the
+ * names they point at (a directory's salvaged entries, an inode's
+ * salvaged xattrs).
+ */
+void spill_list_report(struct repair_ctx *rc, const char *what, uint64_t ino,
+		       const struct xk_vec *v, size_t size,
+		       const struct xk_vec_pool *names);
+/*
  * The cause of the error err as the stop message gives it: for running
  * out of memory after records could not move to the spill directory,
  * that directory's lack of space (in buf); else repair_error_cause.
@@ -694,12 +709,22 @@ XK_MUST_CHECK int rebuild_dirs(struct repair_ctx *rc, struct xk_bld *b);
 XK_MUST_CHECK int dir_lookup(struct repair_ctx *rc, uint64_t dir,
 			     const char *name, uint64_t *found);
 /*
- * Every readable entry of dir, naming an inode in use or not (ftype 0
- * for those), names malloc'd; free with dir_entries_free.
+ * A directory's entries as read or salvaged: e.v[0..e.n-1] point at
+ * their names in names.  Under -m both spill like the scan's lists (a
+ * directory of a million entries is salvaged into files, not memory).
+ * An all-zero list is empty; free with dir_list_free.
  */
-int dir_entries(struct repair_ctx *rc, uint64_t dir,
-		struct xk_bld_dirent **v, size_t *n);
-void dir_entries_free(struct xk_bld_dirent *v, size_t n);
+struct dir_list {
+	XK_VEC_OF(struct xk_bld_dirent) e;
+	struct xk_vec_pool names;
+};
+void dir_list_free(struct dir_list *l);
+/*
+ * Every readable entry of dir into l (empty), naming an inode in use
+ * or not (ftype 0 for those).
+ */
+XK_MUST_CHECK int dir_entries(struct repair_ctx *rc, uint64_t dir,
+			      struct dir_list *l);
 /*
  * The names of dir's entries shorter than cap bytes, each in a cap-byte
  * NUL-terminated slot of *buf (malloc'd), sorted by strcmp.

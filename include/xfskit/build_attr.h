@@ -19,11 +19,24 @@
 
 #include <xfskit/build.h>
 #include <xfskit/format/dinode.h>
+#include <xfskit/vec.h>
 
-/* Attributes in memory; each entry owns its name and value bytes. */
+/*
+ * Attributes in memory: xa[0..n-1] (a vector read as XK_VEC_OF reads
+ * one, under the name xa), their names and values in bytes.  An
+ * all-zero list is empty and stays on the heap; set vec.spill and
+ * bytes.spill (one context) before the first add to let a large list
+ * spill to temporary files (repair's salvage under -m).
+ */
 struct xk_attr_list {
-	struct xk_bld_xattr *xa;
-	size_t		n, cap;
+	union {
+		struct xk_vec	vec;
+		struct {
+			struct xk_bld_xattr *xa;
+			size_t	n;
+		};
+	};
+	struct xk_vec_pool bytes;
 };
 
 void xk_attr_list_free(struct xk_attr_list *l);

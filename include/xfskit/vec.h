@@ -154,4 +154,30 @@ void xk_vec_spill_trim(struct xk_vec_spill *sp);
 #define XK_VEC_POLL_BYTES	(1U << 20)
 void xk_vec_spill_poll(struct xk_vec_spill *sp);
 
+/*
+ * Byte strings (names, values) that other vectors point at: appended
+ * into chunks that are vectors of the pool's spill context, each sized
+ * once and never grown, so a pointer a pool hands out stays valid until
+ * the pool is freed (a vector's elements move when it grows; a pool's
+ * never do).  Chunks double from XK_VEC_POOL_FIRST bytes up to
+ * XK_VEC_POOL_CHUNK; past the spill threshold each is a temporary file,
+ * like any large vector.  An all-zero pool is empty and stays on the
+ * heap; set spill before the first add to let it spill.
+ */
+#define XK_VEC_POOL_FIRST	256
+#define XK_VEC_POOL_CHUNK	(16U << 20)
+struct xk_vec_pool {
+	XK_VEC_OF(struct xk_vec) chunks;	/* on the heap: headers */
+	struct xk_vec_spill *spill;
+	size_t		polled;		/* bytes added since the cap check */
+};
+
+/* Copy len bytes of src into the pool; *out is where they now live. */
+XK_MUST_CHECK int xk_vec_pool_add(struct xk_vec_pool *p, const void *src,
+				  size_t len, const void **out);
+/* Bytes the pool holds in files (a chunk past the threshold). */
+uint64_t xk_vec_pool_file_bytes(const struct xk_vec_pool *p);
+/* Release every chunk; the pool is empty (and keeps spill). */
+void xk_vec_pool_free(struct xk_vec_pool *p);
+
 #endif /* XFSKIT_VEC_H */

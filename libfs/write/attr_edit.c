@@ -30,38 +30,38 @@
 void
 xk_attr_list_free(struct xk_attr_list *l)
 {
-	for (size_t i = 0; i < l->n; i++)
-		free((void *)l->xa[i].name);	/* value shares it */
-	free(l->xa);
-	memset(l, 0, sizeof(*l));
+	xk_vec_free(&l->vec);
+	xk_vec_pool_free(&l->bytes);
 }
 
 int
 xk_attr_list_add(struct xk_attr_list *l, uint8_t flags, const uint8_t *name,
 		 uint8_t namelen, const uint8_t *value, uint32_t valuelen)
 {
-	uint8_t *buf;
-
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 16;
-		struct xk_bld_xattr *v = realloc(l->xa, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		l->xa = v;
-		l->cap = cap;
-	}
-	buf = malloc((size_t)namelen + valuelen + 1);
-	if (!buf)
-		return -ENOMEM;
-	memcpy(buf, name, namelen);
-	if (valuelen)
-		memcpy(buf + namelen, value, valuelen);
-	l->xa[l->n++] = (struct xk_bld_xattr){
-		.flags = flags, .name = buf, .namelen = namelen,
-		.value = valuelen ? buf + namelen : NULL,
-		.valuelen = valuelen,
+	struct xk_bld_xattr x = {
+		.flags = flags, .namelen = namelen, .valuelen = valuelen,
 	};
+	const void *at;
+	int err;
+
+	/* Most lists hold a few attributes: start small. */
+	if (!l->vec.first)
+		l->vec.first = 16;
+	err = xk_vec_reserve(&l->vec, l->n + 1, sizeof(x));
+
+	/* Name and value side by side: one string of the pool. */
+	if (!err)
+		err = xk_vec_pool_add(&l->bytes, name, namelen, &at);
+	if (err)
+		return err;
+	x.name = at;
+	if (valuelen) {
+		err = xk_vec_pool_add(&l->bytes, value, valuelen, &at);
+		if (err)
+			return err;
+		x.value = at;
+	}
+	l->xa[l->n++] = x;
 	return 0;
 }
 
@@ -71,6 +71,7 @@ xk_attr_list_remove(struct xk_attr_list *l, uint8_t flags, const uint8_t *name,
 {
 	size_t out = 0, gone = 0;
 
+	/* The bytes of those removed stay in the pool until it is freed. */
 	for (size_t i = 0; i < l->n; i++) {
 		struct xk_bld_xattr *x = &l->xa[i];
 		int match = x->flags == flags && x->namelen == namelen &&
@@ -80,7 +81,6 @@ xk_attr_list_remove(struct xk_attr_list *l, uint8_t flags, const uint8_t *name,
 					 !memcmp(x->value, value, valuelen))));
 
 		if (match) {
-			free((void *)x->name);
 			gone++;
 			continue;
 		}

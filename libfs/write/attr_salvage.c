@@ -50,8 +50,8 @@ struct salv {
 	struct aread	ar;
 	xk_attr_drop_fn	fn;
 	void		*ctx;
-	struct origin	*org;		/* one per l->xa entry */
-	uint64_t	org_cap;
+	/* One per l->xa entry; spills with the list. */
+	XK_VEC_OF(struct origin) org;
 	struct rmt_range *rmt;
 	uint64_t	nrmt, rmt_cap;
 	uint64_t	*stray;		/* blocks of no known kind */
@@ -89,14 +89,16 @@ keep(struct salv *s, const struct xk_bld_xattr *x, uint64_t lblk,
 		     "rules");
 		return 0;
 	}
-	err = bld_grow((void **)&s->org, &s->org_cap, l->n + 1, sizeof(*s->org));
-	if (!err)
-		err = xk_attr_list_add(l, x->flags, x->name, x->namelen,
-				       x->value, x->valuelen);
+	err = xk_attr_list_add(l, x->flags, x->name, x->namelen, x->value,
+			       x->valuelen);
 	if (err)
 		return err;
-	s->org[l->n - 1] = (struct origin){ lblk, index };
-	return 0;
+	/* The list's last entry comes off again if its origin cannot stay. */
+	err = xk_vec_push(&s->org.vec, &(struct origin){ lblk, index },
+			  sizeof(struct origin));
+	if (err)
+		l->n--;
+	return err;
 }
 
 /* ---- short form ---- */
@@ -449,44 +451,51 @@ cmp_named(const void *a, const void *b)
 	return (p->i > q->i) - (p->i < q->i);
 }
 
-/* A name kept twice (say, a leaf left behind by a split): the first. */
+/*
+ * A name kept twice (say, a leaf left behind by a split): the first.
+ * The sort's index and the marks spill with the list.
+ */
 static int
 drop_duplicates(struct salv *s)
 {
 	struct xk_attr_list *l = s->ar.l;
-	struct named *v = malloc((l->n ? l->n : 1) * sizeof(*v));
-	uint8_t *gone = calloc(l->n ? l->n : 1, 1);
+	XK_VEC_OF(struct named) v = { .vec = { .spill = l->vec.spill } };
+	XK_VEC_OF(uint8_t) gone = { .vec = { .spill = l->vec.spill } };
 	size_t out = 0;
+	int err = xk_vec_reserve(&v.vec, l->n, sizeof(*v.v));
 
-	if (!v || !gone) {
-		free(v);
-		free(gone);
-		return -ENOMEM;
+	if (!err)
+		err = xk_vec_reserve(&gone.vec, l->n, 1);
+	if (err)
+		goto out;
+	for (size_t i = 0; i < l->n; i++) {
+		v.v[i] = (struct named){ &l->xa[i], i };
+		gone.v[i] = 0;
 	}
-	for (size_t i = 0; i < l->n; i++)
-		v[i] = (struct named){ &l->xa[i], i };
-	qsort(v, l->n, sizeof(*v), cmp_named);
+	v.n = gone.n = l->n;
+	xk_vec_sort(&v.vec, sizeof(*v.v), cmp_named);
 	for (size_t i = 1, k = 0; i < l->n; i++) {
-		if (attr_same_name(v[k].x, v[i].x))
-			gone[v[i].i] = 1;
+		if (attr_same_name(v.v[k].x, v.v[i].x))
+			gone.v[v.v[i].i] = 1;
 		else
 			k = i;
 	}
 	for (size_t i = 0; i < l->n; i++) {
-		if (!gone[i]) {
-			s->org[out] = s->org[i];
+		if (!gone.v[i]) {
+			s->org.v[out] = s->org.v[i];
 			l->xa[out++] = l->xa[i];
 			continue;
 		}
-		drop(s, s->org[i].lblk, s->org[i].index, l->xa[i].flags,
+		drop(s, s->org.v[i].lblk, s->org.v[i].index, l->xa[i].flags,
 		     l->xa[i].name, l->xa[i].namelen, "another entry has "
 		     "the same name");
-		free((void *)l->xa[i].name);
 	}
 	l->n = out;
-	free(v);
-	free(gone);
-	return 0;
+	s->org.n = out;
+out:
+	xk_vec_free(&v.vec);
+	xk_vec_free(&gone.vec);
+	return err;
 }
 
 int
@@ -501,6 +510,8 @@ xk_attr_list_salvage(struct xk_mount *mp, uint64_t ino,
 		.fn = fn, .ctx = ctx,
 	};
 	int err = 0;
+
+	s.org.vec.spill = l->vec.spill;
 
 	*why = NULL;
 	memset(&af, 0, sizeof(af));
@@ -528,7 +539,7 @@ xk_attr_list_salvage(struct xk_mount *mp, uint64_t ino,
 	if (err == -ENOMEM && !*why)
 		*why = "no memory";
 	af_free(&af);
-	free(s.org);
+	xk_vec_free(&s.org.vec);
 	free(s.rmt);
 	free(s.stray);
 	return err;

@@ -14,38 +14,16 @@
 # must stop with a message and leave the image unchanged.
 . "$XK_SRCDIR/tests/scripts/lib.sh"
 . "$XK_SRCDIR/tests/scripts/log_lib.sh"
+. "$XK_SRCDIR/tests/scripts/vm_lib.sh"
 need_log_tools
-VM=${XK_VM_DIR:-/var/cache/xfskit-vm}
+need_vm
 TREC="python3 $XK_SRCDIR/tests/scripts/treerec.py"
-command -v qemu-system-x86_64 >/dev/null 2>&1 ||
-	skip "qemu-system-x86_64 is not installed (scripts/deps installs it)"
-[ -f "$VM/ready" ] ||
-	skip "no test kernel in $VM (scripts/vm-kit fetches Debian's)"
 command -v python3 >/dev/null 2>&1 || skip "python3 is not installed"
 ${CC:-cc} -O2 -static -o "$T/xk_vmtool" "$XK_SRCDIR/tests/tools/xk_vmtool.c" \
 	2>"$T/cc.err" || skip "cannot link the VM tool statically: $(head -2 "$T/cc.err")"
 
-# The VM's root filesystem: busybox, the modules, the tool and a script
-# that runs the task named on the kernel command line, then powers off.
-ir="$T/ir"
-mkdir -p "$ir/bin" "$ir/lib" "$ir/proc" "$ir/sys" "$ir/dev" "$ir/mnt"
-cp "$VM/busybox" "$T/xk_vmtool" "$ir/bin/"
-for m in $(cat "$VM/modules"); do cp "$VM/$m.ko" "$ir/lib/"; done
-cp "$VM/modules" "$ir/modules"
-cat >"$ir/init" <<'EOF'
-#!/bin/busybox sh
-/bin/busybox --install -s /bin
-mount -t proc proc /proc
-mount -t sysfs sys /sys
-mount -t devtmpfs dev /dev
-for m in $(cat /modules); do insmod /lib/$m.ko || echo "XK-ERR insmod $m"; done
-i=0
-while [ ! -b /dev/vda ] && [ $i -lt 600 ]; do
-	sleep 0.2
-	i=$((i + 1))
-done
-arg() { sed -n "s/.*xk\.$1=\([a-z0-9.]*\).*/\1/p" /proc/cmdline; }
-task=$(arg task)
+# The VM runs the task named on the kernel command line, with the tool.
+vm_initrd 'task=$(arg task)
 Q=uquota,gquota,pquota
 case $task in
 work)
@@ -74,24 +52,12 @@ replay)
 	mount -o $Q /dev/vda /mnt && umount /mnt && echo XK-REPLAYED
 	;;
 esac
-dmesg | grep -i 'xfs.*\(error\|corrupt\|quotacheck\)'
-echo XK-DONE
-poweroff -f
-EOF
-chmod +x "$ir/init"
-(cd "$ir" && find . | "$VM/busybox" cpio -o -H newc 2>/dev/null) |
-	gzip -1 >"$T/initrd.gz"
+dmesg | grep -i "xfs.*\(error\|corrupt\|quotacheck\)"
+' "$T/xk_vmtool"
 
 # vm TASK IMG [DELAY]: boot the VM on IMG; its console goes to $T/vm.out.
 vm() {
-	local accel=tcg
-	[ -w /dev/kvm ] && grep -qw 'vmx\|svm' /proc/cpuinfo && accel=kvm
-	timeout 1800 qemu-system-x86_64 -accel "$accel" -m 512 -nographic \
-		-no-reboot -kernel "$VM/vmlinuz" -initrd "$T/initrd.gz" \
-		-append "console=ttyS0 quiet panic=-1 xk.task=$1 xk.delay=${3:-0}" \
-		-drive "file=$2,format=raw,if=virtio" >"$T/vm.out" 2>&1
-	tr -d '\r' <"$T/vm.out" | grep -a 'XK-' >"$T/vm.marks"
-	grep -q XK-DONE "$T/vm.marks" && ! grep -q XK-ERR "$T/vm.marks"
+	vm_boot "xk.task=$1 xk.delay=${3:-0}" "$2"
 }
 
 # record IMG OUT: every dquot the workload touched, the AG counters, and
