@@ -2,8 +2,13 @@
 /*
  * The kernel's per-AG reservations (see include/xfskit/ag_resv.h).
  */
+#include <string.h>
+
+#include <xfskit/ag.h>
 #include <xfskit/ag_resv.h>
+#include <xfskit/btree.h>
 #include <xfskit/format/btree.h>
+#include <xfskit/libfs.h>
 
 uint64_t
 xk_btree_blocks_min_fill(const struct xk_geom *g, enum xk_btnum bt,
@@ -46,4 +51,54 @@ xk_ag_resv_needed(const struct xk_geom *g, uint64_t len, uint64_t fino_len,
 			need += rmap - h->rmap;
 	}
 	return need;
+}
+
+uint32_t
+xk_ag_log_blocks(const struct xk_mount *mp, uint32_t agno)
+{
+	if (xk_log_is_external(mp) ||
+	    xk_fsb_to_agno(mp, mp->g.logstart) != agno)
+		return 0;
+	return mp->g.logblocks;
+}
+
+int
+xk_ag_resv_state(struct xk_mount *mp, uint32_t agno, uint64_t *free,
+		 struct xk_ag_resv_held *h)
+{
+	struct xk_buf *agfbp, *agibp;
+	const struct xk_agf *agf;
+	const struct xk_agi *agi;
+	struct xk_btree_walk w;
+	int err = xk_agf_read(mp, agno, 0, &agfbp);
+
+	if (err)
+		return err;
+	err = xk_agi_read(mp, agno, 0, &agibp);
+	if (err) {
+		xk_buf_release(agfbp);
+		return err;
+	}
+	agf = xk_buf_agf(agfbp);
+	agi = xk_buf_agi(agibp);
+	*free = (uint64_t)xk_be32_get(agf->agf_freeblks) +
+		xk_be32_get(agf->agf_flcount);
+	h->refc = mp->g.has_reflink ?
+		  xk_be32_get(agf->agf_refcount_blocks) : 0;
+	h->rmap = mp->g.has_rmapbt ? xk_be32_get(agf->agf_rmap_blocks) : 0;
+	h->fino = 0;
+	if (mp->g.has_finobt) {
+		memset(&w, 0, sizeof(w));
+		w.ops = &xk_finobt_ops;
+		w.agno = agno;
+		w.root = xk_be32_get(agi->agi_free_root);
+		w.levels = xk_be32_get(agi->agi_free_level);
+		err = xk_btree_walk(mp, &w);
+		if (!err && w.nproblems)
+			err = XK_ECORRUPT;
+		h->fino = w.nblocks;
+	}
+	xk_buf_release(agfbp);
+	xk_buf_release(agibp);
+	return err;
 }

@@ -23,51 +23,6 @@
 
 #include "sb_feature_priv.h"
 
-/* What AG agno keeps free and holds in its reserved trees, as built. */
-static int
-ag_after(struct xk_mount *mp, uint32_t agno, uint64_t *free,
-	 struct xk_ag_resv_held *h)
-{
-	struct xk_buf *agfbp, *agibp;
-	const struct xk_agf *agf;
-	const struct xk_agi *agi;
-	int err = xk_agf_read(mp, agno, 0, &agfbp);
-
-	if (err)
-		return err;
-	err = xk_agi_read(mp, agno, 0, &agibp);
-	if (err) {
-		xk_buf_release(agfbp);
-		return err;
-	}
-	agf = xk_buf_agf(agfbp);
-	agi = xk_buf_agi(agibp);
-	*free = (uint64_t)xk_be32_get(agf->agf_freeblks) +
-		xk_be32_get(agf->agf_flcount);
-	h->refc = mp->g.has_reflink ?
-		  xk_be32_get(agf->agf_refcount_blocks) : 0;
-	h->rmap = mp->g.has_rmapbt ? xk_be32_get(agf->agf_rmap_blocks) : 0;
-	h->fino = 0;
-	if (mp->g.has_finobt)
-		err = sb_tree_blocks(mp, agno, &xk_finobt_ops,
-				     xk_be32_get(agi->agi_free_root),
-				     xk_be32_get(agi->agi_free_level),
-				     &h->fino);
-	xk_buf_release(agfbp);
-	xk_buf_release(agibp);
-	return err;
-}
-
-/* The internal log's blocks in AG agno. */
-static uint32_t
-ag_log_blocks(const struct xk_mount *mp, uint32_t agno)
-{
-	if (xk_log_is_external(mp) ||
-	    xk_fsb_to_agno(mp, mp->g.logstart) != agno)
-		return 0;
-	return mp->g.logblocks;
-}
-
 /*
  * Every AG must keep what the kernel reserves at mount free: else it
  * warns that the AG may run out of space, and the trees the reservation
@@ -83,14 +38,14 @@ check_reservations(struct xk_mount *mp, char *msg, size_t msglen)
 	for (uint32_t agno = 0; agno < mp->g.agcount; agno++) {
 		struct xk_ag_resv_held h;
 		uint64_t free, need, len;
-		int err = ag_after(mp, agno, &free, &h);
+		int err = xk_ag_resv_state(mp, agno, &free, &h);
 
 		if (err) {
 			snprintf(msg, msglen, "AG %u as rebuilt does not read "
 				 "back: %s", agno, xk_strerror(err));
 			return err;
 		}
-		len = xk_ag_blocks(mp, agno) - ag_log_blocks(mp, agno);
+		len = xk_ag_blocks(mp, agno) - xk_ag_log_blocks(mp, agno);
 		need = xk_ag_resv_needed(&mp->g, len, len, &h);
 		if (need <= free)
 			continue;
@@ -190,11 +145,11 @@ meta_resv_total(struct xk_mount *mp, uint64_t *total)
 	for (uint32_t agno = 0; agno < mp->g.agcount; agno++) {
 		struct xk_ag_resv_held h;
 		uint64_t free, len;
-		int err = ag_after(mp, agno, &free, &h);
+		int err = xk_ag_resv_state(mp, agno, &free, &h);
 
 		if (err)
 			return err;
-		len = xk_ag_blocks(mp, agno) - ag_log_blocks(mp, agno);
+		len = xk_ag_blocks(mp, agno) - xk_ag_log_blocks(mp, agno);
 		*total += xk_ag_resv_needed(&g, len, len, &h);
 	}
 	return 0;

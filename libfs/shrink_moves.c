@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <xfskit/ag_resv.h>
 #include <xfskit/ag.h>
 #include <xfskit/btree.h>
 #include <xfskit/buf.h>
@@ -359,6 +360,63 @@ move_ext(struct xk_bld *b, struct xk_shrink_move *mv,
 	return err;
 }
 
+/*
+ * After the moves every AG that stays must still keep free what the
+ * kernel reserves for its trees at mount (else it warns "ENOSPC
+ * reserving per-AG metadata pool" and those trees may fail to grow).
+ * The last one is counted at its new length, without the free blocks
+ * above its new end, which the shrink takes away.
+ */
+static int
+resv_after_cut(struct xk_mount *mp, const struct xk_shrink_plan *p,
+	       uint32_t agno, uint64_t *free, uint64_t *need, char *msg,
+	       size_t msglen)
+{
+	struct xk_ag_resv_held h;
+	uint64_t len = xk_ag_blocks(mp, agno);
+	int err = xk_ag_resv_state(mp, agno, free, &h);
+
+	if (err) {
+		snprintf(msg, msglen, "the headers of AG %u do not read: %s",
+			 agno, xk_strerror(err));
+		return err;
+	}
+	if (agno == p->new_agcount - 1 && p->last_new_len < len) {
+		uint64_t above = len - p->last_new_len;
+
+		*free = *free > above ? *free - above : 0;
+		len = p->last_new_len;
+	}
+	len -= xk_ag_log_blocks(mp, agno);
+	*need = xk_ag_resv_needed(&mp->g, len, len, &h);
+	return 0;
+}
+
+static int
+check_reservations(struct xk_mount *mp, const struct xk_shrink_plan *p,
+		   char *msg, size_t msglen)
+{
+	for (uint32_t agno = 0; agno < p->new_agcount; agno++) {
+		uint64_t free, need;
+		int err = resv_after_cut(mp, p, agno, &free, &need, msg,
+					 msglen);
+
+		if (err)
+			return err;
+		if (need > free) {
+			snprintf(msg, msglen, "with the data moved, AG %u "
+				 "would keep %llu blocks free, where the "
+				 "kernel's per-AG reservation for its btrees "
+				 "needs %llu (%llu more)", agno,
+				 (unsigned long long)free,
+				 (unsigned long long)need,
+				 (unsigned long long)(need - free));
+			return -ENOSPC;
+		}
+	}
+	return 0;
+}
+
 int
 xk_shrink_move_prepare(struct xk_mount *mp, const struct xk_shrink_plan *p,
 		       struct xk_shrink_move *mv, char *msg, size_t msglen)
@@ -399,6 +457,20 @@ xk_shrink_move_prepare(struct xk_mount *mp, const struct xk_shrink_plan *p,
 	for (uint32_t agno = last; agno < mp->g.agcount; agno++)
 		xk_bld_set_alloc_end(b, agno, agno > last ? 1 :
 				     p->last_new_len);
+	/* The moved data leaves every AG what the kernel reserves in it. */
+	for (uint32_t agno = 0; agno <= last && !err; agno++) {
+		uint64_t free, need;
+
+		uint32_t len = xk_ag_blocks(mp, agno);
+
+		err = resv_after_cut(mp, p, agno, &free, &need, msg, msglen);
+		/* The last AG's free blocks past its new end count too. */
+		if (!err)
+			xk_bld_set_alloc_keep(b, agno, need +
+					      (agno == last &&
+					       p->last_new_len < len ?
+					       len - p->last_new_len : 0));
+	}
 	for (size_t i = 0; i < c.n && !err; i++) {
 		err = move_ext(b, mv, &c.v[i], p->new_agcount);
 		if (err)
@@ -422,6 +494,8 @@ xk_shrink_move_prepare(struct xk_mount *mp, const struct xk_shrink_plan *p,
 		else if (err)
 			snprintf(msg, msglen, "rebuilding the AG btrees failed: "
 				 "%s", xk_strerror(err));
+		else
+			err = check_reservations(mp, p, msg, msglen);
 	}
 out:
 	if (b)

@@ -488,7 +488,13 @@ plan_shrink(struct resize *r, uint64_t want, int *go)
 		if (!err) {
 			err = xk_shrink_plan(r->mp, want, p, msg, sizeof(msg));
 			if (err == -ENOSPC) {
+				/* What is in the way, then why moving it
+				 * is not enough. */
+				struct xk_shrink_plan moved = *p;
+
+				*p = before;
 				print_shrink_refusal(r, p);
+				print_shrink_refusal(r, &moved);
 				fprintf(stderr, "xfskit-resize: %s: (that is "
 					"with the files' data moved out of "
 					"the part cut off; no data moved)\n",

@@ -35,4 +35,14 @@ uint64_t xk_btree_blocks_min_fill(const struct xk_geom *g, enum xk_btnum bt,
 uint64_t xk_ag_resv_needed(const struct xk_geom *g, uint64_t len,
 			   uint64_t fino_len, const struct xk_ag_resv_held *h);
 
+/* The internal log's blocks in AG agno (0 where it is not there). */
+uint32_t xk_ag_log_blocks(const struct xk_mount *mp, uint32_t agno);
+
+/*
+ * What AG agno keeps free (free space and free list) and holds in its
+ * reserved trees, as its headers in the cache say now.
+ */
+XK_MUST_CHECK int xk_ag_resv_state(struct xk_mount *mp, uint32_t agno,
+				   uint64_t *free, struct xk_ag_resv_held *h);
+
 #endif /* XFSKIT_AG_RESV_H */

@@ -345,6 +345,11 @@ XK_MUST_CHECK int xk_bld_trim_eof(struct xk_bld *b, uint64_t ino, uint64_t size,
  */
 void xk_bld_set_alloc_end(struct xk_bld *b, uint32_t agno, uint32_t end);
 /*
+ * Allocations (not commit's tree blocks) leave at least keep free blocks
+ * in AG agno: what the kernel reserves there at mount for its btrees.
+ */
+void xk_bld_set_alloc_keep(struct xk_bld *b, uint32_t agno, uint64_t keep);
+/*
  * Take up to len free blocks, AG agno first, then the next ones; no
  * owner is recorded (the caller maps them).  *got may be less than len.
  */

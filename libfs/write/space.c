@@ -279,7 +279,7 @@ int
 bld_alloc_in_ag(struct xk_bld *b, struct bld_ag *ag, uint32_t len,
 		uint32_t minlen, uint32_t align, uint32_t *agbno, uint32_t *got)
 {
-	uint64_t reserve = bld_ag_reserve(b, ag);
+	uint64_t reserve = bld_ag_reserve(b, ag) + ag->keep;
 	uint32_t best = UINT32_MAX, start;
 
 	if (ag->freeblks < reserve + minlen)
@@ -339,6 +339,13 @@ xk_bld_set_alloc_end(struct xk_bld *b, uint32_t agno, uint32_t end)
 {
 	if (agno < b->agcount)
 		b->ags[agno].alloc_end = end;
+}
+
+void
+xk_bld_set_alloc_keep(struct xk_bld *b, uint32_t agno, uint64_t keep)
+{
+	if (agno < b->agcount)
+		b->ags[agno].keep = keep;
 }
 
 int

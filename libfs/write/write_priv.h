@@ -68,6 +68,8 @@ struct bld_ag {
 	 * tree blocks and AGFL): a shrink keeps what it cuts off free.
 	 */
 	uint32_t	alloc_end;
+	/* Free blocks allocations must leave (xk_bld_set_alloc_keep). */
+	uint64_t	keep;
 	uint64_t	freeblks;
 	/* Reverse mappings, appended; sorted and merged on commit. */
 	struct bld_rmap	*rmap;

@@ -117,28 +117,9 @@ workload() {
 # unchanged NAME RC PATTERN ARGS... IMG: xfskit-admin exits RC saying
 # PATTERN and makes no write call.
 unchanged() {
-	local name=$1 want=$2 pat=$3 rc bad img
+	local name=$1 want=$2 pat=$3
 	shift 3
-	img=${*: -1}
-	image_state "$img" >"$T/state.before"
-	# LeakSanitizer cannot run under ptrace.
-	ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0" \
-	strace -f -qq -e trace=pwrite64,pwritev,pwritev2,write \
-		-o "$T/strace" "$ADMIN" "$@" >"$T/k.out" 2>"$T/k.err"
-	rc=$?
-	bad=$(grep -E 'pwrite|^[0-9]+ +write\(([3-9]|[0-9][0-9])' "$T/strace" | head -3)
-	image_state "$img" >"$T/state.after"
-	if [ "$rc" != "$want" ]; then
-		fail "$name: exit $rc, expected $want: $(cat "$T/k.err")"
-	elif [ -n "$bad" ]; then
-		fail "$name: write calls: $bad"
-	elif [ -z "${MOUNTED:-}" ] && ! cmp -s "$T/state.before" "$T/state.after"; then
-		fail "$name: the image changed"
-	elif ! grep -qE "$pat" "$T/k.err"; then
-		fail "$name: the message does not say /$pat/: $(cat "$T/k.err")"
-	else
-		pass "$name: exit $rc, nothing written: $(head -1 "$T/k.err")"
-	fi
+	refused_unwritten "$name" "$want" "$pat" "${*: -1}" "$ADMIN" "$@"
 }
 
 # --- finobt=1 (with inobtcount=1, which needs it) ---

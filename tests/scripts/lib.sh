@@ -194,6 +194,38 @@ loop_umount() {
 	umount "$MNT" && LOOP_MOUNTED=0
 }
 
+# refused_unwritten NAME RC PATTERN IMG CMD [ARGS...]: CMD ARGS exits RC
+# with a message on stderr matching the extended regex PATTERN (with
+# PATTERN empty, any message at all), and writes nothing: no write call to
+# any file but stdout and stderr (strace), IMG's content unchanged (not
+# compared with MOUNTED set: the kernel may write).  Its output is left
+# in $T/k.out and $T/k.err.
+refused_unwritten() {
+	local name=$1 want=$2 pat=$3 img=$4 rc bad
+	shift 4
+	image_state "$img" >"$T/state.before"
+	# LeakSanitizer cannot run under ptrace.
+	ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0" \
+	strace -f -qq -e trace=pwrite64,pwritev,pwritev2,write \
+		-o "$T/strace" "$@" >"$T/k.out" 2>"$T/k.err"
+	rc=$?
+	bad=$(grep -E 'pwrite|^[0-9]+ +write\(([3-9]|[0-9][0-9])' "$T/strace" | head -3)
+	image_state "$img" >"$T/state.after"
+	if [ "$rc" != "$want" ]; then
+		fail "$name: exit $rc, expected $want: $(cat "$T/k.err")"
+	elif [ -n "$bad" ]; then
+		fail "$name: write calls: $bad"
+	elif [ -z "${MOUNTED:-}" ] && ! cmp -s "$T/state.before" "$T/state.after"; then
+		fail "$name: the image changed"
+	elif [ -z "$pat" ] && [ ! -s "$T/k.err" ] && [ ! -s "$T/k.out" ]; then
+		fail "$name: no message"
+	elif [ -n "$pat" ] && ! grep -qE "$pat" "$T/k.err"; then
+		fail "$name: the message does not say /$pat/: $(cat "$T/k.err")"
+	else
+		pass "$name: exit $rc, nothing written: $(cat "$T/k.err" "$T/k.out" | grep -m1 .)"
+	fi
+}
+
 # dig_holes IMG: turn IMG's zero-filled ranges into holes (the bytes read
 # the same).  mkfs.xfs writes the whole log and the kernel writes zeroed
 # blocks, so a populated 300 MiB image holds some 60 MiB of zeros, which
