@@ -281,18 +281,8 @@ fi
 nw=$((1 + AGC + AGC))
 for n in 1 3 $((AGC + 2)); do
 	cp --sparse=always "$OLD" "$T/k.img"
-	LIBXFS_DEBUG_WRITE_CRASH=ddev=$n "$ADMIN" -O inobtcount=1 "$T/k.img" >"$T/k.out" 2>&1
-	rc=$?
-	if [ "$rc" -ne 137 ]; then
-		fail "crash after $n of $nw writes: exit $rc, expected the kill (137)"
-	elif ! xfs_db -r -c version "$T/k.img" | grep -q NEEDSREPAIR; then
-		fail "crash after $n of $nw writes: the primary is not marked NEEDSREPAIR"
-	elif ! xfs72 xfs_repair "$T/k.img" >"$T/r.out" 2>&1 ||
-	     ! xfs72 xfs_repair -n "$T/k.img" >"$T/r.out" 2>&1; then
-		fail "crash after $n of $nw writes: xfs_repair 7.2 leaves it unclean: $(grep -v '^Phase\|^  *-' "$T/r.out" | head -3)"
-	else
-		pass "crash after $n of $nw writes: NEEDSREPAIR set, xfs_repair 7.2 completes it"
-	fi
+	crash_completed "crash after $n of $nw writes" "$n" "$T/k.img" \
+		"$ADMIN" -O inobtcount=1 "$T/k.img"
 done
 
 # -z: the undo file takes the upgrade back byte for byte.

@@ -171,18 +171,8 @@ same_image "$T/k.img" "$T/fi0.img" &&
 # the rebuilt blocks) leaves the mark, and xfs_repair 7.2 completes it.
 for n in 2 12; do
 	cp --sparse=always "$T/fi0.img" "$T/k.img" || exit 99
-	LIBXFS_DEBUG_WRITE_CRASH=ddev=$n "$ADMIN" -O finobt=1 "$T/k.img" >"$T/k.out" 2>&1
-	rc=$?
-	if [ "$rc" -ne 137 ]; then
-		fail "crash before write $n: exit $rc, expected the kill (137): $(tail -2 "$T/k.out")"
-	elif ! xfs_db -r -c version "$T/k.img" | grep -q NEEDSREPAIR; then
-		fail "crash before write $n: the primary is not marked NEEDSREPAIR"
-	elif ! xfs72 xfs_repair "$T/k.img" >"$T/r.out" 2>&1 ||
-	     ! xfs72 xfs_repair -n "$T/k.img" >"$T/r.out" 2>&1; then
-		fail "crash before write $n: xfs_repair 7.2 leaves it unclean: $(grep -v '^Phase\|^  *-' "$T/r.out" | head -3)"
-	else
-		pass "crash before write $n: NEEDSREPAIR set, xfs_repair 7.2 completes it"
-	fi
+	crash_completed "crash before write $n" "$n" "$T/k.img" \
+		"$ADMIN" -O finobt=1 "$T/k.img"
 done
 
 # --- reflink=1 ---

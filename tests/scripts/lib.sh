@@ -226,6 +226,27 @@ refused_unwritten() {
 	fi
 }
 
+# crash_completed NAME N IMG CMD [ARGS...]: CMD ARGS, killed before its
+# Nth write (LIBXFS_DEBUG_WRITE_CRASH=ddev=N, for CMD alone: xfs_repair
+# obeys it too), must leave IMG's primary marked NEEDSREPAIR, which
+# xfs_repair 7.2 then completes to a filesystem its -n calls clean.
+crash_completed() {
+	local name=$1 n=$2 img=$3 rc
+	shift 3
+	LIBXFS_DEBUG_WRITE_CRASH=ddev=$n "$@" >"$T/k.out" 2>&1
+	rc=$?
+	if [ "$rc" -ne 137 ]; then
+		fail "$name: exit $rc, expected the kill (137): $(tail -2 "$T/k.out")"
+	elif ! xfs_db -r -c version "$img" 2>/dev/null | grep -q NEEDSREPAIR; then
+		fail "$name: the primary is not marked NEEDSREPAIR"
+	elif ! xfs72 xfs_repair "$img" >"$T/r.out" 2>&1 ||
+	     ! xfs72 xfs_repair -n "$img" >"$T/r.out" 2>&1; then
+		fail "$name: xfs_repair 7.2 leaves it unclean: $(grep -v '^Phase\|^  *-' "$T/r.out" | head -3)"
+	else
+		pass "$name: NEEDSREPAIR set, xfs_repair 7.2 makes it clean"
+	fi
+}
+
 # dig_holes IMG: turn IMG's zero-filled ranges into holes (the bytes read
 # the same).  mkfs.xfs writes the whole log and the kernel writes zeroed
 # blocks, so a populated 300 MiB image holds some 60 MiB of zeros, which

@@ -35,20 +35,10 @@ unchanged() {
 # Nth write of NW, leaves the NEEDSREPAIR mark of its first write on the
 # primary, and xfs_repair 7.2 makes the filesystem clean.
 crash_at() {
-	local n=$1 nw=$2 rc
+	local n=$1 nw=$2
 	shift 2
-	LIBXFS_DEBUG_WRITE_CRASH=ddev=$n "$RESIZE" "$@" "$T/k.img" >"$T/k.out" 2>&1
-	rc=$?
-	if [ "$rc" -ne 137 ]; then
-		fail "crash after $n of $nw writes: exit $rc, expected the kill (137)"
-	elif ! xfs_db -r -c version "$T/k.img" 2>/dev/null | grep -q NEEDSREPAIR; then
-		fail "crash after $n of $nw writes: the primary is not marked NEEDSREPAIR"
-	elif ! xfs72 xfs_repair "$T/k.img" >"$T/r.out" 2>&1 ||
-	     ! xfs72 xfs_repair -n "$T/k.img" >"$T/r.out" 2>&1; then
-		fail "crash after $n of $nw writes: xfs_repair 7.2 leaves it unclean: $(grep -v '^Phase\|^  *-' "$T/r.out" | head -3)"
-	else
-		pass "crash after $n of $nw writes: NEEDSREPAIR set, xfs_repair 7.2 makes it clean"
-	fi
+	crash_completed "crash after $n of $nw writes" "$n" "$T/k.img" \
+		"$RESIZE" "$@" "$T/k.img"
 }
 
 # mount_checked NAME IMG: xfs_repair -n (6.1 and 7.2) must call IMG clean,
