@@ -406,14 +406,21 @@ print_moves(const struct resize *r, const struct xk_shrink_plan *p)
 	fprintf(stderr, "\n");
 }
 
-/* Why the shrink cannot be made, and what can be. */
+/*
+ * Why the shrink cannot be made, and what can be.  MOVED says the plan
+ * is the one made with the files' data moved out of the part cut off,
+ * so its figures are not "without moving data".
+ */
 static void
-print_shrink_refusal(const struct resize *r, const struct xk_shrink_plan *p)
+print_shrink_refusal(const struct resize *r, const struct xk_shrink_plan *p,
+		     int moved)
 {
 	const struct xk_shrink_block *b = &p->block;
+	const char *how = moved ? "even with the files' data moved out of "
+				  "the part cut off" : "without moving data";
 
 	fprintf(stderr, "xfskit-resize: %s: cannot shrink to %" PRIu64
-		" blocks without moving data: ", r->image, p->new_dblocks);
+		" blocks %s: ", r->image, p->new_dblocks, how);
 	if (b->too_few_ags)
 		fprintf(stderr, "it would leave %u AG%s, and a filesystem "
 			"keeps at least 2", p->new_agcount,
@@ -443,11 +450,12 @@ print_shrink_refusal(const struct resize *r, const struct xk_shrink_plan *p)
 			b->agno, XK_MIN_AG_BLOCKS);
 	if (!b->too_few_ags && b->owners_known)
 		print_owners(b);
-	fprintf(stderr, "; the smallest size possible without moving data is "
-		"%" PRIu64 " blocks (%.1f MiB); nothing was changed\n",
-		p->min_dblocks,
-		mib(r, p->min_dblocks));
-	print_moves(r, p);
+	fprintf(stderr, "; the smallest size possible %s is %" PRIu64
+		" blocks (%.1f MiB); nothing was changed\n",
+		moved ? "with that data moved" : "without moving data",
+		p->min_dblocks, mib(r, p->min_dblocks));
+	if (!moved)
+		print_moves(r, p);
 }
 
 /*
@@ -493,12 +501,8 @@ plan_shrink(struct resize *r, uint64_t want, int *go)
 				struct xk_shrink_plan moved = *p;
 
 				*p = before;
-				print_shrink_refusal(r, p);
-				print_shrink_refusal(r, &moved);
-				fprintf(stderr, "xfskit-resize: %s: (that is "
-					"with the files' data moved out of "
-					"the part cut off; no data moved)\n",
-					r->image);
+				print_shrink_refusal(r, p, 0);
+				print_shrink_refusal(r, &moved, 1);
 				return RESIZE_EXIT_SHRINK;
 			}
 		}
@@ -506,7 +510,7 @@ plan_shrink(struct resize *r, uint64_t want, int *go)
 			r->moving = 1;
 		} else {
 			*p = before;
-			print_shrink_refusal(r, p);
+			print_shrink_refusal(r, p, 0);
 			if (msg[0])
 				fprintf(stderr, "xfskit-resize: %s: no data "
 					"moved: %s\n", r->image, msg);
@@ -515,7 +519,7 @@ plan_shrink(struct resize *r, uint64_t want, int *go)
 		}
 	}
 	if (err == -ENOSPC) {
-		print_shrink_refusal(r, p);
+		print_shrink_refusal(r, p, 0);
 		return RESIZE_EXIT_SHRINK;
 	}
 	if (err) {
