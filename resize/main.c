@@ -154,6 +154,16 @@ print_geometry(const struct resize *r, const struct xk_grow_plan *p)
 		       "needs at least %u)\n", p->unused, XK_MIN_AG_BLOCKS);
 }
 
+/*
+ * An external log or a realtime volume: the library's reason tells
+ * xfskit-repair's users to give the device, which resize cannot take.
+ */
+static int
+needs_device(const struct xk_unsupported *u)
+{
+	return !strcmp(u->code, "external_log") || !strcmp(u->code, "realtime");
+}
+
 /* Refuse what would write under a mount, or where libfs cannot follow. */
 static int
 open_checks(struct resize *r)
@@ -179,7 +189,8 @@ open_checks(struct resize *r)
 		for (int i = 0; i < n; i++)
 			fprintf(stderr, "xfskit-resize: %s: %s is not "
 				"supported: %s\n", r->image, un[i].what,
-				un[i].why);
+				needs_device(&un[i]) ? "xfskit-resize takes no "
+				"device but the data device" : un[i].why);
 		fprintf(stderr, "xfskit-resize: %s: nothing was changed\n",
 			r->image);
 		return RESIZE_EXIT_FAILED;

@@ -17,7 +17,7 @@
 # as the image file does; a shrink to one AG (shrinking has its own
 # test, resize_shrink.sh), a size beyond the device, a tail too small for
 # an AG, a mounted image and a dirty log are refused with the image
-# unchanged.
+# unchanged; an external log is refused.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/resize_lib.sh"
 
@@ -197,6 +197,16 @@ if LDEV=$(losetup -f --show "$T/dev.img" 2>"$T/lo.err"); then
 else
 	echo "note: no loop device ($(cat "$T/lo.err")): block device case left out" >&2
 fi
+
+# An external log: resize takes no log device, so it refuses, naming the
+# log and not an option it does not have.
+truncate -s 300M "$T/k.img" && truncate -s 64M "$T/klog.img" &&
+mkfs.xfs -q -f -l logdev="$T/klog.img" "$T/k.img" && truncate -s 600M "$T/k.img" ||
+	{ echo "mkfs.xfs -l logdev failed" >&2; exit 99; }
+refused_unwritten "external log" 1 "the log \(on an external device.*takes no device" \
+	"$T/k.img" "$RESIZE" "$T/k.img"
+grep -q -- "-l LOGDEV" "$T/k.err" && fail "external log: the message offers an option resize lacks: $(cat "$T/k.err")"
+rm -f "$T/klog.img"
 
 # Mounted, then a dirty log (left by a shutdown): refused, exit 2.
 cp --sparse=always "$T/c.img" "$T/k.img" && truncate -s 600M "$T/k.img"
