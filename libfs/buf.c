@@ -365,6 +365,28 @@ xk_buf_verify(struct xk_buf *bp)
 }
 
 int
+xk_buf_verify_mem(struct xk_mount *mp, const struct xk_buf_ops *ops,
+		  uint8_t *data, uint32_t len, const struct xk_buf_site *site,
+		  struct xk_fail *f)
+{
+	struct xk_buf b;
+
+	memset(f, 0, sizeof(*f));
+	if (!ops->verify)
+		return 0;
+	/* Only what the verifiers read; no cache state, never linked. */
+	memset(&b, 0, sizeof(b));
+	b.mp = mp;
+	b.daddr = site->daddr;
+	b.agno = site->agno;
+	b.owner = site->owner;
+	b.len = len;
+	b.data = data;
+	b.ops = ops;
+	return ops->verify(&b, f);
+}
+
+int
 xk_buf_read_ctx(struct xk_mount *mp, uint64_t daddr, uint32_t len,
 		const struct xk_buf_ops *ops, int64_t agno, uint64_t owner,
 		unsigned int flags, struct xk_buf **bpp)

@@ -250,18 +250,10 @@ static int
 structure_ok(struct xk_mount *mp, const struct xk_buf_ops *ops,
 	     uint64_t daddr, uint8_t *data, uint32_t len, int64_t agno)
 {
-	struct xk_buf b;
+	const struct xk_buf_site site = { .daddr = daddr, .agno = agno };
 	struct xk_fail f;
 
-	memset(&b, 0, sizeof(b));
-	memset(&f, 0, sizeof(f));
-	b.mp = mp;
-	b.daddr = daddr;
-	b.len = len;
-	b.data = data;
-	b.ops = ops;
-	b.agno = agno;
-	return !ops->verify || ops->verify(&b, &f) == 0;
+	return xk_buf_verify_mem(mp, ops, data, len, &site, &f) == 0;
 }
 
 /* The file offset a block states (scan.h), or XK_SCAN_NO_OFFSET. */

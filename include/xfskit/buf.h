@@ -115,6 +115,21 @@ void xk_buf_readahead(struct xk_mount *mp, uint64_t daddr, uint32_t len);
 void xk_buf_dirty(struct xk_buf *bp);
 /* Run the verifier on an in-memory buffer (after edits, or a re-type). */
 int xk_buf_verify(struct xk_buf *bp);
+/* Where bytes outside the cache claim to be, for xk_buf_verify_mem(). */
+struct xk_buf_site {
+	uint64_t	daddr;		/* 512-byte units */
+	int64_t		agno;		/* -1 when not per-AG */
+	uint64_t	owner;		/* owning inode, 0 when none */
+};
+/*
+ * Run ops' structure verifier on len bytes at data (not the CRC) as the
+ * cache would on a buffer at site: for blocks built or read outside the
+ * cache.  0 when accepted (or ops has no verifier), else the verifier's
+ * negative errno with f filled.
+ */
+int xk_buf_verify_mem(struct xk_mount *mp, const struct xk_buf_ops *ops,
+		      uint8_t *data, uint32_t len,
+		      const struct xk_buf_site *site, struct xk_fail *f);
 /* Write one buffer now: structure check, CRC, then I/O. */
 XK_MUST_CHECK int xk_buf_write(struct xk_buf *bp);
 /* Write one buffer now with no verifier and no CRC update (db write -c). */

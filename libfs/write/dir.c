@@ -100,7 +100,7 @@ static int
 blk_put(struct dir_wctx *wc, struct dir_out *o, const struct xk_buf_ops *ops)
 {
 	uint32_t fsbsize = wc->mp->g.blocksize;
-	struct xk_buf tmp;
+	struct xk_buf_site site;
 	struct xk_fail f;
 	int err;
 
@@ -113,14 +113,11 @@ blk_put(struct dir_wctx *wc, struct dir_out *o, const struct xk_buf_ops *ops)
 		xk_buf_release(o->bp);
 		return err;
 	}
-	memset(&tmp, 0, sizeof(tmp));
-	tmp.mp = wc->mp;
-	tmp.daddr = o->id.daddr;
-	tmp.len = wc->pl->g.blksize;
-	tmp.data = o->data;
-	tmp.agno = -1;
-	tmp.owner = wc->ip->ino;
-	err = ops->verify(&tmp, &f);
+	site.daddr = o->id.daddr;
+	site.agno = -1;
+	site.owner = wc->ip->ino;
+	err = xk_buf_verify_mem(wc->mp, ops, o->data, wc->pl->g.blksize, &site,
+				&f);
 	if (err)
 		return err;
 	xk_cksum_update(o->data, wc->pl->g.blksize, ops->crc_off);

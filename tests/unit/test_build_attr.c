@@ -132,34 +132,15 @@ aset_find(const struct aset *s, uint8_t flags, const uint8_t *name,
 	return -1;
 }
 
-/* A buffer the verifiers accept as block daddr of inode INO. */
-static struct xk_buf
-fake_buf(uint8_t *data, uint32_t len, uint64_t daddr,
-	 const struct xk_buf_ops *ops)
-{
-	struct xk_buf bp;
-
-	memset(&bp, 0, sizeof(bp));
-	bp.mp = mp;
-	bp.daddr = daddr;
-	bp.len = len;
-	bp.data = data;
-	bp.ops = ops;
-	bp.owner = INO;
-	bp.agno = -1;
-	return bp;
-}
-
 static void
 verify_ok(uint8_t *data, uint32_t len, uint64_t daddr,
 	  const struct xk_buf_ops *ops)
 {
-	struct xk_buf bp = fake_buf(data, len, daddr, ops);
+	const struct xk_buf_site site = { .daddr = daddr, .agno = -1,
+					  .owner = INO };
 	struct xk_fail f;
-	int err;
+	int err = xk_buf_verify_mem(mp, ops, data, len, &site, &f);
 
-	memset(&f, 0, sizeof(f));
-	err = ops->verify(&bp, &f);
 	if (err) {
 		char line[256];
 
