@@ -37,6 +37,13 @@ int sb_open_observed(struct xk_mount *mp, struct xk_bld **bp, char *msg,
 int sb_ag_space(struct xk_mount *mp, uint32_t agno, uint64_t *blocks);
 
 /*
+ * sb_feature_rmap.c: every AG's rmapbt read back; a block with two
+ * owners where reflink cannot share it (not file data, or no reflink)
+ * is XK_ECORRUPT, msg naming it.
+ */
+int sb_check_owners(struct xk_mount *mp, char *msg, size_t msglen);
+
+/*
  * sb_feature_trees.c: give every AG the new per-AG btrees of `want`
  * (finobt, refcountbt, rmapbt) by rebuilding its trees through the builder, in
  * the cache only: every dirty block sealed (verified as it will be

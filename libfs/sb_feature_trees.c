@@ -284,6 +284,8 @@ sb_build_new_trees(struct xk_mount *mp, const struct xk_sb *want,
 	}
 	if (!err)
 		err = check_space(mp, space, msg, msglen);
+	if (!err && add_rmap)
+		err = sb_check_owners(mp, msg, msglen);
 	if (!err)
 		err = check_reservations(mp, msg, msglen);
 	if (!err) {

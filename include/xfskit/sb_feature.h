@@ -49,7 +49,8 @@ struct xk_mount;
  *     every per-AG btree must load (for rmapbt every inode's forks
  *     map), every block rebuilt pass its verifier, and every AG count
  *     as many free and btree blocks after as before (XK_ECORRUPT: free
- *     space and owners disagree);
+ *     space and owners disagree); for rmapbt, no block may have two
+ *     owners unless reflink shares it as file data (XK_ECORRUPT);
  *  7. for finobt, reflink and rmapbt, every AG must keep free, after its new
  *     tree took its blocks, what the kernel reserves there at mount for
  *     the finobt, refcountbt and rmapbt (-ENOSPC, naming the first AG

@@ -16,8 +16,8 @@
 # the NEEDSREPAIR mark xfs_repair completes; -z's undo file restores the
 # image byte for byte.  Refusals write nothing: AGs too full for the
 # rmapbt's per-AG reservation (the message gives the blocks needed),
-# free space counters that disagree with the owners found, a mounted
-# filesystem.
+# free space counters that disagree with the owners found, a block two
+# owners claim that cannot share it, a mounted filesystem.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/admin_lib.sh"
 
@@ -40,6 +40,7 @@ for i in range(200):
     os.setxattr(m + "/xa", "user.k%d" % i, b"v" * 60)
 os.setxattr(m + "/b/g1", "user.remote", b"r" * 9000)
 PY
+	stat -c %i "$MNT/b/g2" >"$T/g2.ino" || exit 99
 	loop_umount || exit 99
 }
 
@@ -124,6 +125,19 @@ cp --sparse=always "$T/rm0.img" "$T/k.img" || exit 99
 fb=$(db_get "$T/k.img" "agf 1" freeblks)
 xfs_db -x -c "agf 1" -c "write freeblks $((fb + 1))" "$T/k.img" >/dev/null 2>&1 || exit 99
 unchanged "rmapbt=1, AGF free count off by one" 1 "AG 1: .* does not match the owners" -O rmapbt=1 "$T/k.img"
+
+# A block with two owners that cannot share it: g2's data extent moved
+# onto the block of its own inode (its old block compensated in the AGF's
+# free count, so that only the owners disagree).
+cp --sparse=always "$T/rm0.img" "$T/k.img" || exit 99
+ino=$(cat "$T/g2.ino")
+old=$(xfs_db -r -c "inode $ino" -c "print u3.bmx[0].startblock" "$T/k.img" | sed -n 's/.* = //p')
+ibno=$((ino >> $(db_get "$T/k.img" "sb 0" inopblog)))
+oag=$((old >> $(db_get "$T/k.img" "sb 0" agblklog)))
+fb=$(db_get "$T/k.img" "agf $oag" freeblks)
+xfs_db -x -c "inode $ino" -c "write u3.bmx[0].startblock $ibno" \
+	-c "agf $oag" -c "write freeblks $((fb + 1))" "$T/k.img" >/dev/null 2>&1 || exit 99
+unchanged "rmapbt=1, a file block on its inode's block" 1 "block [0-9]+ has two owners" -O rmapbt=1 "$T/k.img"
 
 # AGs that cannot keep the rmapbt's reservation (1% of the AG at least)
 # free: filled by the kernel with its reserve pool emptied.
