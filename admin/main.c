@@ -5,8 +5,8 @@
  * (as xfs_db's label and uuid commands, which xfs_admin runs), the v4
  * switches answered as xfs_admin answers them on v5, -C (a mkfs
  * configuration file of the filesystem's features), and -O feature
- * upgrades (as xfs_repair -c, which xfs_admin runs; finobt and reflink,
- * which it cannot add, build their per-AG btrees).
+ * upgrades (as xfs_repair -c, which xfs_admin runs; finobt, reflink and
+ * rmapbt, which it cannot add, build their per-AG btrees).
  *
  * Every option is checked before the filesystem is opened, so a bad one
  * writes nothing.  The label and UUID changes then run in command-line
@@ -46,8 +46,8 @@ struct action {
 };
 
 /*
- * -O's features, in the order xfs_repair adds and reports them; finobt
- * and reflink, which it cannot add, first.
+ * -O's features, in the order xfs_repair adds and reports them; finobt,
+ * reflink and rmapbt, which it cannot add, first.
  */
 struct feature {
 	const char	*name;
@@ -62,6 +62,9 @@ static const struct feature features[] = {
 	{ "reflink", XK_SB_FEAT_RO_COMPAT_REFLINK, 0,
 	  "Adding reflink support to filesystem.",
 	  "Filesystem already supports reflink." },
+	{ "rmapbt", XK_SB_FEAT_RO_COMPAT_RMAPBT, 0,
+	  "Adding reverse mapping btree to filesystem.",
+	  "Filesystem already has a reverse mapping btree." },
 	{ "inobtcount", XK_SB_FEAT_RO_COMPAT_INOBTCNT, 0,
 	  "Adding inode btree counts to filesystem.",
 	  "Filesystem already has inode btree counts." },
@@ -99,9 +102,10 @@ usage(FILE *fp)
 "  -L label    set the label (at most 12 bytes; -- clears it)\n"
 "  -U uuid     set the UUID: a UUID, generate, nil, or restore (back to\n"
 "              the UUID the metadata carries)\n"
-"  -O list     add v5 features: finobt=1, reflink=1, inobtcount=1,\n"
-"              bigtime=1, nrext64=1, exchange=1 (comma-separated);\n"
-"              finobt and reflink build a btree in every AG\n"
+"  -O list     add v5 features: finobt=1, reflink=1, rmapbt=1,\n"
+"              inobtcount=1, bigtime=1, nrext64=1, exchange=1\n"
+"              (comma-separated); finobt, reflink and rmapbt build a\n"
+"              btree in every AG (rmapbt from every block's owner)\n"
 "  -c 0|1      lazy counters: always on in v5 (1 is a no-op, 0 refused)\n"
 "  -e          unwritten extents: always on in v5 (a no-op)\n"
 "  -j          version 2 logs: always on in v5 (a no-op)\n"
@@ -151,8 +155,8 @@ parse_features(struct admin *a, const char *list)
 				break;
 		if (i == NFEATURES) {
 			fprintf(stderr, "xfskit-admin: -O %s: unknown feature; "
-				"finobt, reflink, inobtcount, bigtime, nrext64 "
-				"and exchange can be added\n", tok);
+				"finobt, reflink, rmapbt, inobtcount, bigtime, "
+				"nrext64 and exchange can be added\n", tok);
 			rc = ADMIN_EXIT_FAILED;
 		} else if (!eq || !eq[1]) {
 			fprintf(stderr, "xfskit-admin: -O %s requires a "

@@ -154,7 +154,7 @@ check_request(const struct xk_sb *sb, const struct xk_sb *want, char *msg,
 	    (want->features_incompat & ~sb->features_incompat &
 	     ~XK_SB_ADDABLE_INCOMPAT)) {
 		snprintf(msg, msglen, "only inobtcount, finobt, reflink, "
-			 "bigtime, nrext64 and exchange can be added");
+			 "rmapbt, bigtime, nrext64 and exchange can be added");
 		return -EINVAL;
 	}
 	if (xk_sb_has_incompat(want, XK_SB_FEAT_INCOMPAT_EXCHRANGE) &&
@@ -168,6 +168,13 @@ check_request(const struct xk_sb *sb, const struct xk_sb *want, char *msg,
 	    !xk_sb_has_ro_compat(sb, XK_SB_FEAT_RO_COMPAT_REFLINK) &&
 	    sb->rblocks) {
 		snprintf(msg, msglen, "reflink cannot be added to a "
+			 "filesystem with a realtime section");
+		return -EINVAL;
+	}
+	if (xk_sb_has_ro_compat(want, XK_SB_FEAT_RO_COMPAT_RMAPBT) &&
+	    !xk_sb_has_ro_compat(sb, XK_SB_FEAT_RO_COMPAT_RMAPBT) &&
+	    sb->rblocks) {
+		snprintf(msg, msglen, "rmapbt cannot be added to a "
 			 "filesystem with a realtime section");
 		return -EINVAL;
 	}

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct xk_bld;
 struct xk_btree_ops;
 struct xk_mount;
 struct xk_sb;
@@ -20,8 +21,31 @@ int sb_tree_blocks(struct xk_mount *mp, uint32_t agno,
 		   uint32_t levels, uint64_t *blocks);
 
 /*
+ * sb_feature_rmap.c: a builder fed from what the metadata says is owned
+ * (inode chunks, CoW staging extents, every inode's fork mappings and
+ * bmbt blocks; the headers and log by the builder), for a filesystem
+ * without reverse mappings to load.  On error msg says why.
+ */
+int sb_open_observed(struct xk_mount *mp, struct xk_bld **bp, char *msg,
+		     size_t msglen);
+
+/*
+ * sb_feature_rmap.c: the blocks of an AG that are free (free list
+ * included) or hold its per-AG btrees (those mp's features have): what
+ * a rebuild of those trees must leave the same.
+ */
+int sb_ag_space(struct xk_mount *mp, uint32_t agno, uint64_t *blocks);
+
+/*
+ * sb_feature_rmap.c: every AG's rmapbt read back; a block with two
+ * owners where reflink cannot share it (not file data, or no reflink)
+ * is XK_ECORRUPT, msg naming it.
+ */
+int sb_check_owners(struct xk_mount *mp, char *msg, size_t msglen);
+
+/*
  * sb_feature_trees.c: give every AG the new per-AG btrees of `want`
- * (finobt, refcountbt) by rebuilding its trees through the builder, in
+ * (finobt, refcountbt, rmapbt) by rebuilding its trees through the builder, in
  * the cache only: every dirty block sealed (verified as it will be
  * written), the kernel's per-AG reservations checked against what each
  * AG keeps free.  On success mp->sb carries want's feature bits and the

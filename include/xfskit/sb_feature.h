@@ -5,9 +5,11 @@
  * change is the superblock bit alone (bigtime, nrext64, exchange: inodes
  * and dquots convert lazily when the kernel next writes them) and
  * inobtcount, which also fills each AGI's inode btree block counts.
- * Beyond xfs_repair: finobt and reflink, which add a btree to every AG
- * (the free inode btree built from the inode chunks with a free inode,
- * an empty refcount btree).
+ * Beyond xfs_repair: finobt, reflink and rmapbt, which add a btree to
+ * every AG (the free inode btree built from the inode chunks with a free
+ * inode, an empty refcount btree, the reverse-mapping btree from every
+ * owner the metadata names: inode forks and their bmbt blocks, inode
+ * chunks, AG headers and btrees, the AGFL, the log, CoW staging).
  */
 #ifndef XFSKIT_SB_FEATURE_H
 #define XFSKIT_SB_FEATURE_H
@@ -24,7 +26,8 @@ struct xk_mount;
 				 XK_SB_TREE_RO_COMPAT)
 /* Those of them that add a per-AG btree. */
 #define XK_SB_TREE_RO_COMPAT	(XK_SB_FEAT_RO_COMPAT_FINOBT | \
-				 XK_SB_FEAT_RO_COMPAT_REFLINK)
+				 XK_SB_FEAT_RO_COMPAT_REFLINK | \
+				 XK_SB_FEAT_RO_COMPAT_RMAPBT)
 #define XK_SB_ADDABLE_INCOMPAT	(XK_SB_FEAT_INCOMPAT_BIGTIME | \
 				 XK_SB_FEAT_INCOMPAT_NREXT64 | \
 				 XK_SB_FEAT_INCOMPAT_EXCHRANGE)
@@ -35,15 +38,20 @@ struct xk_mount;
  * refused with a sentence in msg before anything is written:
  *  1. only the bits above (-EINVAL);
  *  2. inobtcount needs the free inode btree, exchange needs reflink,
- *     reflink a filesystem without a realtime section (-EINVAL);
+ *     reflink and rmapbt a filesystem without a realtime section
+ *     (-EINVAL);
  *  3. a filesystem marked as needing repair is left alone (XK_ECORRUPT);
  *  4. the log must be clean (-EBUSY), as its replay would be lost;
  *  5. the log must hold the largest transaction of the new feature set
  *     (-ENOSPC, naming the blocks needed and present);
  *  6. every superblock copy and, for inobtcount, every inode btree must
- *     pass its verifier (their error); for finobt and reflink every
- *     per-AG btree must load, and every block rebuilt pass its verifier;
- *  7. for finobt and reflink, every AG must keep free, after its new
+ *     pass its verifier (their error); for finobt, reflink and rmapbt
+ *     every per-AG btree must load (for rmapbt every inode's forks
+ *     map), every block rebuilt pass its verifier, and every AG count
+ *     as many free and btree blocks after as before (XK_ECORRUPT: free
+ *     space and owners disagree); for rmapbt, no block may have two
+ *     owners unless reflink shares it as file data (XK_ECORRUPT);
+ *  7. for finobt, reflink and rmapbt, every AG must keep free, after its new
  *     tree took its blocks, what the kernel reserves there at mount for
  *     the finobt, refcountbt and rmapbt (-ENOSPC, naming the first AG
  *     short and the blocks it needs).
@@ -53,16 +61,17 @@ struct xk_mount;
  * marked NEEDSREPAIR (and synced) so that a crash while the AG headers
  * and trees are written leaves a filesystem the kernel refuses and
  * xfs_repair finishes; the mark goes with the last write.  finobt and
- * reflink rebuild every per-AG btree of every AG (as xfskit-repair
+ * reflink (and rmapbt) rebuild every per-AG btree of every AG (as xfskit-repair
  * does), so the AG headers, bnobt, cntbt, inobt and rmapbt are all
  * rewritten, and the superblock counters recomputed.  *up is filled
  * (zeroed when no per-AG btree was added).
  */
 struct xk_sb_upgrade {
 	/*
-	 * finobt and reflink: the blocks the kernel's metadata reservation
-	 * (finobt and refcountbt, beyond what they hold) takes from the
-	 * free space at mount, summed over the AGs, before and after.
+	 * finobt, reflink, rmapbt: the blocks the kernel's per-AG
+	 * reservations (finobt and refcountbt beyond what they hold, the
+	 * rmapbt's whole) take from the free space statfs reports at
+	 * mount, summed over the AGs, before and after.
 	 * Both 0 when no per-AG btree was added.
 	 */
 	uint64_t	resv_before;

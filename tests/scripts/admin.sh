@@ -223,7 +223,7 @@ unchanged() {
 cp --sparse=always "$BASE" "$T/k.img"
 unchanged "-L 13 bytes" 1 -L 1234567890123
 unchanged "-U bad" 1 -U 1234-not-a-uuid
-unchanged "-O unknown" 1 -O rmapbt=1
+unchanged "-O unknown" 1 -O metadir=1
 unchanged "-O unknown among good" 1 -L x -O bigtime=1,bogus=1
 unchanged "-O =0" 1 -O nrext64=0
 unchanged "-c 2" 1 -c 2
