@@ -41,6 +41,7 @@ CASES=(
 
 ncases=0
 for c in "${CASES[@]}"; do
+	leak_check_next
 	label=${c%%|*}
 	cmds=${c#*|}
 	img="$T/img"

@@ -36,6 +36,7 @@ run() {
 }
 
 for d in "$dir"/*/; do
+	leak_check_next
 	d=${d%/}
 	name=$(basename "$d")
 	[ -f "$d/image.xz" ] || continue

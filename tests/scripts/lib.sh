@@ -72,7 +72,7 @@ long_tests() {
 # per process whatever the process did, more than many of our runs
 # themselves; loops that run our tools once per case of a corpus call
 # this with the case's number, and check leaks on one case in three
-# (every case under long_tests).  Every other test checks every run.
+# (every case under long_tests).  Every other run is checked.
 leak_check_sampled() {
 	if long_tests || [ $(($1 % 3)) -eq 0 ]; then
 		ASAN_OPTIONS="exitcode=99:detect_leaks=1"
@@ -80,6 +80,14 @@ leak_check_sampled() {
 		ASAN_OPTIONS="exitcode=99:detect_leaks=0"
 	fi
 	export ASAN_OPTIONS
+}
+
+# leak_check_next: leak_check_sampled for loops without a case number of
+# their own (each call is the next case).
+LEAK_CASE=0
+leak_check_next() {
+	LEAK_CASE=$((LEAK_CASE + 1))
+	leak_check_sampled "$LEAK_CASE"
 }
 
 need_xfsprogs() {

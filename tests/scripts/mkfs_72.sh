@@ -59,6 +59,7 @@ dump() {
 
 # compare SIZE NAME ORACLE_OPTS -- OUR_OPTS: one option set.
 compare() {
+	leak_check_next
 	local size=$1 name=$2 orc krc
 	shift 2
 	local -a oopts=() kopts=()

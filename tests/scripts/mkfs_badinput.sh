@@ -19,6 +19,7 @@ SUM=$(state "$IMG")
 
 # expect PATTERN -- options...: exit 1, message matches, image unchanged.
 expect() {
+	leak_check_next
 	local pat=$1 out rc
 	shift
 	out=$("$MKFS" "$@" 2>&1)

@@ -53,6 +53,7 @@ log_geom() {
 # run_case SIZE OPTIONS...: both tools on the same fresh sparse image.
 # Sets OURS and THEIRS; records a mismatch.
 run_case() {
+	leak_check_next
 	local size=$1 rc
 	shift
 	rm -f "$IMG"

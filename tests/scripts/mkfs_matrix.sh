@@ -99,6 +99,7 @@ xfs_opts() {
 
 n=0
 for set in "${SETS[@]}"; do
+	leak_check_next
 	size=${set%%|*}
 	opts=${set#*|}
 	n=$((n + 1))

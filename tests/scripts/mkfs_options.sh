@@ -34,6 +34,7 @@ geometry() {
 compare_with() {
 	local oracle=$1 name=$2 opts orc krc
 	for opts in "${SETS[@]}"; do
+		leak_check_next
 		# shellcheck disable=SC2086
 		env $XK_ENV $oracle -N -f $DEFAULTS $opts "$IMG" >"$T/o.out" 2>"$T/o.err"
 		orc=$?

@@ -92,6 +92,7 @@ printf '%-24s | %-6s %-4s %-9s | %-6s %-4s %-9s\n' "case" "qflags" "acct" "b/i" 
 	"qflags" "acct" "b/i" >>"$TABLE"
 
 one_case() {
+	leak_check_next
 	name=$1 src=$2 type=$3 pat=$4
 	shift 4
 	id=$(echo "$pat" | sed -n 's/^id \([0-9]*\).*/\1/p')
