@@ -164,7 +164,7 @@ row() {
 
 NCASE=0
 run_case() {
-	local name=${1%%|*} cmds=${1#*|} c args=() rc xr kern ours theirs undo=()
+	local name=${1%%|*} cmds=${1#*|} c args=() rc xr kern ours theirs m0 undo=()
 	IFS=';' read -ra cl <<<"$cmds"
 	for c in "${cl[@]}"; do args+=(-c "$c"); done
 	cp --sparse=always "$img" "$T/c.img"
@@ -208,11 +208,20 @@ run_case() {
 	[ "$kern" = ok ] || fail "$name: kernel walk: $kern"
 	[ "$theirs" = - ] || [ "$ours" -ge "$theirs" ] ||
 		fail "$name: ours preserves $ours entries, xfs_repair $theirs"
-	cp --sparse=always "$T/c.img" "$T/once.img"
+	# The second run must find nothing and write nothing: any write
+	# moves the image's modification time (ns), so reading the whole
+	# image again is not needed.
+	m0=$(stat -c %.9Y "$T/c.img")
 	if ! "$REPAIR" "$T/c.img" >"$T/again.out" 2>&1 ||
-	   ! same_image "$T/c.img" "$T/once.img" ||
+	   [ "$(stat -c %.9Y "$T/c.img")" != "$m0" ] ||
 	   repair_own "$T/again.out" | grep -q .; then
-		fail "$name: second run not clean: $(repair_own "$T/again.out" | head -3)"
+		fail "$name: second run not clean or it wrote: $(repair_own "$T/again.out" | head -3)"
+	fi
+	# RESULT: our repaired image, kept from the undo test below.
+	RESULT=$T/c.img
+	if [ ${#undo[@]} -gt 0 ]; then
+		cp --sparse=always "$T/c.img" "$T/once.img"
+		RESULT=$T/once.img
 	fi
 	if [ ${#undo[@]} -gt 0 ] &&
 	   { ! "$UNDO" "$T/undo" "$T/c.img" >"$T/u.out" 2>&1 ||
@@ -236,9 +245,9 @@ for c in "${RMAP_CASES[@]}"; do
 done
 for c in "${ATTR_RMAP_CASES[@]}"; do
 	WANT_THEIRS=1 run_case "$c"
-	# once.img: our result; x.img: xfs_repair's (both pass xfs_repair -n).
+	# RESULT: our result; x.img: xfs_repair's (both pass xfs_repair -n).
 	ours="not clean" theirs="not clean"
-	[ "$KEPT_OURS" -gt 0 ] && ours=$(xattrs_kept "$T/once.img")
+	[ "$KEPT_OURS" -gt 0 ] && ours=$(xattrs_kept "$RESULT")
 	[ "$KEPT_THEIRS" -gt 0 ] && theirs=$(xattrs_kept "$T/x.img")
 	if [ "$ours" = same ]; then
 		pass "${c%%|*}: ours restores every xattr from the rmapbt (xfs_repair: $theirs)"
