@@ -17,11 +17,10 @@
  * does not remake: quota files, realtime metadata.
  *
  * In: phase_links' walk (ii->reached, ii->meta).  Out: the plans
- * (IFIX_NEWMETAROOT, clears, the superblock) or plan.meta_refuse.
+ * (IFIX_NEWMETAROOT, which metadirfix.c writes, clears, the superblock)
+ * or plan.meta_refuse.
  */
 #include "repair.h"
-
-#include <xfskit/init.h>
 
 /* Whether ii is what a metadata tree's root is: a metadata directory. */
 int
@@ -153,13 +152,4 @@ metadir_rebuild_plan(struct repair_ctx *rc)
 				       "inode left out of the rebuilt "
 				       "metadata tree");
 	}
-}
-
-void
-metadir_root_init(struct repair_ctx *rc, struct xk_dinode *dip, uint64_t ino)
-{
-	/* Its own parent: ".." of the metadata root names itself. */
-	xk_inode_init_metadir(rc->mp, dip, ino, ino, 2, 2, repair_now(), 0);
-	action_report(rc, ACT_METADIR_REBUILT, ino, -1, "", ": a new, empty "
-		      "metadata root directory; the superblock names it");
 }

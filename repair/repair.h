@@ -793,7 +793,8 @@ XK_MUST_CHECK int phase_counters(struct repair_ctx *rc);
  * metadir.c: the metadata directory tree.  Whether ii can be its root;
  * the root to walk from (0: none, a rebuild planned in repair); once
  * the tree is walked, the rebuild's plans (or a refusal) and the inode
- * its new root takes (0: none); the new root, written into dip.
+ * its new root takes (0: none).  metadirfix.c: the new root, written
+ * into dip.
  */
 int metadir_root_fits(const struct inode_info *ii);
 uint64_t metadir_root_find(struct repair_ctx *rc);
