@@ -28,16 +28,14 @@ need_xfs72
 [ "$(id -u)" -eq 0 ] || skip "populating images needs root (loop mount)"
 
 base="$T/base.img"
-truncate -s 320m "$base"
-xfs72 mkfs.xfs -q -f -m metadir=1 "$base" >"$T/mkfs.out" 2>&1 ||
-	skip "mkfs.xfs 7.2 cannot make -m metadir=1: $(head -2 "$T/mkfs.out")"
+metadir72_image "$base"
 loop_mount "$base" || finish
 m=$MNT
 mkdir -p "$m/d1/d2" "$m/blk"
 echo one >"$m/d1/f"
 ln "$m/d1/f" "$m/d1/d2/hard"
 ln -s target "$m/d1/sym"
-for i in $(seq 1 100); do echo "blk $i" >"$m/blk/file_$i"; done
+for i in $(seq 1 40); do echo "blk $i" >"$m/blk/file_$i"; done
 ino() { stat -c %i "$m/$1"; }
 d1=$(ino d1) f=$(ino d1/f)
 entries "$m" >"$T/tree.base"
@@ -52,10 +50,7 @@ rtg=$(xfs72 xfs_db -r -c "inode $mdir" -c "print u3.sfdir3.list[0].inumber.i4" "
 case "$mdir$rtg$d1$f" in
 *[!0-9]*|"") fail "no metadata tree or user files in the image (metadirino '$mdir', /rtgroups '$rtg')"; finish ;;
 esac
-mtree() {	# the metadata tree as xfs_db 7.2 lists it
-	xfs72 xfs_db -r -c "ls -m /" -c "ls -m /rtgroups" "$1" 2>&1
-}
-mtree "$base" >"$T/mtree.base"
+metadir72_tree "$base" >"$T/mtree.base"
 
 # name|expect|xfs_db commands.  expect: rebuilt (the tree made anew),
 # kept (the metadata tree unchanged), kept+ (also more kept than
@@ -83,23 +78,11 @@ user-names-mroot|kept|inode $d1|write -d u3.sfdir3.list[0].inumber.i4 $mdir
 "
 fi
 
-damage() {	# damage NAME CMDS IMG
-	local args=() c parts
-	IFS='|' read -ra parts <<<"$2"
-	for c in "${parts[@]}"; do args+=(-c "$c"); done
-	cp --sparse=always "$base" "$3"
-	if ! xfs72 xfs_db -x "${args[@]}" "$3" >"$T/$1.db" 2>&1 ||
-	   grep -qi 'error\|invalid\|not found\|bad' "$T/$1.db"; then
-		fail "$1: xfs_db 7.2 could not damage the image: $(head -3 "$T/$1.db")"
-		return 1
-	fi
-}
-
 # one NAME EXPECT CMDS: one case, as the header says.
 one() {
 	local name=$1 expect=$2 img="$T/$1.img" theirs="$T/$1.x72.img"
 	local sum rc errs kept72 kept md
-	damage "$name" "$3" "$img" || return
+	damage72 "$name" "$3" "$base" "$img" || return
 	xfs72 xfs_repair -n "$img" >"$T/$name.x72n" 2>&1 &&
 		{ fail "$name: the damage is not damage to xfs_repair 7.2 -n"; return; }
 	sum=$(image_state "$img")
@@ -119,7 +102,7 @@ one() {
 	xfs72 xfs_repair -n "$theirs" >"$T/$name.x72after" 2>&1 ||
 		{ fail "$name: xfs_repair 7.2 -n rejects xfs_repair 7.2's own result"; return; }
 	md=$(sbget "$img" metadirino)
-	mtree "$img" >"$T/$name.mtree"
+	metadir72_tree "$img" >"$T/$name.mtree"
 	grep -q "^[0-9]* *$md *directory .* \.\. (good)" "$T/$name.mtree" ||
 		{ fail "$name: no metadata root at metadirino $md after our repair: $(head -3 "$T/$name.mtree")"; return; }
 	case $expect in
@@ -155,7 +138,7 @@ while IFS='|' read -r name expect c1 c2; do
 done <<<"$cases"
 
 # --json of a rebuild: valid against the schema, the action named.
-damage json "inode $mdir|write -d core.mode 0" "$T/json.img" && {
+damage72 json "inode $mdir|write -d core.mode 0" "$base" "$T/json.img" && {
 	"$REPAIR" --json "$T/json.img" >"$T/json.out" 2>"$T/json.err"
 	rc=$?
 	if ! python3 -c 'import jsonschema' 2>/dev/null; then
@@ -180,7 +163,7 @@ PY
 
 # A quota file in the tree (a user file made one with xfs_db): refused,
 # with the reason, nothing written.
-damage quota "inode $f|write -d core.mode 0100000|write -d core.uid 0|write -d core.gid 0|write -d core.immutable 1|write -d core.sync 1|write -d core.noatime 1|write -d core.nodump 1|write -d core.nodefrag 1|write -d v3.metadata 1|write -d core.metatype 2|inode $mdir|write -d u3.sfdir3.list[0].inumber.i4 $f" "$T/quota.img" && {
+damage72 quota "inode $f|write -d core.mode 0100000|write -d core.uid 0|write -d core.gid 0|write -d core.immutable 1|write -d core.sync 1|write -d core.noatime 1|write -d core.nodump 1|write -d core.nodefrag 1|write -d v3.metadata 1|write -d core.metatype 2|inode $mdir|write -d u3.sfdir3.list[0].inumber.i4 $f" "$base" "$T/quota.img" && {
 	sum=$(image_state "$T/quota.img")
 	"$REPAIR" "$T/quota.img" >"$T/quota.r" 2>&1
 	rc=$?
