@@ -4,10 +4,11 @@
 # realtime volume), against xfs_repair 7.2 and the host kernel.
 #
 # A kernel-populated image is damaged with xfs_db 7.2 in the metadata
-# tree: its root (mode zeroed, metadata flag cleared, an entry naming a
-# user inode or no inode, the owner), /rtgroups (metadata flag cleared),
-# sb_metadirino (naming a user directory, 0), a user inode or directory
-# given the metadata flag.  For each:
+# tree: its root (metadata flag cleared, an entry naming a user inode;
+# long: mode zeroed, an entry naming no inode, the owner, ...), /rtgroups
+# (metadata flag cleared), sb_metadirino (naming a user directory; long:
+# the root, 0), a user inode (long: directory) given the metadata flag.
+# For each:
 #  - xfs_repair 7.2 -n finds it, and so does our -n, which writes nothing;
 #  - our repair exits 0; xfs_repair 7.2 -n and our -n then find the image
 #    clean, and xfs_db 7.2 lists a metadata root at sb_metadirino;
@@ -18,10 +19,10 @@
 #    itself is lost; the tree kept (xfs_db 7.2's listing unchanged) where
 #    only the superblock's word or a user inode's flag was wrong, and the
 #    user inode kept where xfs_repair 7.2 clears it.
-# Then: --json of a rebuild validates against doc/xfskit-repair.schema.json
-# and names the action metadir_rebuilt; a tree holding a quota file is
-# refused with its reason and nothing written.  More cases of the same
-# kinds run with XK_TEST_LONG=1.
+# Then: --json of a rebuild (the metadata root's mode zeroed) validates
+# against doc/xfskit-repair.schema.json and names the action
+# metadir_rebuilt; a tree holding a quota file is refused with its
+# reason and nothing written.
 . "$XK_SRCDIR/tests/scripts/lib.sh"
 . "$XK_SRCDIR/tests/scripts/repair_lib.sh"
 need_xfs72
@@ -56,7 +57,6 @@ metadir72_tree "$base" >"$T/mtree.base"
 # kept (the metadata tree unchanged), kept+ (also more kept than
 # xfs_repair 7.2 keeps).
 cases="
-root-mode0|rebuilt|inode $mdir|write -d core.mode 0
 root-flag|rebuilt|inode $mdir|write -d v3.metadata 0
 root-names-user|rebuilt|inode $mdir|write -d u3.sfdir3.list[0].inumber.i4 $f
 rtg-flag|rebuilt|inode $rtg|write -d v3.metadata 0
@@ -65,6 +65,7 @@ user-flagged|kept+|inode $f|write -d v3.metadata 1
 "
 if long_tests; then
 	cases="$cases
+root-mode0|rebuilt|inode $mdir|write -d core.mode 0
 root-names-none|rebuilt|inode $mdir|write -d u3.sfdir3.list[0].inumber.i4 4000000
 root-uid|rebuilt|inode $mdir|write -d core.uid 7
 root-count0|rebuilt|inode $mdir|write -d u3.sfdir3.hdr.count 0
