@@ -9,10 +9,9 @@
  * realtime volume and without quota files that root is the whole tree
  * (the kernel needs no /rtgroups then; xfs_repair 7.2 drops it too).
  *
- * The root goes where the superblock says when that slot can take it,
- * else where mkfs puts it, right after the root directory (xfs_repair
- * 7.2's "calculated value"); sb_metadirino follows.  A slot that a user
- * directory reaches is never taken.  The tree is refused, nothing
+ * The root goes where mkfs puts it, right after the root directory,
+ * where xfs_repair 7.2 wants it (its "calculated value"); sb_metadirino
+ * follows.  A slot that a user directory reaches is never taken.  The tree is refused, nothing
  * written, when it holds what a rebuild would have to keep and this one
  * does not remake: quota files, realtime metadata.
  *
@@ -31,37 +30,40 @@ metadir_root_fits(const struct inode_info *ii)
 }
 
 /*
- * Where the metadata root is to be walked from: sb_metadirino when it
- * names a metadata directory; else the slot mkfs gives it, when that
- * one does (the superblock's word is what is wrong: set in repair, and
- * the tree kept).  0 when neither does: a rebuild is planned (repair).
+ * Where the metadata root is to be walked from: the slot mkfs gives it,
+ * right after the root directory, which xfs_repair 7.2 wants
+ * sb_metadirino to name ("calculated value"), when it holds a metadata
+ * directory; a superblock naming another inode is what is wrong there
+ * (set in repair, the tree kept).  0 when the slot holds none: a rebuild
+ * is planned (repair).
  */
 uint64_t
 metadir_root_find(struct repair_ctx *rc)
 {
 	struct xk_sb *sb = &rc->mp->sb;
-	uint64_t alt = sb->rootino + 1;
+	uint64_t slot = sb->rootino + 1;
 
-	if (xk_ino_valid(rc->mp, sb->metadirino) &&
-	    metadir_root_fits(inode_info_find(rc, sb->metadirino)))
-		return sb->metadirino;
-	if (alt != sb->metadirino && xk_ino_valid(rc->mp, alt) &&
-	    metadir_root_fits(inode_info_find(rc, alt))) {
-		if (report(rc, PR_SB_PRIMARY_BAD, "superblock", 0, 0, 0,
-			   "metadirino", "the metadata root is inode %llu, "
-			   "not a metadata directory; inode %llu is one",
-			   (unsigned long long)sb->metadirino,
-			   (unsigned long long)alt)) {
-			sb->metadirino = alt;
-			plan_sb_primary(rc);
-		}
-		return alt;
+	if (!xk_ino_valid(rc->mp, slot) ||
+	    !metadir_root_fits(inode_info_find(rc, slot))) {
+		if (report(rc, PR_DISCONNECTED, "metadata directory", -1,
+			   slot, XK_NO_DADDR, "metadirino", "the root of the "
+			   "metadata tree (inode %llu, the superblock names "
+			   "%llu) is not a metadata directory in use",
+			   (unsigned long long)slot,
+			   (unsigned long long)sb->metadirino))
+			rc->plan.meta_rebuild = 1;
+		return 0;
 	}
-	if (report(rc, PR_DISCONNECTED, "metadata directory", -1,
-		   sb->metadirino, XK_NO_DADDR, "metadirino", "the root of "
-		   "the metadata tree is not a metadata directory in use"))
-		rc->plan.meta_rebuild = 1;
-	return 0;
+	if (sb->metadirino != slot &&
+	    report(rc, PR_SB_PRIMARY_BAD, "superblock", 0, 0, 0, "metadirino",
+		   "the metadata root is inode %llu, not %llu, the metadata "
+		   "directory after the root directory",
+		   (unsigned long long)sb->metadirino,
+		   (unsigned long long)slot)) {
+		sb->metadirino = slot;
+		plan_sb_primary(rc);
+	}
+	return slot;
 }
 
 /*
@@ -98,8 +100,6 @@ metadir_rebuild_target(struct repair_ctx *rc)
 
 	if (!rc->plan.meta_rebuild || rc->plan.meta_refuse)
 		return 0;
-	if (slot_fits(rc, sb->metadirino))
-		return sb->metadirino;
 	return slot_fits(rc, sb->rootino + 1) ? sb->rootino + 1 : 0;
 }
 
@@ -130,9 +130,8 @@ metadir_rebuild_plan(struct repair_ctx *rc)
 		}
 	}
 	if (!target) {
-		refuse(rc, "neither the superblock's slot for its root nor "
-		       "the one after the root directory is free for it",
-		       sb->metadirino);
+		refuse(rc, "the slot of its root, after the root "
+		       "directory, holds a user inode", sb->rootino + 1);
 		return;
 	}
 	if (target != sb->metadirino &&

@@ -136,11 +136,11 @@ plan_bad_entry(struct repair_ctx *rc, int in_meta, const struct edge *e)
 		plan_entry_drop(rc, e->parent, e->child);
 }
 
-/* The root of the metadata tree, or 0 without one. */
+/* The root of the metadata tree (metadir.c), or 0 without one. */
 static uint64_t
 metadir_root(const struct repair_ctx *rc)
 {
-	return rc->mp->g.has_metadir ? rc->mp->sb.metadirino : 0;
+	return rc->mp->g.has_metadir ? rc->mp->sb.rootino + 1 : 0;
 }
 
 /* The first entry of directory dir, in the list ordered by parent. */

@@ -75,6 +75,8 @@ rtg-dotdot|kept|inode $rtg|write -d u3.sfdir3.hdr.parent.i4 $rootino
 sb-names-root|kept|sb 0|write -d metadirino $rootino
 sb-zero|kept|sb 0|write -d metadirino 0
 userdir-flagged|kept+|inode $d1|write -d v3.metadata 1
+rootdir-flagged|kept+|inode $rootino|write -d v3.metadata 1
+sb-names-rtgroups|kept|sb 0|write -d metadirino $rtg
 user-names-mroot|kept|inode $d1|write -d u3.sfdir3.list[0].inumber.i4 $mdir
 "
 fi
