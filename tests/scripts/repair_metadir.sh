@@ -5,9 +5,10 @@
 #
 # A kernel-populated image is damaged with xfs_db 7.2 in the metadata
 # tree: its root (metadata flag cleared, an entry naming a user inode;
-# long: mode zeroed, an entry naming no inode, the owner, ...), /rtgroups
-# (metadata flag cleared), sb_metadirino (naming a user directory; long:
-# the root, 0), a user inode (long: directory) given the metadata flag.
+# long: mode zeroed, an entry naming no inode, the owner, ...), (long:)
+# /rtgroups (metadata flag cleared, mode zeroed, ".."), sb_metadirino
+# (naming a user directory; long: the root, /rtgroups, 0), a user file
+# (long: directory, the root directory) given the metadata flag.
 # For each:
 #  - xfs_repair 7.2 -n finds it, and so does our -n, which writes nothing;
 #  - our repair exits 0; xfs_repair 7.2 -n and our -n then find the image
@@ -15,6 +16,8 @@
 #  - the host kernel mounts our result and xfs_repair 7.2's (both found
 #    clean first) with no XFS error, and ours keeps every entry (path,
 #    type, content) that xfs_repair 7.2's keeps;
+#  - the first (a rebuilt tree) then takes a kernel workload, with no
+#    XFS error, and both checks still find it clean;
 #  - what was done: "Rebuilt the metadata directory tree" where the tree
 #    itself is lost; the tree kept (xfs_db 7.2's listing unchanged) where
 #    only the superblock's word or a user inode's flag was wrong, and the
@@ -59,12 +62,12 @@ metadir72_tree "$base" >"$T/mtree.base"
 cases="
 root-flag|rebuilt|inode $mdir|write -d v3.metadata 0
 root-names-user|rebuilt|inode $mdir|write -d u3.sfdir3.list[0].inumber.i4 $f
-rtg-flag|rebuilt|inode $rtg|write -d v3.metadata 0
 sb-names-user|kept|sb 0|write -d metadirino $d1
 user-flagged|kept+|inode $f|write -d v3.metadata 1
 "
 if long_tests; then
 	cases="$cases
+rtg-flag|rebuilt|inode $rtg|write -d v3.metadata 0
 root-mode0|rebuilt|inode $mdir|write -d core.mode 0
 root-names-none|rebuilt|inode $mdir|write -d u3.sfdir3.list[0].inumber.i4 4000000
 root-uid|rebuilt|inode $mdir|write -d core.uid 7
@@ -80,6 +83,28 @@ sb-names-rtgroups|kept|sb 0|write -d metadirino $rtg
 user-names-mroot|kept|inode $d1|write -d u3.sfdir3.list[0].inumber.i4 $mdir
 "
 fi
+
+# workload NAME IMG: the kernel makes, writes, renames and removes files
+# and directories on IMG (found clean first), with no XFS error; then
+# xfs_repair 7.2 -n and our -n still find it clean.
+workload() {
+	local before errs
+	before=$(kmsg_mark)
+	loop_mount "$2" || return
+	mkdir -p "$MNT/w/a/b" &&
+	for i in $(seq 1 30); do echo "w $i" >"$MNT/w/a/f$i"; done &&
+	mv "$MNT/w/a/f1" "$MNT/w/b1" && rm -f "$MNT/w/a/f2" "$MNT/w/a/f3" &&
+	rmdir "$MNT/w/a/b" && ln "$MNT/w/a/f4" "$MNT/w/h4" ||
+		fail "$1: the workload failed on our result"
+	loop_umount
+	errs=$(xfs_kernel_errors "$before")
+	[ -z "$errs" ] || { fail "$1: the kernel, during the workload: $errs"; return; }
+	xfs72 xfs_repair -n "$2" >"$T/$1.wx72" 2>&1 ||
+		{ fail "$1: after the workload xfs_repair 7.2 -n is not clean: $(grep -v '^Phase\|^  *-' "$T/$1.wx72" | head -3)"; return; }
+	"$REPAIR" -n "$2" >"$T/$1.wn" 2>&1 ||
+		{ fail "$1: after the workload our -n is not clean: $(repair_own "$T/$1.wn" | head -3)"; return; }
+	pass "$1: a workload on our result ran clean"
+}
 
 # one NAME EXPECT CMDS: one case, as the header says.
 one() {
@@ -134,11 +159,18 @@ one() {
 		return
 	fi
 	pass "$name: repaired ($expect), clean for xfs_repair 7.2 and us, mounted; entries kept: ours $kept, xfs_repair 7.2's $kept72 of $(wc -l <"$T/tree.base")"
+	repaired="$repaired $name "
 }
 
+
+repaired=
 while IFS='|' read -r name expect c1 c2; do
 	[ -n "$name" ] && one "$name" "$expect" "$c1|$c2"
 done <<<"$cases"
+# The first case's result (a rebuilt tree, found clean) takes a workload.
+case $repaired in
+*" root-flag "*) workload root-flag "$T/root-flag.img" ;;
+esac
 
 # --json of a rebuild: valid against the schema, the action named.
 damage72 json "inode $mdir|write -d core.mode 0" "$base" "$T/json.img" && {
