@@ -13,10 +13,11 @@
  * after the root's chunk when that AG has it, else in a new chunk there,
  * placed as the kernel places one (mkfs_plan_chunk).
  *
- * Generations: mkfs.xfs 7.2 gives these inodes random ones; ours are 0,
- * like the root's, so images stay reproducible.  The parent pointer of
- * /rtgroups (with -n parent=1) names the tree's root with that
- * generation.
+ * Generations: mkfs.xfs 7.2 gives these inodes random ones (the root
+ * directory's is 0); ours are drawn from the UUID and the inode number
+ * (xk_inode_init_metadir_gen), so images stay reproducible with -m
+ * uuid=.  The parent pointer of /rtgroups (with -n parent=1) names the
+ * tree's root with its generation.
  */
 #include <errno.h>
 
@@ -102,7 +103,9 @@ mkfs_metadir_write(struct xk_mount *mp, const struct mkfs_cfg *cfg,
 			      now_sec, now_nsec);
 	if (cfg->parent)
 		err = xk_inode_init_pptr(mp, dip, rtgroups_name,
-					 RTGROUPS_NAMELEN, md->rootino, 0);
+					 RTGROUPS_NAMELEN, md->rootino,
+					 xk_inode_init_metadir_gen(mp,
+								   md->rootino));
 	xk_buf_dirty(bp);
 	xk_buf_release(bp);
 	return err;

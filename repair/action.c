@@ -91,6 +91,8 @@ static const struct {
 	[ACT_NEEDSREPAIR_CLEARED] = { "needsrepair_cleared", "Cleared the "
 				      "NEEDSREPAIR flag of the primary "
 				      "superblock" },
+	[ACT_METADIR_REBUILT]	= { "metadir_rebuilt", "Rebuilt the "
+				    "metadata directory tree at inode" },
 };
 
 struct prepared {

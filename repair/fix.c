@@ -374,6 +374,10 @@ fix_one_inode(struct repair_ctx *rc, const struct ifix *v, size_t n,
 		root_inode_init(rc, dip, ino);
 		goto out;
 	}
+	if (all & IFIX_NEWMETAROOT) {
+		metadir_root_init(rc, dip, ino);
+		goto out;
+	}
 	/* The superblock names it: never freed (rt_check.c remakes it). */
 	if ((all & IFIX_NEWRTINO) ||
 	    ((all & IFIX_CLEAR) && (ino == mp->sb.rbmino ||

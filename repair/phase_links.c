@@ -9,11 +9,12 @@
  * On a METADIR filesystem the metadata inodes (quota files, realtime
  * metadata) form a second tree from sb_metadirino, its inodes flagged
  * as metadata; the two trees never name each other's inodes.  The same
- * rules hold in it, with its own root.  Damage to that tree is reported
- * and refused: nothing is written (plan.meta_refuse), since a repair of
- * the user tree alone could lose the metadata it indexes.  A wrong link
- * count of a metadata inode that is otherwise sound is the exception:
- * it is set from the references, as xfs_repair 7.2 does.
+ * rules hold in it, with its own root.  Damage to that tree has the
+ * tree made anew (metadir.c), or refused when it holds what a new one
+ * would lose (plan.meta_refuse: nothing is written).  A wrong link
+ * count of a metadata inode that is otherwise sound, and the metadata
+ * root's "..", are set in place, as xfs_repair 7.2 sets them; a wrong
+ * sb_metadirino is set to the metadata root mkfs made, when it is one.
  *
  * In: rc->scan.inodes and rc->scan.edges from the inode phase.  Out: findings,
  * and in repair the plans: entries naming inodes not in use dropped,
@@ -118,12 +119,11 @@ plan_ftype_fix(struct repair_ctx *rc, uint64_t dir)
 		plan_none(rc);
 }
 
-/* A finding in the metadata tree: reported, and the run writes nothing. */
+/* A finding in the metadata tree: the tree is made anew (metadir.c). */
 static void
-plan_meta_refuse(struct repair_ctx *rc)
+plan_meta_rebuild(struct repair_ctx *rc)
 {
-	plan_none(rc);
-	rc->plan.meta_refuse = 1;
+	rc->plan.meta_rebuild = 1;
 }
 
 /* A bad entry goes, unless the metadata tree holds it. */
@@ -131,16 +131,16 @@ static void
 plan_bad_entry(struct repair_ctx *rc, int in_meta, const struct edge *e)
 {
 	if (in_meta)
-		plan_meta_refuse(rc);
+		plan_meta_rebuild(rc);
 	else
 		plan_entry_drop(rc, e->parent, e->child);
 }
 
-/* The root of the metadata tree, or 0 without one. */
+/* The root of the metadata tree (metadir.c), or 0 without one. */
 static uint64_t
 metadir_root(const struct repair_ctx *rc)
 {
-	return rc->mp->g.has_metadir ? rc->mp->sb.metadirino : 0;
+	return rc->mp->g.has_metadir ? rc->mp->sb.rootino + 1 : 0;
 }
 
 /* The first entry of directory dir, in the list ordered by parent. */
@@ -224,18 +224,11 @@ reach_from_root(struct repair_ctx *rc, struct inode_info *root)
 static int
 check_metadir_root(struct repair_ctx *rc)
 {
-	uint64_t ino = rc->mp->sb.metadirino;
-	struct inode_info *mroot = find(rc, ino);
+	uint64_t ino = metadir_root_find(rc);
+	struct inode_info *mroot = ino ? find(rc, ino) : NULL;
 
-	if (!mroot || !is_dir(mroot) || !mroot->meta ||
-	    mroot->metatype != XK_METAFILE_DIR) {
-		if (report(rc, PR_DISCONNECTED, "metadata directory", -1, ino,
-			   XK_NO_DADDR, "metadirino", "the root of the "
-			   "metadata tree is not a metadata directory in "
-			   "use"))
-			plan_meta_refuse(rc);
+	if (!mroot)
 		return 0;
-	}
 	/* A root's ".." names itself: set so, as any directory's is. */
 	if (mroot->parent != ino &&
 	    report(rc, PR_DIR_BAD, "metadata directory", -1, ino,
@@ -251,6 +244,7 @@ phase_links(struct repair_ctx *rc)
 {
 	const struct xk_sb *sb = &rc->mp->sb;
 	struct inode_info *root;
+	uint64_t mtarget;
 
 	/* Filled: from here on searched by binary search. */
 	xk_vec_probe_random(&rc->scan.inode_vec);
@@ -270,8 +264,11 @@ phase_links(struct repair_ctx *rc)
 		if (ii->parent) {
 			struct inode_info *p = find(rc, ii->parent);
 
-			if (p && is_dir(p))
+			/* Across the two trees: set when it is reconnected. */
+			if (p && is_dir(p) && p->meta == ii->meta)
 				p->refs++;	/* its ".." */
+			else if (p && is_dir(p))
+				continue;
 			else
 				report(rc, PR_DIR_BAD, "directory", -1, ii->ino,
 				       XK_NO_DADDR, "dotdot", "\"..\" names "
@@ -381,7 +378,7 @@ phase_links(struct repair_ctx *rc)
 					    "directory tree from the root");
 	}
 
-	if (metadir_root(rc) && check_metadir_root(rc))
+	if (rc->mp->g.has_metadir && check_metadir_root(rc))
 		return repair_error(rc, -ENOMEM, "walking the metadata "
 				    "directory tree");
 	if (!sb->rblocks && !rc->mp->g.has_metadir) {
@@ -389,34 +386,34 @@ phase_links(struct repair_ctx *rc)
 		check_rt_inode(rc, sb->rsumino, "summary");
 	}
 
-	for (size_t i = 0; i < rc->scan.ninodes; i++) {
+	/*
+	 * Every finding is reported and counted the same with and without
+	 * -n (one count of problems): a disconnected inode is one finding,
+	 * its link count checked once it is reconnected.  The metadata
+	 * tree first: whether it is made anew decides the fate of the
+	 * slot its root takes.
+	 */
+	for (size_t i = 0; rc->mp->g.has_metadir && i < rc->scan.ninodes;
+	     i++) {
 		struct inode_info *ii = &rc->scan.inodes[i];
 
 		lists_poll(rc, i);
-		meter_step(rc);
-		if (is_metadata_ino(sb, ii->ino))
+		if (!ii->meta)
 			continue;
-		/*
-		 * Every finding is reported and counted the same with and
-		 * without -n (one count of problems): a disconnected
-		 * inode is one finding, its link count checked once it
-		 * is reconnected.
-		 */
-		if (ii->meta && !ii->reached) {
+		if (!ii->reached) {
 			if (report(rc, PR_DISCONNECTED, "metadata inode", -1,
 				   ii->ino, XK_NO_DADDR, "reachable", "in use "
 				   "but not reachable from the metadata "
 				   "directory tree"))
-				plan_meta_refuse(rc);
+				plan_meta_rebuild(rc);
 			continue;
 		}
-		if (ii->meta && is_dir(ii) !=
-				(ii->metatype == XK_METAFILE_DIR)) {
+		if (is_dir(ii) != (ii->metatype == XK_METAFILE_DIR)) {
 			if (report(rc, PR_INODE_BAD, "metadata inode", -1,
 				   ii->ino, XK_NO_DADDR, "metatype", "metafile "
 				   "type %u does not fit mode 0%o",
 				   ii->metatype, ii->mode))
-				plan_meta_refuse(rc);
+				plan_meta_rebuild(rc);
 			continue;
 		}
 		/*
@@ -424,13 +421,24 @@ phase_links(struct repair_ctx *rc)
 		 * user tree: the inode is reached from the metadata root
 		 * and of the right type, so nothing it indexes is at risk.
 		 */
-		if (ii->meta && ii->refs != ii->nlink) {
-			if (report(rc, PR_NLINK, "metadata inode", -1, ii->ino,
-				   XK_NO_DADDR, "nlink", "link count %u, %u "
-				   "references found", ii->nlink, ii->refs))
-				plan_inode(rc, ii->ino, IFIX_NLINK, ii->refs);
+		if (ii->refs != ii->nlink &&
+		    report(rc, PR_NLINK, "metadata inode", -1, ii->ino,
+			   XK_NO_DADDR, "nlink", "link count %u, %u "
+			   "references found", ii->nlink, ii->refs))
+			plan_inode(rc, ii->ino, IFIX_NLINK, ii->refs);
+	}
+	metadir_rebuild_plan(rc);
+	mtarget = metadir_rebuild_target(rc);
+
+	for (size_t i = 0; i < rc->scan.ninodes; i++) {
+		struct inode_info *ii = &rc->scan.inodes[i];
+
+		lists_poll(rc, i);
+		meter_step(rc);
+		/* The new metadata root takes its slot, whatever it held. */
+		if (is_metadata_ino(sb, ii->ino) || ii->meta ||
+		    ii->ino == mtarget)
 			continue;
-		}
 		if (root && !ii->reached) {
 			if (!report(rc, PR_DISCONNECTED, "inode", -1, ii->ino,
 				    XK_NO_DADDR, "reachable", "in use but not "

@@ -306,12 +306,12 @@ check_primary_inodes(struct repair_ctx *rc)
 		return;
 	/*
 	 * With the metadata tree the realtime inodes live in it: the
-	 * superblock's words are 0, and its root comes after the root.
+	 * superblock's words are 0.  Its root, sb_metadirino, is judged
+	 * with the tree (phase_links.c, metadir.c).
 	 */
 	if (rc->mp->g.has_metadir) {
 		if (!sb->rbmino && !sb->rsumino &&
-		    (root_ok || xk_ino_valid(rc->mp, sb->rootino)) &&
-		    xk_ino_valid(rc->mp, sb->metadirino))
+		    (root_ok || xk_ino_valid(rc->mp, sb->rootino)))
 			return;
 		report(rc, PR_SB_PRIMARY_BAD, "superblock", 0, 0, 0,
 		       "rootino", "root inode %llu%s, metadata root %llu, "

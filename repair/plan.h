@@ -55,6 +55,7 @@ struct xk_mount;
 #define IFIX_DA_HASH	(1u << 23)	/* attr node hashes (da_hashes) */
 #define IFIX_DIR_SIZE	(1u << 24)	/* directory: di_size = val */
 #define IFIX_SCAN_FORK	(1u << 25)	/* data fork from the scan's bmbt */
+#define IFIX_NEWMETAROOT (1u << 26)	/* a new, empty metadata tree root */
 
 struct ifix {
 	uint64_t	ino;
@@ -153,6 +154,8 @@ struct repair_plan {
 	unsigned long	unfixable;	/* findings no fix is planned for */
 	/* The metadata directory tree is damaged: nothing is written. */
 	int		meta_refuse;
+	/* The metadata tree is to be made anew (metadir.c plans how). */
+	int		meta_rebuild;
 	/* Inodes to reconnect under /lost+found. */
 	XK_VEC_OF(struct orphan) orphans;
 	/* Block/leaf/node directories to rewrite from salvaged entries. */

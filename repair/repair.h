@@ -110,6 +110,7 @@ enum action {
 	ACT_XATTR_DROPPED,
 	ACT_DIR_REASSEMBLED,	/* a lost directory, from the device scan */
 	ACT_NEEDSREPAIR_CLEARED,
+	ACT_METADIR_REBUILT,	/* a new metadata tree root */
 	ACT_NR
 };
 
@@ -788,6 +789,19 @@ XK_MUST_CHECK int phase_inodes(struct repair_ctx *rc);
 XK_MUST_CHECK int phase_space(struct repair_ctx *rc);
 XK_MUST_CHECK int phase_links(struct repair_ctx *rc);
 XK_MUST_CHECK int phase_counters(struct repair_ctx *rc);
+/*
+ * metadir.c: the metadata directory tree.  Whether ii can be its root;
+ * the root to walk from (0: none, a rebuild planned in repair); once
+ * the tree is walked, the rebuild's plans (or a refusal) and the inode
+ * its new root takes (0: none).  metadirfix.c: the new root, written
+ * into dip.
+ */
+int metadir_root_fits(const struct inode_info *ii);
+uint64_t metadir_root_find(struct repair_ctx *rc);
+void metadir_rebuild_plan(struct repair_ctx *rc);
+uint64_t metadir_rebuild_target(struct repair_ctx *rc);
+void metadir_root_init(struct repair_ctx *rc, struct xk_dinode *dip,
+		       uint64_t ino);
 /* pptr.c: parent pointers against directory entries (PARENT feature). */
 XK_MUST_CHECK int phase_pptr(struct repair_ctx *rc);
 

@@ -86,6 +86,31 @@ drop_attr_fork_core(const struct xk_mount *mp, struct xk_dinode *dip)
 }
 
 /*
+ * A user's inode that carries the metadata flag (metadir): it fails a
+ * metadata inode's rule (check) and has what no metadata inode has,
+ * permission bits or an owner.  The flag is what is wrong: it goes,
+ * with the metafile type kept in di_onlink (xfs_repair 7.2 clears the
+ * inode).  A metadata inode is never written so, by mkfs or the kernel.
+ */
+static int
+user_flagged_metadata(const struct xk_mount *mp, const struct xk_dinode *dip,
+		      const char *check)
+{
+	static const char *const rules[] = {
+		"metatype", "flushiter", "mode", "dmevmask", "uid", "flags",
+	};
+	int rule = 0;
+
+	if (!mp->g.has_metadir ||
+	    !(xk_be64_get(dip->di_flags2) & XK_DIFLAG2_METADATA))
+		return 0;
+	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
+		rule |= !strcmp(check, rules[i]);
+	return rule && ((xk_be16_get(dip->di_mode) & 0777) ||
+			xk_be32_get(dip->di_uid) || xk_be32_get(dip->di_gid));
+}
+
+/*
  * Reset what can be derived, one failed rule at a time (the verifier
  * stops at the first), until the core verifies or a rule fails whose
  * field cannot be derived:
@@ -106,6 +131,7 @@ drop_attr_fork_core(const struct xk_mount *mp, struct xk_dinode *dip)
  *  7. extent counters that the fork's format cannot hold brought within
  *     it (clamp_counters; the fork walk counts the real ones); an attr
  *     fork whose shape still does not fit emptied (the file stays);
+ *  7a. the metadata flag of a user's inode (user_flagged_metadata);
  *  8. di_nblocks set to the extent count, the least the verifier takes
  *     (the fork scan counts the real value next pass); a btree fork's
  *     counter too large for any block count lowered to fit (the bmbt
@@ -129,7 +155,10 @@ salvage_core(struct repair_ctx *rc, uint64_t ino, struct xk_dinode *dip)
 			return 0;
 		if (!f.check)
 			return XK_ECORRUPT;
-		if (!strcmp(f.check, "magic")) {
+		if (user_flagged_metadata(mp, dip, f.check)) {
+			xk_be64_set(&dip->di_flags2, fl2 & ~XK_DIFLAG2_METADATA);
+			xk_be16_set(&dip->di_onlink, 0);
+		} else if (!strcmp(f.check, "magic")) {
 			xk_be16_set(&dip->di_magic, XK_DINODE_MAGIC);
 		} else if (!strcmp(f.check, "version")) {
 			dip->di_version = XK_DINODE_VERSION_3;

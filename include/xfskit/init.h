@@ -165,6 +165,11 @@ uint32_t xk_inode_init_sfdir_ents(const struct xk_mount *mp, void *dip,
  * METADATA flag2, metafile type "dir", every timestamp now, nlink and
  * change count as given.  CRC computed.
  */
+/*
+ * The generation of metadata directory ino: nonzero, drawn from the
+ * metadata UUID and ino (the same for the same UUID).
+ */
+uint32_t xk_inode_init_metadir_gen(const struct xk_mount *mp, uint64_t ino);
 void xk_inode_init_metadir(const struct xk_mount *mp, void *dip, uint64_t ino,
 			   uint64_t parent, uint32_t nlink, uint64_t changes,
 			   int64_t now_sec, uint32_t now_nsec);

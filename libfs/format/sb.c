@@ -252,10 +252,13 @@ xk_sb_check(const struct xk_sb *sb, uint64_t devsize, struct xk_fail *f)
 		uint64_t agino = sb->metadirino &
 			((1ULL << (sb->agblklog + sb->inopblog)) - 1);
 
-		CHECK_VAL(sb->metadirino == XK_NULLFSINO ||
-			  (sb->metadirino && agno < agcount &&
-			   (agino >> sb->inopblog) < agblocks),
-			  "metadirino", 0, sb->metadirino);
+		if (sb->metadirino != XK_NULLFSINO &&
+		    (!sb->metadirino || agno >= agcount ||
+		     (agino >> sb->inopblog) >= agblocks))
+			return xk_fail_set(f, "metadirino", "metadata root "
+					   "%llu is not an inode number of "
+					   "the filesystem",
+					   (unsigned long long)sb->metadirino);
 	}
 	return 0;
 }

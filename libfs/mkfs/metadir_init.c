@@ -9,12 +9,16 @@
  * nosymlinks), the METADATA flag2, the metafile type "dir" in the
  * di_onlink word, and every timestamp "now", atime included (the
  * metadata tree is made through the kernel's inode creation, not
- * mkfs's root path).
+ * mkfs's root path).  Their generations: mkfs.xfs 7.2 draws them at
+ * random; ours are drawn from the metadata UUID and the inode number,
+ * nonzero and different for every filesystem, yet the same for the same
+ * -m uuid= (images stay reproducible).
  */
 #include <errno.h>
 #include <string.h>
 
 #include <xfskit/build.h>
+#include <xfskit/crc32c.h>
 #include <xfskit/init.h>
 #include <xfskit/libfs.h>
 #include <xfskit/format/attr.h>
@@ -104,6 +108,19 @@ xk_inode_init_pptr(const struct xk_mount *mp, void *p, const uint8_t *name,
 	return 0;
 }
 
+uint32_t
+xk_inode_init_metadir_gen(const struct xk_mount *mp, uint64_t ino)
+{
+	uint8_t le[8];
+	uint32_t gen;
+
+	for (int i = 0; i < 8; i++)
+		le[i] = (uint8_t)(ino >> (8 * i));
+	gen = xk_crc32c_update(xk_crc32c_update(~0u, mp->meta_uuid, 16),
+			       le, sizeof(le));
+	return gen ? gen : 1;
+}
+
 void
 xk_inode_init_metadir(const struct xk_mount *mp, void *p, uint64_t ino,
 		      uint64_t parent, uint32_t nlink, uint64_t changes,
@@ -122,6 +139,7 @@ xk_inode_init_metadir(const struct xk_mount *mp, void *p, uint64_t ino,
 
 	xk_inode_init_core(mp, dip, ino, &ii);
 	dip->di_atime = xk_timestamp_encode(now, mp->g.has_bigtime);
+	xk_be32_set(&dip->di_gen, xk_inode_init_metadir_gen(mp, ino));
 	xk_be16_set(&dip->di_onlink, XK_METAFILE_DIR);
 	xk_be64_set(&dip->di_flags2,
 		    xk_be64_get(dip->di_flags2) | XK_DIFLAG2_METADATA);

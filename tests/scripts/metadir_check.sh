@@ -30,9 +30,7 @@ need_xfs72
 [ "$(id -u)" -eq 0 ] || skip "populating images needs root (loop mount)"
 
 base="$T/base.img"
-truncate -s 320m "$base"
-xfs72 mkfs.xfs -q -f -m metadir=1 "$base" >"$T/mkfs.out" 2>&1 ||
-	skip "mkfs.xfs 7.2 cannot make -m metadir=1: $(head -2 "$T/mkfs.out")"
+metadir72_image "$base"
 
 # check_clean NAME IMG: both checkers find IMG clean, and ours writes
 # nothing to it.
@@ -71,10 +69,7 @@ sub=$(xfs72 xfs_db -r -c "inode $mdir" -c "print u3.sfdir3.list[0].inumber.i4" "
 case "$mdir$sub" in
 *[!0-9]*|"") fail "no metadata tree in the image (metadirino '$mdir', first entry '$sub')"; finish ;;
 esac
-mtree() {	# the metadata tree as xfs_db 7.2 lists it
-	xfs72 xfs_db -r -c "ls -m /" -c "ls -m /rtgroups" "$1" 2>&1
-}
-mtree "$base" >"$T/mtree.base"
+metadir72_tree "$base" >"$T/mtree.base"
 rootino=$(xfs72 xfs_db -r -c "sb 0" -c "print rootino" "$base" | sed 's/.* = //')
 rcount=$(xfs72 xfs_db -r -c "inode $d1" -c "print u3.sfdir3.hdr.count" "$base" | sed 's/.* = //')
 
@@ -104,18 +99,6 @@ entry-lost|inode $d1|write -d u3.sfdir3.hdr.count $((rcount - 1))
 "
 fi
 
-damage() {	# damage NAME CMDS IMG
-	local args=() c
-	IFS='|' read -ra parts <<<"$2"
-	for c in "${parts[@]}"; do args+=(-c "$c"); done
-	cp --sparse=always "$base" "$3"
-	if ! xfs72 xfs_db -x "${args[@]}" "$3" >"$T/$1.db" 2>&1 ||
-	   grep -qi 'error\|invalid\|not found\|bad' "$T/$1.db"; then
-		fail "$1: xfs_db 7.2 could not damage the image: $(head -3 "$T/$1.db")"
-		return 1
-	fi
-}
-
 # meta_repair_kept NAME IMG: after a repair of a link count or of the
 # metadata root's "..": the count is the one xfs_repair 7.2 -n named,
 # ".." names the root itself, the metadata tree is as it was, and the
@@ -137,7 +120,7 @@ meta_repair_kept() {
 		[ "$got" = "$mdir" ] ||
 			fail "$name: \"..\" of the metadata root names $got after our repair" ;;
 	esac
-	mtree "$img" >"$T/$name.mtree"
+	metadir72_tree "$img" >"$T/$name.mtree"
 	cmp -s "$T/mtree.base" "$T/$name.mtree" ||
 		fail "$name: the metadata tree changed: $(diff "$T/mtree.base" "$T/$name.mtree" | head -4)"
 	errs=$(walk "$img" "$T/$name.tree")
@@ -148,7 +131,7 @@ meta_repair_kept() {
 
 meta_case() {
 	local name=$1 img="$T/$1.img" sum rc
-	damage "$name" "$2" "$img" || return
+	damage72 "$name" "$2" "$base" "$img" || return
 	xfs72 xfs_repair -n "$img" >"$T/$name.x72n" 2>&1
 	local x72=$?
 	"$REPAIR" -n "$img" >"$T/$name.n" 2>&1
@@ -180,7 +163,7 @@ meta_case() {
 
 user_case() {
 	local name=$1 img="$T/$1.img" rc errs
-	damage "$name" "$2" "$img" || return
+	damage72 "$name" "$2" "$base" "$img" || return
 	xfs72 xfs_repair -n "$img" >"$T/$name.x72n" 2>&1 &&
 		{ fail "$name: the damage is not damage to xfs_repair 7.2 -n"; return; }
 	"$REPAIR" -n "$img" >"$T/$name.n" 2>&1 &&
@@ -192,7 +175,7 @@ user_case() {
 		fail "$name: after our repair xfs_repair 7.2 -n is not clean: $(grep -v '^Phase\|^  *-' "$T/$name.after" | head -3)"
 		return
 	fi
-	mtree "$img" >"$T/$name.mtree"
+	metadir72_tree "$img" >"$T/$name.mtree"
 	cmp -s "$T/mtree.base" "$T/$name.mtree" ||
 		fail "$name: the metadata tree changed: $(diff "$T/mtree.base" "$T/$name.mtree" | head -4)"
 	errs=$(walk "$img" "$T/$name.tree")

@@ -7,8 +7,9 @@
 #    tree's root and /rtgroups (which 7.2 makes with no realtime volume;
 #    in the AG of the internal log, AG 0 with an external one) are the
 #    same, but for timestamps, CRCs and the generations 7.2 draws at
-#    random (ours are 0: the parent pointer of /rtgroups names the
-#    tree's root with its own generation on both sides, checked apart);
+#    random (ours come from the UUID, and must not be 0 either; the
+#    parent pointer of /rtgroups names the tree's root with its own
+#    generation on both sides, checked apart);
 #  - xfs_repair 7.2 -n and our -n find every image of ours clean;
 #  - -N prints 7.2's geometry summary; -p populates a metadir
 #    filesystem that both checks call clean, the metadata root intact;
@@ -84,6 +85,10 @@ compare() {
 	fi
 	dump "$T/o.img" >"$T/o.dump"
 	dump "$T/k.img" >"$T/k.dump"
+	# The root directory's generation is 0 on both sides, then the
+	# metadata root's and /rtgroups'.
+	awk '/^core\.gen = / && ++n > 1 && $3 == 0 {bad = 1} END {exit bad}' "$T/k.img.print" ||
+		fail "'$name': a metadata inode of ours has generation 0"
 	if ! diff "$T/o.dump" "$T/k.dump" >"$T/d.diff"; then
 		fail "'$name': xfs_db 7.2 prints differ (< mkfs.xfs 7.2, > xfskit-mkfs): $(head -12 "$T/d.diff" | tr '\n' ' ')"
 		return

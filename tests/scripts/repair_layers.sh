@@ -29,10 +29,10 @@
 #    xattr check and the xattr rewrite both apply).
 . "$(dirname "$0")/lib.sh"
 
-checkers="attr check chunkfind confirm da dir fork inode_policy phase_ag
-	phase_counters phase_inodes phase_links phase_quota phase_rmap_forks
+checkers="attr check chunkfind confirm da dir fork inode_policy metadir
+	phase_ag phase_counters phase_inodes phase_links phase_quota phase_rmap_forks
 	phase_sb pptr reasm reasm_fork rt_check space"
-appliers="attrfix dirfix fix lostfound pptrfix quotafix reasm_build rebuild rebuild_fork rt_fix"
+appliers="attrfix dirfix fix lostfound metadirfix pptrfix quotafix reasm_build rebuild rebuild_fork rt_fix"
 shared="acl action find_sb guard interrupt lookup memcap phase_log plan problem
 	progress quota_state readahead reasm_state report_xfs salvage"
 

@@ -151,3 +151,33 @@ xfs_repair_kept() {
 		echo 0
 	fi
 }
+
+# damage72 NAME CMDS SRC DST: DST a copy of SRC damaged by xfs_db 7.2 -x
+# running CMDS, xfs_db commands separated by '|'; when xfs_db fails or
+# complains, NAME fails and the status is 1.
+damage72() {
+	local args=() c parts
+	IFS='|' read -ra parts <<<"$2"
+	for c in "${parts[@]}"; do args+=(-c "$c"); done
+	cp --sparse=always "$3" "$4"
+	if ! xfs72 xfs_db -x "${args[@]}" "$4" >"$T/$1.db" 2>&1 ||
+	   grep -qi 'error\|invalid\|not found\|bad' "$T/$1.db"; then
+		fail "$1: xfs_db 7.2 could not damage the image: $(head -3 "$T/$1.db")"
+		return 1
+	fi
+}
+
+# metadir72_image IMG: a new 320 MiB filesystem with the metadata
+# directory tree made by mkfs.xfs 7.2 in IMG; the test skips where 7.2
+# cannot make one.
+metadir72_image() {
+	truncate -s 320m "$1"
+	xfs72 mkfs.xfs -q -f -m metadir=1 "$1" >"$T/mkfs.out" 2>&1 ||
+		skip "mkfs.xfs 7.2 cannot make -m metadir=1: $(head -2 "$T/mkfs.out")"
+}
+
+# metadir72_tree IMG: the metadata tree's root and /rtgroups as xfs_db
+# 7.2 lists them.
+metadir72_tree() {
+	xfs72 xfs_db -r -c "ls -m /" -c "ls -m /rtgroups" "$1" 2>&1
+}
