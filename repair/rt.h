@@ -55,7 +55,38 @@ void rt_claims_walk(struct repair_ctx *rc,
 		    void (*mark)(void *ctx, uint64_t x, uint64_t n),
 		    void *ctx);
 
+/* rtgroup.c: each group's bitmap and summary inode, by name. */
+struct rtg_names {
+	uint32_t	rgcount;
+	uint64_t	*bitmap;	/* [rgcount], 0: none found */
+	uint64_t	*summary;
+	uint64_t	dir;		/* /rtgroups, 0: none found */
+};
+/* Fill n from the metadata tree; 0, or an operational error. */
+XK_MUST_CHECK int rtg_find_inodes(struct repair_ctx *rc,
+				  struct rtg_names *n);
+
+/*
+ * The bitmaps the mappings give, each group's (rbmblocks blocks' words)
+ * after the one before: allocated (-ENOMEM), set all free but group 0's
+ * first extent (the realtime superblock's), then the extents of every
+ * claim marked in use: rt_claims_walk(rc, rtg_linear, rtg_mark, w).
+ */
+struct rtg_want {
+	const struct xk_sb	*sb;
+	uint8_t			*bm;
+	uint64_t		group_bytes;	/* one group's bitmap */
+};
+XK_MUST_CHECK int rtg_bitmaps_alloc(struct rtg_want *w);
+void rtg_bitmaps_init(struct rtg_want *w);
+void rtg_mark(void *ctx, uint64_t x, uint64_t n);
+uint64_t rtg_linear(const struct xk_sb *sb, uint64_t rtb);
+
 /* rtgroup_check.c: phase_rt on a filesystem with realtime groups. */
 XK_MUST_CHECK int phase_rtgroups(struct repair_ctx *rc);
+/* rtgroup_fix.c: RTFIX_GROUPS, each group's files rewritten whole. */
+XK_MUST_CHECK int rtg_rewrite(struct repair_ctx *rc);
+/* rt_fix.c: sb_frextents set to nfree in the primary and the handle. */
+XK_MUST_CHECK int rt_set_frextents(struct repair_ctx *rc, uint64_t nfree);
 
 #endif /* XFSKIT_REPAIR_RT_H */

@@ -52,12 +52,17 @@ cmp_rt_claim(const void *a, const void *b)
 	return (x->len > y->len) - (x->len < y->len);
 }
 
-/* A group's finding: nothing of the groups is repaired yet. */
+/*
+ * A group's contents are rewritten with every group's (RTFIX_GROUPS);
+ * any other finding about a group's files refuses the repair.
+ */
 static void
 plan_rt_file(struct repair_ctx *rc, const struct rt_file *file,
 	     unsigned int fix)
 {
-	if (file->rgno >= 0) {
+	if (file->rgno >= 0 && fix == RTFIX_CONTENTS) {
+		plan_rt(rc, RTFIX_GROUPS);
+	} else if (file->rgno >= 0) {
 		plan_none(rc);
 		rc->plan.meta_refuse = 1;
 	} else if (fix) {

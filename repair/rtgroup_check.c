@@ -17,8 +17,9 @@
  *     volume (rt_check.c);
  *  5. each group's summary against that bitmap;
  *  6. sb_frextents against the free extents of all groups.
- * Nothing here is repaired yet: a finding refuses the repair (nothing
- * written).  The groups' rmap and refcount btrees are not read:
+ * The bitmaps, summaries and sb_frextents are rewritten from the
+ * mappings (rtgroup_fix.c); any other finding here refuses the repair
+ * (nothing written).  The groups' rmap and refcount btrees are not read:
  * unsupported.c names them as not checked.
  */
 #include <errno.h>
@@ -79,69 +80,9 @@ rtsb_check(struct repair_ctx *rc)
 	if (what && report(rc, PR_RT_SB, "realtime superblock", -1, 0,
 			   XK_NO_DADDR, what,
 			   "the realtime superblock (block 0 of the realtime "
-			   "device) is bad (%s): it would be rewritten", what))
+			   "device) is bad (%s)", what))
 		rtg_refuse(rc);
 	return 0;
-}
-
-/* The inodes of each group's files, by name under /rtgroups. */
-struct rtg_names {
-	uint32_t	rgcount;
-	uint64_t	*bitmap;	/* [rgcount], 0: none found */
-	uint64_t	*summary;
-	uint64_t	found;		/* the entry looked up by name */
-	const char	*want;
-};
-
-static int
-find_name(void *ctx, const uint8_t *name, uint8_t namelen, uint64_t ino,
-	  uint8_t ftype)
-{
-	struct rtg_names *n = ctx;
-
-	(void)ftype;
-	if (strlen(n->want) == namelen && !memcmp(name, n->want, namelen))
-		n->found = ino;
-	return 0;
-}
-
-/* "N.bitmap" and "N.summary"; other names are not ours to judge. */
-static int
-group_name(void *ctx, const uint8_t *name, uint8_t namelen, uint64_t ino,
-	   uint8_t ftype)
-{
-	struct rtg_names *n = ctx;
-	char s[256], *end;
-	unsigned long long g;
-
-	(void)ftype;
-	memcpy(s, name, namelen);
-	s[namelen] = 0;
-	if (s[0] < '0' || s[0] > '9')
-		return 0;
-	g = strtoull(s, &end, 10);
-	if (g >= n->rgcount)
-		return 0;
-	if (!strcmp(end, ".bitmap"))
-		n->bitmap[g] = ino;
-	else if (!strcmp(end, ".summary"))
-		n->summary[g] = ino;
-	return 0;
-}
-
-/* List directory ino's entries; 0, or an operational error. */
-static int
-list_dir(struct repair_ctx *rc, uint64_t ino, xk_dirent_fn fn, void *ctx)
-{
-	struct xk_dinode *dip;
-	struct xk_buf *bp;
-	int err = xk_inode_read(rc->mp, ino, 0, &bp, &dip);
-
-	if (err)
-		return xk_err_operational(err) ? err : 0;
-	err = xk_dir_entries(rc->mp, ino, dip, fn, ctx);
-	xk_buf_release(bp);
-	return xk_err_operational(err) ? err : 0;
 }
 
 /* Step 2's lookup: every group's two inodes, or findings. */
@@ -151,14 +92,11 @@ find_group_inodes(struct repair_ctx *rc, struct rtg_names *n)
 	const struct xk_sb *sb = &rc->mp->sb;
 	int err;
 
-	n->want = "rtgroups";
-	err = list_dir(rc, sb->metadirino, find_name, n);
-	if (!err && n->found)
-		err = list_dir(rc, n->found, group_name, n);
+	err = rtg_find_inodes(rc, n);
 	if (err)
 		return repair_error(rc, err, "looking up /rtgroups in the "
 				    "metadata directory tree");
-	if (!n->found) {
+	if (!n->dir) {
 		if (report(rc, PR_RT_INODE, "realtime groups", -1,
 			   sb->metadirino, XK_NO_DADDR, "rtgroups", "the "
 			   "metadata directory tree has no /rtgroups "
@@ -169,30 +107,12 @@ find_group_inodes(struct repair_ctx *rc, struct rtg_names *n)
 	for (uint32_t g = 0; g < n->rgcount; g++) {
 		if (n->bitmap[g] && n->summary[g])
 			continue;
-		if (report(rc, PR_RT_INODE, "realtime groups", -1, n->found,
+		if (report(rc, PR_RT_INODE, "realtime groups", -1, n->dir,
 			   XK_NO_DADDR, "rtgroups", "/rtgroups has no %u.%s",
 			   g, n->bitmap[g] ? "summary" : "bitmap"))
 			rtg_refuse(rc);
 	}
 	return 0;
-}
-
-/* The bitmaps the mappings give: each group's after the one before. */
-struct rtg_want {
-	const struct xk_sb	*sb;
-	uint8_t			*bm;
-	uint64_t		group_bytes;	/* one group's bitmap */
-};
-
-static void
-rtg_mark(void *ctx, uint64_t x, uint64_t n)
-{
-	struct rtg_want *w = ctx;
-	uint64_t g = x / w->sb->rgextents;
-
-	/* A claim never crosses a group: the fork check saw to that. */
-	xk_rtbitmap_mark_used(w->bm + g * w->group_bytes,
-			      x - g * w->sb->rgextents, n);
 }
 
 /* Steps 3 to 5 for group g; *nfree gets its free extents. */
@@ -231,17 +151,11 @@ check_group(struct repair_ctx *rc, const struct rtg_names *n, uint32_t g,
 	return err;
 }
 
-static uint64_t
-rtg_linear(const struct xk_sb *sb, uint64_t rtb)
-{
-	return xk_rtb_to_linear(sb, rtb);
-}
-
 int
 phase_rtgroups(struct repair_ctx *rc)
 {
 	const struct xk_sb *sb = &rc->mp->sb;
-	struct rtg_names n = { sb->rgcount, NULL, NULL, 0, NULL };
+	struct rtg_names n = { sb->rgcount, NULL, NULL, 0 };
 	struct rtg_want w = { sb, NULL, 0 };
 	uint64_t nfree = 0;
 	int err;
@@ -251,21 +165,14 @@ phase_rtgroups(struct repair_ctx *rc)
 		return err;
 	n.bitmap = xk_calloc(sb->rgcount + 1, sizeof(*n.bitmap));
 	n.summary = xk_calloc(sb->rgcount + 1, sizeof(*n.summary));
-	w.group_bytes = (uint64_t)sb->rbmblocks *
-			xk_rtg_block_payload(sb->blocksize);
-	w.bm = xk_malloc(w.group_bytes * sb->rgcount + 1);
-	if (!n.bitmap || !n.summary || !w.bm) {
+	if (!n.bitmap || !n.summary || rtg_bitmaps_alloc(&w)) {
 		err = repair_error(rc, -ENOMEM, "checking the realtime groups");
 		goto out;
 	}
 	err = find_group_inodes(rc, &n);
 	if (err)
 		goto out;
-	for (uint32_t g = 0; g < sb->rgcount; g++)
-		xk_rtbitmap_init_free(w.bm + g * w.group_bytes, w.group_bytes,
-				      xk_rtg_extents(sb, g));
-	/* The realtime superblock's extent. */
-	xk_rtbitmap_mark_used(w.bm, 0, 1);
+	rtg_bitmaps_init(&w);
 	rt_claims_walk(rc, rtg_linear, rtg_mark, &w);
 	for (uint32_t g = 0; g < sb->rgcount && !err; g++) {
 		uint64_t group_free = 0;
@@ -279,7 +186,7 @@ phase_rtgroups(struct repair_ctx *rc)
 		   "sb_frextents %llu, counted %llu",
 		   (unsigned long long)sb->frextents,
 		   (unsigned long long)nfree))
-		rtg_refuse(rc);
+		plan_rt(rc, RTFIX_GROUPS);
 out:
 	free(n.bitmap);
 	free(n.summary);
