@@ -68,7 +68,7 @@ chars(const uint8_t *p, size_t n, char *out, size_t len)
 }
 
 static const char *const fmt_names[] = {
-	"dev", "local", "extents", "btree", "uuid"
+	"dev", "local", "extents", "btree", "uuid", "meta_btree"
 };
 
 /* The metafile types (XK_METAFILE_*), as xfs_db names them. */
@@ -179,7 +179,8 @@ db_format_value(const struct db_ctx *c, const struct xk_fctx *fc,
 		break;
 	case XK_FK_FORMAT:
 		snprintf(out, len, "%" PRIu64 " (%s)", v,
-			 v < 5 ? fmt_names[v] : "unknown");
+			 v < sizeof(fmt_names) / sizeof(fmt_names[0]) ?
+			 fmt_names[v] : "unknown");
 		break;
 	case XK_FK_METATYPE:
 		snprintf(out, len, "%" PRIu64 " (%s)", v,

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include <xfskit/fork.h>
+#include <xfskit/format/rtgroup.h>
 #include <xfskit/libfs.h>
 #include <xfskit/rtbitmap.h>
 
@@ -76,30 +77,61 @@ bit_free(const uint8_t *bm, uint64_t x)
 	return (xk_rtword_get(bm, x / 32) >> (x % 32)) & 1;
 }
 
+void
+xk_rtbm_geo_classic(const struct xk_sb *sb, struct xk_rtbm_geo *geo)
+{
+	geo->extents = sb->rextents;
+	geo->block_bytes = sb->blocksize;
+	geo->blocks = sb->rbmblocks;
+	geo->sum_blocks = xk_rt_sum_blocks(sb);
+	geo->maxlog = sb->rextslog;
+}
+
+/*
+ * Each group has rbmblocks bitmap blocks for rgextents extents, and a
+ * summary of log2(rgextents) + 1 levels of rbmblocks counters, both in
+ * blocks less their header.
+ */
+void
+xk_rtbm_geo_group(const struct xk_sb *sb, uint32_t rgno,
+		  struct xk_rtbm_geo *geo)
+{
+	uint32_t payload = xk_rtg_block_payload(sb->blocksize);
+	uint64_t words = (uint64_t)(xk_rt_extslog(sb->rgextents) + 1) *
+			 sb->rbmblocks;
+
+	geo->extents = xk_rtg_extents(sb, rgno);
+	geo->block_bytes = payload;
+	geo->blocks = sb->rbmblocks;
+	geo->sum_blocks = (uint32_t)((words + payload / 4 - 1) /
+				     (payload / 4));
+	geo->maxlog = xk_rt_extslog(sb->rgextents);
+}
+
 /* A free run of len extents starting at extent start, counted. */
 static void
-count_run(const struct xk_sb *sb, uint8_t *sum, uint64_t start,
+count_run(const struct xk_rtbm_geo *geo, uint8_t *sum, uint64_t start,
 	  uint64_t len)
 {
-	uint64_t bits = (uint64_t)sb->blocksize * 8;
+	uint64_t bits = (uint64_t)geo->block_bytes * 8;
 	uint32_t log = xk_rt_extslog(len);
 	uint64_t i;
 
-	if (log > sb->rextslog)
-		log = sb->rextslog;
-	i = (uint64_t)log * sb->rbmblocks + start / bits;
+	if (log > geo->maxlog)
+		log = geo->maxlog;
+	i = (uint64_t)log * geo->blocks + start / bits;
 	xk_rtword_set(sum, i, xk_rtword_get(sum, i) + 1);
 }
 
 void
-xk_rtsummary_compute(const struct xk_sb *sb, const uint8_t *bm,
-		     uint8_t *sum, uint64_t *nfree)
+xk_rtsummary_compute_geo(const struct xk_rtbm_geo *geo, const uint8_t *bm,
+			 uint8_t *sum, uint64_t *nfree)
 {
-	uint64_t nbits = (uint64_t)sb->rbmblocks * sb->blocksize * 8;
+	uint64_t nbits = (uint64_t)geo->blocks * geo->block_bytes * 8;
 	uint64_t x = 0, start = 0, total = 0;
 	int in_run = 0;
 
-	memset(sum, 0, (size_t)xk_rt_sum_blocks(sb) * sb->blocksize);
+	memset(sum, 0, (size_t)geo->sum_blocks * geo->block_bytes);
 	while (x < nbits) {
 		uint32_t w = xk_rtword_get(bm, x / 32);
 
@@ -111,7 +143,7 @@ xk_rtsummary_compute(const struct xk_sb *sb, const uint8_t *bm,
 				start = x;
 			} else if (!w && in_run) {
 				in_run = 0;
-				count_run(sb, sum, start, x - start);
+				count_run(geo, sum, start, x - start);
 				total += x - start;
 			}
 			x += 32;
@@ -122,16 +154,26 @@ xk_rtsummary_compute(const struct xk_sb *sb, const uint8_t *bm,
 			start = x;
 		} else if (!bit_free(bm, x) && in_run) {
 			in_run = 0;
-			count_run(sb, sum, start, x - start);
+			count_run(geo, sum, start, x - start);
 			total += x - start;
 		}
 		x++;
 	}
 	if (in_run) {
-		count_run(sb, sum, start, x - start);
+		count_run(geo, sum, start, x - start);
 		total += x - start;
 	}
 	*nfree = total;
+}
+
+void
+xk_rtsummary_compute(const struct xk_sb *sb, const uint8_t *bm,
+		     uint8_t *sum, uint64_t *nfree)
+{
+	struct xk_rtbm_geo geo;
+
+	xk_rtbm_geo_classic(sb, &geo);
+	xk_rtsummary_compute_geo(&geo, bm, sum, nfree);
 }
 
 int

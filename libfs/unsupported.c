@@ -14,6 +14,7 @@
 #include <xfskit/crc32c.h>
 #include <xfskit/dev.h>
 #include <xfskit/errors.h>
+#include <xfskit/format/rtgroup.h>
 #include <xfskit/format/sb.h>
 #include <xfskit/unsupported.h>
 
@@ -56,6 +57,22 @@ static const struct unknown_bits {
 	  "replayed" },
 };
 
+/* The realtime groups' btrees, with the feature that adds each. */
+static const struct rtg_tree {
+	uint32_t	feature;	/* ro_compat */
+	const char	*code, *what, *why;
+} rtg_trees[] = {
+	{ XK_SB_FEAT_RO_COMPAT_RMAPBT, "rt_rmap",
+	  "each realtime group's reverse-mapping btree (/rtgroups/N.rmap)",
+	  "realtime reverse-mapping btree not checked (xfskit does not read "
+	  "it yet), so nothing may be written" },
+	{ XK_SB_FEAT_RO_COMPAT_REFLINK, "rt_refcount",
+	  "each realtime group's reference count btree "
+	  "(/rtgroups/N.refcount)",
+	  "realtime reference count btree not checked (xfskit does not read "
+	  "it yet), so nothing may be written" },
+};
+
 int
 xk_unsupported_scan(const struct xk_sb *sb, unsigned int have,
 		    struct xk_unsupported *v, int max)
@@ -82,6 +99,13 @@ xk_unsupported_scan(const struct xk_sb *sb, unsigned int have,
 			"realtime bitmap, summary, free extent count and the "
 			"realtime files' extents are not checked, so nothing "
 			"may be written");
+	/* Realtime groups: btrees of each group not read yet. */
+	for (size_t i = 0; i < sizeof(rtg_trees) / sizeof(rtg_trees[0]); i++)
+		if (sb->rblocks && (have & XK_UNSUP_RTDEV) &&
+		    xk_sb_has_rtgroups(sb) &&
+		    xk_sb_has_ro_compat(sb, rtg_trees[i].feature))
+			n = add(v, n, max, rtg_trees[i].code, 0,
+				rtg_trees[i].what, rtg_trees[i].why);
 	const uint32_t words[] = { sb->features_incompat,
 				   sb->features_ro_compat,
 				   sb->features_log_incompat };

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include <xfskit/fork.h>
+#include <xfskit/format/rtgroup.h>
 
 #include "repair.h"
 
@@ -43,9 +44,14 @@ static int
 rt_extent_ok(struct repair_ctx *rc, uint64_t ino,
 	     const struct xk_bmbt_irec *r, uint64_t *next_off)
 {
+	const struct xk_sb *sb = &rc->mp->sb;
+	/* With realtime groups the block is segmented: inside one group. */
+	int in_volume = xk_sb_has_rtgroups(sb) ?
+			xk_rtb_range_valid(sb, r->startblock, r->blockcount) :
+			r->startblock + r->blockcount <= sb->rblocks;
+
 	if (r->blockcount == 0 ||
-	    r->startblock + r->blockcount < r->startblock ||
-	    r->startblock + r->blockcount > rc->mp->sb.rblocks ||
+	    r->startblock + r->blockcount < r->startblock || !in_volume ||
 	    !xk_fileext_valid(rc->mp, r->startoff, r->blockcount)) {
 		report(rc, PR_FORK_BAD, "data fork", -1, ino, XK_NO_DADDR,
 		       "extent", "realtime extent at offset %llu, block "

@@ -144,6 +144,8 @@ struct da_hash_fix {
 #define RTFIX_BITMAP_NEW	(1u << 3)
 #define RTFIX_SUMMARY_NEW	(1u << 4)
 #define RTFIX_NEW		(RTFIX_BITMAP_NEW | RTFIX_SUMMARY_NEW)
+/* Realtime groups: every group's bitmap and summary, and frextents. */
+#define RTFIX_GROUPS		(1u << 5)
 
 struct repair_plan {
 	struct ifixes	ifix;		/* inode fixes, in the order planned */

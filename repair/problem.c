@@ -70,6 +70,8 @@ static const struct {
 				      "rt_summary" },
 	[PR_SB_NEEDSREPAIR]	  = { "the filesystem is marked as needing "
 				      "repair", "needsrepair" },
+	[PR_RT_SB]		  = { "realtime superblock is bad",
+				      "rt_superblock" },
 };
 
 /*

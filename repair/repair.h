@@ -70,6 +70,7 @@ enum problem {
 	PR_RT_BITMAP,
 	PR_RT_SUMMARY,
 	PR_SB_NEEDSREPAIR,
+	PR_RT_SB,
 	PR_NR
 };
 

@@ -21,13 +21,14 @@
  * Without the realtime device (-r) nothing here runs: unsupported.c
  * names the realtime volume as not checked, and repairs are refused.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <xfskit/rtbitmap.h>
+#include <xfskit/format/rtgroup.h>
 
-#include "repair.h"
+#include "rt.h"
 
 void
 rt_claim(struct repair_ctx *rc, uint64_t ino, const struct xk_bmbt_irec *r)
@@ -51,22 +52,64 @@ cmp_rt_claim(const void *a, const void *b)
 	return (x->len > y->len) - (x->len < y->len);
 }
 
-/* One of the two realtime metadata files, as read. */
-struct rt_file {
-	const char	*name;		/* "bitmap" or "summary" */
-	uint64_t	ino;
-	uint64_t	nblocks;	/* blocks it must have */
-	uint64_t	*fsb;		/* its blocks on the data device */
-	uint8_t		*data;		/* nblocks blocks, or NULL */
-};
+/*
+ * A group's contents are rewritten with every group's (RTFIX_GROUPS);
+ * any other finding about a group's files refuses the repair.
+ */
+static void
+plan_rt_file(struct repair_ctx *rc, const struct rt_file *file,
+	     unsigned int fix)
+{
+	if (file->rgno >= 0 && fix == RTFIX_CONTENTS) {
+		plan_rt(rc, RTFIX_GROUPS);
+	} else if (file->rgno >= 0) {
+		plan_none(rc);
+		rc->plan.meta_refuse = 1;
+	} else if (fix) {
+		plan_rt(rc, fix);
+	} else {
+		plan_none(rc);
+	}
+}
 
 /*
- * Step 1 for one file: read its inode and blocks.  A finding plans the
- * inode remade; the contents are then not compared (they are rewritten
- * with it).  Returns 0 (file->data set when usable) or an operational
- * error.
+ * A group's block: its header (magic, owner, own address, metadata
+ * UUID, CRC), then its words, big-endian on disk, into out in host
+ * order.
  */
-static int
+static void
+rtg_block_load(struct repair_ctx *rc, const struct rt_file *file,
+	       uint64_t b, const struct xk_buf *bp, uint8_t *out)
+{
+	const struct xk_rtbuf_hdr *h = (const void *)bp->data;
+	uint32_t magic = file->metatype == XK_METAFILE_RTBITMAP ?
+			 XK_RTBITMAP_MAGIC : XK_RTSUMMARY_MAGIC;
+	const char *what = NULL;
+
+	if (xk_be32_get(h->rt_magic) != magic)
+		what = "magic";
+	else if (xk_be64_get(h->rt_owner) != file->ino)
+		what = "owner";
+	else if (xk_be64_get(h->rt_blkno) != bp->daddr)
+		what = "blkno";
+	else if (memcmp(h->rt_uuid, rc->mp->meta_uuid, 16))
+		what = "uuid";
+	else if (!xk_cksum_ok(bp->data, bp->len,
+			      offsetof(struct xk_rtbuf_hdr, rt_crc)))
+		what = "crc";
+	if (what && report(rc, file->metatype == XK_METAFILE_RTBITMAP ?
+			   PR_RT_BITMAP : PR_RT_SUMMARY, "realtime", -1,
+			   file->ino, bp->daddr, what, "realtime group %lld "
+			   "%s block %llu has a bad header (%s)",
+			   (long long)file->rgno, file->name,
+			   (unsigned long long)b, what))
+		plan_rt_file(rc, file, RTFIX_CONTENTS);
+	for (uint32_t i = 0; i < file->block_bytes / 4; i++)
+		xk_rtword_set(out, i, xk_get_be32(bp->data + sizeof(*h) +
+						  i * 4));
+}
+
+int
 rt_file_read(struct repair_ctx *rc, struct rt_file *file, unsigned int fix)
 {
 	struct xk_mount *mp = rc->mp;
@@ -82,7 +125,7 @@ rt_file_read(struct repair_ctx *rc, struct rt_file *file, unsigned int fix)
 			   XK_NO_DADDR, file->name, "the realtime %s inode "
 			   "number %llu is not valid", file->name,
 			   (unsigned long long)file->ino))
-			plan_none(rc);
+			plan_rt_file(rc, file, 0);
 		return 0;
 	}
 	err = xk_inode_read(mp, file->ino, XK_READ_SALVAGE, &bp, &dip);
@@ -94,7 +137,7 @@ rt_file_read(struct repair_ctx *rc, struct rt_file *file, unsigned int fix)
 			   XK_NO_DADDR, file->name, "realtime %s inode %llu "
 			   "cannot be read: %s", file->name,
 			   (unsigned long long)file->ino, xk_strerror(err)))
-			plan_none(rc);
+			plan_rt_file(rc, file, 0);
 		return 0;
 	}
 	file->fsb = xk_calloc(file->nblocks ? file->nblocks : 1,
@@ -125,6 +168,15 @@ rt_file_read(struct repair_ctx *rc, struct rt_file *file, unsigned int fix)
 			     (unsigned long long)file->ino,
 			     (unsigned long long)xk_be64_get(dip->di_size),
 			     (unsigned long long)want) + 1;
+	else if (file->rgno >= 0 &&
+		 (!(xk_be64_get(dip->di_flags2) & XK_DIFLAG2_METADATA) ||
+		  xk_be16_get(dip->di_onlink) != file->metatype))
+		bad = report(rc, PR_RT_INODE, "realtime inode", -1, file->ino,
+			     bp->daddr, "metatype", "realtime group %lld %s "
+			     "inode %llu is not a metadata file of type %u",
+			     (long long)file->rgno, file->name,
+			     (unsigned long long)file->ino,
+			     file->metatype) + 1;
 	else if (err) {
 		char line[400];
 
@@ -141,13 +193,13 @@ rt_file_read(struct repair_ctx *rc, struct rt_file *file, unsigned int fix)
 	 * on new blocks by the AG rebuild (rt_fix.c), as xfs_repair does.
 	 */
 	if (bad == 2 && !err && fmt == XK_DINODE_FMT_EXTENTS)
-		plan_rt(rc, fix);
+		plan_rt_file(rc, file, fix);
 	else if (bad == 2)
-		plan_rt(rc, fix == RTFIX_BITMAP_INODE ? RTFIX_BITMAP_NEW :
-			RTFIX_SUMMARY_NEW);
+		plan_rt_file(rc, file, fix == RTFIX_BITMAP_INODE ?
+			     RTFIX_BITMAP_NEW : RTFIX_SUMMARY_NEW);
 	if (bad || err)
 		return 0;
-	file->data = xk_malloc(file->nblocks * bsize + 1);
+	file->data = xk_malloc(file->nblocks * file->block_bytes + 1);
 	if (!file->data)
 		return repair_error(rc, -ENOMEM, "reading the realtime %s",
 				    file->name);
@@ -162,10 +214,23 @@ rt_file_read(struct repair_ctx *rc, struct rt_file *file, unsigned int fix)
 					    "the realtime %s",
 					    (unsigned long long)i, file->name);
 		}
-		memcpy(file->data + i * bsize, bp->data, bsize);
+		if (file->rgno >= 0)
+			rtg_block_load(rc, file, i, bp, file->data +
+				       i * file->block_bytes);
+		else
+			memcpy(file->data + i * bsize, bp->data, bsize);
 		xk_buf_release(bp);
 	}
 	return 0;
+}
+
+void
+rt_file_free(struct rt_file *file)
+{
+	free(file->fsb);
+	free(file->data);
+	file->fsb = NULL;
+	file->data = NULL;
 }
 
 /*
@@ -192,56 +257,68 @@ rt_conflict(struct repair_ctx *rc, const struct rt_claim *c, uint64_t other)
 	plan_inode_why(rc, victim, IFIX_CLEAR, 0, why);
 }
 
-/*
- * Step 2, and the bitmap the mappings give: *bm (rbmblocks blocks).
- * A claim overlapping another file's extent or the same file's blocks
- * is a conflict (rt_conflict).
- */
-static int
-rt_expected_bitmap(struct repair_ctx *rc, uint8_t *bm, uint64_t bytes)
+void
+rt_claims_walk(struct repair_ctx *rc,
+	       uint64_t (*linear)(const struct xk_sb *, uint64_t),
+	       void (*mark)(void *ctx, uint64_t x, uint64_t n), void *ctx)
 {
 	const struct xk_sb *sb = &rc->mp->sb;
 	struct rt_claim *v = rc->scan.rt_claims;
 	size_t n = rc->scan.nrt_claims;
 	uint64_t end = 0, end_x = 0, last_ino = 0;
 
-	xk_rtbitmap_init_free(bm, bytes, sb->rextents);
+	/* Segmented block numbers keep their order as linear ones. */
 	sort_v(v, n, sizeof(*v), cmp_rt_claim);
 	for (size_t i = 0; i < n; i++) {
-		uint64_t x0 = v[i].start / sb->rextsize;
-		uint64_t x1 = (v[i].start + v[i].len + sb->rextsize - 1) /
+		uint64_t start = linear(sb, v[i].start);
+		uint64_t x0 = start / sb->rextsize;
+		uint64_t x1 = (start + v[i].len + sb->rextsize - 1) /
 			      sb->rextsize;
 
-		if (i && (v[i].start < end ||
+		if (i && (start < end ||
 			  (x0 < end_x && v[i].ino != last_ino)))
 			rt_conflict(rc, &v[i], last_ino);
-		if (v[i].start + v[i].len > end) {
-			end = v[i].start + v[i].len;
+		if (start + v[i].len > end) {
+			end = start + v[i].len;
 			last_ino = v[i].ino;
 		}
 		if (x1 > end_x)
 			end_x = x1;
-		xk_rtbitmap_mark_blocks(sb, bm, v[i].start, v[i].len);
+		if (x1 > sb->rextents)
+			x1 = sb->rextents;
+		if (x0 < x1)
+			mark(ctx, x0, x1 - x0);
 	}
-	return 0;
 }
 
-/*
- * Steps 3 and 4: each block of have against want, a finding per block
- * that differs, naming its first and last differing words as xfs_repair
- * does.  Returns the number of blocks that differ.
- */
 static uint64_t
+classic_linear(const struct xk_sb *sb, uint64_t rtb)
+{
+	(void)sb;
+	return rtb;
+}
+
+static void
+classic_mark(void *bm, uint64_t x, uint64_t n)
+{
+	xk_rtbitmap_mark_used(bm, x, n);
+}
+
+uint64_t
 rt_compare(struct repair_ctx *rc, enum problem pr,
 	   const struct rt_file *file, const uint8_t *want)
 {
-	uint64_t bsize = rc->mp->g.blocksize, words = bsize / 4, bad = 0;
+	uint64_t bytes = file->block_bytes, words = bytes / 4, bad = 0;
+	char group[32] = "";
 
+	if (file->rgno >= 0)
+		snprintf(group, sizeof(group), " (%lld)",
+			 (long long)file->rgno);
 	for (uint64_t b = 0; b < file->nblocks; b++) {
-		const uint8_t *h = file->data + b * bsize, *w = want + b * bsize;
+		const uint8_t *h = file->data + b * bytes, *w = want + b * bytes;
 		uint64_t lo = words, hi = 0;
 
-		if (!memcmp(h, w, bsize))
+		if (!memcmp(h, w, bytes))
 			continue;
 		for (uint64_t i = 0; i < words; i++) {
 			if (xk_rtword_get(h, i) == xk_rtword_get(w, i))
@@ -253,11 +330,11 @@ rt_compare(struct repair_ctx *rc, enum problem pr,
 		bad++;
 		if (report(rc, pr, "realtime", -1, file->ino,
 			   xk_fsb_to_daddr(rc->mp, file->fsb[b]), file->name,
-			   "discrepancy in %s at dblock 0x%llx words "
-			   "0x%llx-0x%llx/0x%llx", file->name,
+			   "discrepancy in %s%s at dblock 0x%llx words "
+			   "0x%llx-0x%llx/0x%llx", file->name, group,
 			   (unsigned long long)b, (unsigned long long)lo,
 			   (unsigned long long)hi, (unsigned long long)words))
-			plan_rt(rc, RTFIX_CONTENTS);
+			plan_rt_file(rc, file, RTFIX_CONTENTS);
 	}
 	return bad;
 }
@@ -268,8 +345,10 @@ phase_rt(struct repair_ctx *rc)
 	struct xk_mount *mp = rc->mp;
 	const struct xk_sb *sb = &mp->sb;
 	uint64_t bsize = mp->g.blocksize, nfree = 0;
-	struct rt_file bm = { "bitmap", sb->rbmino, sb->rbmblocks };
-	struct rt_file sum = { "summary", sb->rsumino, xk_rt_sum_blocks(sb) };
+	struct rt_file bm = { "bitmap", sb->rbmino, sb->rbmblocks, -1, 0,
+			      sb->blocksize, NULL, NULL };
+	struct rt_file sum = { "summary", sb->rsumino, xk_rt_sum_blocks(sb),
+			       -1, 0, sb->blocksize, NULL, NULL };
 	uint8_t *want_bm = NULL, *want_sum = NULL;
 	int err;
 
@@ -278,6 +357,8 @@ phase_rt(struct repair_ctx *rc)
 	/* No realtime section, or no device: unsupported.c says so. */
 	if (!sb->rblocks || !mp->rtdev || !sb->rextsize)
 		return 0;
+	if (xk_sb_has_rtgroups(sb))
+		return phase_rtgroups(rc);
 	err = rt_file_read(rc, &bm, RTFIX_BITMAP_INODE);
 	if (!err)
 		err = rt_file_read(rc, &sum, RTFIX_SUMMARY_INODE);
@@ -290,9 +371,8 @@ phase_rt(struct repair_ctx *rc)
 				   "bitmap");
 		goto out;
 	}
-	err = rt_expected_bitmap(rc, want_bm, bm.nblocks * bsize);
-	if (err)
-		goto out;
+	xk_rtbitmap_init_free(want_bm, bm.nblocks * bsize, sb->rextents);
+	rt_claims_walk(rc, classic_linear, classic_mark, want_bm);
 	xk_rtsummary_compute(sb, want_bm, want_sum, &nfree);
 	if (nfree != sb->frextents &&
 	    report(rc, PR_SB_COUNTER, "superblock", 0, 0, 0, "frextents",
@@ -307,9 +387,7 @@ phase_rt(struct repair_ctx *rc)
 out:
 	free(want_bm);
 	free(want_sum);
-	free(bm.fsb);
-	free(bm.data);
-	free(sum.fsb);
-	free(sum.data);
+	rt_file_free(&bm);
+	rt_file_free(&sum);
 	return err ? err : rc->found.error;
 }

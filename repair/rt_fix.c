@@ -23,7 +23,7 @@
 #include <xfskit/init.h>
 #include <xfskit/rtbitmap.h>
 
-#include "repair.h"
+#include "rt.h"
 
 /* Remake one realtime metadata inode over the blocks it maps. */
 static int
@@ -114,6 +114,25 @@ map_file(struct xk_mount *mp, uint64_t ino, uint64_t nblocks, uint64_t *fsb)
 	return err;
 }
 
+int
+rt_set_frextents(struct repair_ctx *rc, uint64_t nfree)
+{
+	struct xk_mount *mp = rc->mp;
+	struct xk_sb disk;
+	struct xk_buf *bp;
+	int err = xk_sb_read(mp, 0, 0, &bp);
+
+	if (err)
+		return err;
+	xk_sb_decode(&disk, (const struct xk_dsb *)bp->data);
+	disk.frextents = nfree;
+	xk_sb_encode((struct xk_dsb *)bp->data, &disk);
+	xk_buf_dirty(bp);
+	xk_buf_release(bp);
+	mp->sb.frextents = nfree;
+	return 0;
+}
+
 /*
  * The bitmap from the realtime files' mappings, the summary from it and
  * sb_frextents from its free extents, written over the bitmap's blocks
@@ -129,7 +148,6 @@ write_contents(struct repair_ctx *rc, const uint64_t *fbm,
 	uint64_t nbm = sb->rbmblocks, nsum = xk_rt_sum_blocks(sb);
 	uint8_t *bm = xk_malloc(nbm * bsize + 1);
 	uint8_t *sum = xk_malloc(nsum * bsize + 1);
-	struct xk_buf *bp;
 	int err = -ENOMEM;
 
 	if (!bm || !sum)
@@ -143,19 +161,9 @@ write_contents(struct repair_ctx *rc, const uint64_t *fbm,
 	if (!err)
 		err = write_file(mp, fsum, nsum, sum);
 	if (!err)
-		err = xk_sb_read(mp, 0, 0, &bp);
+		err = rt_set_frextents(rc, nfree);
 	if (err)
 		goto out;
-	{
-		struct xk_sb disk;
-
-		xk_sb_decode(&disk, (const struct xk_dsb *)bp->data);
-		disk.frextents = nfree;
-		xk_sb_encode((struct xk_dsb *)bp->data, &disk);
-		xk_buf_dirty(bp);
-		xk_buf_release(bp);
-	}
-	sb->frextents = nfree;
 	action_report(rc, ACT_RT_REBUILT, 0, -1, NULL, " the realtime bitmap "
 		      "(%llu blocks) and summary (%llu blocks) from the "
 		      "realtime files' mappings; %llu free realtime extents "
@@ -213,6 +221,11 @@ rt_apply(struct repair_ctx *rc, int inodes_changed, unsigned long *applied)
 		return err;
 	if (fix & RTFIX_CONTENTS)
 		err = rewrite_contents(rc, applied);
+	if (!err && (fix & RTFIX_GROUPS)) {
+		err = rtg_rewrite(rc);
+		if (!err)
+			(*applied)++;
+	}
 	return err;
 }
 

@@ -99,6 +99,30 @@ void xk_rtsummary_compute(const struct xk_sb *sb, const uint8_t *bm,
 			  uint8_t *sum, uint64_t *nfree);
 
 /*
+ * One bitmap and its summary: the classic volume's, or one realtime
+ * group's (include/xfskit/format/rtgroup.h).  In memory both are held
+ * as their blocks' words only (a group's block headers left out), in
+ * host byte order.
+ */
+struct xk_rtbm_geo {
+	uint64_t	extents;	/* realtime extents it covers */
+	uint32_t	block_bytes;	/* bytes of words per block */
+	uint32_t	blocks;		/* bitmap blocks (sb_rbmblocks) */
+	uint32_t	sum_blocks;	/* summary blocks */
+	uint32_t	maxlog;		/* the summary's top level */
+};
+
+/* The classic volume's geometry, or group rgno's. */
+void xk_rtbm_geo_classic(const struct xk_sb *sb, struct xk_rtbm_geo *geo);
+void xk_rtbm_geo_group(const struct xk_sb *sb, uint32_t rgno,
+		       struct xk_rtbm_geo *geo);
+
+/* xk_rtsummary_compute for any geometry. */
+void xk_rtsummary_compute_geo(const struct xk_rtbm_geo *geo,
+			      const uint8_t *bm, uint8_t *sum,
+			      uint64_t *nfree);
+
+/*
  * The data-device block of each of the first nblocks blocks of a
  * realtime metadata file (inode ino, raw inode dip), into fsb[]: 0 when
  * the fork, in extents or btree format, maps all of them inside the data

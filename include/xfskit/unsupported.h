@@ -16,7 +16,8 @@ struct xk_sb;
 struct xk_unsupported {
 	const char	*code;		/* stable: "realtime", "external_log",
 					   "ro_compat", "incompat",
-					   "log_incompat" */
+					   "log_incompat", "rt_rmap",
+					   "rt_refcount" */
 	char		what[128];	/* "the realtime volume (rtdev)" */
 	char		why[192];	/* the reason, in a sentence */
 	int		blocks_open;	/* libfs cannot open the filesystem

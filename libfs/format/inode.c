@@ -247,7 +247,9 @@ check_metafile(struct xk_mount *mp, const struct xk_dinode *dip,
  * extents than blocks; 10. the attr fork offset inside the literal area
  * (free inodes too); 11. no realtime files (no realtime device); 12. a
  * data fork format the file type allows (device, or local / extents /
- * btree; never local for regular files, and local data fits); 13. an
+ * btree; never local for regular files, and local data fits; a metadata
+ * btree root only for the realtime groups' rmap and refcount inodes,
+ * meta_btree_ok); 13. an
  * attr fork format that exists (or none); 14. extent size and CoW hint
  * rules; 15. flags2: reflink and CoW hints only with the reflink feature,
  * reflink only on regular files and not with realtime or DAX, bigtime and
@@ -256,6 +258,22 @@ check_metafile(struct xk_mount *mp, const struct xk_dinode *dip,
  * 16. extent lists and btree roots fit their fork (the attr fork's also
  * for a free inode).
  */
+/*
+ * The metadata btree format (a btree root in the fork) belongs to the
+ * realtime groups' rmap and refcount inodes: metadata files of those
+ * types on a METADIR filesystem.
+ */
+static int
+meta_btree_ok(const struct xk_mount *mp, const struct xk_dinode *dip)
+{
+	uint16_t metatype = xk_be16_get(dip->di_onlink);
+
+	return mp->g.has_metadir &&
+	       (xk_be64_get(dip->di_flags2) & XK_DIFLAG2_METADATA) &&
+	       (metatype == XK_METAFILE_RTRMAP ||
+		metatype == XK_METAFILE_RTREFCOUNT);
+}
+
 static int
 dinode_check(struct xk_mount *mp, uint64_t ino, const struct xk_dinode *dip,
 	     int check_crc, struct xk_fail *f)
@@ -352,6 +370,11 @@ dinode_check(struct xk_mount *mp, uint64_t ino, const struct xk_dinode *dip,
 		case XK_DINODE_FMT_EXTENTS:
 		case XK_DINODE_FMT_BTREE:
 			break;
+		case XK_DINODE_FMT_META_BTREE:
+			/* A realtime group's rmap or refcount btree root. */
+			if (meta_btree_ok(mp, dip))
+				break;
+			/* fall through */
 		default:
 			return xk_fail_set(f, "format", "data fork format %u "
 					   "is not valid", dip->di_format);

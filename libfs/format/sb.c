@@ -10,6 +10,8 @@
 
 #include <xfskit/errors.h>
 #include <xfskit/format/ag.h>
+#include <xfskit/format/rtgroup.h>
+#include <xfskit/rtbitmap.h>
 #include <xfskit/format/sb.h>
 #include <xfskit/libfs.h>
 #include <xfskit/logv.h>
@@ -96,6 +98,39 @@ log2_ceil(uint64_t x)
 	do { if (!(cond)) return xk_fail_val(f, check, exp, got); } while (0)
 
 /*
+ * The realtime group geometry of a METADIR superblock, as the kernel
+ * checks it (with or without a realtime volume): the padding zero; a
+ * group of at least 2 extents and at most 2^31 - 1 blocks; rgcount the
+ * groups that cover rextents; exchange-range on; rgblklog the rounded-up
+ * log2 of a group's blocks.  rbmblocks (per group) is checked with the
+ * rest of the realtime geometry.
+ */
+static int
+rtgroups_check(const struct xk_sb *sb, struct xk_fail *f)
+{
+	uint64_t rgblocks = (uint64_t)sb->rgextents * sb->rextsize;
+	uint64_t groups;
+
+	for (size_t i = 0; i < sizeof(sb->pad); i++)
+		CHECK_VAL(!sb->pad[i], "pad", 0, sb->pad[i]);
+	CHECK_VAL(sb->rextsize && sb->rgextents <= XK_MAX_RGBLOCKS /
+		  sb->rextsize, "rgextents", XK_MAX_RGBLOCKS /
+		  (sb->rextsize ? sb->rextsize : 1), sb->rgextents);
+	CHECK_VAL(sb->rgextents >= XK_MIN_RGEXTENTS, "rgextents",
+		  XK_MIN_RGEXTENTS, sb->rgextents);
+	groups = (sb->rextents + sb->rgextents - 1) / sb->rgextents;
+	CHECK_VAL(sb->rgcount == groups, "rgcount", groups, sb->rgcount);
+	if (!xk_sb_has_incompat(sb, XK_SB_FEAT_INCOMPAT_EXCHRANGE))
+		return xk_fail_set(f, "features_incompat", "realtime groups "
+				   "(metadir) need the exchange-range feature "
+				   "(0x%x), which is off",
+				   XK_SB_FEAT_INCOMPAT_EXCHRANGE);
+	CHECK_VAL(sb->rgblklog == log2_ceil(rgblocks), "rgblklog",
+		  log2_ceil(rgblocks), sb->rgblklog);
+	return 0;
+}
+
+/*
  * The rules, in order:
  *  1. magic is "XFSB"; 2. version 5 (v4 and older are unsupported);
  *  3. no unknown incompat features; 4. block size a power of two in
@@ -109,7 +144,9 @@ log2_ceil(uint64_t x)
  *  12. imax_pct at most 100, and realtime geometry consistent (all
  *  zero without a realtime section); 13. directory blocks at most 64k;
  *  14. alignment fields (inoalignmt, spino_align, unit/width) sane;
- *  15. with the metadata tree (METADIR), its root a possible inode.
+ *  15. with the metadata tree (METADIR), its root a possible inode and
+ *  the realtime group geometry consistent (rtgroups_check; rbmblocks is
+ *  then per group, of blocks less their header).
  */
 int
 xk_sb_check(const struct xk_sb *sb, uint64_t devsize, struct xk_fail *f)
@@ -228,11 +265,16 @@ xk_sb_check(const struct xk_sb *sb, uint64_t devsize, struct xk_fail *f)
 	} else {
 		uint64_t rext = sb->rblocks / sb->rextsize;
 		uint64_t bits = (uint64_t)sb->blocksize * 8;
+		/* With realtime groups, each group has a bitmap of its own. */
+		uint64_t rbm = xk_sb_has_rtgroups(sb) ?
+			       xk_rtg_bitmap_blocks(sb) :
+			       (rext + bits - 1) / bits;
 
-		CHECK_VAL(sb->rextents == rext, "rextents", rext,
+		CHECK_VAL(rext && sb->rextents == rext, "rextents", rext,
 			  sb->rextents);
-		CHECK_VAL(sb->rbmblocks == (rext + bits - 1) / bits,
-			  "rbmblocks", (rext + bits - 1) / bits,
+		CHECK_VAL(sb->rextslog == xk_rt_extslog(rext), "rextslog",
+			  xk_rt_extslog(rext), sb->rextslog);
+		CHECK_VAL(sb->rbmblocks == rbm, "rbmblocks", rbm,
 			  sb->rbmblocks);
 		CHECK_VAL(sb->frextents <= sb->rextents, "frextents",
 			  sb->rextents, sb->frextents);
@@ -259,6 +301,7 @@ xk_sb_check(const struct xk_sb *sb, uint64_t devsize, struct xk_fail *f)
 					   "%llu is not an inode number of "
 					   "the filesystem",
 					   (unsigned long long)sb->metadirino);
+		return rtgroups_check(sb, f);
 	}
 	return 0;
 }

@@ -54,6 +54,8 @@
 #define XK_DINODE_FMT_EXTENTS	2	/* array of struct xk_bmbt_rec */
 #define XK_DINODE_FMT_BTREE	3	/* struct xk_bmdr_block root */
 #define XK_DINODE_FMT_UUID	4	/* defined but never used */
+#define XK_DINODE_FMT_META_BTREE 5	/* a metadata btree root (rtgroups'
+				   rmap and refcount inodes) */
 
 /* di_flags (16 bits; frozen, new flags go in di_flags2) */
 #define XK_DIFLAG_REALTIME	(1u << 0)	/* data on the realtime dev */
