@@ -529,6 +529,16 @@ fix_one_inode(struct repair_ctx *rc, const struct ifix *v, size_t n,
 					      "more set to 0");
 			break;
 		}
+		case IFIX_AFORMAT:
+			if (dip->di_forkoff ||
+			    dip->di_aformat == XK_DINODE_FMT_EXTENTS)
+				break;	/* another fix gave it a fork */
+			action_report(rc, ACT_INODE_FIXED, ino, -1, NULL,
+				      ": attr fork format %u set to extents "
+				      "(it has no attr fork)",
+				      dip->di_aformat);
+			dip->di_aformat = XK_DINODE_FMT_EXTENTS;
+			break;
 		case IFIX_PAD:
 			/* Rewrites both counters, zeroing the padding. */
 			xk_dinode_set_nextents(dip, xk_dinode_nextents(dip),

@@ -13,7 +13,9 @@
  *     di_nrext64_pad with large extent counters);
  *  3. without bigtime, every timestamp's nanoseconds below 10^9;
  *  4. an inode in use is on no unlinked list (the repair empties the
- *     AGI's buckets), so its di_next_unlinked is null.
+ *     AGI's buckets), so its di_next_unlinked is null;
+ *  5. an inode in use without an attr fork says extents for its format
+ *     (the kernel also takes 0, which a new cluster's free inodes have).
  * Each fix is planned as the field with the offending bits cleared.
  */
 #include "repair.h"
@@ -65,6 +67,12 @@ check_core_policy(struct repair_ctx *rc, uint64_t ino,
 		   "an inode in use points to 0x%x on an unlinked list",
 		   xk_be32_get(dip->di_next_unlinked)))
 		plan_inode(rc, ino, IFIX_UNLINKED, 0);
+	if (xk_be16_get(dip->di_mode) && !dip->di_forkoff &&
+	    dip->di_aformat != XK_DINODE_FMT_EXTENTS &&
+	    report(rc, PR_INODE_BAD, "inode", -1, ino, daddr, "aformat",
+		   "attr fork format %u without an attr fork, not extents",
+		   dip->di_aformat))
+		plan_inode(rc, ino, IFIX_AFORMAT, 0);
 	if (bad_nsec_mask(dip) &&
 	    report(rc, PR_INODE_BAD, "inode", -1, ino, daddr, "nsec",
 		   "a timestamp has 10^9 nanoseconds or more"))

@@ -23,8 +23,9 @@
 #    them all xfs_repair cannot keep more: its copy is repaired only
 #    under XK_TEST_LONG=1, and the table shows "-").
 # Cases: extent counters, block count, extent offsets beyond 2^63 bytes,
-# next_unlinked, fork offset, size and project id of one file; an
-# unwritten directory extent, a short-form entry's file type, a free
+# next_unlinked, fork offset, size and project id of one file, its attr
+# fork format without an attr fork (0: the kernel takes it, xfs_repair
+# does not); an unwritten directory extent, a short-form entry's file type, a free
 # index entry, an attr leaf's usedbytes, an attr node's sibling
 # pointer and an attr node's hashes (out of order: xfs_repair corrects
 # them and keeps every xattr, and so must we); the superblock's LSN, inprogress, bad_features2, versionnum,
@@ -162,7 +163,8 @@ for c in \
 	"next-unlinked|inode $f1;write -d next_unlinked 65535" \
 	"forkoff-ones|inode $f1;fuzz -d core.forkoff ones" \
 	"size-ones|inode $f1;fuzz -d core.size ones" \
-	"projid-ones|inode $f1;fuzz -d core.projid_lo ones"; do
+	"projid-ones|inode $f1;fuzz -d core.projid_lo ones" \
+	"aformat-zero-nofork|inode $f1;write -d core.aformat 0"; do
 	run_case "$c"
 done
 
