@@ -113,6 +113,7 @@ struct action_log {
 	unsigned long	kept;			/* inodes in use, last pass */
 	int		err;			/* a change went unrecorded */
 	struct xk_vec	json;			/* "actions" elements, as text */
+	struct xk_vec	would;			/* -n: "would_rebuild" ones */
 	/* Path resolution, for the scan it was built from. */
 	struct xk_vec	index;			/* struct named_by, by child */
 	int		indexed;
@@ -136,6 +137,7 @@ log_get(struct repair_ctx *rc)
 		rc->found.acts = calloc(1, sizeof(*rc->found.acts));
 		if (rc->found.acts) {
 			rc->found.acts->json.spill = rc->spill;
+			rc->found.acts->would.spill = rc->spill;
 			rc->found.acts->index.spill = rc->spill;
 		}
 	}
@@ -620,6 +622,53 @@ action_json(struct repair_ctx *rc)
 		"%lu, \"files_moved\": %lu, \"files_kept\": %lu}",
 		al ? al->count : 0, al ? al->by_kind[ACT_INODE_CLEARED] : 0,
 		al ? al->by_kind[ACT_MOVED] : 0, al ? al->kept : 0);
+	/* -n: what the device scan would give back. */
+	if (rc->opt.no_modify) {
+		fprintf(o, ",\n  \"would_rebuild\": [");
+		if (al && al->would.n) {
+			fwrite(al->would.v, 1, al->would.n, o);
+			fprintf(o, "\n  ");
+		}
+		fprintf(o, "]");
+	}
+}
+
+void
+action_would(struct repair_ctx *rc, const char *what, uint64_t ino,
+	     const char *path, const char *msg)
+{
+	struct action_log *al = log_get(rc);
+	char *text = NULL;
+	size_t n = 0;
+	FILE *f;
+
+	info(rc, "        - %s\n", msg);
+	if (!rc->opt.json)
+		return;
+	if (!al) {
+		rc->found.actions_lost = 1;
+		return;
+	}
+	f = open_memstream(&text, &n);
+	if (!f) {
+		al->err = -ENOMEM;
+		return;
+	}
+	fprintf(f, "%s\n    {\"rebuild\": \"%s\", \"ino\": %llu, "
+		"\"path\": ", al->would.n ? "," : "", what,
+		(unsigned long long)ino);
+	json_string(f, path);
+	fprintf(f, ", \"message\": ");
+	json_string(f, msg);
+	fprintf(f, "}");
+	if (fclose(f)) {
+		free(text);
+		al->err = -ENOMEM;
+		return;
+	}
+	if (!al->err && xk_vec_append(&al->would, text, n, 1))
+		al->err = -ENOMEM;
+	free(text);
 }
 
 int
@@ -637,6 +686,7 @@ action_free(struct repair_ctx *rc)
 		return;
 	action_scan_free(rc);
 	xk_vec_free(&rc->found.acts->json);
+	xk_vec_free(&rc->found.acts->would);
 	free(rc->found.acts);
 	rc->found.acts = NULL;
 }

@@ -427,14 +427,20 @@ fix_one_inode(struct repair_ctx *rc, const struct ifix *v, size_t n,
 		}
 	}
 	/* Failing that, the attr fork goes (below). */
-	if ((all & IFIX_RMAP_AFORK) && !(all & IFIX_NOATTR)) {
-		err = rmap_afork_rebuild(rc, ino, dip);
+	if ((all & (IFIX_RMAP_AFORK | IFIX_SCAN_AFORK)) &&
+	    !(all & IFIX_NOATTR)) {
+		err = all & IFIX_SCAN_AFORK ? scan_afork_rebuild(rc, ino, dip) :
+		      rmap_afork_rebuild(rc, ino, dip);
 		if (xk_err_operational(err)) {
 			xk_buf_release(bp);
 			return err;
 		}
 		if (err) {
 			action_report_why(rc, ACT_ATTR_DROPPED, ino, -1, NULL,
+					  all & IFIX_SCAN_AFORK ?
+					  "their map is bad and the device "
+					  "scan's bmbt leaves could not "
+					  "rebuild it" :
 					  "their map is bad and the rmapbt "
 					  "could not rebuild it", "%s", "");
 			drop_attr_fork(rc, dip);
@@ -586,7 +592,8 @@ fix_one_inode(struct repair_ctx *rc, const struct ifix *v, size_t n,
 		case IFIX_ATRIM: {
 			uint64_t was = xk_dinode_anextents(dip);
 
-			if (all & (IFIX_NOATTR | IFIX_RMAP_AFORK))
+			if (all & (IFIX_NOATTR | IFIX_RMAP_AFORK |
+				   IFIX_SCAN_AFORK))
 				break;
 			trim_extents(rc, dip, XK_ATTR_FORK);
 			if (xk_dinode_anextents(dip) != was)

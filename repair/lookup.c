@@ -286,9 +286,9 @@ mark_in_use(struct repair_ctx *rc, uint64_t ino)
 	}
 }
 
-/* The blocks of ino's attr fork (extents and bmbt) the scan claimed. */
+/* The blocks of one fork of ino (extents and bmbt) the scan claimed. */
 uint64_t
-attr_blocks_claimed(const struct repair_ctx *rc, uint64_t ino)
+fork_blocks_claimed(const struct repair_ctx *rc, uint64_t ino, int whichfork)
 {
 	uint64_t n = 0;
 
@@ -297,8 +297,15 @@ attr_blocks_claimed(const struct repair_ctx *rc, uint64_t ino)
 
 		for (size_t i = 0; i < u->n; i++)
 			if (u->v[i].owner == ino &&
-			    (u->v[i].offset & XK_RMAP_OFF_ATTR_FORK))
+			    !(u->v[i].offset & XK_RMAP_OFF_ATTR_FORK) ==
+			    (whichfork == XK_DATA_FORK))
 				n += u->v[i].len;
 	}
 	return n;
+}
+
+uint64_t
+attr_blocks_claimed(const struct repair_ctx *rc, uint64_t ino)
+{
+	return fork_blocks_claimed(rc, ino, XK_ATTR_FORK);
 }

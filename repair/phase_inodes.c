@@ -311,6 +311,7 @@ check_inode(struct repair_ctx *rc, uint64_t ino, int marked_free,
 	ii->meta = xk_dinode_is_metafile(dip);
 	ii->metatype = ii->meta ? (uint8_t)xk_dinode_metatype(dip) : 0;
 	ii->fork_lost = bad[XK_DATA_FORK] != 0;
+	ii->afork_lost = bad[XK_ATTR_FORK] != 0;
 	/* Findings below are counted to choose the fix. */
 	before = rc->found.nproblems;
 	switch (mode & XK_S_IFMT) {

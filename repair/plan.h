@@ -57,6 +57,7 @@ struct xk_mount;
 #define IFIX_SCAN_FORK	(1u << 25)	/* data fork from the scan's bmbt */
 #define IFIX_NEWMETAROOT (1u << 26)	/* a new, empty metadata tree root */
 #define IFIX_AFORMAT	(1u << 27)	/* no attr fork: format extents */
+#define IFIX_SCAN_AFORK	(1u << 28)	/* attr fork from the scan's bmbt */
 
 struct ifix {
 	uint64_t	ino;

@@ -93,17 +93,22 @@ named_count(const uint64_t *children, size_t n, uint64_t ino)
  * read whole, says (every block in a record of a refcount of 2 or more).
  */
 static int
-refc_shared(const struct ag_scan *as, uint64_t agbno, uint64_t len)
+refc_shared(const struct repair_ctx *rc, uint32_t agno, uint64_t agbno,
+	    uint64_t len)
 {
+	const struct ag_scan *as = &rc->scan.ags[agno];
 	uint64_t at = agbno, end = agbno + len;
 	int moved = 1;
 
 	if (!as->trees_ok[XK_BT_REFC])
 		return 0;
-	/* The records in any order: go round while one takes at further. */
+	/* Go round while a record takes at further. */
 	while (at < end && moved) {
 		moved = 0;
-		for (size_t i = 0; i < as->refcs.n; i++) {
+		for (size_t i = reasm_ivl_first(rc, agno, REASM_IVL_REFC,
+						&as->refcs, at + 1);
+		     i-- > 0 && reasm_ivl_reaches(rc, agno, REASM_IVL_REFC,
+						  &as->refcs, i, at);) {
 			const struct claim *r = &as->refcs.v[i];
 
 			if (r->owner >= 2 && r->agbno <= at &&
@@ -120,10 +125,11 @@ refc_shared(const struct ag_scan *as, uint64_t agbno, uint64_t len)
  * Whether blocks the scan found may be taken for owner: claimed by no
  * inode the pass read (but by owner itself, as the kind of block kind
  * says: 0 for file data, XK_RMAP_OFF_BMBT_BLOCK for its data fork's
- * bmbt; and with shared set, as file data by another inode where the
- * refcountbt says the blocks are shared), not free space in a bnobt that
- * was read whole, and with a usable rmapbt, mapped to owner there.
- * Linear in the AG's claims: a few big directories or files are the use.
+ * bmbt, with XK_RMAP_OFF_ATTR_FORK for its attr fork; and with shared
+ * set, as file data by another inode where the refcountbt says the
+ * blocks are shared), not free space in a bnobt that was read whole,
+ * and with a usable rmapbt, mapped to owner there.  The claims that
+ * overlap are found through the pass's index (reasm_index.c).
  */
 int
 reasm_block_takeable(const struct repair_ctx *rc, uint64_t daddr,
@@ -134,13 +140,17 @@ reasm_block_takeable(const struct repair_ctx *rc, uint64_t daddr,
 	uint64_t fsb = daddr >> mp->g.blkbb_log;
 	uint32_t agno = (uint32_t)(fsb / mp->g.agblocks);
 	uint32_t agbno = (uint32_t)(fsb % mp->g.agblocks);
+	uint64_t end = (uint64_t)agbno + blocks;
 	const struct ag_scan *as;
 	int mapped = 0;
 
 	if (agno >= mp->g.agcount)
 		return 0;
 	as = &rc->scan.ags[agno];
-	for (size_t i = 0; i < as->used.n; i++) {
+	for (size_t i = reasm_ivl_first(rc, agno, REASM_IVL_USED, &as->used,
+					end);
+	     i-- > 0 && reasm_ivl_reaches(rc, agno, REASM_IVL_USED,
+					  &as->used, i, agbno);) {
 		const struct claim *c = &as->used.v[i];
 
 		/* What the owner's own damaged map still reached. */
@@ -148,7 +158,7 @@ reasm_block_takeable(const struct repair_ctx *rc, uint64_t daddr,
 		    (c->offset & (XK_RMAP_OFF_ATTR_FORK |
 				  XK_RMAP_OFF_BMBT_BLOCK)) == kind)
 			continue;
-		if (c->agbno >= agbno + blocks || agbno >= c->agbno + c->len)
+		if (c->agbno >= end || agbno >= c->agbno + c->len)
 			continue;
 		/* Reflinked data: the overlap is shared, by the refcountbt. */
 		if (shared && mp->g.has_reflink && c->owner != owner &&
@@ -156,33 +166,64 @@ reasm_block_takeable(const struct repair_ctx *rc, uint64_t daddr,
 		    !(c->offset & (XK_RMAP_OFF_ATTR_FORK |
 				   XK_RMAP_OFF_BMBT_BLOCK))) {
 			uint64_t from = c->agbno > agbno ? c->agbno : agbno;
-			uint64_t to = (uint64_t)c->agbno + c->len <
-				      agbno + blocks ?
-				      (uint64_t)c->agbno + c->len :
-				      agbno + blocks;
+			uint64_t to = (uint64_t)c->agbno + c->len < end ?
+				      (uint64_t)c->agbno + c->len : end;
 
-			if (refc_shared(as, from, to - from))
+			if (refc_shared(rc, agno, from, to - from))
 				continue;
 		}
 		return 0;
 	}
 	if (as->trees_ok[XK_BT_BNO])
-		for (size_t i = 0; i < as->freesp.n; i++) {
+		for (size_t i = reasm_ivl_first(rc, agno, REASM_IVL_FREE,
+						&as->freesp, end);
+		     i-- > 0 && reasm_ivl_reaches(rc, agno, REASM_IVL_FREE,
+						  &as->freesp, i, agbno);) {
 			const struct claim *c = &as->freesp.v[i];
 
-			if (c->agbno < agbno + blocks &&
-			    agbno < c->agbno + c->len)
+			if (c->agbno < end && agbno < c->agbno + c->len)
 				return 0;
 		}
 	if (!rmaps_usable(rc))
 		return 1;
-	for (size_t i = 0; i < as->rmaps.n && !mapped; i++) {
+	for (size_t i = reasm_ivl_first(rc, agno, REASM_IVL_RMAP, &as->rmaps,
+					end);
+	     !mapped && i-- > 0 && reasm_ivl_reaches(rc, agno, REASM_IVL_RMAP,
+						     &as->rmaps, i, agbno);) {
 		const struct claim *c = &as->rmaps.v[i];
 
 		mapped = c->owner == owner && c->agbno <= agbno &&
-			 agbno + blocks <= c->agbno + c->len;
+			 end <= (uint64_t)c->agbno + c->len;
 	}
 	return mapped;
+}
+
+int
+reasm_block_own(const struct repair_ctx *rc, uint64_t daddr, uint64_t owner,
+		uint64_t kind)
+{
+	const struct xk_mount *mp = rc->mp;
+	uint64_t fsb = daddr >> mp->g.blkbb_log;
+	uint32_t agno = (uint32_t)(fsb / mp->g.agblocks);
+	uint32_t agbno = (uint32_t)(fsb % mp->g.agblocks);
+	const struct ag_scan *as;
+
+	if (agno >= mp->g.agcount)
+		return 0;
+	as = &rc->scan.ags[agno];
+	for (size_t i = reasm_ivl_first(rc, agno, REASM_IVL_USED, &as->used,
+					(uint64_t)agbno + 1);
+	     i-- > 0 && reasm_ivl_reaches(rc, agno, REASM_IVL_USED,
+					  &as->used, i, agbno);) {
+		const struct claim *c = &as->used.v[i];
+
+		if (c->owner == owner && c->agbno <= agbno &&
+		    agbno < (uint64_t)c->agbno + c->len &&
+		    (c->offset & (XK_RMAP_OFF_ATTR_FORK |
+				  XK_RMAP_OFF_BMBT_BLOCK)) == kind)
+			return 1;
+	}
+	return 0;
 }
 
 struct collect {
@@ -381,6 +422,10 @@ reasm_scan(struct repair_ctx *rc, const char *why)
 	uint64_t found = 0;
 	int err;
 
+	/* The pass's claims, for reasm_block_takeable. */
+	err = reasm_index(rc);
+	if (err)
+		return repair_error(rc, err, "indexing the claimed blocks");
 	if (st->scanned)
 		return 0;
 	info(rc, "        - %s: scanning the device%s...\n", why,
@@ -707,10 +752,13 @@ reasm_round(struct repair_ctx *rc, int first, size_t *added)
 			continue;
 		}
 		err = join_lists(rc, &cand[i]);
+		if (!err && cand[i].fork_lost)
+			err = reasm_dir_fork(rc, cand[i].ino,
+					     &cand[i].from_leaves);
 		if (err)
 			break;
-		if (rc->opt.no_modify) {
-			/* -n: reasm_dirs says it. */
+		if (rc->opt.no_modify || cand[i].from_leaves) {
+			/* -n: reasm_dirs says it; reasm_dir_fork planned. */
 		} else if (cand[i].fork_lost) {
 			/* dirfix.c rewrites it, its core kept. */
 			reasm_unplan(rc, cand[i].ino, IFIX_CLEAR | IFIX_TRIM |
@@ -797,6 +845,9 @@ reasm_dirs(struct repair_ctx *rc)
 	int err = 0;
 
 	/* Not yet: parent pointers to keep in step, metadata directories. */
+	/* The forks of the last pass (reasm_forks plans the rest). */
+	if (rc->reasm)
+		reasm_forks_free(rc->reasm);
 	if (rc->opt.scan == REPAIR_SCAN_NEVER || rc->mp->g.has_parent ||
 	    rc->mp->g.has_metadir)
 		return 0;
@@ -837,13 +888,19 @@ reasm_dirs(struct repair_ctx *rc)
 		const struct reasm_dir *d = &st->dirs[i];
 		char path[1024];
 
+		if (d->from_leaves) {
+			reasm_fork_would(rc, reasm_fork_find(rc, d->ino,
+							     XK_DATA_FORK));
+			continue;
+		}
 		action_path(rc, d->ino, path, sizeof(path));
-		info(rc, "        - would rebuild directory %llu (%s) from "
-		     "%zu blocks found by the device scan (%zu entries, %zu "
-		     "left out%s)\n", (unsigned long long)d->ino,
-		     d->unnamed ? "named by no entry" : path,
-		     d->nblocks, d->n, d->dropped,
-		     d->fork_lost ? "; its block map is lost" : "");
+		reasm_would(rc, "directory", d->ino, d->unnamed ? "" : path,
+			    "would rebuild directory %llu (%s) from %zu blocks "
+			    "found by the device scan (%zu entries, %zu left "
+			    "out%s)", (unsigned long long)d->ino,
+			    d->unnamed ? "named by no entry" : path,
+			    d->nblocks, d->n, d->dropped,
+			    d->fork_lost ? "; its block map is lost" : "");
 	}
 	if (rc->opt.no_modify)
 		reasm_dirs_free(st);

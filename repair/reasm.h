@@ -31,6 +31,8 @@ struct reasm_dir {
 	 * the inode's core.
 	 */
 	int			fork_lost;
+	/* Of those, one whose own map its bmbt leaves give back. */
+	int			from_leaves;
 	/*
 	 * No entry names it: its blocks alone say it was a directory.  It
 	 * is written under the root and goes to /lost+found as an orphan,
@@ -40,11 +42,16 @@ struct reasm_dir {
 };
 
 /*
- * A regular file's data fork to write from the bmbt leaves the scan
- * found naming it (reasm_fork.c), in place of clearing the inode.
+ * A fork to write from the bmbt leaves the scan found naming its inode
+ * (reasm_fork.c): a regular file's or a directory's data fork, or an
+ * attr fork, in place of clearing the inode or dropping the fork.
  */
 struct reasm_fork {
 	uint64_t		ino;
+	uint8_t			attr;		/* the attr fork */
+	uint8_t			dir;		/* a directory's */
+	/* A directory's: it maps every directory block found for it. */
+	uint8_t			whole;
 	struct xk_bmbt_rec	*recs;		/* by file offset */
 	uint64_t		n;
 	uint64_t		blocks;		/* data blocks they map */
@@ -53,9 +60,23 @@ struct reasm_fork {
 	uint64_t		nold;
 	size_t			leaves;		/* leaves taken */
 	size_t			dropped;	/* records left out */
+	size_t			refused;	/* leaves of no one fork */
+	size_t			adopted;	/* naming another owner */
 	/* File ranges [start, end) of leaves not found (end: UINT64_MAX). */
 	uint64_t		(*holes)[2];
 	size_t			nholes;
+};
+
+/* One claim list's furthest ends so far, by position (reasm_index.c). */
+struct reasm_ivl {
+	XK_VEC_OF(uint32_t)	far;
+};
+
+enum { REASM_IVL_USED, REASM_IVL_FREE, REASM_IVL_RMAP, REASM_IVL_REFC,
+       REASM_IVL_NR };
+
+struct reasm_ag_index {
+	struct reasm_ivl	ivl[REASM_IVL_NR];
 };
 
 /* The scan, kept for the run; the directories this pass plans. */
@@ -71,6 +92,10 @@ struct reasm_state {
 	/* The files whose block map this pass plans from the scan. */
 	struct reasm_fork	*forks;
 	size_t			nforks;
+	/* The AGs' claim lists indexed for this pass (reasm_index.c). */
+	struct reasm_ag_index	*agx;
+	uint32_t		nagx;
+	int			index_pass;
 };
 
 /*
@@ -99,10 +124,24 @@ void reasm_dirs_free(struct reasm_state *st);
  * error (recorded).
  */
 XK_MUST_CHECK int reasm_forks(struct repair_ctx *rc);
-/* The map planned from the scan for ino, or NULL. */
+/* The map of one fork planned from the scan for ino, or NULL. */
 const struct reasm_fork *reasm_fork_find(const struct repair_ctx *rc,
-					 uint64_t ino);
+					 uint64_t ino, int whichfork);
+/*
+ * In reasm_dirs, once scanned: a directory in use whose bmbt is lost
+ * gets its own map back from its bmbt leaves when they map every
+ * directory block found for it (planned; *taken 1), else the caller
+ * rewrites it from the blocks.  0 or an operational error.
+ */
+XK_MUST_CHECK int reasm_dir_fork(struct repair_ctx *rc, uint64_t ino,
+				 int *taken);
 void reasm_forks_free(struct reasm_state *st);
+/* -n: what a fork from the scan would be (action_would). */
+void reasm_fork_would(struct repair_ctx *rc, const struct reasm_fork *f);
+/* -n: one thing the scan would rebuild (action_would), printf-style. */
+void reasm_would(struct repair_ctx *rc, const char *what, uint64_t ino,
+		 const char *path, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
 /* "; a leaf not found: file blocks a-b, ...; n records left out". */
 void reasm_fork_losses(const struct reasm_fork *f, char *buf, size_t len);
 /* Shared by reasm.c and reasm_fork.c. */
@@ -114,7 +153,25 @@ XK_MUST_CHECK int reasm_scan(struct repair_ctx *rc, const char *why);
 int reasm_block_takeable(const struct repair_ctx *rc, uint64_t daddr,
 			 uint64_t blocks, uint64_t owner, uint64_t kind,
 			 int shared);
+/* Whether owner's own (damaged) map reached the block at daddr as kind. */
+int reasm_block_own(const struct repair_ctx *rc, uint64_t daddr,
+		    uint64_t owner, uint64_t kind);
 void reasm_unplan(struct repair_ctx *rc, uint64_t ino, uint32_t what);
+/*
+ * The pass's claim lists (used, free, rmap, refcount) sorted by start
+ * and indexed, once per pass, before reasm_block_takeable; 0 or -ENOMEM.
+ */
+XK_MUST_CHECK int reasm_index(struct repair_ctx *rc);
+void reasm_index_free(struct reasm_state *st);
+/*
+ * The claims of c (list which of AG agno) that may overlap [start, end):
+ * i from reasm_ivl_first(.., end) down, while reasm_ivl_reaches(.., i,
+ * start).  Without an index for this pass: every claim.
+ */
+size_t reasm_ivl_first(const struct repair_ctx *rc, uint32_t agno, int which,
+		       const struct claims *c, uint64_t end);
+int reasm_ivl_reaches(const struct repair_ctx *rc, uint32_t agno, int which,
+		      const struct claims *c, size_t i, uint64_t start);
 /* Free the scan and the plans (end of the run). */
 void reasm_free(struct repair_ctx *rc);
 

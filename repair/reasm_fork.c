@@ -1,41 +1,57 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * A regular file's block map brought back from the device scan.  When
- * a file's bmbt fails its walk (its root in the inode or a node block
- * damaged) and no usable rmapbt can give the map back
- * (phase_rmap_forks.c), the leaves of the old bmbt are usually still on
- * disk: each says, in its header, which inode owns it, where it is, and
- * carries a CRC.  Their records are the file's map.  The scan's index
- * gives the leaves naming the inode, and the map is rebuilt from their
- * records (rebuild_fork.c's builder, as from the rmapbt), in place of
- * clearing the inode as xfs_repair does.
+ * Block maps brought back from the device scan.  When a fork's bmbt
+ * fails its walk (its root in the inode or a node block damaged) and no
+ * usable rmapbt can give the map back (phase_rmap_forks.c), the leaves
+ * of the old bmbt are usually still on disk: each says, in its header,
+ * which inode owns it, where it is, and carries a CRC.  Their records
+ * are the fork's map.  The scan's index gives the leaves naming the
+ * inode, and the map is rebuilt from their records (rebuild_fork.c's
+ * builder, as from the rmapbt): a regular file's data fork in place of
+ * clearing the inode as xfs_repair does; an attr fork in place of
+ * dropping it; a directory's data fork (reasm_dir_fork, from reasm.c)
+ * in place of rewriting the directory from its blocks, when the leaves
+ * give its whole map back.
  *
  * What is trusted, and why:
  *  1. a leaf only when the scan accepted it (UUID, own address, CRC,
  *     structure), it verifies again when read here with the inode as
  *     its owner and level 0, no other inode claims its block (the
- *     file's own damaged walk may: it is the same tree), and the bnobt,
+ *     fork's own damaged walk may: it is the same tree), and the bnobt,
  *     when read whole, does not list it as free: a leaf the kernel
  *     freed (a tree that shrank, a file deleted whose inode number was
  *     reused) verifies but lies in free space;
  *  2. a record only when its extent lies inside one AG, its file range
  *     can exist, and its blocks are neither claimed by another inode
- *     (or metadata) nor free; on a reflink filesystem, blocks another
- *     file maps too are taken where the refcountbt (read whole) says
- *     they are shared;
+ *     (or metadata, or the inode's other fork) nor free; on a reflink
+ *     filesystem, data blocks another file maps too are taken where the
+ *     refcountbt (read whole) says they are shared;
  *  3. conflicts among the records: identical records (the same leaf
  *     seen twice, a stale copy) count once; records whose file ranges
  *     overlap, or whose blocks overlap, are all left out, since which
  *     one is the file's cannot be told (the range reads as a hole; the
  *     blocks become free space);
- *  4. an inode whose attr fork is in btree form too is left alone: the
- *     leaves of the two forks cannot be told apart by their headers.
+ *  4. which fork a leaf belongs to, which its header does not say, by
+ *     what its records map (leaf_fits): an attr fork maps only xattr and
+ *     dabtree blocks naming the inode, written; a directory's data fork
+ *     only its directory and dabtree blocks, written; a regular file's
+ *     data fork none of those where written.  A leaf that fits both or
+ *     neither is refused (counted); node blocks are reused for the new
+ *     tree only when the other fork is not a btree;
+ *  5. a directory's map only whole: every leaf taken, no record left
+ *     out, no leaf missing, and every directory block of it the scan
+ *     found (and that is ours to take) mapped, at the offset it states
+ *     (dir_map_whole); otherwise reasm.c rewrites it from its blocks;
+ *  6. a leaf naming another inode as its owner is taken only when it is
+ *     linked both ways into the fork's own chain of leaves, its records
+ *     fit the gap there, and no other inode can take it (adopt_leaves).
  *
  * What is lost is said: each sibling pointer of a leaf taken that names
  * a leaf not found is a range of the file whose map is gone (it reads
  * as a hole after the repair), and the records left out are counted.
- * No record at all: the inode is cleared, as before.  The file's size,
- * owner and times are the inode's, kept.
+ * No record at all: the inode is cleared (its attr fork dropped), as
+ * before.  The file's size, owner and times are the inode's, kept (a
+ * directory's size is where its data blocks end).
  *
  * The new bmbt goes into the old tree's blocks the scan found (its
  * leaves and nodes): the records are at most what those leaves held, so
@@ -71,6 +87,11 @@ struct fork_work {
 	XK_VEC_OF(struct found_rec)	recs;
 	XK_VEC_OF(struct found_leaf)	leaves;
 	XK_VEC_OF(uint64_t)		old;	/* fsblock numbers */
+	/* The inode's directory and xattr blocks the scan found, by daddr. */
+	XK_VEC_OF(const struct xk_scan_ent *) own;
+	int				whichfork;
+	int				isdir;
+	size_t				refused;	/* leaves of no one fork */
 };
 
 static void
@@ -79,6 +100,7 @@ work_free(struct fork_work *w)
 	xk_vec_free(&w->recs.vec);
 	xk_vec_free(&w->leaves.vec);
 	xk_vec_free(&w->old.vec);
+	xk_vec_free(&w->own.vec);
 }
 
 /* A daddr of the data device as an fsblock number (AG, block). */
@@ -135,32 +157,164 @@ cmp_leaf_first(const void *a, const void *b)
 
 /* A record's extent: in one AG, a possible file range, ours to take. */
 static int
-rec_ok(const struct repair_ctx *rc, uint64_t ino, const struct xk_bmbt_irec *r)
+rec_ok(const struct repair_ctx *rc, uint64_t ino, int whichfork,
+       const struct xk_bmbt_irec *r)
 {
 	const struct xk_mount *mp = rc->mp;
+	int attr = whichfork == XK_ATTR_FORK;
 
 	return r->blockcount &&
 	       xk_fsbext_valid(mp, r->startblock, r->blockcount) &&
 	       xk_fileext_valid(mp, r->startoff, r->blockcount) &&
 	       reasm_block_takeable(rc, xk_fsb_to_daddr(mp, r->startblock),
-				    r->blockcount, ino, 0, 1);
+				    r->blockcount, ino,
+				    attr ? XK_RMAP_OFF_ATTR_FORK : 0, !attr);
 }
 
-/* One leaf the scan found: read, checked, its records listed. */
 static int
-take_leaf(struct repair_ctx *rc, uint64_t ino, const struct xk_scan_ent *e,
-	  struct fork_work *w, size_t *dropped)
+cmp_ent_daddr(const void *a, const void *b)
+{
+	const struct xk_scan_ent *const *x = a, *const *y = b;
+
+	return ((*x)->daddr > (*y)->daddr) - ((*x)->daddr < (*y)->daddr);
+}
+
+/* The scan's types a fork maps besides file data. */
+static const uint8_t dir_types[] = {
+	XK_SCAN_DIR3_BLOCK, XK_SCAN_DIR3_DATA, XK_SCAN_DIR3_LEAF1,
+	XK_SCAN_DIR3_LEAFN, XK_SCAN_DIR3_FREE,
+};
+static const uint8_t attr_types[] = { XK_SCAN_ATTR3_LEAF, XK_SCAN_ATTR3_RMT };
+
+/* The directory, xattr and dabtree blocks naming ino, by daddr. */
+static int
+owned_blocks(const struct xk_scan *res, uint64_t ino, struct fork_work *w)
+{
+	uint8_t types[sizeof(dir_types) + sizeof(attr_types) + 1];
+	size_t nt = 0;
+
+	memcpy(types, dir_types, sizeof(dir_types));
+	nt += sizeof(dir_types);
+	memcpy(types + nt, attr_types, sizeof(attr_types));
+	nt += sizeof(attr_types);
+	types[nt++] = XK_SCAN_DA3_NODE;
+	for (size_t t = 0; t < nt; t++) {
+		size_t first, count;
+
+		xk_scan_lookup(res, types[t], ino, &first, &count);
+		for (size_t i = first; i < first + count; i++) {
+			const struct xk_scan_ent *e = &res->ents.v[i];
+
+			if (xk_vec_push(&w->own.vec, &e, sizeof(e)))
+				return -ENOMEM;
+		}
+	}
+	sort_v(w->own.v, w->own.n, sizeof(*w->own.v), cmp_ent_daddr);
+	return 0;
+}
+
+/* What a range of a leaf's records covers (512-byte units). */
+struct cover {
+	uint64_t	dir, attr, node;
+};
+
+/* How much of daddr..daddr+len-1 the inode's own blocks cover, by kind. */
+static void
+range_cover(const struct fork_work *w, uint64_t daddr, uint64_t len,
+	    struct cover *c)
+{
+	size_t lo = 0, hi = w->own.n;
+
+	memset(c, 0, sizeof(*c));
+	/* The first block ending after daddr (they do not overlap). */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct xk_scan_ent *e = w->own.v[mid];
+
+		if (e->daddr + (e->len >> 9) <= daddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < w->own.n && w->own.v[i]->daddr < daddr + len;
+	     i++) {
+		const struct xk_scan_ent *e = w->own.v[i];
+		uint64_t from = e->daddr > daddr ? e->daddr : daddr;
+		uint64_t to = e->daddr + (e->len >> 9) < daddr + len ?
+			      e->daddr + (e->len >> 9) : daddr + len;
+		uint64_t *kind = &c->dir;
+
+		if (e->type == XK_SCAN_DA3_NODE)
+			kind = &c->node;
+		else if (memchr(attr_types, e->type, sizeof(attr_types)))
+			kind = &c->attr;
+		*kind += to - from;
+	}
+}
+
+#define FITS_DATA	1
+#define FITS_ATTR	2
+
+/*
+ * Which fork a leaf's records can belong to (a bmbt block does not say):
+ * an attr fork maps only xattr and dabtree blocks of the inode, never
+ * unwritten; a directory's data fork only its directory and dabtree
+ * blocks, never unwritten; a regular file's data fork no such block
+ * where it is written (unwritten extents may lie over stale metadata).
+ * Both or neither: the leaf is refused.
+ */
+static int
+leaf_fits(const struct xk_mount *mp, const struct fork_work *w,
+	  const struct xk_bmbt_irec *recs, uint16_t n)
+{
+	int all_attr = 1, all_dir = 1, any_meta = 0;
+
+	for (uint16_t i = 0; i < n; i++) {
+		const struct xk_bmbt_irec *r = &recs[i];
+		uint64_t daddr, len;
+		struct cover c;
+
+		if (!r->blockcount ||
+		    !xk_fsbext_valid(mp, r->startblock, r->blockcount)) {
+			all_attr = all_dir = 0;
+			continue;
+		}
+		daddr = xk_fsb_to_daddr(mp, r->startblock);
+		len = r->blockcount << mp->g.blkbb_log;
+		range_cover(w, daddr, len, &c);
+		if (r->unwritten) {
+			all_attr = all_dir = 0;
+			continue;
+		}
+		any_meta |= c.dir + c.attr + c.node != 0;
+		all_attr &= c.attr + c.node == len;
+		all_dir &= c.dir + c.node == len;
+	}
+	if (w->isdir)
+		return (all_dir ? FITS_DATA : 0) | (all_attr ? FITS_ATTR : 0);
+	return (any_meta ? 0 : FITS_DATA) | (all_attr ? FITS_ATTR : 0);
+}
+
+/*
+ * A bmbt leaf at daddr read and verified (owner: the inode it must name,
+ * 0 for any): its siblings as daddrs, its records (malloc'd) and the
+ * owner it names.  1, 0 when it is not a leaf that verifies, or an
+ * operational error.
+ */
+static int
+read_leaf(struct repair_ctx *rc, uint64_t daddr, uint64_t owner,
+	  struct found_leaf *leaf, struct xk_bmbt_irec **recsp, uint16_t *np,
+	  uint64_t *named)
 {
 	struct xk_mount *mp = rc->mp;
-	uint64_t nullp = xk_btree_nullptr(&xk_bmbt_ops);
-	struct found_leaf leaf = { .daddr = e->daddr, .first = UINT64_MAX };
+	uint64_t nullp = xk_btree_nullptr(&xk_bmbt_ops), sib;
+	struct xk_bmbt_irec *recs;
 	struct xk_buf *bp;
-	uint64_t sib, fsb = daddr_to_fsb(mp, e->daddr);
 	uint16_t nrecs;
 	int err;
 
-	err = xk_buf_read_ctx(mp, e->daddr, mp->g.blocksize,
-			      xk_bmbt_ops.buf_ops, -1, ino, 0, &bp);
+	err = xk_buf_read_ctx(mp, daddr, mp->g.blocksize, xk_bmbt_ops.buf_ops,
+			      -1, owner, 0, &bp);
 	if (xk_err_operational(err))
 		return err;
 	if (err)
@@ -169,33 +323,236 @@ take_leaf(struct repair_ctx *rc, uint64_t ino, const struct xk_scan_ent *e,
 		xk_buf_release(bp);
 		return 0;
 	}
+	*leaf = (struct found_leaf){ .daddr = daddr, .first = UINT64_MAX };
 	sib = xk_btree_block_sib(&xk_bmbt_ops, bp->data, 0);
-	leaf.left = sib == nullp ? UINT64_MAX : xk_fsb_to_daddr(mp, sib);
+	leaf->left = sib == nullp ? UINT64_MAX : xk_fsb_to_daddr(mp, sib);
 	sib = xk_btree_block_sib(&xk_bmbt_ops, bp->data, 1);
-	leaf.right = sib == nullp ? UINT64_MAX : xk_fsb_to_daddr(mp, sib);
+	leaf->right = sib == nullp ? UINT64_MAX : xk_fsb_to_daddr(mp, sib);
+	*named = xk_be64_get(((const struct xk_btree_lblock *)
+			      bp->data)->bb_owner);
 	nrecs = xk_btree_block_numrecs(bp->data);
-	for (uint16_t i = 0; i < nrecs; i++) {
-		struct found_rec fr = { .drop = 0 };
-
+	recs = xk_malloc((nrecs ? nrecs : 1) * sizeof(*recs));
+	if (!recs) {
+		xk_buf_release(bp);
+		return -ENOMEM;
+	}
+	for (uint16_t i = 0; i < nrecs; i++)
 		xk_bmbt_rec_unpack(xk_btree_rec(&xk_bmbt_ops, bp->data, i),
-				   &fr.r);
-		if (i == 0)
-			leaf.first = fr.r.startoff;
-		leaf.end = fr.r.startoff + fr.r.blockcount;
-		if (!rec_ok(rc, ino, &fr.r)) {
+				   &recs[i]);
+	xk_buf_release(bp);
+	if (nrecs) {
+		leaf->first = recs[0].startoff;
+		leaf->end = recs[nrecs - 1].startoff +
+			    recs[nrecs - 1].blockcount;
+	}
+	*recsp = recs;
+	*np = nrecs;
+	return 1;
+}
+
+/*
+ * A leaf's records onto w (those rec_ok refuses counted in *dropped, or
+ * with all set none taken unless every one is ok: then 0 is returned),
+ * and the leaf itself.  1 taken, 0 not, or -ENOMEM.
+ */
+static int
+keep_leaf(struct repair_ctx *rc, uint64_t ino, struct fork_work *w,
+	  const struct found_leaf *leaf, const struct xk_bmbt_irec *recs,
+	  uint16_t nrecs, size_t *dropped, int all)
+{
+	uint64_t fsb = daddr_to_fsb(rc->mp, leaf->daddr);
+	size_t was = w->recs.n;
+
+	for (uint16_t i = 0; i < nrecs; i++) {
+		struct found_rec fr = { .r = recs[i], .drop = 0 };
+
+		if (!rec_ok(rc, ino, w->whichfork, &fr.r)) {
+			if (all) {
+				w->recs.n = was;
+				return 0;
+			}
 			(*dropped)++;
 			continue;
 		}
-		if (xk_vec_push(&w->recs.vec, &fr, sizeof(fr))) {
-			xk_buf_release(bp);
+		if (xk_vec_push(&w->recs.vec, &fr, sizeof(fr)))
 			return -ENOMEM;
-		}
 	}
-	xk_buf_release(bp);
-	if (xk_vec_push(&w->leaves.vec, &leaf, sizeof(leaf)) ||
+	if (xk_vec_push(&w->leaves.vec, leaf, sizeof(*leaf)) ||
 	    xk_vec_push(&w->old.vec, &fsb, sizeof(fsb)))
 		return -ENOMEM;
+	return 1;
+}
+
+/* The fork a leaf's records fit, as leaf_fits says, is w's alone. */
+static int
+fits_this(const struct xk_mount *mp, const struct fork_work *w,
+	  const struct xk_bmbt_irec *recs, uint16_t n, int *refuse)
+{
+	int fits = leaf_fits(mp, w, recs, n);
+	int mine = w->whichfork == XK_ATTR_FORK ? FITS_ATTR : FITS_DATA;
+
+	/* The other fork's leaf is no refusal; no one fork's is. */
+	*refuse = fits != mine && fits != (FITS_DATA | FITS_ATTR) - mine;
+	return fits == mine;
+}
+
+/* One leaf the scan found: read, checked, its records listed. */
+static int
+take_leaf(struct repair_ctx *rc, uint64_t ino, const struct xk_scan_ent *e,
+	  struct fork_work *w, size_t *dropped)
+{
+	struct found_leaf leaf;
+	struct xk_bmbt_irec *recs = NULL;
+	uint64_t named;
+	uint16_t nrecs;
+	int err, refuse;
+
+	err = read_leaf(rc, e->daddr, ino, &leaf, &recs, &nrecs, &named);
+	if (err <= 0)
+		return err;
+	if (!fits_this(rc->mp, w, recs, nrecs, &refuse)) {
+		w->refused += refuse;
+		free(recs);
+		return 0;
+	}
+	err = keep_leaf(rc, ino, w, &leaf, recs, nrecs, dropped, 0);
+	free(recs);
+	return err < 0 ? err : 0;
+}
+
+static int
+cmp_leaf_daddr(const void *a, const void *b)
+{
+	const struct found_leaf *x = a, *y = b;
+
+	return (x->daddr > y->daddr) - (x->daddr < y->daddr);
+}
+
+/* The leaf taken at daddr (leaves sorted by daddr), or NULL. */
+static const struct found_leaf *
+leaf_at(const struct found_leaf *v, size_t n, uint64_t daddr)
+{
+	struct found_leaf key = { .daddr = daddr };
+
+	return n ? bsearch(&key, v, n, sizeof(*v), cmp_leaf_daddr) : NULL;
+}
+
+/*
+ * A leaf that names another inode as its owner, yet sits in the file's
+ * own chain: a leaf taken names it as its right sibling, it names that
+ * leaf as its left one and, as its right one, the next leaf taken (which
+ * names it back) or none when nothing taken lies beyond; its records lie
+ * inside the gap between the two, in order, fit this fork, and every
+ * one maps blocks that no one claims and that are not free (a leaf of
+ * another inode maps blocks that inode claims); its own block is claimed
+ * by no one.  Its CRC, UUID and self address verify.  A leaf of another
+ * file cannot be linked both ways into this file's chain unless it was
+ * this file's: it is taken, and said so (f->adopted).  Records of the
+ * leaves taken so far are in w; adopted ones join them.
+ */
+/*
+ * Whether inode x may take, as its own, a leaf naming it: it is in the
+ * pass's list with a fork lost, or not in it but named by an entry (a
+ * file cleared for its fork alone, reasm_forks' candidate).  An inode in
+ * use whose maps walked whole does not take leaves its tree does not
+ * reach.
+ */
+static int
+owner_may_take(const struct repair_ctx *rc, uint64_t x)
+{
+	const struct inode_info *ii;
+
+	if (!xk_ino_valid(rc->mp, x))
+		return 0;
+	ii = inode_info_find(rc, x);
+	if (ii)
+		return ii->fork_lost || ii->afork_lost;
+	for (size_t i = 0; i < rc->scan.nedges; i++)
+		if (rc->scan.edges[i].child == x)
+			return 1;
 	return 0;
+}
+
+static int
+adopt_leaves(struct repair_ctx *rc, uint64_t ino, struct fork_work *w,
+	     size_t *adopted)
+{
+	struct found_leaf *byaddr;
+	uint64_t kind = XK_RMAP_OFF_BMBT_BLOCK |
+			(w->whichfork == XK_ATTR_FORK ? XK_RMAP_OFF_ATTR_FORK :
+							0);
+	size_t n = w->leaves.n;
+	int err = 0;
+
+	byaddr = xk_malloc((n ? n : 1) * sizeof(*byaddr));
+	if (!byaddr)
+		return -ENOMEM;
+	memcpy(byaddr, w->leaves.v, n * sizeof(*byaddr));
+	sort_v(byaddr, n, sizeof(*byaddr), cmp_leaf_daddr);
+	for (size_t i = 0; i < n && !err; i++) {
+		const struct found_leaf *l = &byaddr[i], *next = NULL;
+		struct found_leaf cand;
+		struct xk_bmbt_irec *recs = NULL;
+		uint64_t named, limit = UINT64_MAX;
+		uint16_t nrecs;
+		int ok, refuse;
+
+		if (l->right == UINT64_MAX || leaf_at(byaddr, n, l->right) ||
+		    !reasm_block_takeable(rc, l->right, 1, ino, kind, 0))
+			continue;
+		err = read_leaf(rc, l->right, 0, &cand, &recs, &nrecs, &named);
+		if (err <= 0)
+			continue;
+		if (cand.right != UINT64_MAX) {
+			next = leaf_at(byaddr, n, cand.right);
+			limit = next ? next->first : 0;
+		} else {
+			/* Nothing taken may lie beyond the file's last leaf. */
+			for (size_t k = 0; k < n; k++)
+				if (byaddr[k].first != UINT64_MAX &&
+				    byaddr[k].first >= l->end)
+					limit = 0;
+		}
+		/*
+		 * Taken by one inode only: the one whose own damaged walk
+		 * reached it, or, reached by none, when the inode it names
+		 * cannot take it.
+		 */
+		ok = named != ino && nrecs && cand.left == l->daddr &&
+		     (reasm_block_own(rc, cand.daddr, ino, kind) ||
+		      !owner_may_take(rc, named)) &&
+		     (cand.right == UINT64_MAX ||
+		      (next && next->left == cand.daddr)) &&
+		     l->end <= cand.first && cand.end <= limit &&
+		     fits_this(rc->mp, w, recs, nrecs, &refuse);
+		for (uint16_t k = 1; ok && k < nrecs; k++)
+			ok = recs[k].startoff >= recs[k - 1].startoff +
+						 recs[k - 1].blockcount;
+		if (ok) {
+			size_t unused = 0;
+
+			err = keep_leaf(rc, ino, w, &cand, recs, nrecs,
+					&unused, 1);
+			if (err > 0) {
+				(*adopted)++;
+				info(rc, "        - inode %llu: the bmbt leaf "
+				     "at daddr %llu names inode %llu as its "
+				     "owner but is linked both ways between "
+				     "two of this file's leaves and maps "
+				     "file blocks %llu-%llu that no one "
+				     "claims: taken\n",
+				     (unsigned long long)ino,
+				     (unsigned long long)cand.daddr,
+				     (unsigned long long)named,
+				     (unsigned long long)cand.first,
+				     (unsigned long long)cand.end - 1);
+			}
+			err = err < 0 ? err : 0;
+		}
+		free(recs);
+	}
+	free(byaddr);
+	return err;
 }
 
 /*
@@ -307,29 +664,102 @@ find_holes(struct fork_work *w, struct reasm_fork *f)
 	return 0;
 }
 
-/* ino's map from the scan's bmbt blocks into f (f->n 0: none found). */
+/* The record of w (pointers by block) mapping fsb, or NULL. */
+static const struct found_rec *
+rec_at_block(struct found_rec *const *byblock, size_t n, uint64_t fsb)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (byblock[mid]->r.startblock <= fsb)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo && fsb < byblock[lo - 1]->r.startblock +
+		       byblock[lo - 1]->r.blockcount)
+		return byblock[lo - 1];
+	return NULL;
+}
+
+/*
+ * Whether the records of a directory's data fork map every directory
+ * block of it the scan found that is ours to take (not free, claimed by
+ * no one else), each whole and at the file offset it states where it
+ * states one: then the map is the directory's, whole, and the check
+ * pass reads the same entries from it as the scan's blocks give.
+ * 1, 0, or -ENOMEM.
+ */
 static int
-collect_fork(struct repair_ctx *rc, struct reasm_fork *f)
+dir_map_whole(struct repair_ctx *rc, uint64_t ino, const struct fork_work *w)
+{
+	const struct xk_mount *mp = rc->mp;
+	struct found_rec **byblock;
+	int whole = w->recs.n != 0;
+
+	byblock = xk_malloc((w->recs.n ? w->recs.n : 1) * sizeof(*byblock));
+	if (!byblock)
+		return -ENOMEM;
+	for (size_t i = 0; i < w->recs.n; i++)
+		byblock[i] = &w->recs.v[i];
+	sort_v(byblock, w->recs.n, sizeof(*byblock), cmp_block);
+	for (size_t i = 0; i < w->own.n && whole; i++) {
+		const struct xk_scan_ent *e = w->own.v[i];
+		uint64_t fsb = daddr_to_fsb(mp, e->daddr);
+		uint64_t nblocks = e->len >> mp->g.blocklog;
+		const struct found_rec *r;
+
+		if (!memchr(dir_types, e->type, sizeof(dir_types)) ||
+		    !reasm_block_takeable(rc, e->daddr, nblocks, ino, 0, 0))
+			continue;
+		r = rec_at_block(byblock, w->recs.n, fsb);
+		whole = r && fsb + nblocks <= r->r.startblock +
+						r->r.blockcount &&
+			(e->offset == XK_SCAN_NO_OFFSET ||
+			 e->offset == r->r.startoff + (fsb - r->r.startblock));
+	}
+	free(byblock);
+	return whole;
+}
+
+/*
+ * One fork of ino's map (f->attr says which) from the scan's bmbt blocks
+ * into f (f->n 0: none found).  other_btree: the other fork is a btree
+ * too, so a node block cannot be told to be this fork's (its leaves
+ * can, by what they map): nodes are then not reused.
+ */
+static int
+collect_fork(struct repair_ctx *rc, struct reasm_fork *f, int other_btree)
 {
 	const struct xk_scan *res = &rc->reasm->res;
-	struct fork_work w = { .recs = { .vec = { 0 } } };
+	struct fork_work w = {
+		.whichfork = f->attr ? XK_ATTR_FORK : XK_DATA_FORK,
+		.isdir = f->dir,
+	};
+	uint64_t kind = XK_RMAP_OFF_BMBT_BLOCK |
+			(f->attr ? XK_RMAP_OFF_ATTR_FORK : 0);
 	size_t first, count, dropped = 0;
 	int64_t conflicts;
-	int err = 0;
+	int err;
 
+	err = owned_blocks(res, f->ino, &w);
 	xk_scan_lookup(res, XK_SCAN_BMBT, f->ino, &first, &count);
 	for (size_t i = first; i < first + count && !err; i++) {
 		const struct xk_scan_ent *e = &res->ents.v[i];
 		uint64_t fsb = daddr_to_fsb(rc->mp, e->daddr);
 
-		if (!reasm_block_takeable(rc, e->daddr, 1, f->ino,
-					  XK_RMAP_OFF_BMBT_BLOCK, 0))
+		if (!reasm_block_takeable(rc, e->daddr, 1, f->ino, kind, 0))
 			continue;
-		if (e->level)	/* a node: its block may hold the new tree */
+		/* A node: its block may hold the new tree. */
+		if (e->level && !other_btree)
 			err = xk_vec_push(&w.old.vec, &fsb, sizeof(fsb));
-		else
+		else if (!e->level)
 			err = take_leaf(rc, f->ino, e, &w, &dropped);
 	}
+	if (!err)
+		err = adopt_leaves(rc, f->ino, &w, &f->adopted);
 	conflicts = err ? 0 : settle_records(&w);
 	if (!err && conflicts < 0)
 		err = (int)conflicts;
@@ -348,10 +778,22 @@ collect_fork(struct repair_ctx *rc, struct reasm_fork *f)
 		xk_bmbt_rec_pack(&f->recs[i], &w.recs.v[i].r);
 		f->blocks += w.recs.v[i].r.blockcount;
 	}
+	if (f->dir && !f->attr) {
+		err = dir_map_whole(rc, f->ino, &w);
+		if (err < 0) {
+			work_free(&w);
+			return err;
+		}
+		f->whole = err == 1 && !w.refused && !dropped && !conflicts &&
+			   !f->nholes;
+		err = 0;
+	}
 	f->n = w.recs.n;
 	f->leaves = w.leaves.n;
 	f->dropped = dropped + (size_t)conflicts;
-	f->other = attr_blocks_claimed(rc, f->ino);
+	f->refused = w.refused;
+	f->other = fork_blocks_claimed(rc, f->ino, f->attr ? XK_DATA_FORK :
+							     XK_ATTR_FORK);
 	sort_v(w.old.v, w.old.n, sizeof(*w.old.v), cmp_u64);
 	f->nold = 0;
 	for (size_t i = 0; i < w.old.n; i++)
@@ -365,12 +807,14 @@ collect_fork(struct repair_ctx *rc, struct reasm_fork *f)
 	return 0;
 }
 
-/* A file whose map to rebuild. */
+/* A fork whose map to rebuild. */
 struct cand {
 	uint64_t	ino;
 	uint32_t	nlink;
 	uint16_t	mode;
 	uint8_t		listed;		/* in the pass's inode list */
+	uint8_t		attr;		/* the attr fork */
+	uint8_t		other_btree;	/* the other fork is a btree too */
 };
 
 static int
@@ -378,7 +822,9 @@ cmp_cand(const void *a, const void *b)
 {
 	const struct cand *x = a, *y = b;
 
-	return (x->ino > y->ino) - (x->ino < y->ino);
+	if (x->ino != y->ino)
+		return (x->ino > y->ino) - (x->ino < y->ino);
+	return x->attr - y->attr;
 }
 
 /*
@@ -414,14 +860,16 @@ only_fork_bad(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip)
 }
 
 /*
- * Whether ino is a file to rebuild: a regular file (not metadata) whose
- * data fork is in btree form, on the data device, its attr fork not a
- * btree (rule 4), and either in the pass's list with its fork found bad
- * (listed) or cleared for a bad fork alone (only_fork_bad).  c gets its
- * mode and link count.  1, 0, or an operational error.
+ * Whether a fork of ino is one to rebuild: a data fork of a regular file
+ * (not metadata) in btree form on the data device, either in the pass's
+ * list with its fork found bad (listed) or cleared for a bad fork alone
+ * (only_fork_bad); an attr fork in btree form, listed with its map found
+ * bad.  (A directory's data fork: reasm_dir_fork.)  c gets its mode and
+ * link count.  1, 0, or an operational error.
  */
 static int
-candidate(struct repair_ctx *rc, uint64_t ino, int listed, struct cand *c)
+candidate(struct repair_ctx *rc, uint64_t ino, int listed, int attr,
+	  struct cand *c)
 {
 	struct xk_buf *bp;
 	struct xk_dinode *dip;
@@ -430,27 +878,36 @@ candidate(struct repair_ctx *rc, uint64_t ino, int listed, struct cand *c)
 	err = xk_inode_read(rc->mp, ino, XK_READ_SALVAGE, &bp, &dip);
 	if (!bp)
 		return xk_err_operational(err) ? err : 0;
-	yes = dip->di_format == XK_DINODE_FMT_BTREE &&
-	      dip->di_aformat != XK_DINODE_FMT_BTREE &&
-	      (xk_be16_get(dip->di_mode) & XK_S_IFMT) == XK_S_IFREG &&
-	      !fork_is_rt(rc->mp, dip, XK_DATA_FORK) &&
-	      !xk_dinode_is_metafile(dip);
+	if (attr)
+		yes = listed && dip->di_forkoff &&
+		      dip->di_aformat == XK_DINODE_FMT_BTREE &&
+		      !xk_dinode_is_metafile(dip);
+	else
+		yes = dip->di_format == XK_DINODE_FMT_BTREE &&
+		      (xk_be16_get(dip->di_mode) & XK_S_IFMT) == XK_S_IFREG &&
+		      !fork_is_rt(rc->mp, dip, XK_DATA_FORK) &&
+		      !xk_dinode_is_metafile(dip);
 	if (yes && !listed)
 		yes = only_fork_bad(rc, ino, dip);
 	*c = (struct cand){
 		.ino = ino, .nlink = xk_be32_get(dip->di_nlink),
 		.mode = xk_be16_get(dip->di_mode), .listed = (uint8_t)listed,
+		.attr = (uint8_t)attr,
+		.other_btree = attr ? dip->di_format == XK_DINODE_FMT_BTREE :
+			       dip->di_forkoff &&
+			       dip->di_aformat == XK_DINODE_FMT_BTREE,
 	};
 	xk_buf_release(bp);
 	return yes;
 }
 
-/* ino onto the list when it is a candidate; 0 or an error. */
+/* ino's fork onto the list when it is a candidate; 0 or an error. */
 static int
-consider(struct repair_ctx *rc, uint64_t ino, int listed, struct xk_vec *v)
+consider(struct repair_ctx *rc, uint64_t ino, int listed, int attr,
+	 struct xk_vec *v)
 {
 	struct cand c;
-	int yes = candidate(rc, ino, listed, &c);
+	int yes = candidate(rc, ino, listed, attr, &c);
 
 	if (yes <= 0)
 		return yes;
@@ -469,9 +926,15 @@ find_candidates(struct repair_ctx *rc, struct cand **vp, size_t *np)
 	for (size_t i = 0; i < rc->scan.ninodes && !err; i++) {
 		const struct inode_info *ii = &rc->scan.inodes[i];
 
-		if (ii->fork_lost && !ii->meta &&
-		    (ii->mode & XK_S_IFMT) == XK_S_IFREG)
-			err = consider(rc, ii->ino, 1, &v.vec);
+		if (ii->meta)
+			continue;
+		if (ii->fork_lost && (ii->mode & XK_S_IFMT) == XK_S_IFREG)
+			err = consider(rc, ii->ino, 1, 0, &v.vec);
+		/* A directory's data fork was planned by reasm_dirs. */
+		if (!err && ii->afork_lost &&
+		    !((ii->mode & XK_S_IFMT) == XK_S_IFDIR && ii->fork_lost &&
+		      !reasm_fork_find(rc, ii->ino, XK_DATA_FORK)))
+			err = consider(rc, ii->ino, 1, 1, &v.vec);
 	}
 	for (size_t i = 0; i < rc->scan.nedges && !err; i++) {
 		const struct edge *e = &rc->scan.edges[i];
@@ -481,7 +944,7 @@ find_candidates(struct repair_ctx *rc, struct cand **vp, size_t *np)
 		    xk_ino_valid(rc->mp, e->child) &&
 		    !inode_info_find(rc, e->child) &&
 		    inode_info_find(rc, e->parent))
-			err = consider(rc, e->child, 0, &v.vec);
+			err = consider(rc, e->child, 0, 0, &v.vec);
 	}
 	if (err) {
 		xk_vec_free(&v.vec);
@@ -490,7 +953,7 @@ find_candidates(struct repair_ctx *rc, struct cand **vp, size_t *np)
 	/* One each (a file with several names is named several times). */
 	sort_v(v.v, v.n, sizeof(*v.v), cmp_cand);
 	for (size_t i = 0; i < v.n; i++)
-		if (!out || v.v[out - 1].ino != v.v[i].ino)
+		if (!out || cmp_cand(&v.v[out - 1], &v.v[i]))
 			v.v[out++] = v.v[i];
 	*vp = v.v;
 	*np = out;
@@ -517,17 +980,104 @@ join_list(struct repair_ctx *rc, const struct cand *c)
 	return 0;
 }
 
+/* f onto the pass's plans (its arrays are then the state's). */
+static int
+fork_keep(struct reasm_state *st, const struct reasm_fork *f)
+{
+	struct reasm_fork *nv = xk_realloc(st->forks, (st->nforks + 1) *
+					   sizeof(*nv));
+
+	if (!nv)
+		return -ENOMEM;
+	st->forks = nv;
+	st->forks[st->nforks++] = *f;
+	return 0;
+}
+
+static void
+fork_drop(struct reasm_fork *f)
+{
+	free(f->recs);
+	free(f->holes);
+	free(f->old);
+	memset(f, 0, sizeof(*f));
+}
+
+/* What a planned fork is, for the messages. */
+static const char *
+fork_what(const struct reasm_fork *f)
+{
+	if (f->attr)
+		return "the attr fork map of";
+	return f->dir ? "the block map of directory" : "the block map of file";
+}
+
+int
+reasm_dir_fork(struct repair_ctx *rc, uint64_t ino, int *taken)
+{
+	struct reasm_fork f = { .ino = ino, .dir = 1 };
+	struct xk_buf *bp;
+	struct xk_dinode *dip;
+	int err, other_btree;
+
+	*taken = 0;
+	err = xk_inode_read(rc->mp, ino, XK_READ_SALVAGE, &bp, &dip);
+	if (!bp)
+		return xk_err_operational(err) ? err : 0;
+	other_btree = dip->di_forkoff &&
+		      dip->di_aformat == XK_DINODE_FMT_BTREE;
+	if (dip->di_format != XK_DINODE_FMT_BTREE ||
+	    (xk_be16_get(dip->di_mode) & XK_S_IFMT) != XK_S_IFDIR ||
+	    xk_dinode_is_metafile(dip)) {
+		xk_buf_release(bp);
+		return 0;
+	}
+	xk_buf_release(bp);
+	err = collect_fork(rc, &f, other_btree);
+	if (err)
+		return err;
+	if (!f.whole) {
+		fork_drop(&f);
+		return 0;
+	}
+	err = fork_keep(rc->reasm, &f);
+	if (err) {
+		fork_drop(&f);
+		return err;
+	}
+	*taken = 1;
+	if (!rc->opt.no_modify) {
+		/* Its own map back: the next pass checks it as it is. */
+		reasm_unplan(rc, ino, IFIX_CLEAR | IFIX_TRIM | IFIX_NBLOCKS |
+			     IFIX_RMAP_FORK);
+		plan_inode(rc, ino, IFIX_SCAN_FORK, 0);
+	}
+	return 0;
+}
+
+void
+reasm_fork_would(struct repair_ctx *rc, const struct reasm_fork *f)
+{
+	char path[1024], losses[320];
+
+	action_path(rc, f->ino, path, sizeof(path));
+	reasm_fork_losses(f, losses, sizeof(losses));
+	reasm_would(rc, f->attr ? "attr_fork_map" : "block_map", f->ino, path,
+		    "would rebuild %s %llu (%s) from %zu bmbt leaves found by "
+		    "the device scan (%llu extents, %llu blocks%s)",
+		    fork_what(f), (unsigned long long)f->ino, path, f->leaves,
+		    (unsigned long long)f->n, (unsigned long long)f->blocks,
+		    losses);
+}
+
 int
 reasm_forks(struct repair_ctx *rc)
 {
 	struct reasm_state *st = rc->reasm;
-	struct reasm_fork *nv = NULL;
 	struct cand *cand = NULL;
-	size_t ncand = 0, joined = 0;
+	size_t ncand = 0, joined = 0, from = st ? st->nforks : 0;
 	int err;
 
-	if (st)
-		reasm_forks_free(st);
 	if (rc->opt.scan == REPAIR_SCAN_NEVER || rmaps_usable(rc))
 		return 0;
 	err = find_candidates(rc, &cand, &ncand);
@@ -540,63 +1090,60 @@ reasm_forks(struct repair_ctx *rc)
 	if (!err && ncand) {
 		char why[96];
 
-		snprintf(why, sizeof(why), "%zu file%s whose block map is "
+		snprintf(why, sizeof(why), "%zu fork%s whose block map is "
 			 "lost", ncand, ncand == 1 ? "" : "s");
 		err = reasm_scan(rc, why);
 		if (err) {
 			free(cand);
 			return err;
 		}
-		nv = xk_calloc(ncand, sizeof(*nv));
-		if (!nv)
-			err = -ENOMEM;
 	}
 	for (size_t i = 0; i < ncand && !err; i++) {
-		struct reasm_fork *f = &nv[st->nforks];
+		struct reasm_fork f = {
+			.ino = cand[i].ino, .attr = cand[i].attr,
+			.dir = (cand[i].mode & XK_S_IFMT) == XK_S_IFDIR,
+		};
 		char path[1024];
 
-		f->ino = cand[i].ino;
-		err = collect_fork(rc, f);
+		err = collect_fork(rc, &f, cand[i].other_btree);
 		if (err)
 			break;
-		if (!f->n) {
-			action_path(rc, f->ino, path, sizeof(path));
-			info(rc, "        - file %llu (%s): no bmbt leaf of it "
+		if (!f.n) {
+			action_path(rc, f.ino, path, sizeof(path));
+			info(rc, "        - %s %llu (%s): no bmbt leaf of it "
 			     "found by the device scan\n",
-			     (unsigned long long)f->ino, path);
-			free(f->holes);
-			free(f->old);
-			memset(f, 0, sizeof(*f));
+			     f.attr ? "the attr fork of inode" : "file",
+			     (unsigned long long)f.ino, path);
+			fork_drop(&f);
 			continue;
 		}
-		st->forks = nv;
-		st->nforks++;
-		err = join_list(rc, &cand[i]);
-		joined += !cand[i].listed;
+		err = fork_keep(st, &f);
+		if (err) {
+			fork_drop(&f);
+			break;
+		}
+		/* An attr fork alone leaves the inode where it is. */
+		if (!f.attr) {
+			err = join_list(rc, &cand[i]);
+			joined += !cand[i].listed;
+		}
 		if (err || rc->opt.no_modify)
 			continue;
 		/* A salvaged core (IFIX_CORE) is still rewritten. */
-		reasm_unplan(rc, f->ino, IFIX_CLEAR | IFIX_RMAP_FORK);
-		plan_inode(rc, f->ino, IFIX_SCAN_FORK, 0);
+		if (f.attr) {
+			reasm_unplan(rc, f.ino, IFIX_NOATTR | IFIX_RMAP_AFORK |
+				     IFIX_ATRIM);
+			plan_inode(rc, f.ino, IFIX_SCAN_AFORK, 0);
+		} else {
+			reasm_unplan(rc, f.ino, IFIX_CLEAR | IFIX_RMAP_FORK);
+			plan_inode(rc, f.ino, IFIX_SCAN_FORK, 0);
+		}
 	}
 	if (joined)
 		inodes_order(rc);
-	for (size_t i = 0; st && rc->opt.no_modify && i < st->nforks && !err;
-	     i++) {
-		const struct reasm_fork *f = &st->forks[i];
-		char path[1024], losses[320];
-
-		action_path(rc, f->ino, path, sizeof(path));
-		reasm_fork_losses(f, losses, sizeof(losses));
-		info(rc, "        - would rebuild the block map of file %llu "
-		     "(%s) from %zu bmbt leaves found by the device scan "
-		     "(%llu extents, %llu blocks%s)\n",
-		     (unsigned long long)f->ino, path, f->leaves,
-		     (unsigned long long)f->n, (unsigned long long)f->blocks,
-		     losses);
-	}
-	if (st && !st->forks)
-		free(nv);
+	for (size_t i = from; st && rc->opt.no_modify && i < st->nforks && !err;
+	     i++)
+		reasm_fork_would(rc, &st->forks[i]);
 	free(cand);
 	if (err)
 		return rc->found.error ? rc->found.error :

@@ -3,6 +3,7 @@
  * What reasm.c and reasm_fork.c plan and reasm_build.c and
  * rebuild_fork.c write (reasm.h).
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,7 @@ reasm_free(struct repair_ctx *rc)
 		return;
 	reasm_dirs_free(st);
 	reasm_forks_free(st);
+	reasm_index_free(st);
 	xk_vec_free(&st->tried.vec);
 	xk_scan_free(&st->res);
 	free(st);
@@ -75,14 +77,28 @@ reasm_forks_free(struct reasm_state *st)
 }
 
 const struct reasm_fork *
-reasm_fork_find(const struct repair_ctx *rc, uint64_t ino)
+reasm_fork_find(const struct repair_ctx *rc, uint64_t ino, int whichfork)
 {
 	const struct reasm_state *st = rc->reasm;
 
 	for (size_t i = 0; st && i < st->nforks; i++)
-		if (st->forks[i].ino == ino)
+		if (st->forks[i].ino == ino &&
+		    st->forks[i].attr == (whichfork == XK_ATTR_FORK))
 			return &st->forks[i];
 	return NULL;
+}
+
+void
+reasm_would(struct repair_ctx *rc, const char *what, uint64_t ino,
+	    const char *path, const char *fmt, ...)
+{
+	char msg[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	action_would(rc, what, ino, path, msg);
 }
 
 void
@@ -111,7 +127,11 @@ reasm_fork_losses(const struct reasm_fork *f, char *buf, size_t len)
 		at += (size_t)snprintf(buf + at, len - at, " and %zu more",
 				       f->nholes - 4);
 	if (f->dropped && at < len)
-		snprintf(buf + at, len - at, "; %zu record%s left out "
-			 "(conflicting or not ours)", f->dropped,
-			 f->dropped == 1 ? "" : "s");
+		at += (size_t)snprintf(buf + at, len - at, "; %zu record%s "
+				       "left out (conflicting or not ours)",
+				       f->dropped, f->dropped == 1 ? "" : "s");
+	if (f->refused && at < len)
+		snprintf(buf + at, len - at, "; %zu leaf block%s refused "
+			 "(which fork it maps cannot be told)", f->refused,
+			 f->refused == 1 ? "" : "s");
 }

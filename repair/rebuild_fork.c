@@ -360,24 +360,47 @@ rmap_afork_rebuild(struct repair_ctx *rc, uint64_t ino, struct xk_dinode *dip)
 	return fork_rebuild(rc, ino, dip, XK_ATTR_FORK);
 }
 
-int
-scan_fork_rebuild(struct repair_ctx *rc, uint64_t ino, struct xk_dinode *dip)
+/* One fork's map in dip from the bmbt leaves the device scan found. */
+static int
+scan_rebuild(struct repair_ctx *rc, uint64_t ino, struct xk_dinode *dip,
+	     int whichfork)
 {
-	const struct reasm_fork *f = reasm_fork_find(rc, ino);
+	const struct reasm_fork *f = reasm_fork_find(rc, ino, whichfork);
+	const struct reasm_fork *df = reasm_fork_find(rc, ino, XK_DATA_FORK);
+	uint64_t other, nblocks = xk_be64_get(dip->di_nblocks);
 	char losses[320];
 	int err;
 
 	if (!f)
 		return -ENOENT;
-	err = fork_install(rc, ino, dip, XK_DATA_FORK, f->recs, f->n, f->old,
-			   f->nold, f->blocks, f->other);
+	/*
+	 * The data fork, when it came from the scan too, was installed just
+	 * before (fix.c): its blocks are the count it set less the attr
+	 * blocks it counted then.
+	 */
+	other = f->attr && df && nblocks >= df->other ? nblocks - df->other :
+		f->other;
+	err = fork_install(rc, ino, dip, whichfork, f->recs, f->n, f->old,
+			   f->nold, f->blocks, other);
 	if (err)
 		return err;
 	reasm_fork_losses(f, losses, sizeof(losses));
-	action_report(rc, ACT_FORK_REBUILT, ino, -1, NULL, ": its block map, "
+	action_report(rc, ACT_FORK_REBUILT, ino, -1, NULL, ": its %s, "
 		      "from %zu bmbt leaves found by the device scan: %llu "
-		      "extents, %llu blocks%s", f->leaves,
-		      (unsigned long long)f->n,
+		      "extents, %llu blocks%s", f->attr ? "attr fork map" :
+		      "block map", f->leaves, (unsigned long long)f->n,
 		      (unsigned long long)f->blocks, losses);
 	return 0;
+}
+
+int
+scan_fork_rebuild(struct repair_ctx *rc, uint64_t ino, struct xk_dinode *dip)
+{
+	return scan_rebuild(rc, ino, dip, XK_DATA_FORK);
+}
+
+int
+scan_afork_rebuild(struct repair_ctx *rc, uint64_t ino, struct xk_dinode *dip)
+{
+	return scan_rebuild(rc, ino, dip, XK_ATTR_FORK);
 }

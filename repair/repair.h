@@ -183,6 +183,7 @@ struct inode_info {
 	uint8_t		meta;		/* in the metadata tree (metadir) */
 	uint8_t		metatype;	/* XK_METAFILE_*, if meta */
 	uint8_t		fork_lost;	/* its data fork is damaged */
+	uint8_t		afork_lost;	/* its attr fork's map is damaged */
 };
 
 /* A realtime file's mapping: realtime blocks start..start+len-1. */
@@ -514,6 +515,13 @@ void action_scan_free(struct repair_ctx *rc);
 /* The summary lines (text), or the JSON members; then free. */
 void action_summary(struct repair_ctx *rc);
 void action_json(struct repair_ctx *rc);
+/*
+ * -n: what a repair would rebuild from the device scan (what:
+ * "directory", "block_map", "attr_fork_map"): msg as an info line, and
+ * with --json an element of "would_rebuild".
+ */
+void action_would(struct repair_ctx *rc, const char *what, uint64_t ino,
+		  const char *path, const char *msg);
 /* Nonzero when an action could not be recorded (out of memory). */
 int action_error(const struct repair_ctx *rc);
 void action_free(struct repair_ctx *rc);
@@ -662,6 +670,9 @@ int scan_saw_inode(const struct repair_ctx *rc, uint64_t ino);
 void mark_in_use(struct repair_ctx *rc, uint64_t ino);
 /* The blocks of ino's attr fork (extents and bmbt) the pass claimed. */
 uint64_t attr_blocks_claimed(const struct repair_ctx *rc, uint64_t ino);
+/* The same for either fork (XK_DATA_FORK, XK_ATTR_FORK). */
+uint64_t fork_blocks_claimed(const struct repair_ctx *rc, uint64_t ino,
+			     int whichfork);
 
 /* phase_rmap_forks.c: plan data forks the rmapbt can restore (repair). */
 void check_rmap_forks(struct repair_ctx *rc);
@@ -762,6 +773,8 @@ XK_MUST_CHECK int rmap_afork_rebuild(struct repair_ctx *rc, uint64_t ino,
 /* ... and from the bmbt leaves the device scan found (reasm_fork.c). */
 XK_MUST_CHECK int scan_fork_rebuild(struct repair_ctx *rc, uint64_t ino,
 				    struct xk_dinode *dip);
+XK_MUST_CHECK int scan_afork_rebuild(struct repair_ctx *rc, uint64_t ino,
+				     struct xk_dinode *dip);
 /* rebuild.c: rebuild every AG's btrees, AGFL and counters. */
 XK_MUST_CHECK int rebuild_ags(struct repair_ctx *rc, unsigned long *applied);
 /* Whether the findings of the last pass call for an AG rebuild. */

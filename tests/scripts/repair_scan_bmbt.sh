@@ -20,7 +20,10 @@
 #   owner:   a leaf of f1 rewritten to name f2 as its owner (CRC
 #            right), f2's root damaged: f2 takes nothing from it (whole
 #            from its own leaves); f1, whose walk now fails at that
-#            leaf, comes back without it.
+#            leaf, takes it back: its damaged walk reached it, and it is
+#            linked both ways between two of f1's leaves, its records in
+#            the gap between them, their blocks claimed by no one (said
+#            so): f1 comes back whole.
 # Ours keeps at least what xfs_repair keeps, every file, and more where
 # leaves survived; -n says what it would rebuild and writes nothing.
 . "$XK_SRCDIR/tests/scripts/lib.sh"
@@ -251,11 +254,12 @@ if run_case lost dmg_lost; then
 	pass "[lost] f1 and f2 kept but for their lost leaves (f1's misplaced copy not taken): $(grep '^fork_rebuilt' "$D/actions" | sed 's/.*: its block map, //' | tr '\n' ' ')"
 fi
 if run_case owner dmg_owner; then
-	# f2 whole, from its own leaves only; f1 (its leaf now names f2) a hole.
-	whole f2
-	holed f1
+	# f2 whole, from its own leaves only; f1 whole, its leaf taken back.
+	whole f2 f1
+	grep -q "inode $ino_f1: the bmbt leaf at daddr [0-9]* names inode $ino_f2 as its owner but is linked both ways" "$D/ours.err" ||
+		fail "[owner] f1's leaf naming f2 not said to be taken back: $(grep -i 'leaf' "$D/ours.err" | head -3)"
 	more f1
 	more f2
-	pass "[owner] nothing of f1 went to f2"
+	pass "[owner] nothing of f1 went to f2; f1's leaf naming f2 taken back by f1"
 fi
 finish

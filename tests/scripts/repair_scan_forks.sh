@@ -1,0 +1,250 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Block maps of directories and attr forks brought back from the bmbt
+# leaves the device scan finds naming their inode (repair/reasm_fork.c),
+# on a filesystem without rmapbt.  The kernel writes, into a clean
+# image, a directory in node form whose blocks lie between file blocks
+# (a bmbt of its own: data blocks, leaf and free blocks at high file
+# offsets), and a file whose data fork and attr fork are both bmbts
+# (every other block written; xattrs with remote values, every other
+# one removed).  Each case damages a copy with xfs_db -x; xfs_repair 6.1 and
+# 7.2 repair copies of it, xfskit-repair another.  After ours xfs_repair
+# 6.1 and 7.2 -n are clean, the kernel mounts it, and the tree (names,
+# contents, xattrs) is compared with the original, beside what each
+# xfs_repair kept; the maps (xfs_db bmap, bmap -a) are the original's.
+#   dir:   the directory's bmbt root points nowhere: its own map comes
+#          back from its leaf (not rewritten from its blocks), every
+#          entry in place;
+#   data:  the file's data fork root points nowhere, its attr fork a
+#          bmbt too (the leaves of both name the inode): the data fork
+#          takes only its own leaves, the file comes back whole, xattrs
+#          untouched (xfs_repair clears the file);
+#   attr:  the attr fork root points nowhere too: both maps come back,
+#          each from its own leaves, the xattrs with them.
+# -n --json says in "would_rebuild" what the repair rebuilds and writes
+# nothing.
+. "$XK_SRCDIR/tests/scripts/lib.sh"
+need_xfsprogs
+[ "$(id -u)" -eq 0 ] || skip "populating images needs root (loop mount)"
+command -v python3 >/dev/null || skip "python3 is not installed"
+have_xfs72 || true
+
+base=$T/base.img
+mkfs_xfs_image "$base" 320m -m rmapbt=0 -i size=512 || { fail "mkfs.xfs: $(cat "$T/mkfs.out")"; finish; }
+loop_mount "$base" || finish
+python3 - "$MNT" <<'PY' || fail "populate"
+import os, sys
+top = sys.argv[1]
+filler = os.open(os.path.join(top, "filler"), os.O_CREAT | os.O_WRONLY, 0o644)
+fill_at = 0
+def fill():
+    """A block of another file between two allocations: a new extent."""
+    global fill_at
+    os.pwrite(filler, os.urandom(4096), fill_at)
+    fill_at += 4096
+    os.fsync(filler)
+# A directory in node form, its blocks between the filler's.
+d = os.path.join(top, "frag")
+os.mkdir(d)
+for r in range(40):
+    for i in range(60):
+        open(os.path.join(d, "r%02d_a_longish_directory_entry_name_%04d" % (r, i)), "w").close()
+    fd = os.open(d, os.O_RDONLY)
+    os.fsync(fd)
+    os.close(fd)
+    fill()
+# A file whose data and attr forks are both bmbts.
+f = os.path.join(top, "both")
+fd = os.open(f, os.O_CREAT | os.O_WRONLY, 0o644)
+for i in range(300):
+    os.pwrite(fd, os.urandom(4096), 2 * i * 4096)
+    if i % 4 == 0:
+        os.fsync(fd)
+        fill()
+os.fsync(fd)
+# Remote values, every other one removed: holes between their blocks
+# in the attr fork, one extent each.
+for i in range(160):
+    os.setxattr(f, "user.remote_value_%03d" % i, os.urandom(3000))
+for i in range(0, 160, 2):
+    os.removexattr(f, "user.remote_value_%03d" % i)
+os.fsync(fd)
+os.close(fd)
+os.close(filler)
+PY
+mkdir -p "$T/orig"
+ino_frag=$(stat -c %i "$MNT/frag")
+ino_both=$(stat -c %i "$MNT/both")
+# tree DIR: one line per entry: path, kind, content hash, xattrs hash.
+tree() {
+	python3 - "$1" <<'PY'
+import hashlib, os, sys
+top = sys.argv[1]
+for root, dirs, files in os.walk(top):
+    for n in sorted(dirs + files):
+        p = os.path.join(root, n)
+        rel = os.path.relpath(p, top)
+        x = hashlib.sha1()
+        for a in sorted(os.listxattr(p, follow_symlinks=False)):
+            x.update(a.encode() + b"=" + os.getxattr(p, a, follow_symlinks=False))
+        if os.path.isdir(p):
+            print(rel, "d", "-", x.hexdigest())
+        else:
+            with open(p, "rb") as f:
+                print(rel, "f", hashlib.sha1(f.read()).hexdigest(), x.hexdigest())
+PY
+}
+tree "$MNT" | grep -v '^lost+found' >"$T/orig/tree"
+loop_umount || finish
+xfs_repair -n "$base" >"$T/xr0" 2>&1 || { fail "not clean before the damage: $(tail -5 "$T/xr0")"; finish; }
+dig_holes "$base"
+[ "$(db_get "$base" "inode $ino_frag" core.format)" = "3 (btree)" ] ||
+	{ fail "/frag is not in btree format"; finish; }
+[ "$(db_get "$base" "inode $ino_both" core.format)" = "3 (btree)" ] &&
+	[ "$(db_get "$base" "inode $ino_both" core.aformat)" = "3 (btree)" ] ||
+	{ fail "/both's forks are not both bmbts: $(db_get "$base" "inode $ino_both" core.aformat)"; finish; }
+xfs_db -r -c "inode $ino_frag" -c "bmap" "$base" >"$T/orig/frag.bmap"
+xfs_db -r -c "inode $ino_both" -c "bmap" "$base" >"$T/orig/both.bmap"
+xfs_db -r -c "inode $ino_both" -c "bmap -a" "$base" >"$T/orig/both.abmap"
+# (the directory's leaf and free blocks at their high offsets)
+grep -q 'offset 8388608 ' "$T/orig/frag.bmap" && grep -q 'offset 16777216 ' "$T/orig/frag.bmap" || { fail "/frag has no leaf blocks: $(tail -3 "$T/orig/frag.bmap")"; finish; }
+
+# A root pointer that leads nowhere it should (the first of the fork's).
+bad_root() {
+	xfs_db -x -c "inode $2" -c "write $3.ptrs[1] 123456" "$1" >/dev/null
+}
+dmg_dir() { bad_root "$1" "$ino_frag" u3.bmbt; }
+dmg_data() { bad_root "$1" "$ino_both" u3.bmbt; }
+dmg_attr() { bad_root "$1" "$ino_both" u3.bmbt && bad_root "$1" "$ino_both" a.bmbt; }
+
+# count ORIG TREE: "kept other": lines of ORIG found in TREE, and lines
+# of TREE outside lost+found not in ORIG.
+count() {
+	python3 - "$1" "$2" <<'PY'
+import sys
+want = set(open(sys.argv[1]).read().splitlines())
+have = open(sys.argv[2]).read().splitlines()
+print(sum(1 for l in have if l in want),
+      sum(1 for l in have if l not in want and not l.startswith("lost+found")))
+PY
+}
+
+# run_case NAME DAMAGE-FN WHAT...: damage a copy, repair, compare.
+# WHAT: the "would_rebuild" kinds -n must list, as KIND:INO.
+run_case() {
+	local damage=$2 who st
+	name=$1 D=$T/$1
+	shift 2
+	mkdir -p "$D"
+	cp --sparse=always "$base" "$D/damaged.img" || return 1
+	$damage "$D/damaged.img" || { fail "[$name] damage"; return 1; }
+
+	before=$(image_state "$D/damaged.img")
+	"$REPAIR" -n --json "$D/damaged.img" >"$D/n.json" 2>"$D/n.err"
+	st=$?
+	[ $st = 1 ] || fail "[$name] -n on the damaged image: exit $st: $(tail -3 "$D/n.err")"
+	[ "$(image_state "$D/damaged.img")" = "$before" ] || fail "[$name] -n wrote to the image"
+	python3 - "$D/n.json" "$@" <<'PY' || fail "[$name] -n --json"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+got = sorted("%s:%s" % (w["rebuild"], w["ino"]) for w in doc.get("would_rebuild", []))
+want = sorted(sys.argv[2:])
+if got != want:
+    sys.exit("would_rebuild %s, want %s" % (got, want))
+if doc["actions"]:
+    sys.exit("actions under -n: %s" % doc["actions"])
+PY
+	for who in xr61 xr72 ours; do
+		cp --sparse=always "$D/damaged.img" "$D/$who.img" || return 1
+	done
+	xfs_repair "$D/xr61.img" >"$D/xr61.out" 2>&1 || xfs_repair "$D/xr61.img" >>"$D/xr61.out" 2>&1 ||
+		echo "note: [$name] xfs_repair 6.1 failed twice: $(tail -3 "$D/xr61.out")"
+	if have_xfs72; then
+		xfs72 xfs_repair "$D/xr72.img" >"$D/xr72.out" 2>&1 || xfs72 xfs_repair "$D/xr72.img" >>"$D/xr72.out" 2>&1 ||
+			echo "note: [$name] xfs_repair 7.2 failed twice: $(tail -3 "$D/xr72.out")"
+	fi
+	"$REPAIR" --json "$D/ours.img" >"$D/ours.json" 2>"$D/ours.err"
+	st=$?
+	[ $st = 0 ] || { fail "[$name] xfskit-repair: exit $st: $(tail -5 "$D/ours.err")"; return 1; }
+	xfs_repair_clean "$D/ours.img" "$D/clean" || { fail "[$name] xfs_repair -n after ours: $(cat "$D/clean")"; return 1; }
+	# The maps as the repair left them (the workload below changes them).
+	xfs_db -r -c "inode $ino_frag" -c "bmap" "$D/ours.img" >"$D/frag.bmap"
+	xfs_db -r -c "inode $ino_both" -c "bmap" "$D/ours.img" >"$D/both.bmap"
+	xfs_db -r -c "inode $ino_both" -c "bmap -a" "$D/ours.img" >"$D/both.abmap"
+	python3 - "$D/ours.json" >"$D/actions" <<'PY'
+import json, sys
+for a in json.load(open(sys.argv[1]))["actions"]:
+    if a["action"] in ("fork_rebuilt", "inode_cleared", "dir_rebuilt_from_scan",
+                       "dir_rewritten", "attr_fork_dropped", "moved_to_lost_found"):
+        print(a["action"], a.get("ino"), a["message"])
+PY
+	total=$(wc -l <"$T/orig/tree")
+	printf '[%s] %-16s %8s %8s (of %d entries: path, content, xattrs)\n' "$name" tool "same" other "$total"
+	for who in xr61 xr72 ours; do
+		[ "$who" = xr72 ] && ! have_xfs72 && continue
+		if [ "$who" != ours ] && ! xfs_repair -n "$D/$who.img" >"$D/$who.n" 2>&1; then
+			echo "note: [$name] $who: not clean after its repair, not mounted"
+			continue
+		fi
+		loop_mount "$D/$who.img" || return 1
+		tree "$MNT" | grep -v '^lost+found' >"$D/$who.tree"
+		# A workload on ours: the kernel writes into what came back.
+		if [ "$who" = ours ]; then
+			python3 - "$MNT" <<'PY' || fail "[$name] the kernel could not write into the repaired tree"
+import os, sys
+top = sys.argv[1]
+open(os.path.join(top, "frag", "new_entry"), "w").close()
+os.unlink(os.path.join(top, "frag", "r00_a_longish_directory_entry_name_0000"))
+os.setxattr(os.path.join(top, "both"), "user.new", b"1")
+os.removexattr(os.path.join(top, "both"), "user.remote_value_001")
+with open(os.path.join(top, "both"), "r+b") as f:
+    f.seek(4096)
+    f.write(b"x" * 4096)
+PY
+		fi
+		loop_umount || return 1
+		read -r kept other < <(count "$T/orig/tree" "$D/$who.tree")
+		eval "${who}_kept=$kept"
+		printf '[%s] %-16s %8d %8d\n' "$name" "$who" "$kept" "$other"
+		[ "$who" = ours ] && [ "$other" != 0 ] && fail "[$name] ours has $other entries that were not there: $(diff "$T/orig/tree" "$D/ours.tree" | head -4)"
+	done
+	[ "$ours_kept" = "$total" ] || fail "[$name] ours keeps $ours_kept of $total: $(diff "$T/orig/tree" "$D/ours.tree" | head -4)"
+	xfs_repair_clean "$D/ours.img" "$D/clean2" || fail "[$name] xfs_repair -n after the kernel wrote to ours: $(cat "$D/clean2")"
+	return 0
+}
+
+# same_map NAME: xfs_db bmap of ours after the repair is the original's.
+same_map() {
+	cmp -s "$D/$1" "$T/orig/$1" || fail "[$name] $1 differs: $(diff "$T/orig/$1" "$D/$1" | head -4)"
+}
+# rebuilt INO WHAT: a fork_rebuilt action for INO's WHAT from bmbt leaves.
+rebuilt() {
+	grep -q "^fork_rebuilt $1 .*its $2, from [0-9]* bmbt leaves found by the device scan" "$D/actions" ||
+		fail "[$name] no fork_rebuilt ($2) for $1: $(cat "$D/actions")"
+}
+
+if run_case dir dmg_dir "block_map:$ino_frag"; then
+	same_map frag.bmap
+	rebuilt "$ino_frag" "block map"
+	grep -q "^dir_rebuilt_from_scan\|^dir_rewritten $ino_frag" "$D/actions" &&
+		fail "[$name] the directory was rewritten, not its map given back: $(cat "$D/actions")"
+	for who in xr61 xr72; do
+		eval "k=\${${who}_kept:-}"
+		[ -n "$k" ] && [ "$k" -gt "$ours_kept" ] && fail "[$name] $who keeps $k, ours $ours_kept"
+	done
+	pass "[dir] /frag's own map back from its bmbt leaf: $ours_kept of $total in place (xfs_repair 6.1: ${xr61_kept:-not clean}, 7.2: ${xr72_kept:--})"
+fi
+if run_case data dmg_data "block_map:$ino_both"; then
+	same_map both.bmap
+	same_map both.abmap
+	rebuilt "$ino_both" "block map"
+	pass "[data] /both whole with its xattrs: data fork from its own leaves (xfs_repair 6.1: ${xr61_kept:-not clean}, 7.2: ${xr72_kept:--} of $total)"
+fi
+if run_case attr dmg_attr "block_map:$ino_both" "attr_fork_map:$ino_both"; then
+	same_map both.bmap
+	same_map both.abmap
+	rebuilt "$ino_both" "block map"
+	rebuilt "$ino_both" "attr fork map"
+	pass "[attr] /both's two maps back, each from its own leaves (xfs_repair 6.1: ${xr61_kept:-not clean}, 7.2: ${xr72_kept:--} of $total)"
+fi
+finish
