@@ -484,7 +484,9 @@ adopt_leaves(struct repair_ctx *rc, uint64_t ino, struct fork_work *w,
 	size_t n = w->leaves.n;
 	int err = 0;
 
-	byaddr = xk_malloc((n ? n : 1) * sizeof(*byaddr));
+	if (!n)
+		return 0;
+	byaddr = xk_malloc(n * sizeof(*byaddr));
 	if (!byaddr)
 		return -ENOMEM;
 	memcpy(byaddr, w->leaves.v, n * sizeof(*byaddr));
