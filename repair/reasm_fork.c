@@ -89,6 +89,7 @@ struct fork_work {
 	XK_VEC_OF(uint64_t)		old;	/* fsblock numbers */
 	/* The inode's directory and xattr blocks the scan found, by daddr. */
 	XK_VEC_OF(const struct xk_scan_ent *) own;
+	uint64_t			own_maxbb;	/* their longest */
 	int				whichfork;
 	int				isdir;
 	size_t				refused;	/* leaves of no one fork */
@@ -207,6 +208,8 @@ owned_blocks(const struct xk_scan *res, uint64_t ino, struct fork_work *w)
 
 			if (xk_vec_push(&w->own.vec, &e, sizeof(e)))
 				return -ENOMEM;
+			if (e->len >> 9 > w->own_maxbb)
+				w->own_maxbb = e->len >> 9;
 		}
 	}
 	sort_v(w->own.v, w->own.n, sizeof(*w->own.v), cmp_ent_daddr);
@@ -224,14 +227,14 @@ range_cover(const struct fork_work *w, uint64_t daddr, uint64_t len,
 	    struct cover *c)
 {
 	size_t lo = 0, hi = w->own.n;
+	uint64_t at = daddr;	/* counted up to here (stale ones overlap) */
 
 	memset(c, 0, sizeof(*c));
-	/* The first block ending after daddr (they do not overlap). */
+	/* The first block that may reach daddr: none is longer than maxbb. */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		const struct xk_scan_ent *e = w->own.v[mid];
 
-		if (e->daddr + (e->len >> 9) <= daddr)
+		if (w->own.v[mid]->daddr + w->own_maxbb <= daddr)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -239,11 +242,14 @@ range_cover(const struct fork_work *w, uint64_t daddr, uint64_t len,
 	for (size_t i = lo; i < w->own.n && w->own.v[i]->daddr < daddr + len;
 	     i++) {
 		const struct xk_scan_ent *e = w->own.v[i];
-		uint64_t from = e->daddr > daddr ? e->daddr : daddr;
+		uint64_t from = e->daddr > at ? e->daddr : at;
 		uint64_t to = e->daddr + (e->len >> 9) < daddr + len ?
 			      e->daddr + (e->len >> 9) : daddr + len;
 		uint64_t *kind = &c->dir;
 
+		if (to <= from)
+			continue;
+		at = to;
 		if (e->type == XK_SCAN_DA3_NODE)
 			kind = &c->node;
 		else if (memchr(attr_types, e->type, sizeof(attr_types)))
