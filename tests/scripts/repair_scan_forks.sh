@@ -46,8 +46,8 @@ def fill():
 # A directory in node form, its blocks between the filler's.
 d = os.path.join(top, "frag")
 os.mkdir(d)
-for r in range(40):
-    for i in range(60):
+for r in range(25):
+    for i in range(48):
         open(os.path.join(d, "r%02d_a_longish_directory_entry_name_%04d" % (r, i)), "w").close()
     fd = os.open(d, os.O_RDONLY)
     os.fsync(fd)
@@ -56,7 +56,7 @@ for r in range(40):
 # A file whose data and attr forks are both bmbts.
 f = os.path.join(top, "both")
 fd = os.open(f, os.O_CREAT | os.O_WRONLY, 0o644)
-for i in range(300):
+for i in range(200):
     os.pwrite(fd, os.urandom(4096), 2 * i * 4096)
     if i % 4 == 0:
         os.fsync(fd)
