@@ -121,6 +121,15 @@ refc_shared(const struct repair_ctx *rc, uint32_t agno, uint64_t agbno,
 	return at >= end;
 }
 
+int
+reasm_shared(const struct repair_ctx *rc, uint64_t fsb, uint64_t len)
+{
+	uint32_t agno = xk_fsb_to_agno(rc->mp, fsb);
+
+	return agno < rc->mp->g.agcount && rc->mp->g.has_reflink &&
+	       refc_shared(rc, agno, xk_fsb_to_agbno(rc->mp, fsb), len);
+}
+
 /*
  * Whether blocks the scan found may be taken for owner: claimed by no
  * inode the pass read (but by owner itself, as the kind of block kind

@@ -265,8 +265,9 @@ range_cover(const struct fork_work *w, uint64_t daddr, uint64_t len,
  * Which fork a leaf's records can belong to (a bmbt block does not say):
  * an attr fork maps only xattr and dabtree blocks of the inode, never
  * unwritten; a directory's data fork only its directory and dabtree
- * blocks, never unwritten; a regular file's data fork no such block
- * where it is written (unwritten extents may lie over stale metadata).
+ * blocks, never unwritten; a regular file's data fork no such block,
+ * written or not (stale metadata of its own under an unwritten extent is
+ * possible, but so is another fork's block: refused, never guessed).
  * Both or neither: the leaf is refused.
  */
 static int
@@ -288,11 +289,11 @@ leaf_fits(const struct xk_mount *mp, const struct fork_work *w,
 		daddr = xk_fsb_to_daddr(mp, r->startblock);
 		len = r->blockcount << mp->g.blkbb_log;
 		range_cover(w, daddr, len, &c);
+		any_meta |= c.dir + c.attr + c.node != 0;
 		if (r->unwritten) {
 			all_attr = all_dir = 0;
 			continue;
 		}
-		any_meta |= c.dir + c.attr + c.node != 0;
 		all_attr &= c.attr + c.node == len;
 		all_dir &= c.dir + c.node == len;
 	}
@@ -511,6 +512,7 @@ adopt_leaves(struct repair_ctx *rc, uint64_t ino, struct fork_work *w,
 		err = read_leaf(rc, l->right, 0, &cand, &recs, &nrecs, &named);
 		if (err <= 0)
 			continue;
+		err = 0;
 		if (cand.right != UINT64_MAX) {
 			next = leaf_at(byaddr, n, cand.right);
 			limit = next ? next->first : 0;
@@ -1016,7 +1018,7 @@ static const char *
 fork_what(const struct reasm_fork *f)
 {
 	if (f->attr)
-		return "the attr fork map of";
+		return "the attr fork map of inode";
 	return f->dir ? "the block map of directory" : "the block map of file";
 }
 
@@ -1076,6 +1078,106 @@ reasm_fork_would(struct repair_ctx *rc, const struct reasm_fork *f)
 		    fork_what(f), (unsigned long long)f->ino, path, f->leaves,
 		    (unsigned long long)f->n, (unsigned long long)f->blocks,
 		    losses);
+}
+
+/* A record of a planned fork, by its blocks. */
+struct planned_rec {
+	uint64_t		start, end;	/* fsblocks */
+	size_t			k;		/* st->forks[k] */
+	uint64_t		i;		/* its recs[i] */
+	uint8_t			drop;
+};
+
+static int
+cmp_planned(const void *a, const void *b)
+{
+	const struct planned_rec *x = a, *y = b;
+
+	return (x->start > y->start) - (x->start < y->start);
+}
+
+static int
+cmp_planned_at(const void *a, const void *b)
+{
+	const struct planned_rec *x = a, *y = b;
+
+	if (x->k != y->k)
+		return (x->k > y->k) - (x->k < y->k);
+	return (x->i > y->i) - (x->i < y->i);
+}
+
+/* Whether two planned records may map the same blocks: reflinked data. */
+static int
+may_share(const struct repair_ctx *rc, const struct reasm_state *st,
+	  const struct planned_rec *x, const struct planned_rec *y)
+{
+	const struct reasm_fork *fx = &st->forks[x->k], *fy = &st->forks[y->k];
+	uint64_t from = x->start > y->start ? x->start : y->start;
+	uint64_t to = x->end < y->end ? x->end : y->end;
+
+	return fx->ino != fy->ino && !fx->attr && !fy->attr &&
+	       reasm_shared(rc, from, to - from);
+}
+
+/*
+ * The forks planned this pass (directories, files, attr forks) checked
+ * against one another: each was checked against what the pass claims,
+ * not against the others, so two may take the same blocks (the leaves of
+ * two forks of one inode, a stale leaf).  Records whose blocks overlap
+ * another planned record's, but for reflinked data, are all left out of
+ * their forks (counted), as within one fork.  0 or -ENOMEM.
+ */
+static int
+settle_forks(struct repair_ctx *rc, struct reasm_state *st)
+{
+	XK_VEC_OF(struct planned_rec) v = { .vec = { 0 } };
+	size_t live = 0, at = 0;
+
+	for (size_t k = 0; k < st->nforks; k++)
+		for (uint64_t i = 0; i < st->forks[k].n; i++) {
+			struct xk_bmbt_irec r;
+			struct planned_rec p = { .k = k, .i = i };
+
+			xk_bmbt_rec_unpack(&st->forks[k].recs[i], &r);
+			p.start = r.startblock;
+			p.end = r.startblock + r.blockcount;
+			if (xk_vec_push(&v.vec, &p, sizeof(p))) {
+				xk_vec_free(&v.vec);
+				return -ENOMEM;
+			}
+		}
+	sort_v(v.v, v.n, sizeof(*v.v), cmp_planned);
+	for (size_t i = 0; i < v.n; i++) {
+		/* Those before that end before this start are done with. */
+		while (live < i && v.v[live].end <= v.v[i].start)
+			live++;
+		for (size_t j = live; j < i; j++)
+			if (v.v[j].end > v.v[i].start &&
+			    !may_share(rc, st, &v.v[j], &v.v[i]))
+				v.v[j].drop = v.v[i].drop = 1;
+	}
+	/* Back in fork and record order: drop the marked ones. */
+	sort_v(v.v, v.n, sizeof(*v.v), cmp_planned_at);
+	for (size_t k = 0; k < st->nforks; k++) {
+		struct reasm_fork *f = &st->forks[k];
+		uint64_t out = 0;
+
+		f->blocks = 0;
+		for (uint64_t i = 0; i < f->n; i++, at++) {
+			struct xk_bmbt_irec r;
+
+			if (v.v[at].drop) {
+				f->dropped++;
+				continue;
+			}
+			xk_bmbt_rec_unpack(&f->recs[i], &r);
+			f->blocks += r.blockcount;
+			f->recs[out++] = f->recs[i];
+		}
+		f->n = out;
+	}
+	xk_vec_free(&v.vec);
+	return 0;
 }
 
 int
@@ -1149,6 +1251,8 @@ reasm_forks(struct repair_ctx *rc)
 	}
 	if (joined)
 		inodes_order(rc);
+	if (!err && st && st->nforks)
+		err = settle_forks(rc, st);
 	for (size_t i = from; st && rc->opt.no_modify && i < st->nforks && !err;
 	     i++)
 		reasm_fork_would(rc, &st->forks[i]);

@@ -20,7 +20,12 @@
 #          takes only its own leaves, the file comes back whole, xattrs
 #          untouched (xfs_repair clears the file);
 #   attr:  the attr fork root points nowhere too: both maps come back,
-#          each from its own leaves, the xattrs with them.
+#          each from its own leaves, the xattrs with them;
+#   mixed: as attr, and a record of the file's second data leaf
+#          rewritten (CRC right) to map one of its attr blocks: a leaf
+#          that fits neither fork is refused, said so, its range a hole;
+#          the rest of the file and its attr fork come back (but for
+#          the value block both forks now claim, which neither takes).
 # -n --json says in "would_rebuild" what the repair rebuilds and writes
 # nothing.
 . "$XK_SRCDIR/tests/scripts/lib.sh"
@@ -28,6 +33,8 @@ need_xfsprogs
 [ "$(id -u)" -eq 0 ] || skip "populating images needs root (loop mount)"
 command -v python3 >/dev/null || skip "python3 is not installed"
 have_xfs72 || true
+partial=	# run_case: a file the damage leaves partly lost
+workload=	# run_case: the kernel writes into ours (then -n again)
 
 base=$T/base.img
 mkfs_xfs_image "$base" 320m -m rmapbt=0 -i size=512 || { fail "mkfs.xfs: $(cat "$T/mkfs.out")"; finish; }
@@ -46,8 +53,8 @@ def fill():
 # A directory in node form, its blocks between the filler's.
 d = os.path.join(top, "frag")
 os.mkdir(d)
-for r in range(25):
-    for i in range(48):
+for r in range(20):
+    for i in range(40):
         open(os.path.join(d, "r%02d_a_longish_directory_entry_name_%04d" % (r, i)), "w").close()
     fd = os.open(d, os.O_RDONLY)
     os.fsync(fd)
@@ -56,7 +63,7 @@ for r in range(25):
 # A file whose data and attr forks are both bmbts.
 f = os.path.join(top, "both")
 fd = os.open(f, os.O_CREAT | os.O_WRONLY, 0o644)
-for i in range(200):
+for i in range(300):
     os.pwrite(fd, os.urandom(4096), 2 * i * 4096)
     if i % 4 == 0:
         os.fsync(fd)
@@ -95,6 +102,7 @@ for root, dirs, files in os.walk(top):
 PY
 }
 tree "$MNT" | grep -v '^lost+found' >"$T/orig/tree"
+cp "$MNT/both" "$T/orig/both" || fail "copy /both"
 loop_umount || finish
 xfs_repair -n "$base" >"$T/xr0" 2>&1 || { fail "not clean before the damage: $(tail -5 "$T/xr0")"; finish; }
 dig_holes "$base"
@@ -116,6 +124,36 @@ bad_root() {
 dmg_dir() { bad_root "$1" "$ino_frag" u3.bmbt; }
 dmg_data() { bad_root "$1" "$ino_both" u3.bmbt; }
 dmg_attr() { bad_root "$1" "$ino_both" u3.bmbt && bad_root "$1" "$ino_both" a.bmbt; }
+# The second data leaf's second record rewritten (CRC right) to map one
+# of the attr fork's blocks: a leaf that fits neither fork.
+dmg_mixed() {
+	local l a
+	l=$(xfs_db -r -c "inode $ino_both" -c "print u3.bmbt.ptrs[2]" "$1" | sed -n 's/^u3.bmbt.ptrs\[2\] = //p')
+	a=$(sed -n 's/^attr offset [0-9]* startblock \([0-9]*\) .*/\1/p' "$T/orig/both.abmap" | sed -n 3p)
+	[ -n "$l" ] && [ -n "$a" ] && dmg_attr "$1" &&
+		xfs_db -x -c "fsblock $l" -c "type bmapbtd" -c "write recs[2].startblock $a" "$1" >/dev/null
+}
+
+# compare ORIG FILE: "size-ok same zero other" by 4 KiB block, or
+# "missing".
+compare() {
+	python3 - "$1" "$2" <<'PY'
+import os, sys
+if not os.path.exists(sys.argv[2]):
+    print("missing"); sys.exit(0)
+a, b = open(sys.argv[1], "rb").read(), open(sys.argv[2], "rb").read()
+same = zero = other = 0
+for off in range(0, max(len(a), len(b)), 4096):
+    x, y = a[off:off + 4096], b[off:off + 4096]
+    if x == y:
+        same += 1
+    elif y == bytes(len(y)) and len(x) == len(y):
+        zero += 1
+    else:
+        other += 1
+print("yes" if len(a) == len(b) else "no", same, zero, other)
+PY
+}
 
 # count ORIG TREE: "kept other": lines of ORIG found in TREE, and lines
 # of TREE outside lost+found not in ORIG.
@@ -179,6 +217,8 @@ for a in json.load(open(sys.argv[1]))["actions"]:
         print(a["action"], a.get("ino"), a["message"])
 PY
 	total=$(wc -l <"$T/orig/tree")
+	npartial=0
+	[ -n "$partial" ] && npartial=1
 	printf '[%s] %-16s %8s %8s (of %d entries: path, content, xattrs)\n' "$name" tool "same" other "$total"
 	for who in xr61 xr72 ours; do
 		[ "$who" = xr72 ] && ! have_xfs72 && continue
@@ -188,8 +228,10 @@ PY
 		fi
 		loop_mount "$D/$who.img" || return 1
 		tree "$MNT" | grep -v '^lost+found' >"$D/$who.tree"
+		# The file the damage leaves partly lost: its blocks compared.
+		[ -n "$partial" ] && [ "$who" = ours ] && { compare "$T/orig/$partial" "$MNT/$partial" >"$D/partial"; }
 		# A workload on ours: the kernel writes into what came back.
-		if [ "$who" = ours ]; then
+		if [ "$who" = ours ] && [ -n "$workload" ]; then
 			python3 - "$MNT" <<'PY' || fail "[$name] the kernel could not write into the repaired tree"
 import os, sys
 top = sys.argv[1]
@@ -206,10 +248,11 @@ PY
 		read -r kept other < <(count "$T/orig/tree" "$D/$who.tree")
 		eval "${who}_kept=$kept"
 		printf '[%s] %-16s %8d %8d\n' "$name" "$who" "$kept" "$other"
-		[ "$who" = ours ] && [ "$other" != 0 ] && fail "[$name] ours has $other entries that were not there: $(diff "$T/orig/tree" "$D/ours.tree" | head -4)"
+		[ "$who" = ours ] && [ "$other" != "$npartial" ] && fail "[$name] ours has $other entries that were not there: $(diff "$T/orig/tree" "$D/ours.tree" | head -4)"
 	done
-	[ "$ours_kept" = "$total" ] || fail "[$name] ours keeps $ours_kept of $total: $(diff "$T/orig/tree" "$D/ours.tree" | head -4)"
-	xfs_repair_clean "$D/ours.img" "$D/clean2" || fail "[$name] xfs_repair -n after the kernel wrote to ours: $(cat "$D/clean2")"
+	[ "$ours_kept" = "$((total - npartial))" ] || fail "[$name] ours keeps $ours_kept of $total: $(diff "$T/orig/tree" "$D/ours.tree" | head -4)"
+	[ -z "$workload" ] ||
+		xfs_repair_clean "$D/ours.img" "$D/clean2" || fail "[$name] xfs_repair -n after the kernel wrote to ours: $(cat "$D/clean2")"
 	return 0
 }
 
@@ -223,6 +266,7 @@ rebuilt() {
 		fail "[$name] no fork_rebuilt ($2) for $1: $(cat "$D/actions")"
 }
 
+workload=1
 if run_case dir dmg_dir "block_map:$ino_frag"; then
 	same_map frag.bmap
 	rebuilt "$ino_frag" "block map"
@@ -234,12 +278,14 @@ if run_case dir dmg_dir "block_map:$ino_frag"; then
 	done
 	pass "[dir] /frag's own map back from its bmbt leaf: $ours_kept of $total in place (xfs_repair 6.1: ${xr61_kept:-not clean}, 7.2: ${xr72_kept:--})"
 fi
+workload=
 if run_case data dmg_data "block_map:$ino_both"; then
 	same_map both.bmap
 	same_map both.abmap
 	rebuilt "$ino_both" "block map"
 	pass "[data] /both whole with its xattrs: data fork from its own leaves (xfs_repair 6.1: ${xr61_kept:-not clean}, 7.2: ${xr72_kept:--} of $total)"
 fi
+workload=1
 if run_case attr dmg_attr "block_map:$ino_both" "attr_fork_map:$ino_both"; then
 	same_map both.bmap
 	same_map both.abmap
@@ -247,4 +293,15 @@ if run_case attr dmg_attr "block_map:$ino_both" "attr_fork_map:$ino_both"; then
 	rebuilt "$ino_both" "attr fork map"
 	pass "[attr] /both's two maps back, each from its own leaves (xfs_repair 6.1: ${xr61_kept:-not clean}, 7.2: ${xr72_kept:--} of $total)"
 fi
+partial=both workload=
+if run_case mixed dmg_mixed "block_map:$ino_both" "attr_fork_map:$ino_both"; then
+	rebuilt "$ino_both" "attr fork map"
+	grep -q "^fork_rebuilt $ino_both .*its block map, from [0-9]* bmbt leaves .*a leaf not found: file blocks .*; 1 leaf block refused" "$D/actions" ||
+		fail "[$name] the refused leaf is not reported: $(cat "$D/actions")"
+	read -r sz same zero other <"$D/partial"
+	[ "$sz" = yes ] && [ "$other" = 0 ] && [ "$zero" -gt 0 ] && [ "$same" -gt "$zero" ] ||
+		fail "[$name] /both should keep its other leaves' blocks and read zeros for the refused one's: $(cat "$D/partial") (size-ok same zero other)"
+	pass "[mixed] a data leaf mapping an attr block refused (its range a hole: $zero of $((same + zero)) blocks), the rest of /both kept with its attr fork ($(sed -n "s/^fork_rebuilt $ino_both .*its attr fork map, from //p" "$D/actions")); xfs_repair 6.1 and 7.2 clear the file"
+fi
+partial=
 finish
