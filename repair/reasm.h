@@ -89,7 +89,7 @@ struct reasm_state {
 	XK_VEC_OF(uint64_t)	tried;
 	/* Rounds look for directories no entry names (find_unnamed). */
 	int			unnamed;
-	/* The files whose block map this pass plans from the scan. */
+	/* The forks whose map this pass plans from the scan. */
 	struct reasm_fork	*forks;
 	size_t			nforks;
 	/* The AGs' claim lists indexed for this pass (reasm_index.c). */
@@ -142,7 +142,10 @@ void reasm_fork_would(struct repair_ctx *rc, const struct reasm_fork *f);
 void reasm_would(struct repair_ctx *rc, const char *what, uint64_t ino,
 		 const char *path, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
-/* "; a leaf not found: file blocks a-b, ...; n records left out". */
+/*
+ * "; a leaf not found: file blocks a-b, ...; n records left out; n leaf
+ * blocks refused ...; n leaf blocks naming another owner taken back".
+ */
 void reasm_fork_losses(const struct reasm_fork *f, char *buf, size_t len);
 /* Shared by reasm.c and reasm_fork.c. */
 XK_MUST_CHECK int reasm_scan(struct repair_ctx *rc, const char *why);

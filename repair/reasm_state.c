@@ -131,7 +131,12 @@ reasm_fork_losses(const struct reasm_fork *f, char *buf, size_t len)
 				       "left out (conflicting or not ours)",
 				       f->dropped, f->dropped == 1 ? "" : "s");
 	if (f->refused && at < len)
-		snprintf(buf + at, len - at, "; %zu leaf block%s refused "
-			 "(which fork it maps cannot be told)", f->refused,
-			 f->refused == 1 ? "" : "s");
+		at += (size_t)snprintf(buf + at, len - at, "; %zu leaf block%s "
+				       "refused (which fork it maps cannot be "
+				       "told)", f->refused,
+				       f->refused == 1 ? "" : "s");
+	if (f->adopted && at < len)
+		snprintf(buf + at, len - at, "; %zu leaf block%s naming "
+			 "another owner taken back (linked into its chain)",
+			 f->adopted, f->adopted == 1 ? "" : "s");
 }
