@@ -82,6 +82,28 @@ leak_check_sampled() {
 	export ASAN_OPTIONS
 }
 
+# compare_blocks ORIG FILE: "size-ok same zero other" (4 KiB blocks of FILE
+# equal to ORIG's, zero where ORIG's are not, neither), or "missing".
+compare_blocks() {
+	python3 - "$1" "$2" <<'PY'
+import os, sys
+if not os.path.exists(sys.argv[2]):
+    print("missing"); sys.exit(0)
+a, b = open(sys.argv[1], "rb").read(), open(sys.argv[2], "rb").read()
+same = zero = other = 0
+z = bytes(4096)
+for off in range(0, max(len(a), len(b)), 4096):
+    x, y = a[off:off + 4096], b[off:off + 4096]
+    if x == y:
+        same += 1
+    elif y == z[:len(y)] and len(x) == len(y):
+        zero += 1
+    else:
+        other += 1
+print("yes" if len(a) == len(b) else "no", same, zero, other)
+PY
+}
+
 # leak_check_next: leak_check_sampled for loops without a case number of
 # their own (each call is the next case).
 LEAK_CASE=0

@@ -94,28 +94,6 @@ bad_root() {
 	xfs_db -x -c "inode $2" -c "write u3.bmbt.ptrs[2] 123456" "$1" >/dev/null
 }
 
-# compare ORIG FILE: "size-ok same zero other" (4 KiB blocks of FILE
-# equal to ORIG's, zero where ORIG's are not, neither), or "missing".
-compare() {
-	python3 - "$1" "$2" <<'PY'
-import os, sys
-if not os.path.exists(sys.argv[2]):
-    print("missing"); sys.exit(0)
-a, b = open(sys.argv[1], "rb").read(), open(sys.argv[2], "rb").read()
-same = zero = other = 0
-z = bytes(4096)
-for off in range(0, max(len(a), len(b)), 4096):
-    x, y = a[off:off + 4096], b[off:off + 4096]
-    if x == y:
-        same += 1
-    elif y == z[:len(y)] and len(x) == len(y):
-        zero += 1
-    else:
-        other += 1
-print("yes" if len(a) == len(b) else "no", same, zero, other)
-PY
-}
-
 # run_case NAME DAMAGE-FN: damage a copy, repair, compare; sets $name,
 # $D and, per tool and file, "size-ok same zero other".
 run_case() {
@@ -162,7 +140,7 @@ PY
 		fi
 		loop_mount "$D/$who.img" || return 1
 		for f in f1 f2 f3 f4 small; do
-			read -r sz same zero other < <(compare "$T/orig/$f" "$MNT/$f")
+			read -r sz same zero other < <(compare_blocks "$T/orig/$f" "$MNT/$f")
 			eval "${who}_${f}=\"$sz $same $zero $other\""
 			printf '[%s] %-16s %-6s %5s %6s %6s %6s\n' "$name" "$who" "$f" "$sz" "${same:--}" "${zero:--}" "${other:--}"
 		done

@@ -134,27 +134,6 @@ dmg_mixed() {
 		xfs_db -x -c "fsblock $l" -c "type bmapbtd" -c "write recs[2].startblock $a" "$1" >/dev/null
 }
 
-# compare ORIG FILE: "size-ok same zero other" by 4 KiB block, or
-# "missing".
-compare() {
-	python3 - "$1" "$2" <<'PY'
-import os, sys
-if not os.path.exists(sys.argv[2]):
-    print("missing"); sys.exit(0)
-a, b = open(sys.argv[1], "rb").read(), open(sys.argv[2], "rb").read()
-same = zero = other = 0
-for off in range(0, max(len(a), len(b)), 4096):
-    x, y = a[off:off + 4096], b[off:off + 4096]
-    if x == y:
-        same += 1
-    elif y == bytes(len(y)) and len(x) == len(y):
-        zero += 1
-    else:
-        other += 1
-print("yes" if len(a) == len(b) else "no", same, zero, other)
-PY
-}
-
 # count ORIG TREE: "kept other": lines of ORIG found in TREE, and lines
 # of TREE outside lost+found not in ORIG.
 count() {
@@ -229,7 +208,7 @@ PY
 		loop_mount "$D/$who.img" || return 1
 		tree "$MNT" | grep -v '^lost+found' >"$D/$who.tree"
 		# The file the damage leaves partly lost: its blocks compared.
-		[ -n "$partial" ] && [ "$who" = ours ] && { compare "$T/orig/$partial" "$MNT/$partial" >"$D/partial"; }
+		[ -n "$partial" ] && [ "$who" = ours ] && { compare_blocks "$T/orig/$partial" "$MNT/$partial" >"$D/partial"; }
 		# A workload on ours: the kernel writes into what came back.
 		if [ "$who" = ours ] && [ -n "$workload" ]; then
 			python3 - "$MNT" <<'PY' || fail "[$name] the kernel could not write into the repaired tree"
