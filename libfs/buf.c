@@ -348,6 +348,8 @@ xk_buf_verify(struct xk_buf *bp)
 		bp->fail.crc_bad = crc_bad;
 		return bp->error = err;
 	}
+	if (!crc_bad && ops->lsn_off && ops->lsn_off + 8 <= bp->len)
+		xk_mount_note_lsn(bp->mp, xk_get_be64(bp->data + ops->lsn_off));
 	if (crc_bad && ops->crc_off == XK_NO_CRC) {
 		xk_fail_set(&bp->fail, "crc", "a record's checksum does not "
 			    "match");

@@ -12,8 +12,8 @@
  *     mount, as xfs_repair does.
  * -L: the log is zeroed, whatever it holds (its changes are lost).
  *
- * Either way the log head, once known, bounds the LSN any metadata may
- * carry; the verifiers then check it.
+ * Either way the log head, once known, is what the newest metadata LSN
+ * the verifiers meet is held against at the end (xr_log_behind).
  *
  * Out: 0 to go on checking, or an exit status to stop with.
  */
@@ -24,8 +24,10 @@
 #include "repair.h"
 
 /*
- * The head LSN: the newest a metadata block may be stamped with.  Memory
- * or I/O is recorded (rc->found.error: main stops the run).
+ * The head LSN: metadata stamped with it or later is ahead of the log,
+ * which the run's end then formats in a later cycle (xr_log_behind), as
+ * xfs_repair does; the blocks themselves are not damaged.  Memory or
+ * I/O is recorded (rc->found.error: main stops the run).
  */
 static void
 set_max_lsn(struct repair_ctx *rc)
@@ -38,8 +40,8 @@ set_max_lsn(struct repair_ctx *rc)
 		goto out;
 	st = xk_log_get_state(log);
 	if (!st->empty && st->head_cycle)
-		rc->mp->max_lsn = ((uint64_t)st->head_cycle << 32) |
-				  st->head_blk;
+		rc->log_head_lsn = ((uint64_t)st->head_cycle << 32) |
+				   st->head_blk;
 out:
 	xk_log_close(log);
 }

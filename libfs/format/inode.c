@@ -453,7 +453,11 @@ int
 xk_dinode_verify(struct xk_mount *mp, uint64_t ino,
 		 const struct xk_dinode *dip, struct xk_fail *f)
 {
-	return dinode_check(mp, ino, dip, 1, f);
+	int err = dinode_check(mp, ino, dip, 1, f);
+
+	if (!err)
+		xk_mount_note_lsn(mp, xk_be64_get(dip->di_lsn));
+	return err;
 }
 
 /*

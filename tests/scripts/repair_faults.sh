@@ -136,7 +136,9 @@ done
 [ "$FAILS" -eq "$FAILS0" ] && report "damaged image: every faulted run finished equal to the reference or stopped with the image intact or undone"
 
 # -n: no finding that the run without faults does not make.
-"$REPAIR" -n -o threads=1 "$dmg" >"$T/n.ref" 2>/dev/null
+# (The report is on stderr, as xfs_repair's; the fault sweep's count
+# line and the stop's own lines, "xfskit-repair: ...", are set apart.)
+"$REPAIR" -n -o threads=1 "$dmg" >"$T/n.ref" 2>&1
 XFSKIT_FAULT=alloc:0 "$REPAIR" -n -o threads=1 "$dmg" 2>&1 >/dev/null |
 	sed -n 's/.* alloc:\([0-9]*\) .*/\1/p' >"$T/n.count"
 total=$(cat "$T/n.count")
@@ -144,8 +146,10 @@ FAILS0=$FAILS
 k=$((4 * DENSITY))
 for i in $(seq 1 "$k"); do
 	n=$(( (total * i + k - 1) / k ))
-	XFSKIT_FAULT=alloc:$n "$REPAIR" -n -o threads=1 "$dmg" >"$T/n.out" 2>"$T/n.err"
+	XFSKIT_FAULT=alloc:$n "$REPAIR" -n -o threads=1 "$dmg" >"$T/n.all" 2>&1
 	rc=$?
+	grep '^xfskit-repair: ' "$T/n.all" >"$T/n.err"
+	grep -v '^xfskit-repair: ' "$T/n.all" >"$T/n.out"
 	if [ $rc -eq 1 ] && grep -q ': stopping' "$T/n.err"; then
 		grep -q 'out of memory while' "$T/n.err" ||
 			fail "-n alloc:$n: stopped without naming the cause: $(cat "$T/n.err")"
