@@ -117,11 +117,11 @@ report() {
 DENSITY=${XK_FAULT_DENSITY:-1}
 long_tests && DENSITY=$((DENSITY * 2))
 ref "$dmg" "$T/ref.img" -o threads=1 || finish
-grep -q 'Rebuilt a fork of inode' "$T/ref.out" &&
-	grep -q 'Rewrote directory' "$T/ref.out" &&
-	grep -q 'Created /lost+found' "$T/ref.out" &&
-	grep -q 'Rebuilding the AG btrees' "$T/ref.out" ||
-	fail "the reference repair did not take every path it should: $(grep -v '^Pass\|: ' "$T/ref.out" | head -8)"
+grep -q 'Rebuilt a fork of inode' "$T/ref.err" &&
+	grep -q 'Rewrote directory' "$T/ref.err" &&
+	grep -q 'Created /lost+found' "$T/ref.err" &&
+	grep -q 'Rebuilding the AG btrees' "$T/ref.err" ||
+	fail "the reference repair did not take every path it should: $(grep -v '^Pass\|: ' "$T/ref.err" | head -8)"
 [ "${COUNT[write]:-0}" -gt 0 ] && [ "${COUNT[phase]:-0}" -gt 0 ] ||
 	{ fail "no event counts from the reference run (XFSKIT_FAULT=alloc:0)"; finish; }
 FAILS0=$FAILS
@@ -173,8 +173,8 @@ wl_files() {
 if command -v xfs_io >/dev/null 2>&1; then
 	dirty_image "$T/log.img" wl_files -m rmapbt=1 || finish
 	ref "$T/log.img" "$T/logref.img" -o threads=1 || finish
-	grep -q 'Replayed the log' "$T/ref.out" ||
-		fail "the dirty log was not replayed: $(head -3 "$T/ref.out")"
+	grep -q 'Replayed the log' "$T/ref.err" ||
+		fail "the dirty log was not replayed: $(head -3 "$T/ref.err")"
 	FAILS0=$FAILS
 	sweep alloc 6 "$T/log.img" "$T/logref.img" -o threads=1
 	sweep read 3 "$T/log.img" "$T/logref.img" -o threads=1
