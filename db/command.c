@@ -104,6 +104,12 @@ const struct db_cmd db_cmds[] = {
 	  "bit offset inside that byte (most significant first) and its "
 	  "width in bits; test scripts use it to check that an edit changed "
 	  "exactly one field.", 0 },
+	{ "logformat", {NULL}, "[-c cycle] [-s sunit]", db_cmd_logformat,
+	  "reformat the log",
+	  "Write the log clean (an unmount record, the rest stale blocks) "
+	  "in cycle cycle, by default the cycle it is in, as xfs_db's "
+	  "logformat.  A dirty log is refused.  -s takes only the "
+	  "superblock's log stripe unit.", 1 },
 	{ "logprint", {NULL}, "[-r]", db_cmd_logprint,
 	  "print the log's transactions (as xfs_logprint -t)",
 	  "Prints the log's head, tail and state (clean, dirty, empty), then\n"

@@ -215,9 +215,10 @@ XK_MUST_CHECK int xk_log_recover(struct xk_mount *mp, unsigned int flags,
  */
 XK_MUST_CHECK int xk_log_zero(struct xk_mount *mp, char *msg, size_t msglen);
 /*
- * The same clean log written in cycle (or past every cycle the log
- * holds, when that is later): xfs_repair's reformat of a log that
- * metadata LSNs are ahead of.  0 picks the cycle as xk_log_zero does.
+ * The same clean log written in cycle: xfs_repair's reformat of a log
+ * that metadata LSNs are ahead of, xfs_db's logformat.  0 picks the
+ * cycle as xk_log_zero does.  The caller chooses: an earlier cycle than
+ * the metadata's makes the kernel refuse it (what fstests means to do).
  */
 XK_MUST_CHECK int xk_log_format(struct xk_mount *mp, uint32_t cycle,
 				char *msg, size_t msglen);

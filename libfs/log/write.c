@@ -13,7 +13,8 @@
  * fills the rest of the log with previous-cycle blocks, using a cycle
  * past every cycle found in the log so that no metadata LSN is ahead of
  * the log.  Formatting it in a given cycle (repair, when metadata LSNs
- * are ahead of the log) is the same write in that cycle.
+ * are ahead of the log; xfskit-db logformat) is the same write in that
+ * cycle.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -196,8 +197,8 @@ xk_log_format(struct xk_mount *mp, uint32_t cycle, char *msg, size_t msglen)
 	}
 	if (!err && log->st.head_cycle > maxc)
 		maxc = log->st.head_cycle;
-	/* A cycle asked for is used only when it is past them too. */
-	if (cycle > maxc + 1)
+	/* A cycle asked for is used as it is. */
+	if (cycle)
 		maxc = cycle - 1;
 	log->st.last_rec_blk = XK_LOG_NOBLK;
 	err = xk_log_write_clean(log, 0, maxc + 1, 1);

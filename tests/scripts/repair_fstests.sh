@@ -11,7 +11,8 @@
 #   ahead of log (C:B)." and "[Would] Format log to cycle N.", exit 1
 #   under -n, and a repair that formats the log past them and keeps every
 #   file (xfs_repair 6.1 and 7.2 then clean, the host kernel mounts it
-#   with the same files and contents);
+#   with the same files and contents); xfskit-db's logformat makes that
+#   state as xfs_db's does;
 # - a short-form directory's entry file type fixed is reported as such.
 . "$(dirname "$0")/lib.sh"
 need_xfsprogs
@@ -73,7 +74,18 @@ for i in $(seq 1 40); do echo "file $i" >"$MNT/a/f$i"; done
 dd if=/dev/urandom of="$MNT/a/b/data" bs=64k count=4 status=none
 (cd "$MNT" && find . -type f -exec md5sum {} + | sort) >"$T/files.before"
 loop_umount || { fail "umount failed"; finish; }
-xfs_db -x -c "logformat -c 2" "$T/lsn.img" >/dev/null 2>&1 || { echo "xfs_db logformat failed" >&2; exit 99; }
+# xfskit-db's logformat (fstests needs it in "help" to run xfs/137) puts
+# the log where xfs_db's does: the same line, and xfs_repair 6.1 then
+# finds the same LSNs ahead of the same log head.
+cp --sparse=always "$T/lsn.img" "$T/lsndb.img"
+"$DB" -x -c "logformat -c 2" "$T/lsndb.img" >"$T/lf.ours" 2>&1
+xfs_db -x -c "logformat -c 2" "$T/lsn.img" >"$T/lf.61" 2>&1 || { echo "xfs_db logformat failed" >&2; exit 99; }
+xfs_repair -n "$T/lsndb.img" 2>&1 | grep '^Maximum metadata LSN\|format log' >"$T/lf.r1"
+xfs_repair -n "$T/lsn.img" 2>&1 | grep '^Maximum metadata LSN\|format log' >"$T/lf.r2"
+"$DB" -x -c help "$T/lsndb.img" 2>&1 | grep -q '^logformat ' &&
+	cmp -s "$T/lf.ours" "$T/lf.61" && [ -s "$T/lf.r1" ] && cmp -s "$T/lf.r1" "$T/lf.r2" &&
+	pass "xfskit-db logformat -c 2: '$(cat "$T/lf.ours")' as xfs_db 6.1; xfs_repair 6.1 then says '$(tr '\n' ' ' <"$T/lf.r1")' on both" ||
+	fail "xfskit-db logformat -c 2: '$(cat "$T/lf.ours")' (xfs_db 6.1: '$(cat "$T/lf.61")'); xfs_repair 6.1 after ours: '$(cat "$T/lf.r1")', after xfs_db's: '$(cat "$T/lf.r2")'"
 # lsn_lines OUT: xfs_repair's two lines, as one.
 lsn_lines() {
 	grep '^Maximum metadata LSN (\|^Would format log to cycle \|^Format log to cycle ' "$1" | tr '\n' '|'
