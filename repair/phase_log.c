@@ -30,7 +30,7 @@
  * I/O is recorded (rc->found.error: main stops the run).
  */
 static void
-set_max_lsn(struct repair_ctx *rc)
+set_log_head(struct repair_ctx *rc)
 {
 	struct xk_log *log;
 	const struct xk_log_state *st;
@@ -70,7 +70,7 @@ phase_log(struct repair_ctx *rc)
 		}
 		action_report(rc, ACT_LOG_ZEROED, 0, -1, NULL, ": the changes "
 			      "it held are lost");
-		set_max_lsn(rc);
+		set_log_head(rc);
 		return 0;
 	}
 
@@ -87,7 +87,7 @@ phase_log(struct repair_ctx *rc)
 			 rep.msg))
 		return REPAIR_EXIT_ERROR;
 	if (!err && rep.state.clean) {
-		set_max_lsn(rc);
+		set_log_head(rc);
 		return 0;
 	}
 	if (rc->opt.no_modify) {
@@ -107,7 +107,7 @@ phase_log(struct repair_ctx *rc)
 			       (unsigned long long)rep.items,
 			       (unsigned long long)rep.blocks_written);
 		/* Replayed blocks would carry LSNs up to the head. */
-		set_max_lsn(rc);
+		set_log_head(rc);
 		/* Other handles would not see the replay kept in the cache. */
 		if (!err)
 			rc->opt.threads = 1;
@@ -132,6 +132,6 @@ phase_log(struct repair_ctx *rc)
 	action_report(rc, ACT_LOG_REPLAYED, 0, -1, NULL, ": %u transactions, "
 		      "%llu blocks written", rep.transactions,
 		      (unsigned long long)rep.blocks_written);
-	set_max_lsn(rc);
+	set_log_head(rc);
 	return 0;
 }

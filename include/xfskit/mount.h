@@ -103,11 +103,6 @@ struct xk_mount {
 	struct xk_bcache *cache;
 	uint64_t	write_lsn;	/* stamped on writes when non-zero */
 	/*
-	 * The log head's LSN when known: verifiers then reject metadata
-	 * stamped with a later LSN (it would never be replayed over).
-	 */
-	uint64_t	max_lsn;
-	/*
 	 * The newest LSN of the metadata that verified (blocks and inodes,
 	 * xk_mount_note_lsn): a log whose head is not past it must be
 	 * formatted in a later cycle (repair does, as xfs_repair).
