@@ -41,12 +41,19 @@ const struct db_cmd db_cmds[] = {
 	  "show the block map of an inode",
 	  "List the extents of the data fork (or with -a the attribute "
 	  "fork) of the current inode or of ino.", 0 },
-	{ "check", {NULL}, "", db_cmd_check,
+	{ "check", {NULL}, "[-s|-v] [-n] [-p] [-t] [-b bno]... [-i ino]...",
+	  db_cmd_check,
 	  "verify every reachable metadata block with the libfs verifiers",
 	  "Read every AG header, every btree block reachable from them, "
 	  "every allocated inode and the directory, attribute and symlink "
 	  "blocks of those inodes through the libfs verifiers, and print "
-	  "each failure.  Fails when any block fails.", 0 },
+	  "each failure.  Fails when any block fails.  xfs_db's options: "
+	  "-s prints the problems alone (no count); -v traces every block "
+	  "(\"setting block AG/AGBNO to TYPE\") and inode; -b bno traces "
+	  "filesystem block bno, -i ino inode ino and its extents; -n lists "
+	  "the paths of the inodes the problems name; -p starts each "
+	  "problem with the image's name; -t is accepted (there is no "
+	  "check of unowned blocks to skip).", 0 },
 	{ "convert", {NULL}, "type num [type num]... type", db_cmd_convert,
 	  "convert between address units",
 	  "Units: agno, agblock, agino, daddr, fsblock, ino, byte, "
@@ -60,13 +67,22 @@ const struct db_cmd db_cmds[] = {
 	  "data otherwise.", 0 },
 	{ "forward", {"f"}, "", db_cmd_forward,
 	  "move to the next location in the history", NULL, 0 },
-	{ "frag", {NULL}, "", db_cmd_frag,
-	  "report file fragmentation", NULL, 0 },
+	{ "frag", {NULL}, "[-a] [-d] [-f] [-l] [-q] [-R] [-r] [-v]",
+	  db_cmd_frag, "get file fragmentation data",
+	  "Count the extents of the selected forks of every allocated inode "
+	  "(actual) against the runs of adjacent file offsets they map "
+	  "(ideal), as xfs_db does.  -a attribute forks, -d directories, -f "
+	  "regular files, -l symbolic links, -q quota files, -R the realtime "
+	  "bitmap and summary, -r realtime files; none of them selects all.  "
+	  "-v prints each inode's counts.", 0 },
 	{ "freesp", {NULL}, "[-bcds] [-A alignment] [-a agno]... [-e binsize] "
 	  "[-h h1]... [-m binmult]", db_cmd_freesp,
 	  "show a histogram of free space extent sizes", NULL, 0 },
-	{ "fsblock", {"fsb"}, "fsb", db_cmd_fsblock,
-	  "set address to a filesystem block", NULL, 0 },
+	{ "fsblock", {"fsb"}, "[fsb]", db_cmd_fsblock,
+	  "set address to a filesystem block",
+	  "Go to filesystem block fsb (absolute, not AG relative), typed "
+	  "data; with no argument print the block the current location "
+	  "starts in.", 0 },
 	{ "fuzz", {NULL}, "[-c | -d] [-s seed] field action [n]", db_cmd_fuzz,
 	  "fuzz a field of the current object",
 	  "Actions: zeroes, ones, firstbit, middlebit, lastbit, add N, "
@@ -88,6 +104,12 @@ const struct db_cmd db_cmds[] = {
 	  "bit offset inside that byte (most significant first) and its "
 	  "width in bits; test scripts use it to check that an edit changed "
 	  "exactly one field.", 0 },
+	{ "logformat", {NULL}, "[-c cycle] [-s sunit]", db_cmd_logformat,
+	  "reformat the log",
+	  "Write the log clean (an unmount record, the rest stale blocks) "
+	  "in cycle cycle, by default the cycle it is in, as xfs_db's "
+	  "logformat.  A dirty log is refused.  -s takes only the "
+	  "superblock's log stripe unit.", 1 },
 	{ "logprint", {NULL}, "[-r]", db_cmd_logprint,
 	  "print the log's transactions (as xfs_logprint -t)",
 	  "Prints the log's head, tail and state (clean, dirty, empty), then\n"

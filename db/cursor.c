@@ -284,9 +284,20 @@ db_cmd_fsblock(struct db_ctx *c, int argc, char **argv)
 {
 	uint64_t fsb;
 
+	/* As xfs_db: the block the current location starts in. */
 	if (argc < 2) {
-		db_err(c, "usage: fsblock N");
-		return 1;
+		if (c->have_cur) {
+			uint64_t b = c->cur.daddr >> c->mp->g.blkbb_log;
+
+			db_out(c, "current fsblock is %llu", (unsigned long long)
+			       xk_agb_to_fsb(c->mp,
+					     (uint32_t)(b / c->mp->g.agblocks),
+					     (uint32_t)(b % c->mp->g.agblocks)));
+		} else {
+			/* xfs_db 7.2's words (6.1 says block 0). */
+			db_out(c, "cursor does not point to data device");
+		}
+		return 0;
 	}
 	if (db_parse_u64(argv[1], &fsb) ||
 	    xk_fsb_to_agno(c->mp, fsb) >= c->mp->g.agcount ||

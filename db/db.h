@@ -181,6 +181,7 @@ int db_cmd_uuid(struct db_ctx *c, int argc, char **argv);
 int db_cmd_version(struct db_ctx *c, int argc, char **argv);
 int db_cmd_hash(struct db_ctx *c, int argc, char **argv);
 int db_cmd_logprint(struct db_ctx *c, int argc, char **argv);
+int db_cmd_logformat(struct db_ctx *c, int argc, char **argv);
 int db_cmd_convert(struct db_ctx *c, int argc, char **argv);
 int db_cmd_freesp(struct db_ctx *c, int argc, char **argv);
 int db_cmd_frag(struct db_ctx *c, int argc, char **argv);

@@ -2,16 +2,20 @@
 /*
  * Filesystem-level information: label, uuid, version (feature names),
  * hash (directory/attribute name hash), convert (address units) and frag
- * (extents per file, from every allocated inode found through the inobt).
+ * (extents per fork, from every allocated inode found through the inobt,
+ * counted as xfs_db counts them).
  * freesp has a file of its own.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <uuid/uuid.h>
 
 #include <xfskit/ag.h>
+#include <xfskit/fork.h>
 #include <xfskit/format/da.h>
+#include <xfskit/meta.h>
 
 #include "db.h"
 
@@ -295,12 +299,83 @@ db_cmd_convert(struct db_ctx *c, int argc, char **argv)
 
 /* ---- frag ---- */
 
+/* frag's selection, as xfs_db's flags name it. */
+enum {
+	FRAG_ATTR	= 1 << 0,	/* -a: attribute forks */
+	FRAG_DIR	= 1 << 1,	/* -d: directories */
+	FRAG_FILE	= 1 << 2,	/* -f: regular files */
+	FRAG_LINK	= 1 << 3,	/* -l: symbolic links */
+	FRAG_QUOTA	= 1 << 4,	/* -q: quota files */
+	FRAG_RTMETA	= 1 << 5,	/* -R: realtime bitmap and summary */
+	FRAG_RTFILE	= 1 << 6,	/* -r: realtime files */
+};
+
 struct frag {
 	struct db_ctx	*c;
 	uint32_t	agno;
+	unsigned int	sel;
+	int		verbose;
 	uint64_t	actual, ideal;
+	struct xk_fork_map map;
 	int		err;
 };
+
+/*
+ * One fork: every mapping counts as an extent; ideally each run of
+ * adjacent file offsets would be one (as xfs_db counts: by file offset).
+ */
+static void
+frag_fork(struct frag *fr, uint64_t ino, const struct xk_dinode *dip,
+	  int whichfork)
+{
+	int fmt = xk_dfork_format(dip, whichfork);
+	int err;
+
+	if (!xk_dinode_fork_nextents(dip, whichfork) ||
+	    (fmt != XK_DINODE_FMT_EXTENTS && fmt != XK_DINODE_FMT_BTREE))
+		return;
+	err = xk_fork_read(fr->c->mp, ino, dip, whichfork, XK_FORK_SALVAGE,
+			   &fr->map);
+	if (err)
+		fr->err = 1;
+	for (uint64_t k = 0; k < fr->map.next; k++) {
+		const struct xk_bmbt_irec *e = &fr->map.ext[k];
+
+		fr->actual++;
+		if (k == 0 || e->startoff != e[-1].startoff + e[-1].blockcount)
+			fr->ideal++;
+	}
+}
+
+/* Whether the data fork of this inode is among the ones selected. */
+static int
+frag_wants_data(const struct frag *fr, uint64_t ino,
+		const struct xk_dinode *dip)
+{
+	const struct xk_sb *sb = &fr->c->mp->sb;
+
+	switch (xk_be16_get(dip->di_mode) & XK_S_IFMT) {
+	case XK_S_IFDIR:
+		return fr->sel & FRAG_DIR;
+	case XK_S_IFLNK:
+		return fr->sel & FRAG_LINK;
+	case XK_S_IFREG:
+		break;
+	default:
+		return 0;
+	}
+	/* A special file must be selected by its kind and as a file. */
+	if ((xk_be16_get(dip->di_flags) & XK_DIFLAG_REALTIME) &&
+	    !(fr->sel & FRAG_RTFILE))
+		return 0;
+	if ((ino == sb->rbmino || ino == sb->rsumino) &&
+	    !(fr->sel & FRAG_RTMETA))
+		return 0;
+	if ((ino == sb->uquotino || ino == sb->gquotino ||
+	     ino == sb->pquotino) && !(fr->sel & FRAG_QUOTA))
+		return 0;
+	return fr->sel & FRAG_FILE;
+}
 
 static int
 frag_rec(void *ctx, const void *rec)
@@ -313,22 +388,31 @@ frag_rec(void *ctx, const void *rec)
 			 xk_be16_get(r->ir_u.sp.ir_holemask) : 0;
 
 	for (int i = 0; i < 64; i++) {
-		uint64_t ino;
-		struct db_ext *e;
-		size_t n;
+		uint64_t ino, actual = fr->actual, ideal = fr->ideal;
+		struct xk_dinode *dip;
+		struct xk_buf *bp;
+		int data, attr;
 
 		if ((holes >> (i / 4)) & 1 || (freemask >> i) & 1)
 			continue;
 		ino = xk_agino_to_ino(mp, fr->agno,
 				xk_be32_get(r->ir_startino) + (uint32_t)i);
-		if (db_inode_extents(fr->c, ino, XK_DATA_FORK, &e, &n))
+		if (xk_inode_read(mp, ino, XK_READ_SALVAGE, &bp, &dip) && !bp) {
 			fr->err = 1;
-		for (size_t k = 0; k < n; k++)
-			if (k == 0 || e[k].fsb != e[k - 1].fsb + e[k - 1].len)
-				fr->actual++;
-		if (n)
-			fr->ideal++;
-		free(e);
+			continue;
+		}
+		data = frag_wants_data(fr, ino, dip);
+		attr = (fr->sel & FRAG_ATTR) && dip->di_forkoff;
+		if (data)
+			frag_fork(fr, ino, dip, XK_DATA_FORK);
+		if (attr)
+			frag_fork(fr, ino, dip, XK_ATTR_FORK);
+		xk_buf_release(bp);
+		if (fr->verbose && (data || attr))
+			db_out(fr->c, "inode %llu actual %llu ideal %llu",
+			       (unsigned long long)ino,
+			       (unsigned long long)(fr->actual - actual),
+			       (unsigned long long)(fr->ideal - ideal));
 	}
 	return 0;
 }
@@ -336,13 +420,33 @@ frag_rec(void *ctx, const void *rec)
 int
 db_cmd_frag(struct db_ctx *c, int argc, char **argv)
 {
+	static const char flags[] = "adflqRr";
 	struct xk_mount *mp = c->mp;
 	struct frag fr;
+	char avg[32];
+	int opt;
 
-	(void)argc;
-	(void)argv;
 	memset(&fr, 0, sizeof(fr));
 	fr.c = c;
+	optind = 0;		/* GNU getopt: start over for this command */
+	while ((opt = getopt(argc, argv, "adflqRrv")) != -1) {
+		if (opt == 'v') {
+			fr.verbose = 1;
+		} else if (opt != '?' && strchr(flags, opt)) {
+			fr.sel |= 1u << (strchr(flags, opt) - flags);
+		} else {
+			db_err(c, "bad option for frag command");
+			return 1;
+		}
+	}
+	if (optind != argc) {
+		db_err(c, "bad argument %s to frag: it takes only the options "
+		       "[-a] [-d] [-f] [-l] [-q] [-R] [-r] [-v]", argv[optind]);
+		return 1;
+	}
+	/* No selection is every one. */
+	if (!fr.sel)
+		fr.sel = (1u << (sizeof(flags) - 1)) - 1;
 	for (uint32_t ag = 0; ag < mp->g.agcount; ag++) {
 		struct xk_btree_walk w;
 		struct xk_buf *bp;
@@ -363,9 +467,19 @@ db_cmd_frag(struct db_ctx *c, int argc, char **argv)
 		if (xk_btree_walk(mp, &w))
 			fr.err = 1;
 	}
+	xk_fork_map_free(&fr.map);
 	db_out(c, "actual %llu, ideal %llu, fragmentation factor %.2f%%",
 	       (unsigned long long)fr.actual, (unsigned long long)fr.ideal,
-	       fr.actual ? (fr.actual - fr.ideal) * 100.0 / fr.actual : 0.0);
+	       fr.actual ? (double)(fr.actual - fr.ideal) * 100.0 /
+	       (double)fr.actual : 0.0);
+	db_out(c, "Note, this number is largely meaningless.");
+	/* xfs_db divides by zero here when nothing was counted: "-nan". */
+	if (fr.ideal)
+		snprintf(avg, sizeof(avg), "%.2f",
+			 (double)fr.actual / (double)fr.ideal);
+	else
+		snprintf(avg, sizeof(avg), "-nan");
+	db_out(c, "Files on this filesystem average %s extents per file", avg);
 	if (fr.err)
 		db_err(c, "some inodes or inode btrees could not be read");
 	return fr.err;

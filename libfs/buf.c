@@ -331,23 +331,16 @@ xk_buf_verify(struct xk_buf *bp)
 	}
 	if (ops->verify)
 		err = ops->verify(bp, &bp->fail);
-	/* An all-ones LSN (remote attr values) means "none" to the kernel. */
-	if (!err && ops->lsn_off && bp->mp->max_lsn &&
-	    ops->lsn_off + 8 <= bp->len &&
-	    xk_get_be64(bp->data + ops->lsn_off) != UINT64_MAX &&
-	    xk_get_be64(bp->data + ops->lsn_off) > bp->mp->max_lsn)
-		err = xk_fail_set(&bp->fail, "lsn", "block LSN %u/%u is "
-				  "beyond the log head %u/%u",
-				  (unsigned int)(xk_get_be64(bp->data +
-							     ops->lsn_off) >> 32),
-				  (unsigned int)xk_get_be64(bp->data +
-							    ops->lsn_off),
-				  (unsigned int)(bp->mp->max_lsn >> 32),
-				  (unsigned int)bp->mp->max_lsn);
 	if (err) {
 		bp->fail.crc_bad = crc_bad;
 		return bp->error = err;
 	}
+	/*
+	 * An LSN past the log head is no damage to the block (the log is
+	 * what is behind): noted for the caller to compare (repair).
+	 */
+	if (!crc_bad && ops->lsn_off && ops->lsn_off + 8 <= bp->len)
+		xk_mount_note_lsn(bp->mp, xk_get_be64(bp->data + ops->lsn_off));
 	if (crc_bad && ops->crc_off == XK_NO_CRC) {
 		xk_fail_set(&bp->fail, "crc", "a record's checksum does not "
 			    "match");

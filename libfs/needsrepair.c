@@ -6,6 +6,8 @@
  * handle's superblock, from which the run will rewrite it anyway).
  * The guard's own writes go through the same hook: a recursive lock
  * lets them pass while every other thread's write waits for the mark.
+ * The mark is the primary's alone: a secondary written through the
+ * cache loses it, and the clear first takes it off the copies on disk.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -17,6 +19,7 @@
 #include <xfskit/crc32c.h>
 #include <xfskit/endian.h>
 #include <xfskit/fault.h>
+#include <xfskit/format/ag.h>
 #include <xfskit/format/sb.h>
 #include <xfskit/mount.h>
 #include <xfskit/needsrepair.h>
@@ -188,22 +191,85 @@ xk_needsrepair_marked(const struct xk_mount *mp)
 	return g && g->marked;
 }
 
+/* The AG whose superblock is at daddr, or -1. */
+static int64_t
+sb_agno(const struct xk_mount *mp, uint64_t daddr)
+{
+	uint64_t agbb = (uint64_t)mp->g.agblocks << mp->g.blkbb_log;
+
+	if (daddr % agbb || daddr / agbb >= mp->g.agcount)
+		return -1;
+	return (int64_t)(daddr / agbb);
+}
+
 void
 xk_needsrepair_pin(struct xk_buf *bp)
 {
 	struct xk_needsrepair *g = bp->mp->needsrepair;
 	struct xk_dsb *d = (struct xk_dsb *)bp->data;
-	uint32_t incompat;
+	int64_t agno;
+	uint32_t incompat, want;
 
-	if (!g || !g->pin || bp->daddr != 0 || bp->len < sizeof(*d) ||
+	if (!g || bp->len < sizeof(*d) ||
 	    xk_be32_get(d->sb_magicnum) != XK_SB_MAGIC)
 		return;
-	incompat = xk_be32_get(d->sb_features_incompat);
-	if (incompat & XK_SB_FEAT_INCOMPAT_NEEDSREPAIR)
+	agno = sb_agno(bp->mp, bp->daddr);
+	if (agno < 0 || (agno == 0 && !g->pin))
 		return;
-	xk_be32_set(&d->sb_features_incompat,
-		    incompat | XK_SB_FEAT_INCOMPAT_NEEDSREPAIR);
+	/* The primary keeps the mark; a secondary never carries it. */
+	incompat = xk_be32_get(d->sb_features_incompat);
+	want = agno == 0 ? incompat | XK_SB_FEAT_INCOMPAT_NEEDSREPAIR :
+	       incompat & ~XK_SB_FEAT_INCOMPAT_NEEDSREPAIR;
+	if (want == incompat)
+		return;
+	xk_be32_set(&d->sb_features_incompat, want);
 	xk_cksum_update(bp->data, bp->len, SB_CRC_OFF);
+}
+
+/*
+ * The secondaries on disk that carry the mark (copied there by a tool
+ * that wrote every superblock while the primary had it) lose it, as
+ * xfs_repair clears it: quietly, a copy that verifies only.  Each write
+ * goes through the hook, so the primary is marked first.
+ */
+static int
+clear_secondaries(struct xk_mount *mp)
+{
+	uint8_t *buf = sector_alloc(mp);
+	struct xk_dsb *d = (struct xk_dsb *)buf;
+	unsigned int n = 0;
+	int err = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	for (uint32_t agno = 1; agno < mp->g.agcount && !err; agno++) {
+		uint64_t off = xk_ag_hdr_daddr(mp, agno, XK_SB_SECTOR) <<
+			       XK_BBSHIFT;
+		uint32_t incompat;
+
+		err = xk_dev_pread(mp->dev, buf, mp->g.sectsize, off);
+		if (err)
+			break;
+		incompat = xk_be32_get(d->sb_features_incompat);
+		if (xk_be32_get(d->sb_magicnum) != XK_SB_MAGIC ||
+		    !xk_cksum_ok(buf, mp->g.sectsize, SB_CRC_OFF) ||
+		    !(incompat & XK_SB_FEAT_INCOMPAT_NEEDSREPAIR))
+			continue;
+		xk_be32_set(&d->sb_features_incompat,
+			    incompat & ~XK_SB_FEAT_INCOMPAT_NEEDSREPAIR);
+		xk_cksum_update(buf, mp->g.sectsize, SB_CRC_OFF);
+		err = xk_dev_pwrite(mp->dev, buf, mp->g.sectsize, off);
+		if (!err) {
+			/* A cached copy may say otherwise. */
+			xk_buf_invalidate(mp, off >> XK_BBSHIFT,
+					  mp->g.sectsize);
+			n++;
+		}
+	}
+	if (!err && n)
+		err = xk_dev_sync(mp->dev);
+	free(buf);
+	return err;
 }
 
 int
@@ -218,6 +284,8 @@ xk_needsrepair_clear(struct xk_mount *mp)
 	for (int i = 0; i < 3 && !err; i++)
 		if (guard_dev(mp, i))
 			err = xk_dev_sync(guard_dev(mp, i));
+	if (!err)
+		err = clear_secondaries(mp);
 	if (err)
 		return err;
 	if (g->marked) {

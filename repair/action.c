@@ -93,6 +93,7 @@ static const struct {
 				      "superblock" },
 	[ACT_METADIR_REBUILT]	= { "metadir_rebuilt", "Rebuilt the "
 				    "metadata directory tree at inode" },
+	[ACT_LOG_FORMATTED]	= { "log_formatted", "Formatted the log" },
 };
 
 struct prepared {

@@ -499,6 +499,10 @@ fix_one_inode(struct repair_ctx *rc, const struct ifix *v, size_t n,
 					      -1, NULL, ", in directory %llu: "
 					      "the inode is not in use",
 					      (unsigned long long)ino);
+			else if (v[i].what == IFIX_SF_FTYPE)
+				action_report(rc, ACT_DIR_REWRITTEN, ino, -1,
+					      NULL, ": the file types of its "
+					      "entries set from their inodes");
 			else
 				action_report(rc, ACT_DOTDOT_SET, ino, -1,
 					      NULL, ": it names %llu",

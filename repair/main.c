@@ -630,6 +630,13 @@ main(int argc, char **argv)
 	}
 	if (rc.opt.json)
 		rc.opt.verbose = 0;
+	/*
+	 * The report goes where xfs_repair prints its findings, on stderr:
+	 * scripts (fstests among them) keep stdout for the few lines
+	 * xfs_repair prints there.  --json is the one document on stdout.
+	 */
+	if (!rc.opt.json)
+		rc.out = stderr;
 	if (rc.opt.no_modify && (undo_path || rc.opt.exit_fixed)) {
 		fprintf(stderr, "xfskit-repair: -n writes nothing, so %s does "
 			"not go with it\n", undo_path ? "-z" : "-e");
@@ -775,6 +782,20 @@ main(int argc, char **argv)
 	} else {
 		status = repair_run(&rc, &found);
 		err = status < 0 ? status : 0;
+	}
+	/* As xfs_repair's end: a log behind the metadata's LSNs. */
+	if (!err && !rc.found.error) {
+		int formatted;
+
+		err = xr_log_behind(&rc, &formatted);
+		if (!err && rc.opt.no_modify && rc.found.nproblems > found) {
+			found = rc.found.nproblems;
+			status = REPAIR_EXIT_CORRUPT;
+		} else if (!err && formatted) {
+			found++;
+			if (status == REPAIR_EXIT_CLEAN && rc.opt.exit_fixed)
+				status = REPAIR_EXIT_FIXED;
+		}
 	}
 	rc.found.first_problems = found;
 	if (!err && action_error(&rc))

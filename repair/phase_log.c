@@ -12,8 +12,8 @@
  *     mount, as xfs_repair does.
  * -L: the log is zeroed, whatever it holds (its changes are lost).
  *
- * Either way the log head, once known, bounds the LSN any metadata may
- * carry; the verifiers then check it.
+ * Either way the log head, once known, is what the newest metadata LSN
+ * the verifiers meet is held against at the end (xr_log_behind).
  *
  * Out: 0 to go on checking, or an exit status to stop with.
  */
@@ -24,11 +24,13 @@
 #include "repair.h"
 
 /*
- * The head LSN: the newest a metadata block may be stamped with.  Memory
- * or I/O is recorded (rc->found.error: main stops the run).
+ * The head LSN: metadata stamped with it or later is ahead of the log,
+ * which the run's end then formats in a later cycle (xr_log_behind), as
+ * xfs_repair does; the blocks themselves are not damaged.  Memory or
+ * I/O is recorded (rc->found.error: main stops the run).
  */
 static void
-set_max_lsn(struct repair_ctx *rc)
+set_log_head(struct repair_ctx *rc)
 {
 	struct xk_log *log;
 	const struct xk_log_state *st;
@@ -38,8 +40,8 @@ set_max_lsn(struct repair_ctx *rc)
 		goto out;
 	st = xk_log_get_state(log);
 	if (!st->empty && st->head_cycle)
-		rc->mp->max_lsn = ((uint64_t)st->head_cycle << 32) |
-				  st->head_blk;
+		rc->log_head_lsn = ((uint64_t)st->head_cycle << 32) |
+				   st->head_blk;
 out:
 	xk_log_close(log);
 }
@@ -68,7 +70,7 @@ phase_log(struct repair_ctx *rc)
 		}
 		action_report(rc, ACT_LOG_ZEROED, 0, -1, NULL, ": the changes "
 			      "it held are lost");
-		set_max_lsn(rc);
+		set_log_head(rc);
 		return 0;
 	}
 
@@ -85,7 +87,7 @@ phase_log(struct repair_ctx *rc)
 			 rep.msg))
 		return REPAIR_EXIT_ERROR;
 	if (!err && rep.state.clean) {
-		set_max_lsn(rc);
+		set_log_head(rc);
 		return 0;
 	}
 	if (rc->opt.no_modify) {
@@ -105,7 +107,7 @@ phase_log(struct repair_ctx *rc)
 			       (unsigned long long)rep.items,
 			       (unsigned long long)rep.blocks_written);
 		/* Replayed blocks would carry LSNs up to the head. */
-		set_max_lsn(rc);
+		set_log_head(rc);
 		/* Other handles would not see the replay kept in the cache. */
 		if (!err)
 			rc->opt.threads = 1;
@@ -130,6 +132,6 @@ phase_log(struct repair_ctx *rc)
 	action_report(rc, ACT_LOG_REPLAYED, 0, -1, NULL, ": %u transactions, "
 		      "%llu blocks written", rep.transactions,
 		      (unsigned long long)rep.blocks_written);
-	set_max_lsn(rc);
+	set_log_head(rc);
 	return 0;
 }

@@ -231,25 +231,19 @@ check_needsrepair(struct repair_ctx *rc)
 
 /*
  * Primary fields that are not geometry and that xfs_repair corrects:
- *  1. an LSN beyond the log head (the kernel refuses to mount: "Metadata
- *     has LSN ahead of current LSN"): reset to 0, never ahead;
- *  2. the mkfs-in-progress flag: cleared;
- *  3. bad_features2 (where old kernels wrote features2) equal to
+ *  1. the mkfs-in-progress flag: cleared;
+ *  2. bad_features2 (where old kernels wrote features2) equal to
  *     features2: set to it.
+ * Its LSN counts among the metadata's: one ahead of the log head (the
+ * kernel refuses to mount: "Metadata has LSN ahead of current LSN") has
+ * the log formatted past it at the end (xr_log_behind).
  */
 static void
 check_primary_fields(struct repair_ctx *rc)
 {
 	struct xk_sb *sb = &rc->mp->sb;
 
-	if (rc->mp->max_lsn && sb->lsn > rc->mp->max_lsn &&
-	    report(rc, PR_SB_PRIMARY_BAD, "superblock", 0, 0, 0, "lsn",
-		   "LSN 0x%llx is beyond the log head 0x%llx",
-		   (unsigned long long)sb->lsn,
-		   (unsigned long long)rc->mp->max_lsn)) {
-		sb->lsn = 0;
-		plan_sb_primary(rc);
-	}
+	xk_mount_note_lsn(rc->mp, sb->lsn);
 	if (sb->inprogress &&
 	    report(rc, PR_SB_PRIMARY_BAD, "superblock", 0, 0, 0, "inprogress",
 		   "the mkfs-in-progress flag is %u", sb->inprogress)) {

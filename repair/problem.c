@@ -72,6 +72,8 @@ static const struct {
 				      "repair", "needsrepair" },
 	[PR_RT_SB]		  = { "realtime superblock is bad",
 				      "rt_superblock" },
+	[PR_LOG_BEHIND]		  = { "metadata is ahead of the log",
+				      "log_behind" },
 };
 
 /*
@@ -93,6 +95,7 @@ static const unsigned int problem_policy[PR_NR] = {
 	[PR_RT_BITMAP]		  = PF_PREEN,
 	[PR_RT_SUMMARY]		  = PF_PREEN,
 	[PR_SB_NEEDSREPAIR]	  = PF_PREEN,
+	[PR_LOG_BEHIND]		  = PF_PREEN,
 	[PR_INODE_BAD]		  = PF_DESTRUCTIVE,
 	[PR_FORK_BAD]		  = PF_DESTRUCTIVE,
 	[PR_DIR_BAD]		  = PF_DESTRUCTIVE,

@@ -71,6 +71,7 @@ enum problem {
 	PR_RT_SUMMARY,
 	PR_SB_NEEDSREPAIR,
 	PR_RT_SB,
+	PR_LOG_BEHIND,
 	PR_NR
 };
 
@@ -112,6 +113,7 @@ enum action {
 	ACT_DIR_REASSEMBLED,	/* a lost directory, from the device scan */
 	ACT_NEEDSREPAIR_CLEARED,
 	ACT_METADIR_REBUILT,	/* a new metadata tree root */
+	ACT_LOG_FORMATTED,	/* in a cycle past the metadata's LSNs */
 	ACT_NR
 };
 
@@ -360,6 +362,8 @@ struct repair_ctx {
 		int	phase;		/* the last phase line printed */
 		int	fail_after;	/* XFS_REPAIR_FAIL_AFTER_PHASE, or 0 */
 	} xr;
+	/* The log head's LSN once the log is read (0: none known). */
+	uint64_t	log_head_lsn;
 };
 
 /*
@@ -462,6 +466,12 @@ void xr_msg(struct repair_ctx *rc, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void xr_end(struct repair_ctx *rc);
 void xr_done(struct repair_ctx *rc);
+/*
+ * The run's end: metadata LSNs not behind the log head are a finding,
+ * in xfs_repair's words too; without -n the log is formatted past them
+ * (*formatted set).  0, or a negative errno (recorded).
+ */
+int xr_log_behind(struct repair_ctx *rc, int *formatted);
 /* --progress-fd: "phase done total device", e2fsck's -C protocol. */
 void progress_fd_line(struct repair_ctx *rc, int phase, uint64_t done,
 		      uint64_t total);
@@ -476,7 +486,7 @@ int guard_unchecked(struct repair_ctx *rc, int status);
 void guard_json(struct repair_ctx *rc);
 void json_string(FILE *out, const char *s);
 
-/* An informational line: stdout, or stderr when stdout carries JSON. */
+/* An informational line, on stderr (rc->out, or stderr under --json). */
 void info(struct repair_ctx *rc, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 

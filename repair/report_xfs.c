@@ -21,6 +21,10 @@
  * scripts look for come with our findings, in its words (xr_msg).  The last line is "done", or under -n
  * "No modify flag set, skipping filesystem flush and exiting.".
  *
+ * At the end, metadata LSNs ahead of the log get xfs_repair's "Maximum
+ * metadata LSN (C:B) is ahead of log (C:B)." and "[Would] Format log to
+ * cycle N." (xr_log_behind).
+ *
  * XFS_REPAIR_FAIL_AFTER_PHASE=N, xfs_repair's test hook, kills the
  * program (SIGKILL, exit status 137) at the end of phase N, once what
  * it changed is written, as xfs_repair does.
@@ -29,6 +33,8 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <unistd.h>
+
+#include <xfskit/logv.h>
 
 #include "repair.h"
 
@@ -97,8 +103,7 @@ xr_phase(struct repair_ctx *rc, int phase)
 		break;
 	case 5:
 		if (rc->opt.no_modify)
-			fprintf(rc->out, "No modify flag set, skipping "
-				"phase 5\n");
+			printf("No modify flag set, skipping phase 5\n");
 		else
 			fprintf(stderr, "Phase 5 - rebuild AG headers and "
 				"trees...\n");
@@ -163,4 +168,55 @@ xr_done(struct repair_ctx *rc)
 			"flush and exiting.\n");
 	else
 		fprintf(stderr, "done\n");
+}
+
+/*
+ * As xfs_repair ends a run: the newest LSN of the metadata that verified
+ * (the primary's included) against the log head.  Metadata stamped at
+ * the head or later would be refused by the kernel ("Metadata has LSN
+ * ahead of current LSN"), though nothing in it is damaged: the log is
+ * formatted in a cycle three past it, as xfs_repair does (-n: says it
+ * would be).  Printed whatever the pass (this is the run's end).
+ */
+int
+xr_log_behind(struct repair_ctx *rc, int *formatted)
+{
+	uint64_t max = __atomic_load_n(&rc->mp->seen_lsn, __ATOMIC_RELAXED);
+	uint64_t head = rc->log_head_lsn;
+	unsigned int mc = (unsigned int)(max >> 32), mb = (unsigned int)max;
+	unsigned int hc = (unsigned int)(head >> 32), hb = (unsigned int)head;
+	char msg[256] = "";
+	uint32_t cycle;
+	int err;
+
+	*formatted = 0;
+	if (!head || max < head)
+		return 0;
+	/* Only verified metadata counts, so a cycle this high is real. */
+	cycle = mc < UINT32_MAX - 3 ? mc + 3 : UINT32_MAX;
+	if (shown(rc)) {
+		live_clear(rc);
+		fprintf(stderr, "Maximum metadata LSN (%u:%u) is ahead of log "
+			"(%u:%u).\n", mc, mb, hc, hb);
+		fprintf(stderr, "%s log to cycle %u.\n", rc->opt.no_modify ?
+			"Would format" : "Format", cycle);
+	}
+	report(rc, PR_LOG_BEHIND, "log", -1, 0, rc->mp->g.log_daddr, "lsn",
+	       "the newest metadata LSN %u:%u is not behind the log head "
+	       "%u:%u (the kernel would refuse the metadata); the log %s in "
+	       "cycle %u", mc, mb, hc, hb, rc->opt.no_modify ?
+	       "would be formatted" : "is formatted", cycle);
+	if (rc->opt.no_modify)
+		return 0;
+	/* The log was read at the start: any failure stops the run. */
+	err = xk_log_format(rc->mp, cycle, msg, sizeof(msg));
+	if (err) {
+		repair_error(rc, err, "formatting the log in cycle %u%s%s",
+			     cycle, msg[0] ? ": " : "", msg);
+		return err;
+	}
+	action_report(rc, ACT_LOG_FORMATTED, 0, -1, NULL, " in cycle %u, past "
+		      "the newest metadata LSN %u:%u", cycle, mc, mb);
+	*formatted = 1;
+	return 0;
 }

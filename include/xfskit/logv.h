@@ -214,5 +214,13 @@ XK_MUST_CHECK int xk_log_recover(struct xk_mount *mp, unsigned int flags,
  * LSNs stay behind the log.
  */
 XK_MUST_CHECK int xk_log_zero(struct xk_mount *mp, char *msg, size_t msglen);
+/*
+ * The same clean log written in cycle: xfs_repair's reformat of a log
+ * that metadata LSNs are ahead of, xfs_db's logformat.  0 picks the
+ * cycle as xk_log_zero does.  The caller chooses: an earlier cycle than
+ * the metadata's makes the kernel refuse it (what fstests means to do).
+ */
+XK_MUST_CHECK int xk_log_format(struct xk_mount *mp, uint32_t cycle,
+				char *msg, size_t msglen);
 
 #endif /* XFSKIT_LOGV_H */

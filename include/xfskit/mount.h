@@ -103,10 +103,11 @@ struct xk_mount {
 	struct xk_bcache *cache;
 	uint64_t	write_lsn;	/* stamped on writes when non-zero */
 	/*
-	 * The log head's LSN when known: verifiers then reject metadata
-	 * stamped with a later LSN (it would never be replayed over).
+	 * The newest LSN of the metadata that verified (blocks and inodes,
+	 * xk_mount_note_lsn): a log whose head is not past it must be
+	 * formatted in a later cycle (repair does, as xfs_repair).
 	 */
-	uint64_t	max_lsn;
+	uint64_t	seen_lsn;
 	/* Armed by xk_needsrepair_arm (needsrepair.h), else NULL. */
 	struct xk_needsrepair *needsrepair;
 };
@@ -190,6 +191,17 @@ void xk_mount_discard(struct xk_mount *mp);
  * replaces.
  */
 uint64_t xk_mount_set_cache_limit(struct xk_mount *mp, uint64_t bytes);
+
+/* seen_lsn = max(seen_lsn, lsn), from any thread; all-ones is "none". */
+static inline void xk_mount_note_lsn(struct xk_mount *mp, uint64_t lsn)
+{
+	uint64_t cur = __atomic_load_n(&mp->seen_lsn, __ATOMIC_RELAXED);
+
+	while (lsn != UINT64_MAX && lsn > cur &&
+	       !__atomic_compare_exchange_n(&mp->seen_lsn, &cur, lsn, 1,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
 
 /* Unit conversions. */
 static inline uint64_t xk_agb_to_fsb(const struct xk_mount *mp,

@@ -10,9 +10,12 @@
  * while the primary, marked, is written and synced (through the undo
  * file when there is one).  Every later write of the primary keeps the
  * mark, whatever it was made from (the handle's superblock, a copy
- * replayed from the log).  Clearing it is the run's last write, after
- * everything else is written and synced.  A run that writes nothing
- * leaves the primary as it was.
+ * replayed from the log); a secondary superblock written never carries
+ * it.  Clearing it is the run's last write, after everything else is
+ * written and synced, and after the secondaries on disk that carry it
+ * lost it (as xfs_repair clears them, quietly).  A run that writes
+ * nothing, on a filesystem with no marked secondary, leaves the primary
+ * as it was.
  */
 #ifndef XFSKIT_NEEDSREPAIR_H
 #define XFSKIT_NEEDSREPAIR_H
@@ -32,14 +35,19 @@ XK_MUST_CHECK int xk_needsrepair_arm(struct xk_mount *mp);
 int xk_needsrepair_marked(const struct xk_mount *mp);
 /*
  * The end of a complete run: flush every dirty buffer, sync every
- * device, then clear the mark (when the primary carries it) and sync;
+ * device, clear the mark of every secondary that verifies and carries
+ * it (their writes mark the primary first), then clear the primary's
+ * (when it carries it) and sync;
  * the guard is disarmed.  On error the mark stays.  0 or a negative
  * errno.
  */
 XK_MUST_CHECK int xk_needsrepair_clear(struct xk_mount *mp);
 /* Drop the guard, the disk left as it is (xk_mount_close and discard). */
 void xk_needsrepair_disarm(struct xk_mount *mp);
-/* The buffer cache's write of bp: the primary keeps the mark (buf.c). */
+/*
+ * The buffer cache's write of bp: the primary keeps the mark, a
+ * secondary superblock loses it (buf.c).
+ */
 void xk_needsrepair_pin(struct xk_buf *bp);
 
 #endif /* XFSKIT_NEEDSREPAIR_H */

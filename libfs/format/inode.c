@@ -240,7 +240,7 @@ check_metafile(struct xk_mount *mp, const struct xk_dinode *dip,
 /*
  * Rules, after the kernel's inode verifier: 1. magic "IN"; 2. version 3;
  * 3. CRC; 4. no v1 link count, and the inode number it records;
- * 5. metadata UUID, and an LSN not beyond the log head when it is known,
+ * 5. metadata UUID (its LSN is noted, xk_mount_note_lsn, not judged),
  * and an unlinked-list pointer that is null or inside the AG's inode
  * range (the kernel's inode buffer verifier); 6. size below 2^63; 7. a
  * known file type; 8. directories and symlinks are not empty; 9. no more
@@ -303,11 +303,6 @@ dinode_check(struct xk_mount *mp, uint64_t ino, const struct xk_dinode *dip,
 		return xk_fail_val(f, "ino", ino, xk_be64_get(dip->di_ino));
 	if (memcmp(dip->di_uuid, mp->meta_uuid, 16))
 		return xk_fail_set(f, "uuid", "does not match the superblock");
-	if (mp->max_lsn && xk_be64_get(dip->di_lsn) > mp->max_lsn)
-		return xk_fail_set(f, "lsn", "inode LSN 0x%llx is beyond the "
-				   "log head 0x%llx",
-				   (unsigned long long)xk_be64_get(dip->di_lsn),
-				   (unsigned long long)mp->max_lsn);
 	if (ino && xk_be32_get(dip->di_next_unlinked) != XK_NULLAGINO &&
 	    !xk_agino_in_range(mp, xk_ino_to_agno(mp, ino),
 			       xk_be32_get(dip->di_next_unlinked)))
@@ -453,7 +448,11 @@ int
 xk_dinode_verify(struct xk_mount *mp, uint64_t ino,
 		 const struct xk_dinode *dip, struct xk_fail *f)
 {
-	return dinode_check(mp, ino, dip, 1, f);
+	int err = dinode_check(mp, ino, dip, 1, f);
+
+	if (!err)
+		xk_mount_note_lsn(mp, xk_be64_get(dip->di_lsn));
+	return err;
 }
 
 /*

@@ -12,7 +12,9 @@
  * Zeroing the log (repair -L) writes the unmount record at block 0 and
  * fills the rest of the log with previous-cycle blocks, using a cycle
  * past every cycle found in the log so that no metadata LSN is ahead of
- * the log.
+ * the log.  Formatting it in a given cycle (repair, when metadata LSNs
+ * are ahead of the log; xfskit-db logformat) is the same write in that
+ * cycle.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -167,6 +169,12 @@ xk_log_write_clean(struct xk_log *log, uint32_t blk, uint32_t cycle,
 int
 xk_log_zero(struct xk_mount *mp, char *msg, size_t msglen)
 {
+	return xk_log_format(mp, 0, msg, msglen);
+}
+
+int
+xk_log_format(struct xk_mount *mp, uint32_t cycle, char *msg, size_t msglen)
+{
 	struct xk_log *log = NULL;
 	uint32_t maxc = 0;
 	int err = xk_log_open(mp, &log);
@@ -189,6 +197,9 @@ xk_log_zero(struct xk_mount *mp, char *msg, size_t msglen)
 	}
 	if (!err && log->st.head_cycle > maxc)
 		maxc = log->st.head_cycle;
+	/* A cycle asked for is used as it is. */
+	if (cycle)
+		maxc = cycle - 1;
 	log->st.last_rec_blk = XK_LOG_NOBLK;
 	err = xk_log_write_clean(log, 0, maxc + 1, 1);
 	if (!err)

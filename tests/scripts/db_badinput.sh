@@ -48,7 +48,7 @@ expect 1 "no current" -r -c "print" "$IMG"
 expect 1 "empty" -r -c pop "$IMG"
 expect 1 "usage" -r -c "convert fsblock" "$IMG"
 # Arguments a command does not take: refused, with xfs_db's words.
-for c in "sb 0 1" "stack foo" "inode 128 5" "hash" "frag -v" "check -s"; do
+for c in "sb 0 1" "stack foo" "inode 128 5" "hash" "fsblock 1 2"; do
 	want=$(xfs_db -r -c "$c" "$IMG" 2>/dev/null | grep -m1 'bad argument count')
 	[ -n "$want" ] || want="bad argument count"
 	expect 1 "$want" -r -c "$c" "$IMG"

@@ -117,11 +117,11 @@ report() {
 DENSITY=${XK_FAULT_DENSITY:-1}
 long_tests && DENSITY=$((DENSITY * 2))
 ref "$dmg" "$T/ref.img" -o threads=1 || finish
-grep -q 'Rebuilt a fork of inode' "$T/ref.out" &&
-	grep -q 'Rewrote directory' "$T/ref.out" &&
-	grep -q 'Created /lost+found' "$T/ref.out" &&
-	grep -q 'Rebuilding the AG btrees' "$T/ref.out" ||
-	fail "the reference repair did not take every path it should: $(grep -v '^Pass\|: ' "$T/ref.out" | head -8)"
+grep -q 'Rebuilt a fork of inode' "$T/ref.err" &&
+	grep -q 'Rewrote directory' "$T/ref.err" &&
+	grep -q 'Created /lost+found' "$T/ref.err" &&
+	grep -q 'Rebuilding the AG btrees' "$T/ref.err" ||
+	fail "the reference repair did not take every path it should: $(grep -v '^Pass\|: ' "$T/ref.err" | head -8)"
 [ "${COUNT[write]:-0}" -gt 0 ] && [ "${COUNT[phase]:-0}" -gt 0 ] ||
 	{ fail "no event counts from the reference run (XFSKIT_FAULT=alloc:0)"; finish; }
 FAILS0=$FAILS
@@ -136,7 +136,9 @@ done
 [ "$FAILS" -eq "$FAILS0" ] && report "damaged image: every faulted run finished equal to the reference or stopped with the image intact or undone"
 
 # -n: no finding that the run without faults does not make.
-"$REPAIR" -n -o threads=1 "$dmg" >"$T/n.ref" 2>/dev/null
+# (The report is on stderr, as xfs_repair's; the fault sweep's count
+# line and the stop's own lines, "xfskit-repair: ...", are set apart.)
+"$REPAIR" -n -o threads=1 "$dmg" >"$T/n.ref" 2>&1
 XFSKIT_FAULT=alloc:0 "$REPAIR" -n -o threads=1 "$dmg" 2>&1 >/dev/null |
 	sed -n 's/.* alloc:\([0-9]*\) .*/\1/p' >"$T/n.count"
 total=$(cat "$T/n.count")
@@ -144,8 +146,10 @@ FAILS0=$FAILS
 k=$((4 * DENSITY))
 for i in $(seq 1 "$k"); do
 	n=$(( (total * i + k - 1) / k ))
-	XFSKIT_FAULT=alloc:$n "$REPAIR" -n -o threads=1 "$dmg" >"$T/n.out" 2>"$T/n.err"
+	XFSKIT_FAULT=alloc:$n "$REPAIR" -n -o threads=1 "$dmg" >"$T/n.all" 2>&1
 	rc=$?
+	grep '^xfskit-repair: ' "$T/n.all" >"$T/n.err"
+	grep -v '^xfskit-repair: ' "$T/n.all" >"$T/n.out"
 	if [ $rc -eq 1 ] && grep -q ': stopping' "$T/n.err"; then
 		grep -q 'out of memory while' "$T/n.err" ||
 			fail "-n alloc:$n: stopped without naming the cause: $(cat "$T/n.err")"
@@ -169,8 +173,8 @@ wl_files() {
 if command -v xfs_io >/dev/null 2>&1; then
 	dirty_image "$T/log.img" wl_files -m rmapbt=1 || finish
 	ref "$T/log.img" "$T/logref.img" -o threads=1 || finish
-	grep -q 'Replayed the log' "$T/ref.out" ||
-		fail "the dirty log was not replayed: $(head -3 "$T/ref.out")"
+	grep -q 'Replayed the log' "$T/ref.err" ||
+		fail "the dirty log was not replayed: $(head -3 "$T/ref.err")"
 	FAILS0=$FAILS
 	sweep alloc 6 "$T/log.img" "$T/logref.img" -o threads=1
 	sweep read 3 "$T/log.img" "$T/logref.img" -o threads=1

@@ -9,7 +9,8 @@
 # finds nothing else), and a second run finishes and clears it.  Our -n
 # says the same words, counts one problem, writes nothing; the mark on
 # the primary alone is one problem with and without -n (the secondaries
-# do not carry it); a log replay is a write like any other; a clean
+# do not carry it); a mark on secondaries alone is cleared quietly, as
+# xfs_repair clears it; a log replay is a write like any other; a clean
 # filesystem's repair writes nothing at all; SIGINT mid-repair leaves
 # the mark too.
 . "$(dirname "$0")/lib.sh"
@@ -113,7 +114,7 @@ for n in 1 $((nw / 2)) $((nw - 1)); do
 	nrc=$?
 	after=$(image_state "$c" | cut -d' ' -f2-)
 	if [ $nrc -eq 1 ] && grep -qx "$NR_LINE" "$T/n.err" &&
-	   grep -q '^the filesystem is marked as needing repair: ' "$T/n.out" &&
+	   grep -q '^the filesystem is marked as needing repair: ' "$T/n.err" &&
 	   [ "$before" = "$after" ]; then
 		pass "ddev=$n: our -n says xfs_repair's line, exit 1, writes nothing"
 	else
@@ -184,11 +185,11 @@ xfs_repair -n "$m" >"$T/xr61.out" 2>&1
 x61=$?
 "$REPAIR" -n "$m" >"$T/n.out" 2>"$T/n.err"
 nrc=$?
-if [ $nrc -eq $x61 ] && [ $nrc -eq 1 ] && grep -qx "1 problem found." "$T/n.out" &&
-   [ "$(xr_findings "$T/n.err")" = "$(xr_findings "$T/xr61.out")" ]; then
+if [ $nrc -eq $x61 ] && [ $nrc -eq 1 ] && grep -qx "1 problem found." "$T/n.err" &&
+   [ "$(grep -x "$NR_LINE" "$T/n.err")" = "$(xr_findings "$T/xr61.out")" ]; then
 	pass "mark on the primary only: -n counts 1 problem, exit 1, xfs_repair 6.1's words"
 else
-	fail "mark on the primary only: -n exit $nrc (xfs_repair 6.1: $x61): $(cat "$T/n.out"); stderr differs from xfs_repair's: $(diff <(xr_findings "$T/xr61.out") <(xr_findings "$T/n.err") | head -4)"
+	fail "mark on the primary only: -n exit $nrc (xfs_repair 6.1: $x61): $(repair_own "$T/n.err" | head -3); xfs_repair 6.1 said: $(xr_findings "$T/xr61.out" | head -3)"
 fi
 if have_xfs72; then
 	xfs72 xfs_repair -n "$m" >/dev/null 2>&1
@@ -218,6 +219,57 @@ if xfs_repair_clean "$m" "$T/xr.out"; then
 		pass "cleared: xfs_repair -n clean, the kernel mounts it"
 else
 	fail "after clearing the mark: $(cat "$T/xr.out")"
+fi
+
+# The mark on secondaries only (copied there by a tool that wrote every
+# superblock): xfs_repair 6.1 and 7.2 -n pass it (exit 0), their repair
+# clears it quietly.  Ours the same: -n passes it and writes nothing; the
+# repair says nothing of it, clears it in every copy (its first write
+# marks the primary, its last clears it) and exits 0.
+s=$T/secmark.img
+cp --sparse=always "$T/clean.img" "$s"
+inc=$(db_get "$s" "sb 1" features_incompat)
+xfs_db -x -c "sb 1" -c "write features_incompat $(printf '%#x' $((inc | 0x10)))" \
+	-c "sb 3" -c "write features_incompat $(printf '%#x' $((inc | 0x10)))" \
+	"$s" >/dev/null 2>&1 || exit 99
+[ "$(db_get "$s" "sb 3" features_incompat)" = "$(printf '%#x' $((inc | 0x10)))" ] ||
+	{ echo "xfs_db did not mark the secondaries" >&2; exit 99; }
+for v in 61 72; do
+	cp --sparse=always "$s" "$T/x$v.img"
+	if [ $v = 61 ]; then
+		xfs_repair -n "$T/x$v.img" >/dev/null 2>&1; xn=$?
+		xfs_repair "$T/x$v.img" >/dev/null 2>&1; xr=$?
+	else
+		have_xfs72 || continue
+		xfs72 xfs_repair -n "$T/x$v.img" >/dev/null 2>&1; xn=$?
+		xfs72 xfs_repair "$T/x$v.img" >/dev/null 2>&1; xr=$?
+	fi
+	echo "$xn $xr $(db_get "$T/x$v.img" "sb 1" features_incompat) $(db_get "$T/x$v.img" "sb 3" features_incompat)" >"$T/x$v.res"
+done
+before=$(image_state "$s" | cut -d' ' -f2-)
+"$REPAIR" -n "$s" >"$T/n.out" 2>"$T/n.err"
+nrc=$?
+[ $nrc -eq 0 ] && [ -z "$(repair_own "$T/n.err")" ] &&
+	[ "$before" = "$(image_state "$s" | cut -d' ' -f2-)" ] &&
+	pass "marked secondaries: -n passes them (exit 0, no finding, nothing written)" ||
+	fail "marked secondaries: -n exit $nrc: $(repair_own "$T/n.err" | head -3)"
+ASAN_OPTIONS=$STRACE_ASAN strace -f -qq -o "$T/sec.trace" -e trace=pwrite64 \
+	"$REPAIR" "$s" >"$T/out" 2>&1
+rc=$?
+writes "$T/sec.trace" >"$T/sec.offs"
+echo "0 $rc $(db_get "$s" "sb 1" features_incompat) $(db_get "$s" "sb 3" features_incompat)" >"$T/ours.res"
+for v in 61 72; do
+	[ -f "$T/x$v.res" ] || continue
+	cmp -s "$T/x$v.res" "$T/ours.res" &&
+		pass "marked secondaries: -n exit, repair exit and the copies' features_incompat after it ($(cat "$T/ours.res")) as xfs_repair $v" ||
+		fail "marked secondaries: ours '$(cat "$T/ours.res")', xfs_repair $v '$(cat "$T/x$v.res")' (-n exit, exit, sb 1 and sb 3 features_incompat)"
+done
+if [ $rc -eq 0 ] && [ -z "$(repair_own "$T/out")" ] && ! has_mark "$s" &&
+   [ "$(head -1 "$T/sec.offs")" = 0 ] && [ "$(tail -1 "$T/sec.offs")" = 0 ] &&
+   [ "$(wc -l <"$T/sec.offs")" -eq 4 ] && xfs_repair_clean "$s" "$T/xr.out"; then
+	pass "marked secondaries: cleared quietly, in 4 writes (mark, sb 1, sb 3, clear); xfs_repair -n clean"
+else
+	fail "marked secondaries: exit $rc, writes at $(tr '\n' ' ' <"$T/sec.offs"), marked: $(has_mark "$s" && echo yes || echo no), said: $(repair_own "$T/out" | head -3) $(cat "$T/xr.out" 2>/dev/null)"
 fi
 
 # A log replay is a write: killed after the mark, the log still holds
