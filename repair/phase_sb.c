@@ -233,7 +233,9 @@ check_needsrepair(struct repair_ctx *rc)
  * Primary fields that are not geometry and that xfs_repair corrects:
  *  1. the mkfs-in-progress flag: cleared;
  *  2. bad_features2 (where old kernels wrote features2) equal to
- *     features2: set to it.
+ *     features2: set to it;
+ *  3. an LSN no log cycle can pass (xk_lsn_plausible): reset to 0, where
+ *     xfs_repair formats the log in a negative cycle.
  * Its LSN counts among the metadata's: one ahead of the log head (the
  * kernel refuses to mount: "Metadata has LSN ahead of current LSN") has
  * the log formatted past it at the end (xr_log_behind).
@@ -243,6 +245,13 @@ check_primary_fields(struct repair_ctx *rc)
 {
 	struct xk_sb *sb = &rc->mp->sb;
 
+	if (!xk_lsn_plausible(sb->lsn) &&
+	    report(rc, PR_SB_PRIMARY_BAD, "superblock", 0, 0, 0, "lsn",
+		   "the LSN %u:%u is past any cycle a log can be formatted "
+		   "in", (unsigned int)(sb->lsn >> 32), (unsigned int)sb->lsn)) {
+		sb->lsn = 0;
+		plan_sb_primary(rc);
+	}
 	xk_mount_note_lsn(rc->mp, sb->lsn);
 	if (sb->inprogress &&
 	    report(rc, PR_SB_PRIMARY_BAD, "superblock", 0, 0, 0, "inprogress",

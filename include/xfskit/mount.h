@@ -192,12 +192,28 @@ void xk_mount_discard(struct xk_mount *mp);
  */
 uint64_t xk_mount_set_cache_limit(struct xk_mount *mp, uint64_t bytes);
 
-/* seen_lsn = max(seen_lsn, lsn), from any thread; all-ones is "none". */
+/*
+ * The first log cycle no LSN may reach: a log is formatted three cycles
+ * past the newest metadata LSN, and a cycle is signed (xfs_lsn_t), so an
+ * LSN at or past this one can only be a damaged field.
+ */
+#define XK_LSN_CYCLE_LIMIT	0x7ffffffcu
+
+static inline int xk_lsn_plausible(uint64_t lsn)
+{
+	return (lsn >> 32) < XK_LSN_CYCLE_LIMIT;
+}
+
+/*
+ * seen_lsn = max(seen_lsn, lsn), from any thread.  An implausible LSN
+ * (all-ones, "none", among them) is never the newest: a damaged field
+ * must not push the log's cycle past what a cycle can hold.
+ */
 static inline void xk_mount_note_lsn(struct xk_mount *mp, uint64_t lsn)
 {
 	uint64_t cur = __atomic_load_n(&mp->seen_lsn, __ATOMIC_RELAXED);
 
-	while (lsn != UINT64_MAX && lsn > cur &&
+	while (xk_lsn_plausible(lsn) && lsn > cur &&
 	       !__atomic_compare_exchange_n(&mp->seen_lsn, &cur, lsn, 1,
 					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		;
