@@ -119,6 +119,28 @@ need_xfsprogs() {
 	done
 }
 
+# repair_three NAME D: D/damaged.img copied to D/xr61.img, D/xr72.img
+# and D/ours.img, repaired by xfs_repair 6.1, 7.2 (each run again if it
+# fails once; with a tree) and xfskit-repair --json (D/ours.json); fails
+# and returns 1 unless ours exits 0 and xfs_repair -n then finds ours
+# clean.
+repair_three() {
+	local name=$1 D=$2 st who
+	for who in xr61 xr72 ours; do
+		cp --sparse=always "$D/damaged.img" "$D/$who.img" || return 1
+	done
+	xfs_repair "$D/xr61.img" >"$D/xr61.out" 2>&1 || xfs_repair "$D/xr61.img" >>"$D/xr61.out" 2>&1 ||
+		echo "note: [$name] xfs_repair 6.1 failed twice: $(tail -3 "$D/xr61.out")"
+	if have_xfs72; then
+		xfs72 xfs_repair "$D/xr72.img" >"$D/xr72.out" 2>&1 || xfs72 xfs_repair "$D/xr72.img" >>"$D/xr72.out" 2>&1 ||
+			echo "note: [$name] xfs_repair 7.2 failed twice: $(tail -3 "$D/xr72.out")"
+	fi
+	"$REPAIR" --json "$D/ours.img" >"$D/ours.json" 2>"$D/ours.err"
+	st=$?
+	[ $st = 0 ] || { fail "[$name] xfskit-repair: exit $st: $(tail -5 "$D/ours.err")"; return 1; }
+	xfs_repair_clean "$D/ours.img" "$D/clean" || { fail "[$name] xfs_repair -n after ours: $(cat "$D/clean")"; return 1; }
+}
+
 # The second oracle: xfsprogs from Debian's unstable suite (7.2 today),
 # run through scripts/xfsprogs-sid.  Tests that need it call need_xfs72,
 # which skips with the reason where the tree could not be made.

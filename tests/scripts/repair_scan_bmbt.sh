@@ -109,19 +109,7 @@ run_case() {
 	[ $st = 1 ] || fail "[$name] -n on the damaged image: exit $st"
 	[ "$(image_state "$D/damaged.img")" = "$before" ] || fail "[$name] -n wrote to the image"
 
-	for who in xr61 xr72 ours; do
-		cp --sparse=always "$D/damaged.img" "$D/$who.img" || return 1
-	done
-	xfs_repair "$D/xr61.img" >"$D/xr61.out" 2>&1 || xfs_repair "$D/xr61.img" >>"$D/xr61.out" 2>&1 ||
-		echo "note: [$name] xfs_repair 6.1 failed twice: $(tail -3 "$D/xr61.out")"
-	if have_xfs72; then
-		xfs72 xfs_repair "$D/xr72.img" >"$D/xr72.out" 2>&1 || xfs72 xfs_repair "$D/xr72.img" >>"$D/xr72.out" 2>&1 ||
-			echo "note: [$name] xfs_repair 7.2 failed twice: $(tail -3 "$D/xr72.out")"
-	fi
-	"$REPAIR" --json "$D/ours.img" >"$D/ours.json" 2>"$D/ours.err"
-	st=$?
-	[ $st = 0 ] || { fail "[$name] xfskit-repair: exit $st: $(tail -5 "$D/ours.err")"; return 1; }
-	xfs_repair_clean "$D/ours.img" "$D/clean" || { fail "[$name] xfs_repair -n after ours: $(cat "$D/clean")"; return 1; }
+	repair_three "$name" "$D" || return 1
 	python3 - "$D/ours.json" >"$D/actions" <<'PY'
 import json, sys
 for a in json.load(open(sys.argv[1]))["actions"]:
