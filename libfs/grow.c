@@ -17,6 +17,7 @@
 #include <xfskit/grow.h>
 #include <xfskit/init.h>
 #include <xfskit/mount.h>
+#include <xfskit/needsrepair.h>
 
 #include "grow_priv.h"
 
@@ -210,25 +211,17 @@ grow_copy_primary(struct xk_buf *bp, const struct xk_buf *primary)
 }
 
 /*
- * The first write: the primary, still describing the old size, marked
- * NEEDSREPAIR, so that a run stopped half-way is never mounted as it is
- * (xfs_repair finishes or undoes what it finds); the last write clears
- * the mark.
+ * A run stopped half-way is never mounted as it is (xfs_repair finishes
+ * or undoes what it finds): the guard marks the primary, still the old
+ * size, before the first write, and the last write clears the mark.
  */
 int
-grow_mark_needsrepair(struct xk_mount *mp, struct xk_buf *primary,
-		      char *msg, size_t msglen)
+grow_guard_arm(struct xk_mount *mp, char *msg, size_t msglen)
 {
-	struct xk_dsb *d = (struct xk_dsb *)primary->data;
-	int err;
+	int err = xk_needsrepair_arm(mp);
 
-	xk_be32_set(&d->sb_features_incompat, mp->sb.features_incompat |
-		    XK_SB_FEAT_INCOMPAT_NEEDSREPAIR);
-	err = xk_buf_write(primary);
-	if (!err)
-		err = xk_dev_sync(mp->dev);
 	if (err)
-		snprintf(msg, msglen, "writing the primary superblock failed: "
+		snprintf(msg, msglen, "reading the primary superblock failed: "
 			 "%s", xk_strerror(err));
 	return err;
 }
@@ -263,7 +256,9 @@ grow_finish_primary(struct xk_mount *mp, struct xk_buf *primary)
 		err = xk_dev_sync(mp->dev);
 	if (!err)
 		err = xk_buf_write(primary);
-	return err ? err : xk_dev_sync(mp->dev);
+	if (!err)
+		err = xk_dev_sync(mp->dev);
+	return err ? err : xk_needsrepair_clear(mp);
 }
 
 /* Rule 4: the secondaries from the final primary, then the primary. */
@@ -327,7 +322,7 @@ xk_grow_apply(struct xk_mount *mp, const struct xk_grow_plan *p, char *msg,
 	if (!err && p->last_new_len != p->last_old_len)
 		err = grow_last_ag(p, &s, msg, msglen);
 	if (!err)
-		err = grow_mark_needsrepair(mp, s.primary, msg, msglen);
+		err = grow_guard_arm(mp, msg, msglen);
 	if (err)
 		goto out;
 	/* From here the handle describes the grown filesystem. */

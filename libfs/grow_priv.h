@@ -86,17 +86,19 @@ void grow_held_release(struct grow_held *h);
 /* The primary's bytes into a secondary (its own LSN kept), dirtied. */
 void grow_copy_primary(struct xk_buf *bp, const struct xk_buf *primary);
 /*
- * The first write of a resize: the primary as it is (the old size)
- * marked NEEDSREPAIR, synced.  A sentence in msg on error.
+ * The handle's NEEDSREPAIR guard armed (needsrepair.h), if it is not:
+ * the first write of the resize marks the primary as it is on disk (the
+ * old size), synced; grow_finish_primary() clears it last.  Nothing is
+ * written here.  A sentence in msg on error.
  */
-int grow_mark_needsrepair(struct xk_mount *mp, struct xk_buf *primary,
-			  char *msg, size_t msglen);
+int grow_guard_arm(struct xk_mount *mp, char *msg, size_t msglen);
 /* The handle's size from here on (the verifiers check against it). */
 void grow_set_size(struct xk_mount *mp, uint64_t dblocks, uint32_t agcount,
 		   uint64_t fdblocks);
 /*
  * The last: everything dirty flushed and synced, then the final primary
- * (its NEEDSREPAIR mark cleared by the caller) written and synced.
+ * written (the guard keeps its mark) and synced, then the guard's
+ * clearing of the mark, the run's last write.
  */
 int grow_finish_primary(struct xk_mount *mp, struct xk_buf *primary);
 /* A write failed: the handle's old size back, and the sentence. */

@@ -562,7 +562,7 @@ xk_shrink_apply(struct xk_mount *mp, const struct xk_shrink_plan *p,
 	int err = prepare(mp, p, &h, msg, msglen);
 
 	if (!err)
-		err = grow_mark_needsrepair(mp, h.primary, msg, msglen);
+		err = grow_guard_arm(mp, msg, msglen);
 	if (err)
 		goto out;
 	/* From here the handle describes the shrunk filesystem. */

@@ -26,6 +26,7 @@
 #include <xfskit/mount.h>
 #include <xfskit/shrink.h>
 
+#include "grow_priv.h"
 #include "shrink_priv.h"
 
 struct moves_ctx {
@@ -509,33 +510,12 @@ xk_shrink_move_write(struct xk_mount *mp, const struct xk_shrink_move *mv,
 		     char *msg, size_t msglen)
 {
 	size_t bsize = mp->g.blocksize, chunk = 256;
-	struct xk_buf *bp;
 	uint8_t *buf;
-	int err;
-
 	/* NEEDSREPAIR first: the step-1 shrink clears it last. */
-	err = xk_sb_read(mp, 0, 0, &bp);
-	if (err) {
-		snprintf(msg, msglen, "reading the primary superblock failed: "
-			 "%s", xk_strerror(err));
-		return err;
-	}
-	{
-		struct xk_dsb *d = (struct xk_dsb *)bp->data;
+	int err = grow_guard_arm(mp, msg, msglen);
 
-		xk_be32_set(&d->sb_features_incompat,
-			    xk_be32_get(d->sb_features_incompat) |
-			    XK_SB_FEAT_INCOMPAT_NEEDSREPAIR);
-	}
-	err = xk_buf_write(bp);
-	xk_buf_release(bp);
-	if (!err)
-		err = xk_dev_sync(mp->dev);
-	if (err) {
-		snprintf(msg, msglen, "writing the primary superblock failed: "
-			 "%s", xk_strerror(err));
+	if (err)
 		return err;
-	}
 	buf = malloc(chunk * bsize);
 	if (!buf) {
 		snprintf(msg, msglen, "out of memory");

@@ -16,11 +16,12 @@
  *     (grown by the new free space) and null quota inodes where they
  *     were 0; every secondary, old and new, becomes a copy of it that
  *     keeps its own LSN.  imax_pct and the log are untouched.
- * Everything is read and checked before the first write.  The first
- * write marks the primary (still the old size) NEEDSREPAIR; then come the
- * new AG headers, the last AG, the secondaries, and last the primary,
- * which clears the mark: a run stopped half-way is never mounted, and
- * xfs_repair makes it consistent.
+ * Everything is read and checked before the first write.  The handle's
+ * NEEDSREPAIR guard (needsrepair.h, armed here if it is not) marks the
+ * primary (still the old size) before the first write; then come the
+ * new AG headers, the last AG, the secondaries, the primary, and last
+ * the guard's clearing of the mark: a run stopped half-way is never
+ * mounted, and xfs_repair makes it consistent.
  */
 #ifndef XFSKIT_GROW_H
 #define XFSKIT_GROW_H

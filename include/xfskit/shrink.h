@@ -29,8 +29,9 @@
  *     keeps its own LSN); those of removed AGs are left past the end,
  *     unreferenced.  icount, ifree, imax_pct and the log are untouched.
  * The write order is growing's: the primary, still the old size, marked
- * NEEDSREPAIR first, the last AG's headers and btrees, the secondaries,
- * and last the primary, which clears the mark.
+ * NEEDSREPAIR first (the handle's guard, needsrepair.h), the last AG's
+ * headers and btrees, the secondaries, the primary, and last the
+ * guard's clearing of the mark.
  */
 #ifndef XFSKIT_SHRINK_H
 #define XFSKIT_SHRINK_H
@@ -161,7 +162,8 @@ XK_MUST_CHECK int xk_shrink_moves_survey(struct xk_mount *mp,
  * the new end (split where free space is), the file's bmbt rebuilt by
  * the builder, then every AG's btrees are rebuilt (commit).  A new
  * xk_shrink_plan() on the same handle then sees the part cut off free.
- * Write marks the primary NEEDSREPAIR, copies each piece's data (not
+ * Write arms the NEEDSREPAIR guard (the primary is marked before the
+ * first write), copies each piece's data (not
  * unwritten ones), syncs, then writes the cached metadata; the step-1
  * xk_shrink_apply() that follows clears the mark last.
  */
