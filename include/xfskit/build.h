@@ -311,7 +311,7 @@ struct xk_bld_exchange {
 	uint32_t	gen1, gen2;
 	uint64_t	startoff1, startoff2, blockcount;
 	uint64_t	flags;
-	uint64_t	isize1, isize2;	/* SET_SIZES: the sizes to set */
+	uint64_t	isize1, isize2;	/* SET_SIZES: as logged (checked only) */
 };
 struct xk_bld_exchange_result {
 	uint64_t	steps;		/* pairs of mappings exchanged */
@@ -322,9 +322,10 @@ struct xk_bld_exchange_result {
 /*
  * Finish it as the kernel's log recovery does: exchange the mappings
  * that differ one pair at a time (reverse mappings moved with the
- * rmapbt), adjust block counts, set the sizes with SET_SIZES (to the
- * sizes the intent logged, as recovery restores them) and the reflink
- * flags.  On failure res says which inode and rule.
+ * rmapbt), adjust block counts, set the sizes with SET_SIZES (each file
+ * to the other one's size now, as recovery recomputes them; not the
+ * logged sizes) and the reflink flags.  On failure res says which inode
+ * and rule.
  */
 XK_MUST_CHECK int xk_bld_exchange_mappings(struct xk_bld *b,
 					   const struct xk_bld_exchange *x,

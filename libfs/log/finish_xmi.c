@@ -105,8 +105,9 @@ log_xmi_check(struct xk_log *log, const struct log_intent *in)
 				   (unsigned long long)x.startoff1,
 				   (unsigned long long)x.startoff2);
 	/*
-	 * The sizes are set as logged (the kernel does not check them; a
-	 * size with the top bit set fails its inode verifier).
+	 * The logged sizes are not used (recovery recomputes them), and the
+	 * kernel does not check them; one with the top bit set is no file
+	 * size, so the intent is not trusted.
 	 */
 	if ((x.flags & XK_EXCHMAPS_SET_SIZES) &&
 	    ((x.isize1 | x.isize2) >> 63))

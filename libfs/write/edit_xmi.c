@@ -16,11 +16,13 @@
  * the same) and each inode is written once.  Recovery rebuilds the
  * request from the logged ranges and the inodes as they are now, not
  * from everything logged: whether to clear the reflink flags is decided
- * again.  The new sizes are the logged ones: every XMI of an exchange
- * carries the sizes the files had when it began, while a file that
- * took mappings past its end has grown since (older kernels took the
- * sizes as they are now, and so gave a file the other one's half-grown
- * size; the host's 6.18 takes the logged ones).  And
+ * again.  The new sizes are taken the same way, from the files as they
+ * are now (each gets the other's size), not from the sizes the XMI
+ * logged: after a cut inside an exchange, a file that took mappings past
+ * its end has grown since it began, and the other file gets that
+ * half-grown size, as the kernel's recovery gives it (seen on the host's
+ * 6.18, log_xmi under load: b2 ends at a2's size at the cut, not at the
+ * logged 262144).  And
  * once every intent is finished, the mount frees what each file maps
  * past the size it had when recovery took it (xk_bld_trim_eof).  That is
  * copied here, so the result matches a kernel mount.
@@ -722,15 +724,15 @@ xk_bld_exchange_mappings(struct xk_bld *b, const struct xk_bld_exchange *x,
 		}
 	}
 	/*
-	 * As recovery rebuilds the request: the new sizes are the logged
-	 * ones (log_xmi_check keeps them file sizes), and the reflink
-	 * flags are exchanged (each cleared after both were set) only when
-	 * exactly one file has it and the whole of both files is exchanged
-	 * as they are now.
+	 * As recovery rebuilds the request: each file's new size is the
+	 * other one's size now (the logged sizes are not used), and the
+	 * reflink flags are exchanged (each cleared after both were set)
+	 * only when exactly one file has it and the whole of both files is
+	 * exchanged as they are now.
 	 */
 	if (x->flags & XK_EXCHMAPS_SET_SIZES) {
-		isize1 = (int64_t)x->isize1;
-		isize2 = (int64_t)x->isize2;
+		isize1 = (int64_t)p2->size;
+		isize2 = (int64_t)i1.size;
 	}
 	if (i1.flags2 & XK_DIFLAG2_REFLINK)
 		rs |= 1;
