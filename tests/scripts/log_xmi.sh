@@ -312,12 +312,41 @@ record() {
 		}' >"$2.hdr"
 }
 
+# compare_ours_only NAME: $T/B.img replayed by xfskit-repair, no XMI left
+# open, and xfs_repair -n accepts it (exchange-range bit cleared).
+compare_ours_only() {
+	local name=$1
+	if ! "$REPAIR" "$T/B.img" >"$T/$name.repair" 2>&1; then
+		fail "$name: xfskit-repair failed: $(head -5 "$T/$name.repair")"
+	elif [ -n "$(xmi_open "$T/B.img")" ]; then
+		fail "$name: the log still holds an XMI after replay"
+	else
+		cp --sparse=always "$T/B.img" "$T/Bx.img"
+		set_exchrange "$T/Bx.img" 0
+		if xfs_repair -n "$T/Bx.img" >"$T/$name.xr" 2>&1; then
+			pass "$name: the kernel could not replay it; ours did, xfs_repair -n clean"
+		else
+			fail "$name: xfs_repair -n rejects the replayed image: $(grep -v '^ *-\|^Phase\|host filesystem\|image and the host' "$T/$name.xr" | head -5)"
+		fi
+	fi
+}
+
 # compare NAME IMG: the kernel's replay against xfskit-repair's.
 compare() {
 	local name=$1 img=$2 ok=1
 	cp --sparse=always "$img" "$T/A.img"
 	cp --sparse=always "$img" "$T/B.img"
-	record "$T/A.img" "$T/A" || return
+	local km
+	km=$(kmsg_mark)
+	if ! LOOP_MOUNT_QUIET=1 record "$T/A.img" "$T/A"; then
+		# The kernel could not replay this crash state itself (seen
+		# under load: "Structure needs cleaning" on a cut without the
+		# rmapbt): no reference to compare with.  Ours must still
+		# replay it to a state xfs_repair accepts.
+		echo "note: $name: the kernel's own replay failed ($(kmsg_since "$km" | grep -E 'XFS \(' | tail -2 | tr '\n' ' ')); ours is checked against xfs_repair -n only" >&2
+		compare_ours_only "$name"
+		return
+	fi
 	if ! "$REPAIR" "$T/B.img" >"$T/$name.repair" 2>&1; then
 		fail "$name: xfskit-repair failed: $(head -5 "$T/$name.repair")"
 		return
