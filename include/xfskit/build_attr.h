@@ -132,4 +132,14 @@ XK_MUST_CHECK int xk_bld_attr_rewrite(struct xk_bld *b, uint64_t ino,
 				      const struct xk_attr_list *l,
 				      const char **why);
 
+/*
+ * How many blocks more than inode ino's attr fork has now the rewrite
+ * of it to l would take (0 when no more): its leaves, nodes and remote
+ * values, bmbt blocks not counted.  For the figure of a refusal when
+ * xk_bld_attr_rewrite ran out of space; nothing is allocated.
+ */
+XK_MUST_CHECK int xk_attr_rewrite_growth(struct xk_mount *mp, uint64_t ino,
+					 const struct xk_attr_list *l,
+					 uint64_t *grow, const char **why);
+
 #endif /* XFSKIT_BUILD_ATTR_H */

@@ -563,10 +563,29 @@ choose_forkoff(const struct xk_mount *mp, const struct xk_dinode *dip,
 	if (dneed > *fo * 8)
 		*fo = dneed / 8;
 	if (*fo * 8 >= lit || dneed > lit) {
+		/* Not a lack of free blocks: the inode itself is full. */
 		*why = "its data fork leaves no room for an attr fork";
-		return -ENOSPC;
+		return XK_EUNSUPP;
 	}
 	return 0;
+}
+
+/* The attr fork there is (its blocks) and where the new one starts. */
+static int
+old_fork(struct xk_mount *mp, uint64_t ino, const struct xk_dinode *dip,
+	 struct afork *af, uint32_t *fo, const char **why)
+{
+	int err = 0;
+
+	if (dip->di_forkoff && (dip->di_aformat == XK_DINODE_FMT_EXTENTS ||
+				dip->di_aformat == XK_DINODE_FMT_BTREE)) {
+		err = af_load(mp, ino, dip, af);
+		if (err)
+			*why = af->why;
+	}
+	if (!err)
+		err = choose_forkoff(mp, dip, fo, why);
+	return err;
 }
 
 int
@@ -591,14 +610,7 @@ xk_bld_attr_rewrite(struct xk_bld *b, uint64_t ino,
 		return err;
 	}
 	tmp.mode = xk_be16_get(dip->di_mode);
-	if (dip->di_forkoff && (dip->di_aformat == XK_DINODE_FMT_EXTENTS ||
-				dip->di_aformat == XK_DINODE_FMT_BTREE)) {
-		err = af_load(mp, ino, dip, &af);
-		if (err)
-			*why = af.why;
-	}
-	if (!err)
-		err = choose_forkoff(mp, dip, &fo, why);
+	err = old_fork(mp, ino, dip, &af, &fo, why);
 	oldblocks = af.nblocks + af.nbmbt;
 	if (!err && oldblocks > xk_be64_get(dip->di_nblocks)) {
 		*why = "its block count is below what its attr fork maps";
@@ -665,6 +677,45 @@ out:
 	xk_buf_release(bp);
 	free(tmp.attr.local);
 	free(tmp.attr.ext);
+	af_free(&af);
+	return err;
+}
+
+int
+xk_attr_rewrite_growth(struct xk_mount *mp, uint64_t ino,
+		       const struct xk_attr_list *l, uint64_t *grow,
+		       const char **why)
+{
+	uint32_t lit = xk_dinode_litino(mp->g.inodesize), fo = 0;
+	struct attr_plan pl;
+	struct afork af = { 0 };
+	struct xk_dinode *dip;
+	struct xk_buf *bp;
+	uint64_t newblocks = 0;
+	int err;
+
+	*grow = 0;
+	*why = NULL;
+	err = xk_inode_read(mp, ino, 0, &bp, &dip);
+	if (err) {
+		*why = "its inode cannot be read";
+		return err;
+	}
+	err = old_fork(mp, ino, dip, &af, &fo, why);
+	xk_buf_release(bp);
+	if (!err) {
+		err = attr_plan_make(&pl, mp->g.blocksize, lit - fo * 8,
+				     l->xa, l->n);
+		if (err)
+			*why = "the new attr fork cannot be laid out";
+	}
+	if (!err) {
+		if (pl.form == ATTR_FORM_LEAF || pl.form == ATTR_FORM_NODE)
+			newblocks = pl.nblocks;
+		attr_plan_free(&pl);
+		if (newblocks > af.nblocks + af.nbmbt)
+			*grow = newblocks - af.nblocks - af.nbmbt;
+	}
 	af_free(&af);
 	return err;
 }

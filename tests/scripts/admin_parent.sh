@@ -1,0 +1,242 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# xfskit-admin -O parent=1, which no other tool can do (xfs_repair 7.2's
+# -c does not know it), on an image mkfs.xfs 6.1 made with its defaults
+# and the host kernel populated: directories in every format (short
+# form, block, leaf, node), hard links across directories, a file with
+# 201 links (its pointers need a node attr fork), files with xattrs in
+# short-form and leaf attr forks, a directory with xattrs, a symlink and
+# a device.  The result has the PARENT bit, xfs_repair 7.2 -n and
+# xfskit-repair -n find it clean, the tree reads back the same (names,
+# inodes, link counts, content, xattrs), and the kernel's parent
+# pointers (xfs_io 7.2 parent -p, which walks them up to the root by
+# handle: inode and generation) name every path of the tree; the kernel
+# then runs a workload (create, rename, link, unlink) without an error,
+# and it is clean again, its pointers still the tree's.  Refusals write
+# nothing: a filesystem too full for the new attr blocks (the message
+# gives the blocks missing), a mounted one.  -z's undo file restores the
+# image byte for byte; a crash mid-upgrade leaves the NEEDSREPAIR mark
+# xfs_repair 7.2 completes.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/admin_lib.sh"
+
+REPAIR="$XK_BUILDDIR/repair/xfskit-repair"
+
+# tree IMG: every directory entry's format plus links, and xattrs.
+tree() {
+	loop_mount "$1" || exit 99
+	(
+	set -e
+	cd "$MNT"
+	mkdir sf blk leaf node xdir
+	: >sf/a
+	: >sf/b
+	for i in $(seq 1 40); do : >"blk/file_with_a_longer_name_$i"; done
+	for i in $(seq 1 400); do : >"leaf/f$i"; done
+	for i in $(seq 1 3000); do : >"node/entry_number_$i"; done
+	mkdir -p blk/sub/deeper
+	echo content >blk/sub/deeper/file
+	ln sf/a blk/link_a
+	ln sf/a leaf/link_a2
+	ln blk/sub/deeper/file node/link_deep
+	echo many >many
+	for i in $(seq 1 200); do ln many "node/many_$i"; done
+	: >xl
+	setfattr -n user.one -v 1 xl
+	: >xleaf
+	for i in $(seq 1 50); do setfattr -n "user.k$i" -v "value-$i-$(printf '%040d' "$i")" xleaf; done
+	for i in $(seq 1 30); do setfattr -n "user.d$i" -v "dir-value-$(printf '%040d' "$i")" xdir; done
+	setfattr -n user.remote -v "$(head -c 6000 /dev/zero | tr '\0' r)" sf/b
+	ln -s sf/a sym
+	mknod dev c 1 3
+	) || exit 99
+	loop_umount || exit 99
+}
+
+# formats IMG: the directories are in the formats the test is about
+# (short form: local; block: one extent below the leaf offset; leaf:
+# a leaf block, no free index; node: a free index block).
+formats() {
+	local d f bm
+	for d in sf blk leaf node; do
+		f=$(xfs_db -r -c "path /$d" -c "print core.format" "$1" | sed -n 's/.* = [0-9] (\(.*\))/\1/p')
+		bm=$(xfs_db -r -c "path /$d" -c "bmap" "$1")
+		case "$d:$f" in
+		sf:local) ;;
+		blk:extents) [ "$(echo "$bm" | wc -l)" = 1 ] || return 1 ;;
+		leaf:extents) echo "$bm" | grep -q 'offset 8388608 ' &&
+			! echo "$bm" | grep -q 'offset 16777216 ' || return 1 ;;
+		node:extents|node:btree) echo "$bm" | grep -q 'offset 16777216 ' || return 1 ;;
+		*) return 1 ;;
+		esac
+	done
+}
+
+# walk IMG OUT: every path with its inode, type, mode, link count, size,
+# content hash and user xattrs, as the kernel reads them.
+walk() {
+	loop_mount "$1" || exit 99
+	python3 - "$MNT" >"$2" <<'PY' || exit 99
+import hashlib, os, stat, sys
+m = sys.argv[1]
+for d, dirs, files in os.walk(m):
+    dirs.sort()
+    for n in sorted(dirs + files):
+        p = os.path.join(d, n)
+        st = os.lstat(p)
+        h = ''
+        if stat.S_ISREG(st.st_mode):
+            with open(p, 'rb') as f:
+                h = hashlib.sha256(f.read()).hexdigest()
+        xa = []
+        if not stat.S_ISLNK(st.st_mode):
+            for a in sorted(os.listxattr(p)):
+                xa.append(a + '=' + hashlib.sha256(os.getxattr(p, a)).hexdigest()[:16])
+        print(os.path.relpath(p, m), st.st_ino, oct(st.st_mode), st.st_nlink,
+              st.st_size, st.st_mtime_ns, h, ','.join(xa))
+PY
+	loop_umount || exit 99
+}
+
+# pointers_are_tree IMG NAME: the paths the kernel builds from every
+# inode's parent pointers (one open per inode) are the tree's paths.
+# Symlinks and device files cannot be opened: xfs_repair -n checks theirs.
+pointers_are_tree() {
+	local args=() f n
+	loop_mount "$1" || return 1
+	(cd "$MNT" && find . -mindepth 1 ! -type l ! -type b ! -type c -printf '%P\n' | sort) >"$T/find.out"
+	(cd "$MNT" && find . -mindepth 1 \( -type f -o -type d \) -printf '%i %P\n' |
+		sort -un -k1,1 | cut -d' ' -f2-) >"$T/ino.out"
+	while IFS= read -r f; do
+		args+=(-c "open $MNT/$f" -c "parent -p" -c close)
+	done <"$T/ino.out"
+	xfs72 xfs_io -r "${args[@]}" >"$T/par.raw" 2>&1
+	loop_umount || return 1
+	sed -n "s|^$MNT/||p" "$T/par.raw" | sort >"$T/par.out"
+	n=$(wc -l <"$T/find.out")
+	if grep -v "^$MNT/" "$T/par.raw" | grep -q .; then
+		fail "$2: xfs_io 7.2 parent -p: $(grep -v "^$MNT/" "$T/par.raw" | head -3)"
+	elif [ "$n" -lt 3600 ] || ! diff "$T/find.out" "$T/par.out" >"$T/par.diff"; then
+		fail "$2: the parent pointers' paths (>) are not the tree's $n (<): $(head -6 "$T/par.diff")"
+	else
+		pass "$2: the parent pointers of $(wc -l <"$T/ino.out") inodes, walked up by the kernel, give the tree's $n paths"
+	fi
+}
+
+# pptr_workload IMG NAME: create, rename (within and across
+# directories), link and unlink; no kernel error.
+pptr_workload() {
+	local since
+	since=$(kmsg_mark)
+	loop_mount "$1" || return 1
+	(
+	set -e
+	cd "$MNT"
+	mkdir w
+	for i in $(seq 1 300); do : >"w/n$i"; done
+	for i in $(seq 1 100); do mv "w/n$i" "node/moved_$i"; done
+	for i in $(seq 101 150); do mv "w/n$i" "w/renamed_$i"; done
+	for i in $(seq 1 100); do ln "leaf/f$i" "w/l$i"; done
+	rm -f node/many_1* leaf/f2* w/n2*
+	mv blk/sub w/sub
+	ln many sf/many_again
+	) || fail "$2: the workload failed on the mounted result"
+	loop_umount || { fail "$2: umount failed"; return 1; }
+	errs=$(xfs_kernel_errors "$since")
+	[ -z "$errs" ] && pass "$2: the kernel ran the workload (create, rename, link, unlink) without an error" ||
+		fail "$2: kernel errors: $errs"
+}
+
+# clean72 IMG NAME: xfs_repair 7.2 -n and xfskit-repair -n find IMG clean
+# (xfs_repair 6.1 does not know parent pointers).
+clean72() {
+	if ! xfs72 xfs_repair -n "$1" >"$T/r72.out" 2>&1; then
+		fail "$2: xfs_repair 7.2 -n: $(grep -v '^Phase\|^  *-' "$T/r72.out" | head -5)"
+	elif ! "$REPAIR" -n "$1" >"$T/rk.out" 2>&1; then
+		fail "$2: xfskit-repair -n: $(repair_own "$T/rk.out" | head -5)"
+	else
+		pass "$2: xfs_repair 7.2 -n and xfskit-repair -n clean"
+	fi
+}
+
+IMG="$T/pp.img"
+mkimg "$IMG" 128m -l size=16m
+tree "$IMG"
+formats "$IMG" && pass "the directories are short form, block, leaf and node" ||
+	fail "the directories are not in the intended formats"
+cp --sparse=always "$IMG" "$T/pp0.img" || exit 99
+walk "$IMG" "$T/walk.before"
+if "$ADMIN" -O parent=1 "$IMG" >"$T/k.out" 2>&1; then
+	grep -q '^Adding parent pointers to filesystem.$' "$T/k.out" ||
+		fail "parent=1: no announcement: $(cat "$T/k.out")"
+	v=$(xfs72 xfs_db -r -c version "$IMG")
+	case "$v" in
+	*ATTR,*PARENT*) pass "parent=1: xfs_db 7.2 shows ATTR and PARENT" ;;
+	*) fail "parent=1: xfs_db 7.2's version: $v" ;;
+	esac
+	clean72 "$IMG" "parent=1"
+	walk "$IMG" "$T/walk.after"
+	diff "$T/walk.before" "$T/walk.after" >"$T/walk.diff" &&
+		pass "parent=1: the tree reads back the same ($(wc -l <"$T/walk.after") paths: inodes, links, content, xattrs)" ||
+		fail "parent=1: the tree changed: $(head -6 "$T/walk.diff")"
+	pointers_are_tree "$IMG" "parent=1"
+	pptr_workload "$IMG" "parent=1"
+	clean72 "$IMG" "parent=1, after the kernel's workload"
+	pointers_are_tree "$IMG" "parent=1, after the kernel's workload"
+	"$ADMIN" -O parent=1 "$IMG" >"$T/k.out" 2>&1 &&
+		grep -q '^Filesystem already has parent pointers.$' "$T/k.out" &&
+		pass "parent=1 again: already there" ||
+		fail "parent=1 again: $(cat "$T/k.out")"
+else
+	fail "parent=1: $(cat "$T/k.out")"
+fi
+
+undo_and_crash "$T/pp0.img" parent 2 10
+
+# --- refusals ---
+# Too little free space for the new attr blocks: a file with 2000 links
+# of 200-byte names needs about 120; every AG filled by the kernel, its
+# reserve pool emptied.  Once the fill files give back what the message
+# says is missing (and the kernel's own set-aside), the upgrade is done.
+mkimg "$T/full.img" 1g -d agcount=2 -l size=16m
+loop_mount "$T/full.img" || exit 99
+python3 - "$MNT" <<'PY' || exit 99
+import os, sys
+m = sys.argv[1]
+open(m + "/many", "w").write("many\n")
+for d in range(4):
+    os.mkdir("%s/d%d" % (m, d))
+    for i in range(500):
+        os.link(m + "/many", "%s/d%d/%0200d" % (m, d, i))
+PY
+loop_umount || exit 99
+fill_ags "$T/full.img"
+unchanged "parent=1 on a full filesystem" 1 "not enough free space .* need [1-9][0-9]* more attribute blocks" -O parent=1 "$T/full.img"
+need=$(sed -n 's/.* need \([0-9]*\) more attribute blocks.*/\1/p' "$T/k.err")
+if [ -n "$need" ]; then
+	loop_mount "$T/full.img" || exit 99
+	# The smallest fill files first (4 KiB each, then 256 KiB).
+	ls -S -r "$MNT" | grep '^fill' | python3 -c '
+import os, sys
+left = int(sys.argv[2]) * 4096
+for n in sys.stdin.read().split():
+    if left <= 0:
+        break
+    p = os.path.join(sys.argv[1], n)
+    left -= os.stat(p).st_blocks * 512
+    os.unlink(p)' "$MNT" "$((need + 64))"
+	loop_umount || exit 99
+	"$ADMIN" -O parent=1 "$T/full.img" >"$T/k.out" 2>&1 &&
+		xfs72 xfs_repair -n "$T/full.img" >"$T/r72.out" 2>&1 &&
+		pass "parent=1 after freeing the $need blocks the refusal named (and 64): done, xfs_repair 7.2 -n clean" ||
+		fail "parent=1 after freeing the $need blocks the refusal named (and 64): $(cat "$T/k.out") $(grep -v '^Phase\|^  *-' "$T/r72.out" | head -3)"
+fi
+
+# Mounted.
+cp --sparse=always "$T/pp0.img" "$T/k.img" || exit 99
+if loop_mount "$T/k.img"; then
+	MOUNTED=1 unchanged "mounted, parent=1" 2 "mounted" -O parent=1 "$T/k.img"
+	loop_umount || fail "umount failed"
+fi
+
+finish
