@@ -82,12 +82,17 @@ sb_add_parent_pointers(struct xk_mount *mp, const struct xk_sb *want,
 			 "what the kernel reserves in each AG; free that "
 			 "much space first; nothing was changed",
 			 (unsigned long long)bad, (unsigned long long)need);
+	else if (err == XK_EUNSUPP)
+		snprintf(msg, msglen, "inode %llu: %s: not supported (the "
+			 "kernel would first move its data out of the inode); "
+			 "nothing was changed", (unsigned long long)bad,
+			 why ? why : "its parent pointers cannot be added");
 	else if (err)
-		snprintf(msg, msglen, "inode %llu: %s: %s (%s); nothing was "
-			 "changed", (unsigned long long)bad, why ? why :
+		snprintf(msg, msglen, "inode %llu: %s: %s (run xfskit-repair "
+			 "first); nothing was changed",
+			 (unsigned long long)bad, why ? why :
 			 "its parent pointers cannot be added",
-			 xk_strerror(err), err == XK_EUNSUPP ?
-			 "not supported here" : "run xfskit-repair first");
+			 xk_strerror(err));
 	if (!err) {
 		err = xk_bld_commit(b);
 		if (err)

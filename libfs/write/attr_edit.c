@@ -529,8 +529,11 @@ round8(uint32_t v)
  * fork keeps its offset, so its data fork stays as it is.  Without one,
  * the kernel's default: right after the 8-byte device number, else room
  * for a bmbt root of 12 pointers (2 in 256-byte inodes), moved up when
- * the data fork needs more.  A data fork in btree format filling the
- * literal area would have to be rebuilt narrower: not done here.
+ * the data fork needs more (a btree root: its records), but never past
+ * the room of an attr btree root of 2 pointers.  A data fork needing
+ * more than that (the kernel would first move it out of the inode: a
+ * short-form directory to a block, a btree root one level down) is
+ * XK_EUNSUPP.
  */
 static int
 choose_forkoff(const struct xk_mount *mp, const struct xk_dinode *dip,
@@ -553,21 +556,58 @@ choose_forkoff(const struct xk_mount *mp, const struct xk_dinode *dip,
 		dneed = round8((uint32_t)(xk_dinode_nextents(dip) *
 					  sizeof(struct xk_bmbt_rec)));
 		break;
+	case XK_DINODE_FMT_BTREE: {
+		const struct xk_bmdr_block *bb = (const void *)
+						 xk_dfork_dptr(dip);
+		uint32_t nrecs = xk_be16_get(bb->bb_numrecs);
+
+		/* The root moves into less room: it keeps its records. */
+		if (!nrecs || nrecs > xk_bmdr_maxrecs(lit, 0)) {
+			*why = "its data fork's btree root has a bad record "
+			       "count";
+			return XK_ECORRUPT;
+		}
+		dneed = round8(xk_bmdr_space_calc(nrecs));
+		break;
+	}
 	default:
-		*why = "its data fork is a btree root filling the inode, "
-		       "which would have to be rebuilt to make room for an "
-		       "attr fork";
-		return XK_EUNSUPP;
+		*why = "its data fork has an unknown format";
+		return XK_ECORRUPT;
 	}
 	*fo = xk_dinode_default_forkoff(mp->g.inodesize);
 	if (dneed > *fo * 8)
 		*fo = dneed / 8;
-	if (*fo * 8 >= lit || dneed > lit) {
-		/* Not a lack of free blocks: the inode itself is full. */
+	/* The kernel's bound: room for an attr btree root of 2 pointers. */
+	if (*fo > (lit - xk_bmdr_space_calc(2)) / 8 || dneed > lit) {
+		/*
+		 * Not a lack of free blocks: the inode itself is full (the
+		 * kernel would move the data fork out of it first).
+		 */
 		*why = "its data fork leaves no room for an attr fork";
 		return XK_EUNSUPP;
 	}
 	return 0;
+}
+
+/*
+ * A btree root that had the whole literal area, now given forksize
+ * bytes: its keys stay, its pointers move down to where a root of that
+ * size keeps them (after as many key slots as it holds), and the slots
+ * it does not use are zeroed.
+ */
+static void
+shrink_data_root(struct xk_dinode *dip, uint32_t lit, uint32_t forksize)
+{
+	struct xk_bmdr_block *bb = (void *)xk_dfork_dptr(dip);
+	uint32_t n = xk_be16_get(bb->bb_numrecs);
+	uint8_t *keys_end = (uint8_t *)xk_bmdr_key(bb, n);
+	uint8_t *ptrs = (uint8_t *)xk_bmdr_ptr(bb, forksize, 0);
+
+	memmove(ptrs, xk_bmdr_ptr(bb, lit, 0), n * sizeof(xk_bmbt_ptr));
+	memset(keys_end, 0, (size_t)(ptrs - keys_end));
+	memset(ptrs + n * sizeof(xk_bmbt_ptr), 0,
+	       forksize - (size_t)(ptrs - (uint8_t *)bb) -
+	       n * sizeof(xk_bmbt_ptr));
 }
 
 /* The attr fork there is (its blocks) and where the new one starts. */
@@ -637,6 +677,8 @@ xk_bld_attr_rewrite(struct xk_bld *b, uint64_t ino,
 	 */
 	keep_empty = mp->g.has_parent ||
 		     dip->di_format == XK_DINODE_FMT_BTREE;
+	if (!dip->di_forkoff && dip->di_format == XK_DINODE_FMT_BTREE)
+		shrink_data_root(dip, lit, fo * 8);
 	ap = xk_dfork_dptr(dip) + fo * 8;
 	memset(ap, 0, lit - fo * 8);
 	switch (tmp.attr.format) {

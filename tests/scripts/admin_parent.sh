@@ -5,16 +5,19 @@
 # and the host kernel populated: directories in every format (short
 # form, block, leaf, node), hard links across directories, a file with
 # 201 links (its pointers need a node attr fork), files with xattrs in
-# short-form and leaf attr forks, a directory with xattrs, a symlink and
-# a device.  The result has the PARENT bit, xfs_repair 7.2 -n and
+# short-form and leaf attr forks, a directory with xattrs, a symlink, a
+# device, a fragmented file without an attr fork (its bmbt root moves
+# into the narrower data fork).  The result has the PARENT bit, xfs_repair 7.2 -n and
 # xfskit-repair -n find it clean, the tree reads back the same (names,
 # inodes, link counts, content, xattrs), and the kernel's parent
 # pointers (xfs_io 7.2 parent -p, which walks them up to the root by
 # handle: inode and generation) name every path of the tree; the kernel
 # then runs a workload (create, rename, link, unlink) without an error,
-# and it is clean again, its pointers still the tree's.  Refusals write
-# nothing: a filesystem too full for the new attr blocks (the message
-# gives the blocks missing), a mounted one.  -z's undo file restores the
+# and it is clean again, its pointers still the tree's.  The same on a
+# filesystem mkfs.xfs populated from a prototype, whose inodes have no
+# attr fork.  Refusals write nothing: a filesystem too full for the new
+# attr blocks (the message gives the blocks missing; freed, the upgrade
+# is done), a short-form directory filling its inode, a mounted one.  -z's undo file restores the
 # image byte for byte; a crash mid-upgrade leaves the NEEDSREPAIR mark
 # xfs_repair 7.2 completes.
 . "$(dirname "$0")/lib.sh"
@@ -49,8 +52,28 @@ tree() {
 	setfattr -n user.remote -v "$(head -c 6000 /dev/zero | tr '\0' r)" sf/b
 	ln -s sf/a sym
 	mknod dev c 1 3
+	args=()
+	for i in $(seq 0 2 160); do args+=(-c "pwrite -q $((i * 4))k 4k"); done
+	xfs_io -f "${args[@]}" frag
 	) || exit 99
+	ino=$(stat -c %i "$MNT/frag") || exit 99
 	loop_umount || exit 99
+	no_attr_fork "$1" "$ino"
+}
+
+# no_attr_fork IMG INO: the kernel gave inode INO (a bmbt data fork) an
+# empty attr fork, as it gives every new inode where a security module
+# runs; one made where none does has no attr fork, and its bmbt root
+# spans the inode: the root's pointer is written again where that
+# layout keeps it.
+no_attr_fork() {
+	local ptr
+	ptr=$(xfs_db -r -c "inode $2" -c "print u3.bmbt.ptrs[1]" "$1" | sed -n 's/^u3.bmbt.ptrs.1. = //p')
+	[ "$(db_get "$1" "inode $2" core.format)" = "3 (btree)" ] && [ -n "$ptr" ] || exit 99
+	xfs_db -x -c "inode $2" -c "write core.forkoff 0" -c "write core.aformat 2" \
+		-c "write u3.bmbt.ptrs[1] $ptr" "$1" >/dev/null || exit 99
+	xfs_repair -n "$1" >"$T/r61.out" 2>&1 ||
+		{ echo "the inode without attr fork: $(tail -3 "$T/r61.out")" >&2; exit 99; }
 }
 
 # formats IMG: the directories are in the formats the test is about
@@ -98,7 +121,7 @@ PY
 	loop_umount || exit 99
 }
 
-# pointers_are_tree IMG NAME: the paths the kernel builds from every
+# pointers_are_tree IMG NAME MIN: the paths the kernel builds from every
 # inode's parent pointers (one open per inode) are the tree's paths.
 # Symlinks and device files cannot be opened: xfs_repair -n checks theirs.
 pointers_are_tree() {
@@ -116,7 +139,7 @@ pointers_are_tree() {
 	n=$(wc -l <"$T/find.out")
 	if grep -v "^$MNT/" "$T/par.raw" | grep -q .; then
 		fail "$2: xfs_io 7.2 parent -p: $(grep -v "^$MNT/" "$T/par.raw" | head -3)"
-	elif [ "$n" -lt 3600 ] || ! diff "$T/find.out" "$T/par.out" >"$T/par.diff"; then
+	elif [ "$n" -lt "$3" ] || ! diff "$T/find.out" "$T/par.out" >"$T/par.diff"; then
 		fail "$2: the parent pointers' paths (>) are not the tree's $n (<): $(head -6 "$T/par.diff")"
 	else
 		pass "$2: the parent pointers of $(wc -l <"$T/ino.out") inodes, walked up by the kernel, give the tree's $n paths"
@@ -179,10 +202,10 @@ if "$ADMIN" -O parent=1 "$IMG" >"$T/k.out" 2>&1; then
 	diff "$T/walk.before" "$T/walk.after" >"$T/walk.diff" &&
 		pass "parent=1: the tree reads back the same ($(wc -l <"$T/walk.after") paths: inodes, links, content, xattrs)" ||
 		fail "parent=1: the tree changed: $(head -6 "$T/walk.diff")"
-	pointers_are_tree "$IMG" "parent=1"
+	pointers_are_tree "$IMG" "parent=1" 3600
 	pptr_workload "$IMG" "parent=1"
 	clean72 "$IMG" "parent=1, after the kernel's workload"
-	pointers_are_tree "$IMG" "parent=1, after the kernel's workload"
+	pointers_are_tree "$IMG" "parent=1, after the kernel's workload" 3600
 	"$ADMIN" -O parent=1 "$IMG" >"$T/k.out" 2>&1 &&
 		grep -q '^Filesystem already has parent pointers.$' "$T/k.out" &&
 		pass "parent=1 again: already there" ||
@@ -192,6 +215,65 @@ else
 fi
 
 undo_and_crash "$T/pp0.img" parent 2 10
+
+# --- inodes without an attr fork: a filesystem mkfs.xfs populated from
+# a prototype (no security module gives its inodes one), with a
+# short-form, a block and a leaf directory, a local symlink, a device ---
+proto() {
+	local i
+	echo x >"$T/src"
+	printf 'boot\n0 0\nd--755 0 0\n'
+	printf 'sf d--755 0 0\n a ---644 0 0 %s\n b ---644 0 0 %s\n$\n' "$T/src" "$T/src"
+	echo 'blk d--755 0 0'
+	for i in $(seq 1 40); do echo " file_with_a_longer_name_$i ---644 0 0 $T/src"; done
+	echo '$'
+	echo 'leaf d--755 0 0'
+	for i in $(seq 1 400); do echo " f$i ---644 0 0 $T/src"; done
+	echo '$'
+	echo 'sym l--777 0 0 sf/a'
+	echo 'dev c--644 0 0 1 3'
+	echo '$'
+}
+proto >"$T/proto"
+mkimg "$T/pr.img" 96m -l size=16m -p "$T/proto"
+[ "$(db_get "$T/pr.img" "inode $(db_get "$T/pr.img" "sb 0" rootino)" core.forkoff)" = 0 ] ||
+	fail "the prototype's root has an attr fork: the case is not made"
+if "$ADMIN" -O parent=1 "$T/pr.img" >"$T/k.out" 2>&1; then
+	clean72 "$T/pr.img" "parent=1, inodes without an attr fork"
+	pointers_are_tree "$T/pr.img" "parent=1, inodes without an attr fork" 440
+	# The kernel grows the short-form directory past its attr fork
+	# (into a block), links, renames and unlinks across directories.
+	since=$(kmsg_mark)
+	loop_mount "$T/pr.img" || exit 99
+	(
+	set -e
+	cd "$MNT"
+	for i in $(seq 1 60); do : >"sf/new_entry_$i"; done
+	ln leaf/f1 sf/link_f1
+	mv blk/file_with_a_longer_name_1 sf/moved
+	rm -f leaf/f2* sf/b
+	echo more >>sf/a
+	) || fail "parent=1, inodes without an attr fork: the workload failed"
+	loop_umount || exit 99
+	errs=$(xfs_kernel_errors "$since")
+	[ -z "$errs" ] || fail "parent=1, inodes without an attr fork: kernel errors: $errs"
+	clean72 "$T/pr.img" "parent=1, inodes without an attr fork, after the kernel's workload"
+	pointers_are_tree "$T/pr.img" "parent=1, inodes without an attr fork, after the kernel's workload" 390
+else
+	fail "parent=1, inodes without an attr fork: $(cat "$T/k.out")"
+fi
+
+# A short-form directory filling its inode: the kernel would turn it
+# into a block before adding an attr fork; refused, naming it.
+{
+	printf 'boot\n0 0\nd--755 0 0\nfull d--755 0 0\n'
+	for i in $(seq 10 21); do echo " entry_with_name_$i ---644 0 0 $T/src"; done
+	printf '$\n$\n'
+} >"$T/proto"
+mkimg "$T/k.img" 96m -l size=16m -p "$T/proto"
+[ "$(db_get "$T/k.img" "path /full" core.format)" = "1 (local)" ] ||
+	fail "the full short-form directory is not short form"
+unchanged "parent=1, a short-form directory filling its inode" 1 "inode [0-9]+: its data fork leaves no room for an attr fork" -O parent=1 "$T/k.img"
 
 # --- refusals ---
 # Too little free space for the new attr blocks: a file with 2000 links
