@@ -25,18 +25,19 @@
 /*
  * Attribute blocks are taken where the kernel's per-AG reservations
  * leave room, so that no AG ends up short of them; only a filesystem
- * with too little free space anywhere is refused.
+ * with too little free space anywhere is refused.  Read before the
+ * builder opens: it drops the btree blocks it loaded from the cache
+ * (its commit builds them anew).
  */
 static int
-keep_reservations(struct xk_mount *mp, struct xk_bld *b)
+reservations(struct xk_mount *mp, uint64_t *need)
 {
 	for (uint32_t agno = 0; agno < mp->g.agcount; agno++) {
-		uint64_t free, need;
-		int err = sb_ag_resv(mp, agno, &free, &need);
+		uint64_t free;
+		int err = sb_ag_resv(mp, agno, &free, &need[agno]);
 
 		if (err)
 			return err;
-		xk_bld_set_alloc_keep(b, agno, need);
 	}
 	return 0;
 }
@@ -46,7 +47,7 @@ sb_add_parent_pointers(struct xk_mount *mp, const struct xk_sb *want,
 		       char *msg, size_t msglen)
 {
 	struct xk_sb old = mp->sb;
-	uint64_t bad = 0, need = 0;
+	uint64_t bad = 0, need = 0, *resv;
 	const char *why = NULL;
 	struct xk_bld *b;
 	int err;
@@ -57,19 +58,24 @@ sb_add_parent_pointers(struct xk_mount *mp, const struct xk_sb *want,
 			 "supported); nothing was changed");
 		return XK_EUNSUPP;
 	}
-	err = xk_bld_open(mp, &b);
+	resv = calloc(mp->g.agcount, sizeof(*resv));
+	if (!resv) {
+		snprintf(msg, msglen, "no memory for %u AGs", mp->g.agcount);
+		return -ENOMEM;
+	}
+	err = reservations(mp, resv);
+	if (!err)
+		err = xk_bld_open(mp, &b);
 	if (err) {
-		snprintf(msg, msglen, "the AG btrees cannot be read: %s (run "
-			 "xfskit-repair first)", xk_strerror(err));
+		snprintf(msg, msglen, "the AG headers or btrees cannot be "
+			 "read: %s (run xfskit-repair first)",
+			 xk_strerror(err));
+		free(resv);
 		return err;
 	}
-	err = keep_reservations(mp, b);
-	if (err) {
-		snprintf(msg, msglen, "the AG headers cannot be read: %s (run "
-			 "xfskit-repair first)", xk_strerror(err));
-		xk_bld_free(b);
-		return err;
-	}
+	for (uint32_t agno = 0; agno < mp->g.agcount; agno++)
+		xk_bld_set_alloc_keep(b, agno, resv[agno]);
+	free(resv);
 	/* The attr forks are written as on a filesystem with the feature. */
 	mp->sb.features_incompat = want->features_incompat;
 	mp->sb.versionnum |= XK_SB_VERSION_ATTRBIT;

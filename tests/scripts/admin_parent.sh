@@ -7,19 +7,22 @@
 # 201 links (its pointers need a node attr fork), files with xattrs in
 # short-form and leaf attr forks, a directory with xattrs, a symlink, a
 # device, a fragmented file without an attr fork (its bmbt root moves
-# into the narrower data fork).  The result has the PARENT bit, xfs_repair 7.2 -n and
-# xfskit-repair -n find it clean, the tree reads back the same (names,
+# into the narrower data fork).  The result has the PARENT bit,
+# xfs_repair 7.2 -n and xfskit-repair -n find it clean, the tree reads back the same (names,
 # inodes, link counts, content, xattrs), and the kernel's parent
 # pointers (xfs_io 7.2 parent -p, which walks them up to the root by
-# handle: inode and generation) name every path of the tree; the kernel
-# then runs a workload (create, rename, link, unlink) without an error,
-# and it is clean again, its pointers still the tree's.  The same on a
-# filesystem mkfs.xfs populated from a prototype, whose inodes have no
-# attr fork.  Refusals write nothing: a filesystem too full for the new
-# attr blocks (the message gives the blocks missing; freed, the upgrade
-# is done), a short-form directory filling its inode, a mounted one.  -z's undo file restores the
-# image byte for byte; a crash mid-upgrade leaves the NEEDSREPAIR mark
-# xfs_repair 7.2 completes.
+# handle: inode and generation) name every path of the tree and are
+# those xfs_repair 7.2 adds to a copy of the original given the PARENT
+# bit alone; the kernel then runs a workload (create, rename, link,
+# unlink) without an error, and it is clean again, its pointers still
+# the tree's.  The same on a filesystem mkfs.xfs populated from a
+# prototype, whose inodes have no attr fork, and with the
+# reverse-mapping btree (already there, or added in the same run).
+# Refusals write nothing: a filesystem too full for the new attr blocks
+# (the message gives the blocks missing; freed, the upgrade is done), a
+# short-form directory filling its inode, a mounted one.  -z's undo file
+# restores the image byte for byte; a crash mid-upgrade leaves the
+# NEEDSREPAIR mark xfs_repair 7.2 completes.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/admin_lib.sh"
 
@@ -146,6 +149,47 @@ pointers_are_tree() {
 	fi
 }
 
+# kernel_pptrs IMG OUT: every parent pointer of the files and directories
+# as the kernel reads them (xfs_io 7.2 parent), one per line: child,
+# parent, parent generation, name; sorted.
+kernel_pptrs() {
+	local args=() f
+	loop_mount "$1" || exit 99
+	(cd "$MNT" && find . -mindepth 1 \( -type f -o -type d \) -printf '%i %P\n' |
+		sort -un -k1,1 | cut -d' ' -f2-) >"$T/ino.out"
+	while IFS= read -r f; do
+		args+=(-c "open $MNT/$f" -c stat -c parent -c close)
+	done <"$T/ino.out"
+	xfs72 xfs_io -r "${args[@]}" 2>&1 |
+		awk '/^stat.ino = / { c = $3 } /^p_ino / { p = $3 } /^p_gen / { g = $3 }
+		     /^p_name / { n = $0; sub(/^p_name *= "/, "", n); sub(/"$/, "", n)
+				  printf "%s %s 0x%x %s\n", c, p, g, n }' | sort >"$2"
+	loop_umount || exit 99
+}
+
+# pointers_as_72 ORIG OURS NAME: xfs_repair 7.2, run on a copy of ORIG
+# given the PARENT bit alone, adds every pointer the tree calls for;
+# those of the files and directories are the ones the kernel reads on
+# OURS.
+pointers_as_72() {
+	local inc
+	cp --sparse=always "$1" "$T/r72.img" || exit 99
+	inc=$(db_get "$T/r72.img" "sb 0" features_incompat)
+	xfs72 xfs_db -x -c "sb 0" -c "write features_incompat $((inc | 0x80))" "$T/r72.img" >/dev/null || exit 99
+	xfs72 xfs_repair "$T/r72.img" >"$T/r72.out" 2>&1 ||
+		{ fail "$3: xfs_repair 7.2 on the copy given the PARENT bit: $(tail -3 "$T/r72.out")"; return 1; }
+	kernel_pptrs "$2" "$T/pp.ours"
+	cut -d' ' -f1 "$T/pp.ours" | sort -u >"$T/pp.children"
+	sed -n "s/^adding missing ino \([0-9]*\) parent pointer (ino \([0-9]*\) gen \(0x[0-9a-f]*\) name '\(.*\)')$/\1 \2 \3 \4/p" \
+		"$T/r72.out" | sort >"$T/pp.all72"
+	join "$T/pp.children" "$T/pp.all72" | sort >"$T/pp.72"
+	if [ "$(wc -l <"$T/pp.72")" -lt 3000 ] || ! diff "$T/pp.72" "$T/pp.ours" >"$T/pp.diff"; then
+		fail "$3: the parent pointers (>) differ from those xfs_repair 7.2 adds (<): $(head -6 "$T/pp.diff")"
+	else
+		pass "$3: the $(wc -l <"$T/pp.ours") parent pointers of files and directories (child, parent, generation, name) are those xfs_repair 7.2 adds to a copy given the PARENT bit ($(wc -l <"$T/pp.all72") with symlinks and devices)"
+	fi
+}
+
 # pptr_workload IMG NAME: create, rename (within and across
 # directories), link and unlink; no kernel error.
 pptr_workload() {
@@ -203,6 +247,7 @@ if "$ADMIN" -O parent=1 "$IMG" >"$T/k.out" 2>&1; then
 		pass "parent=1: the tree reads back the same ($(wc -l <"$T/walk.after") paths: inodes, links, content, xattrs)" ||
 		fail "parent=1: the tree changed: $(head -6 "$T/walk.diff")"
 	pointers_are_tree "$IMG" "parent=1" 3600
+	pointers_as_72 "$T/pp0.img" "$IMG" "parent=1"
 	pptr_workload "$IMG" "parent=1"
 	clean72 "$IMG" "parent=1, after the kernel's workload"
 	pointers_are_tree "$IMG" "parent=1, after the kernel's workload" 3600
@@ -261,6 +306,22 @@ if "$ADMIN" -O parent=1 "$T/pr.img" >"$T/k.out" 2>&1; then
 	pointers_are_tree "$T/pr.img" "parent=1, inodes without an attr fork, after the kernel's workload" 390
 else
 	fail "parent=1, inodes without an attr fork: $(cat "$T/k.out")"
+fi
+
+# With the reverse-mapping btree (the attr blocks get their records):
+# added in the same run to the kernel-populated image, and on a
+# prototype filesystem made with it.
+cp --sparse=always "$T/pp0.img" "$T/k.img" || exit 99
+if "$ADMIN" -O rmapbt=1,parent=1 "$T/k.img" >"$T/k.out" 2>&1; then
+	clean72 "$T/k.img" "rmapbt=1,parent=1 in one run"
+else
+	fail "rmapbt=1,parent=1 in one run: $(cat "$T/k.out")"
+fi
+mkimg "$T/k.img" 96m -l size=16m -m rmapbt=1 -p "$T/proto"
+if "$ADMIN" -O parent=1 "$T/k.img" >"$T/k.out" 2>&1; then
+	clean72 "$T/k.img" "parent=1 with the rmapbt, inodes without an attr fork"
+else
+	fail "parent=1 with the rmapbt, inodes without an attr fork: $(cat "$T/k.out")"
 fi
 
 # A short-form directory filling its inode: the kernel would turn it
