@@ -131,18 +131,21 @@ xk_dir_entries(struct xk_mount *mp, uint64_t ino, const struct xk_dinode *dip,
 
 /* ---- adding the tree's parent pointers ---- */
 
+/* One entry; its name lives in the context's pool (a record per entry
+ * of a large tree stays small). */
 struct tp_rec {
 	uint64_t	child;
 	uint64_t	parent;
+	const uint8_t	*name;
 	uint32_t	gen;
 	uint8_t		namelen;
-	uint8_t		name[XK_ATTR_NAME_MAX];
 };
 
 struct tp_ctx {
 	struct xk_mount	*mp;
 	struct tp_rec	*v;
 	size_t		n, cap;
+	struct xk_vec_pool names;
 	uint64_t	*queue;		/* directories to list */
 	size_t		qn, qcap;
 	uint64_t	dir;
@@ -154,15 +157,17 @@ tp_entry(void *ctx, const uint8_t *name, uint8_t namelen, uint64_t ino,
 	 uint8_t ftype)
 {
 	struct tp_ctx *t = ctx;
+	const void *at;
 	int err;
 
 	err = bld_grow((void **)&t->v, &t->cap, t->n + 1, sizeof(*t->v));
+	if (!err)
+		err = xk_vec_pool_add(&t->names, name, namelen, &at);
 	if (err)
 		return err;
-	t->v[t->n] = (struct tp_rec){ .child = ino, .parent = t->dir,
-				      .gen = t->gen, .namelen = namelen };
-	memcpy(t->v[t->n].name, name, namelen);
-	t->n++;
+	t->v[t->n++] = (struct tp_rec){ .child = ino, .parent = t->dir,
+					.name = at, .gen = t->gen,
+					.namelen = namelen };
 	if (ftype != XK_DIR3_FT_DIR)
 		return 0;
 	err = bld_grow((void **)&t->queue, &t->qcap, t->qn + 1,
@@ -298,6 +303,7 @@ xk_bld_pptr_tree(struct xk_bld *b, uint64_t *bad_ino, uint64_t *need,
 	}
 	free(t.v);
 	free(t.queue);
+	xk_vec_pool_free(&t.names);
 	if (!err && sizing) {
 		*need = grow;
 		err = -ENOSPC;
