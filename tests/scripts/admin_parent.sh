@@ -20,7 +20,8 @@
 # reverse-mapping btree (already there, or added in the same run).
 # Refusals write nothing: a filesystem too full for the new attr blocks
 # (the message gives the blocks missing; freed, the upgrade is done), a
-# short-form directory filling its inode, a mounted one.  -z's undo file
+# short-form directory filling its inode, a log too small for the new
+# feature set, a dirty log, a mounted filesystem.  -z's undo file
 # restores the image byte for byte; a crash mid-upgrade leaves the
 # NEEDSREPAIR mark xfs_repair 7.2 completes.
 . "$(dirname "$0")/lib.sh"
@@ -373,6 +374,28 @@ for n in sys.stdin.read().split():
 		xfs72 xfs_repair -n "$T/full.img" >"$T/r72.out" 2>&1 &&
 		pass "parent=1 after freeing the $need blocks the refusal named: done, xfs_repair 7.2 -n clean" ||
 		fail "parent=1 after freeing the $need blocks the refusal named: $(cat "$T/k.out") $(grep -v '^Phase\|^  *-' "$T/r72.out" | head -3)"
+fi
+
+# A log too small for the largest transaction with parent pointers
+# (mkfs.xfs 6.1's default log of a 96 MiB filesystem).
+# The figure is mkfs.xfs 7.2's minimum for the same features and size.
+mkimg "$T/k.img" 96m
+unchanged "parent=1, log too small" 1 "log too small .* need [0-9]+ blocks, have [0-9]+" -O parent=1 "$T/k.img"
+need=$(sed -n 's/.* need \([0-9]*\) blocks, have.*/\1/p' "$T/k.err")
+rm -f "$T/m72.img" && truncate -s 96m "$T/m72.img" || exit 99
+min72=$(TEST_DIR=1 TEST_DEV=1 QA_CHECK_FS=1 xfs72 mkfs.xfs -f -q -n parent=1 -m rmapbt=0 \
+	-i nrext64=0,exchange=0 -l size=600b "$T/m72.img" 2>&1 | sed -n 's/.*minimum size is \([0-9]*\) blocks.*/\1/p')
+[ -n "$need" ] && [ "$need" = "$min72" ] &&
+	pass "parent=1, log too small: $need blocks needed, mkfs.xfs 7.2's minimum with parent pointers" ||
+	fail "parent=1, log too small: $need blocks needed, mkfs.xfs 7.2's minimum is '$min72'"
+
+# A dirty log (left by a shutdown): exit 2, as for the other upgrades.
+cp --sparse=always "$T/pp0.img" "$T/k.img" || exit 99
+if loop_mount "$T/k.img"; then
+	echo data >"$MNT/dirty" && sync -f "$MNT/dirty"
+	xfs_io -x -c "shutdown -f" "$MNT" || fail "shutdown failed"
+	loop_umount || fail "umount failed"
+	unchanged "parent=1, dirty log" 2 "log" -O parent=1 "$T/k.img"
 fi
 
 # Mounted.
