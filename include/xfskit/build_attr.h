@@ -119,9 +119,12 @@ XK_MUST_CHECK int xk_fork_mappings(struct xk_mount *mp, uint64_t ino,
  * Replace inode ino's attr fork with one holding exactly l: the old
  * fork's blocks (and bmbt blocks) are freed, new ones allocated and
  * left dirty in the cache, the inode's fork offset, format, extent
- * count and block count updated.  The data fork is never moved: an
+ * count and block count updated.  The data fork keeps its place: an
  * inode keeps its fork offset, and one without an attr fork gets the
- * kernel's default offset (or what its data fork needs).  On a
+ * kernel's default offset (or what its data fork needs, up to room for
+ * an attr bmbt root of 2 pointers; a btree data root moves into the
+ * narrower fork, a short-form directory beyond it becomes a block as
+ * the kernel converts it, anything else beyond is XK_EUNSUPP).  On a
  * filesystem with parent pointers an emptied fork stays, empty, as
  * the kernel keeps it.  In a session opened empty (repair's,
  * xk_bld_open_empty) the caller leaves the old fork's blocks unclaimed,

@@ -610,6 +610,21 @@ shrink_data_root(struct xk_dinode *dip, uint32_t lit, uint32_t forksize)
 	       n * sizeof(xk_bmbt_ptr));
 }
 
+/*
+ * A short-form directory without an attr fork that takes more than an
+ * attr fork would leave it: the kernel turns it into a block first.
+ */
+static int
+sf_dir_needs_block(const struct xk_mount *mp, const struct xk_dinode *dip)
+{
+	uint32_t lit = xk_dinode_litino(mp->g.inodesize);
+
+	return !dip->di_forkoff && dip->di_format == XK_DINODE_FMT_LOCAL &&
+	       (xk_be16_get(dip->di_mode) & XK_S_IFMT) == XK_S_IFDIR &&
+	       round8((uint32_t)xk_be64_get(dip->di_size)) >
+	       (lit - xk_bmdr_space_calc(2)) / 8 * 8;
+}
+
 /* The attr fork there is (its blocks) and where the new one starts. */
 static int
 old_fork(struct xk_mount *mp, uint64_t ino, const struct xk_dinode *dip,
@@ -650,7 +665,10 @@ xk_bld_attr_rewrite(struct xk_bld *b, uint64_t ino,
 		return err;
 	}
 	tmp.mode = xk_be16_get(dip->di_mode);
-	err = old_fork(mp, ino, dip, &af, &fo, why);
+	if (sf_dir_needs_block(mp, dip))
+		err = bld_dir_sf_to_block(b, ino, dip, why);
+	if (!err)
+		err = old_fork(mp, ino, dip, &af, &fo, why);
 	oldblocks = af.nblocks + af.nbmbt;
 	if (!err && oldblocks > xk_be64_get(dip->di_nblocks)) {
 		*why = "its block count is below what its attr fork maps";
@@ -743,7 +761,13 @@ xk_attr_rewrite_growth(struct xk_mount *mp, uint64_t ino,
 		*why = "its inode cannot be read";
 		return err;
 	}
-	err = old_fork(mp, ino, dip, &af, &fo, why);
+	if (sf_dir_needs_block(mp, dip)) {
+		/* It becomes one directory block with an attr fork beside. */
+		*grow = mp->g.dirblksize >> mp->g.blocklog;
+		fo = xk_dinode_default_forkoff(mp->g.inodesize);
+	} else {
+		err = old_fork(mp, ino, dip, &af, &fo, why);
+	}
 	xk_buf_release(bp);
 	if (!err) {
 		err = attr_plan_make(&pl, mp->g.blocksize, lit - fo * 8,
@@ -756,7 +780,7 @@ xk_attr_rewrite_growth(struct xk_mount *mp, uint64_t ino,
 			newblocks = pl.nblocks;
 		attr_plan_free(&pl);
 		if (newblocks > af.nblocks + af.nbmbt)
-			*grow = newblocks - af.nblocks - af.nbmbt;
+			*grow += newblocks - af.nblocks - af.nbmbt;
 	}
 	af_free(&af);
 	return err;

@@ -195,6 +195,15 @@ void bld_fork_read_free(struct bld_fork_read *fr);
 /* Why bld_fork_read refused a fork, in words for a message. */
 const char *bld_fork_why(const char *check, int err);
 
+/*
+ * dir_sf_block.c: turn short-form directory ino (dip: its core in a
+ * held buffer, which the caller dirties) into a block directory, as the
+ * kernel does before adding an attr fork the directory leaves no room
+ * for; on failure *why says why.
+ */
+int bld_dir_sf_to_block(struct xk_bld *b, uint64_t ino, struct xk_dinode *dip,
+			const char **why);
+
 /* inode.c */
 int bld_write_fork(struct xk_bld *b, struct xk_bld_inode *ip, int whichfork,
 		   uint8_t *dst, uint32_t space, uint8_t *format,

@@ -16,11 +16,12 @@
 # bit alone; the kernel then runs a workload (create, rename, link,
 # unlink) without an error, and it is clean again, its pointers still
 # the tree's.  The same on a filesystem mkfs.xfs populated from a
-# prototype, whose inodes have no attr fork, and with the
-# reverse-mapping btree (already there, or added in the same run).
-# Refusals write nothing: a filesystem too full for the new attr blocks
-# (the message gives the blocks missing; freed, the upgrade is done), a
-# short-form directory filling its inode, a log too small for the new
+# prototype, whose inodes have no attr fork (a short-form directory
+# filling its inode becomes a block, as the kernel would make it), and
+# with the reverse-mapping btree (already there, or added in the same
+# run).  Refusals write nothing: a filesystem too full for the new attr
+# blocks (the message gives the blocks missing; freed, the upgrade is
+# done), a local symlink filling its inode, a log too small for the new
 # feature set, a dirty log, a mounted filesystem.  -z's undo file
 # restores the image byte for byte; a crash mid-upgrade leaves the
 # NEEDSREPAIR mark xfs_repair 7.2 completes.
@@ -276,6 +277,11 @@ proto() {
 	echo 'leaf d--755 0 0'
 	for i in $(seq 1 400); do echo " f$i ---644 0 0 $T/src"; done
 	echo '$'
+	# 12 entries of 16 bytes: a short form an attr fork cannot share
+	# the inode with (the upgrade makes it a block, as the kernel would).
+	echo 'full d--755 0 0'
+	for i in $(seq 10 21); do echo " entry_with_name_$i ---644 0 0 $T/src"; done
+	echo '$'
 	echo 'sym l--777 0 0 sf/a'
 	echo 'dev c--644 0 0 1 3'
 	echo '$'
@@ -284,9 +290,15 @@ proto >"$T/proto"
 mkimg "$T/pr.img" 96m -l size=16m -p "$T/proto"
 [ "$(db_get "$T/pr.img" "inode $(db_get "$T/pr.img" "sb 0" rootino)" core.forkoff)" = 0 ] ||
 	fail "the prototype's root has an attr fork: the case is not made"
+[ "$(db_get "$T/pr.img" "path /full" core.format)" = "1 (local)" ] &&
+	[ "$(db_get "$T/pr.img" "path /full" core.size)" -gt 296 ] ||
+	fail "the full short-form directory is not short form beyond 296 bytes"
 if "$ADMIN" -O parent=1 "$T/pr.img" >"$T/k.out" 2>&1; then
+	[ "$(db_get "$T/pr.img" "path /full" core.format)" = "2 (extents)" ] &&
+		pass "parent=1: the short-form directory filling its inode became a block" ||
+		fail "parent=1: the full short-form directory is $(db_get "$T/pr.img" "path /full" core.format)"
 	clean72 "$T/pr.img" "parent=1, inodes without an attr fork"
-	pointers_are_tree "$T/pr.img" "parent=1, inodes without an attr fork" 440
+	pointers_are_tree "$T/pr.img" "parent=1, inodes without an attr fork" 450
 	# The kernel grows the short-form directory past its attr fork
 	# (into a block), links, renames and unlinks across directories.
 	since=$(kmsg_mark)
@@ -295,6 +307,8 @@ if "$ADMIN" -O parent=1 "$T/pr.img" >"$T/k.out" 2>&1; then
 	set -e
 	cd "$MNT"
 	for i in $(seq 1 60); do : >"sf/new_entry_$i"; done
+	for i in $(seq 1 30); do : >"full/more_$i"; done
+	rm -f full/entry_with_name_1*
 	ln leaf/f1 sf/link_f1
 	mv blk/file_with_a_longer_name_1 sf/moved
 	rm -f leaf/f2* sf/b
@@ -325,17 +339,13 @@ else
 	fail "parent=1 with the rmapbt, inodes without an attr fork: $(cat "$T/k.out")"
 fi
 
-# A short-form directory filling its inode: the kernel would turn it
-# into a block before adding an attr fork; refused, naming it.
-{
-	printf 'boot\n0 0\nd--755 0 0\nfull d--755 0 0\n'
-	for i in $(seq 10 21); do echo " entry_with_name_$i ---644 0 0 $T/src"; done
-	printf '$\n$\n'
-} >"$T/proto"
+# A local symlink filling its inode: the kernel would move its target
+# out to a block first; refused, naming it.
+printf 'boot\n0 0\nd--755 0 0\nlong l--777 0 0 %s\n$\n' "$(printf 'x%.0s' $(seq 1 320))" >"$T/proto"
 mkimg "$T/k.img" 96m -l size=16m -p "$T/proto"
-[ "$(db_get "$T/k.img" "path /full" core.format)" = "1 (local)" ] ||
-	fail "the full short-form directory is not short form"
-unchanged "parent=1, a short-form directory filling its inode" 1 "inode [0-9]+: its data fork leaves no room for an attr fork" -O parent=1 "$T/k.img"
+[ "$(db_get "$T/k.img" "path /long" core.format)" = "1 (local)" ] ||
+	fail "the long symlink is not local"
+unchanged "parent=1, a local symlink filling its inode" 1 "inode [0-9]+: its data fork leaves no room for an attr fork: not supported" -O parent=1 "$T/k.img"
 
 # --- refusals ---
 # Too little free space for the new attr blocks: a file with 2000 links
