@@ -21,8 +21,9 @@
 # with the reverse-mapping btree (already there, or added in the same
 # run).  Refusals write nothing: a filesystem too full for the new attr
 # blocks (the message gives the blocks missing; freed, the upgrade is
-# done), a local symlink filling its inode, a log too small for the new
-# feature set, a dirty log, a mounted filesystem.  -z's undo file
+# done), a link count off, a local symlink filling its inode, a log too
+# small for the new feature set, a dirty log, a mounted filesystem.
+# -z's undo file
 # restores the image byte for byte; a crash mid-upgrade leaves the
 # NEEDSREPAIR mark xfs_repair 7.2 completes.
 . "$(dirname "$0")/lib.sh"
@@ -338,6 +339,15 @@ if "$ADMIN" -O parent=1 "$T/k.img" >"$T/k.out" 2>&1; then
 else
 	fail "parent=1 with the rmapbt, inodes without an attr fork: $(cat "$T/k.out")"
 fi
+
+# A link count that is not the number of entries naming the inode (a
+# directory entry the listing would miss looks the same): run repair
+# first.
+proto >"$T/proto"
+mkimg "$T/k.img" 96m -l size=16m -p "$T/proto"
+ino=$(xfs_db -r -c "path /sf" -c "print u3.sfdir3.list[0].inumber.i4" "$T/k.img" | sed -n 's/.* = //p')
+[ -n "$ino" ] && xfs_db -x -c "inode $ino" -c "write core.nlinkv2 3" "$T/k.img" >/dev/null || exit 99
+unchanged "parent=1, a link count off" 1 "inode $ino: its link count is not the number of directory entries naming it: .*run xfskit-repair first" -O parent=1 "$T/k.img"
 
 # A local symlink filling its inode: the kernel would move its target
 # out to a block first; refused, naming it.
