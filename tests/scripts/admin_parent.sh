@@ -23,9 +23,8 @@
 # blocks (the message gives the blocks missing; freed, the upgrade is
 # done), a link count off, a local symlink filling its inode, a log too
 # small for the new feature set, a dirty log, a mounted filesystem.
-# -z's undo file
-# restores the image byte for byte; a crash mid-upgrade leaves the
-# NEEDSREPAIR mark xfs_repair 7.2 completes.
+# -z's undo file restores the image byte for byte; a crash mid-upgrade
+# leaves the NEEDSREPAIR mark xfs_repair 7.2 completes.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/admin_lib.sh"
 
