@@ -122,9 +122,11 @@ XK_MUST_CHECK int xk_fork_mappings(struct xk_mount *mp, uint64_t ino,
  * count and block count updated.  The data fork keeps its place: an
  * inode keeps its fork offset, and one without an attr fork gets the
  * kernel's default offset (or what its data fork needs, up to room for
- * an attr bmbt root of 2 pointers; a btree data root moves into the
- * narrower fork, a short-form directory beyond it becomes a block as
- * the kernel converts it, anything else beyond is XK_EUNSUPP).  On a
+ * an attr bmbt root of 2 pointers), its data fork made to fit as the
+ * kernel makes it: a btree root moves into the narrower fork, or the
+ * mappings are laid out again (extents become a btree, a root gains a
+ * level; XK_EUNSUPP in a session opened empty), a short-form directory
+ * becomes a block; local data beyond (a symlink) is XK_EUNSUPP.  On a
  * filesystem with parent pointers an emptied fork stays, empty, as
  * the kernel keeps it.  In a session opened empty (repair's,
  * xk_bld_open_empty) the caller leaves the old fork's blocks unclaimed,

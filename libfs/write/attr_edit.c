@@ -530,14 +530,15 @@ round8(uint32_t v)
  * the kernel's default: right after the 8-byte device number, else room
  * for a bmbt root of 12 pointers (2 in 256-byte inodes), moved up when
  * the data fork needs more (a btree root: its records), but never past
- * the room of an attr btree root of 2 pointers.  A data fork needing
- * more than that (the kernel would first move it out of the inode: a
- * short-form directory to a block, a btree root one level down) is
- * XK_EUNSUPP.
+ * the room of an attr btree root of 2 pointers.  Mappings needing more
+ * than that keep the default and set *relayout: the caller lays them
+ * out again in that room (extents become a btree, a root gains a
+ * level), as the kernel does.  Local data needing more (a short-form
+ * directory is made a block before this) is XK_EUNSUPP.
  */
 static int
 choose_forkoff(const struct xk_mount *mp, const struct xk_dinode *dip,
-	       uint32_t *fo, const char **why)
+	       uint32_t *fo, int *relayout, const char **why)
 {
 	uint32_t lit = xk_dinode_litino(mp->g.inodesize), dneed;
 
@@ -578,6 +579,13 @@ choose_forkoff(const struct xk_mount *mp, const struct xk_dinode *dip,
 	if (dneed > *fo * 8)
 		*fo = dneed / 8;
 	/* The kernel's bound: room for an attr btree root of 2 pointers. */
+	if ((*fo > (lit - xk_bmdr_space_calc(2)) / 8 || dneed > lit) &&
+	    dip->di_format != XK_DINODE_FMT_LOCAL) {
+		/* Mappings: laid out again in the default room. */
+		*fo = xk_dinode_default_forkoff(mp->g.inodesize);
+		*relayout = 1;
+		return 0;
+	}
 	if (*fo > (lit - xk_bmdr_space_calc(2)) / 8 || dneed > lit) {
 		/*
 		 * Not a lack of free blocks: the inode itself is full (the
@@ -628,7 +636,7 @@ sf_dir_needs_block(const struct xk_mount *mp, const struct xk_dinode *dip)
 /* The attr fork there is (its blocks) and where the new one starts. */
 static int
 old_fork(struct xk_mount *mp, uint64_t ino, const struct xk_dinode *dip,
-	 struct afork *af, uint32_t *fo, const char **why)
+	 struct afork *af, uint32_t *fo, int *relayout, const char **why)
 {
 	int err = 0;
 
@@ -638,8 +646,9 @@ old_fork(struct xk_mount *mp, uint64_t ino, const struct xk_dinode *dip,
 		if (err)
 			*why = af->why;
 	}
+	*relayout = 0;
 	if (!err)
-		err = choose_forkoff(mp, dip, fo, why);
+		err = choose_forkoff(mp, dip, fo, relayout, why);
 	return err;
 }
 
@@ -656,7 +665,7 @@ xk_bld_attr_rewrite(struct xk_bld *b, uint64_t ino,
 	uint64_t nblocks, oldblocks, anb = 0;
 	uint32_t anext = 0;
 	uint8_t afmt = XK_DINODE_FMT_EXTENTS, *ap;
-	int keep_empty, err;
+	int keep_empty, relayout = 0, err;
 
 	*why = NULL;
 	err = xk_inode_read(mp, ino, 0, &bp, &dip);
@@ -668,7 +677,7 @@ xk_bld_attr_rewrite(struct xk_bld *b, uint64_t ino,
 	if (sf_dir_needs_block(mp, dip))
 		err = bld_dir_sf_to_block(b, ino, dip, why);
 	if (!err)
-		err = old_fork(mp, ino, dip, &af, &fo, why);
+		err = old_fork(mp, ino, dip, &af, &fo, &relayout, why);
 	oldblocks = af.nblocks + af.nbmbt;
 	if (!err && oldblocks > xk_be64_get(dip->di_nblocks)) {
 		*why = "its block count is below what its attr fork maps";
@@ -679,6 +688,16 @@ xk_bld_attr_rewrite(struct xk_bld *b, uint64_t ino,
 		err = release_fork(b, &af);
 		if (err)
 			*why = "the old attr fork's blocks cannot be freed";
+	}
+	if (!err && relayout && b->from_claims) {
+		*why = "its data fork would have to be laid out again to "
+		       "make room for an attr fork";
+		err = XK_EUNSUPP;
+	} else if (!err && relayout) {
+		err = bld_fork_relayout(b, ino, dip, XK_DATA_FORK, fo * 8);
+		if (err)
+			*why = "its data fork cannot be laid out again in "
+			       "less room";
 	}
 	if (!err) {
 		err = bld_attrs_space(b, &tmp, l->xa, l->n, lit - fo * 8, 1);
@@ -695,7 +714,8 @@ xk_bld_attr_rewrite(struct xk_bld *b, uint64_t ino,
 	 */
 	keep_empty = mp->g.has_parent ||
 		     dip->di_format == XK_DINODE_FMT_BTREE;
-	if (!dip->di_forkoff && dip->di_format == XK_DINODE_FMT_BTREE)
+	if (!dip->di_forkoff && dip->di_format == XK_DINODE_FMT_BTREE &&
+	    !relayout)
 		shrink_data_root(dip, lit, fo * 8);
 	ap = xk_dfork_dptr(dip) + fo * 8;
 	memset(ap, 0, lit - fo * 8);
@@ -752,7 +772,7 @@ xk_attr_rewrite_growth(struct xk_mount *mp, uint64_t ino,
 	struct xk_dinode *dip;
 	struct xk_buf *bp;
 	uint64_t newblocks = 0;
-	int err;
+	int relayout = 0, err;
 
 	*grow = 0;
 	*why = NULL;
@@ -766,7 +786,9 @@ xk_attr_rewrite_growth(struct xk_mount *mp, uint64_t ino,
 		*grow = mp->g.dirblksize >> mp->g.blocklog;
 		fo = xk_dinode_default_forkoff(mp->g.inodesize);
 	} else {
-		err = old_fork(mp, ino, dip, &af, &fo, why);
+		err = old_fork(mp, ino, dip, &af, &fo, &relayout, why);
+		/* Extents becoming a btree, a root gaining a level. */
+		*grow = relayout ? 1 : 0;
 	}
 	xk_buf_release(bp);
 	if (!err) {

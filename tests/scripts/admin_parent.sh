@@ -5,9 +5,8 @@
 # and the host kernel populated: directories in every format (short
 # form, block, leaf, node), hard links across directories, a file with
 # 201 links (its pointers need a node attr fork), files with xattrs in
-# short-form and leaf attr forks, a directory with xattrs, a symlink, a
-# device, a fragmented file without an attr fork (its bmbt root moves
-# into the narrower data fork).  The result has the PARENT bit,
+# short-form and leaf attr forks, a directory with xattrs, a symlink and
+# a device.  The result has the PARENT bit,
 # xfs_repair 7.2 -n and xfskit-repair -n find it clean, the tree reads back the same (names,
 # inodes, link counts, content, xattrs), and the kernel's parent
 # pointers (xfs_io 7.2 parent -p, which walks them up to the root by
@@ -17,7 +16,9 @@
 # unlink) without an error, and it is clean again, its pointers still
 # the tree's.  The same on a filesystem mkfs.xfs populated from a
 # prototype, whose inodes have no attr fork (a short-form directory
-# filling its inode becomes a block, as the kernel would make it), and
+# filling its inode becomes a block, files the kernel fragmented get
+# their data fork narrowed as the kernel narrows it: 20 extents become a
+# btree, a bmbt root of 20 records gains a level, one of 12 moves), and
 # with the reverse-mapping btree (already there, or added in the same
 # run).  Refusals write nothing: a filesystem too full for the new attr
 # blocks (the message gives the blocks missing; freed, the upgrade is
@@ -57,28 +58,8 @@ tree() {
 	setfattr -n user.remote -v "$(head -c 6000 /dev/zero | tr '\0' r)" sf/b
 	ln -s sf/a sym
 	mknod dev c 1 3
-	args=()
-	for i in $(seq 0 2 160); do args+=(-c "pwrite -q $((i * 4))k 4k"); done
-	xfs_io -f "${args[@]}" frag
 	) || exit 99
-	ino=$(stat -c %i "$MNT/frag") || exit 99
 	loop_umount || exit 99
-	no_attr_fork "$1" "$ino"
-}
-
-# no_attr_fork IMG INO: the kernel gave inode INO (a bmbt data fork) an
-# empty attr fork, as it gives every new inode where a security module
-# runs; one made where none does has no attr fork, and its bmbt root
-# spans the inode: the root's pointer is written again where that
-# layout keeps it.
-no_attr_fork() {
-	local ptr
-	ptr=$(xfs_db -r -c "inode $2" -c "print u3.bmbt.ptrs[1]" "$1" | sed -n 's/^u3.bmbt.ptrs.1. = //p')
-	[ "$(db_get "$1" "inode $2" core.format)" = "3 (btree)" ] && [ -n "$ptr" ] || exit 99
-	xfs_db -x -c "inode $2" -c "write core.forkoff 0" -c "write core.aformat 2" \
-		-c "write u3.bmbt.ptrs[1] $ptr" "$1" >/dev/null || exit 99
-	xfs_repair -n "$1" >"$T/r61.out" 2>&1 ||
-		{ echo "the inode without attr fork: $(tail -3 "$T/r61.out")" >&2; exit 99; }
 }
 
 # formats IMG: the directories are in the formats the test is about
@@ -282,14 +263,51 @@ proto() {
 	echo 'full d--755 0 0'
 	for i in $(seq 10 21); do echo " entry_with_name_$i ---644 0 0 $T/src"; done
 	echo '$'
+	echo "f20 ---644 0 0 $T/src"
+	echo "f4790 ---644 0 0 $T/src"
+	echo "ffit ---644 0 0 $T/src"
 	echo 'sym l--777 0 0 sf/a'
 	echo 'dev c--644 0 0 1 3'
 	echo '$'
+}
+
+# fragment IMG: the kernel writes every other block of the prototype's
+# files f20, f4790 and ffit (existing inodes keep having no attr fork):
+# 20 extents in the inode, a bmbt root of 20 records, one of 12; their
+# hashes go to $T/frag.sums.
+fragment() {
+	local f n args
+	loop_mount "$1" || exit 99
+	for f in f20:15 f4790:2400 ffit:1440; do
+		args=()
+		for n in $(seq 0 $((${f#*:} - 1))); do args+=(-c "pwrite -q $((n * 8))k 4k"); done
+		xfs_io "${args[@]}" "$MNT/${f%:*}" || exit 99
+	done
+	(cd "$MNT" && sha256sum f20 f4790 ffit) >"$T/frag.sums" || exit 99
+	loop_umount || exit 99
+}
+
+# root_shape IMG FILE: format, fork offset, extents, root records, level.
+root_shape() {
+	echo "$(db_get "$1" "path /$2" core.format | cut -d' ' -f1)" \
+	     "$(db_get "$1" "path /$2" core.forkoff)" \
+	     "$(db_get "$1" "path /$2" core.nextents)" \
+	     "$(db_get "$1" "path /$2" u3.bmbt.numrecs)" \
+	     "$(db_get "$1" "path /$2" u3.bmbt.level)"
 }
 proto >"$T/proto"
 mkimg "$T/pr.img" 96m -l size=16m -p "$T/proto"
 [ "$(db_get "$T/pr.img" "inode $(db_get "$T/pr.img" "sb 0" rootino)" core.forkoff)" = 0 ] ||
 	fail "the prototype's root has an attr fork: the case is not made"
+fragment "$T/pr.img"
+# Beyond the room beside an attr fork (296 bytes): 19 to 21 extents, a
+# root of 19 or 20 records; within it, a root of at most 18.
+shapes="$(root_shape "$T/pr.img" f20)/$(root_shape "$T/pr.img" f4790)/$(root_shape "$T/pr.img" ffit)"
+echo "$shapes" | awk -F/ '{ split($1, a, " "); split($2, b, " "); split($3, c, " ")
+	exit !(a[1] == 2 && a[2] == 0 && a[3] >= 19 && a[3] <= 21 &&
+	       b[1] == 3 && b[2] == 0 && b[4] >= 19 && b[5] == 1 &&
+	       c[1] == 3 && c[2] == 0 && c[4] >= 2 && c[4] <= 18 && c[5] == 1) }' ||
+	fail "the fragmented files are not as the test needs them (format forkoff extents records level): $shapes"
 [ "$(db_get "$T/pr.img" "path /full" core.format)" = "1 (local)" ] &&
 	[ "$(db_get "$T/pr.img" "path /full" core.size)" -gt 296 ] ||
 	fail "the full short-form directory is not short form beyond 296 bytes"
@@ -297,15 +315,27 @@ if "$ADMIN" -O parent=1 "$T/pr.img" >"$T/k.out" 2>&1; then
 	[ "$(db_get "$T/pr.img" "path /full" core.format)" = "2 (extents)" ] &&
 		pass "parent=1: the short-form directory filling its inode became a block" ||
 		fail "parent=1: the full short-form directory is $(db_get "$T/pr.img" "path /full" core.format)"
+	after="$(root_shape "$T/pr.img" f20)/$(root_shape "$T/pr.img" f4790)/$(root_shape "$T/pr.img" ffit)"
+	echo "$shapes/$after" | awk -F/ '{ split($3, c, " "); split($4, a, " "); split($5, b, " ")
+		split($6, d, " ")
+		exit !(a[1] == 3 && a[2] == 24 && a[5] == 1 &&
+		       b[1] == 3 && b[2] == 24 && b[4] == 1 && b[5] == 2 &&
+		       d[1] == 3 && d[2] >= 24 && d[2] <= 37 && d[4] == c[4] && d[5] == 1) }' &&
+		pass "parent=1: the extents became a btree, the large root gained a level, the small one moved (before: $shapes; after: $after)" ||
+		fail "parent=1: the narrowed data forks (format forkoff extents records level), before: $shapes; after: $after"
 	clean72 "$T/pr.img" "parent=1, inodes without an attr fork"
 	pointers_are_tree "$T/pr.img" "parent=1, inodes without an attr fork" 450
-	# The kernel grows the short-form directory past its attr fork
-	# (into a block), links, renames and unlinks across directories.
+	# The kernel reads the narrowed files back, grows the directories,
+	# links, renames and unlinks across directories, extends the files.
 	since=$(kmsg_mark)
 	loop_mount "$T/pr.img" || exit 99
+	(cd "$MNT" && sha256sum -c --quiet "$T/frag.sums") >"$T/sums.out" 2>&1 &&
+		pass "parent=1: the kernel reads the narrowed files' content back" ||
+		fail "parent=1: the narrowed files' content: $(head -3 "$T/sums.out")"
 	(
 	set -e
 	cd "$MNT"
+	for f in f20 f4790 ffit; do xfs_io -c "pwrite -q 40m 4k" "$f"; done
 	for i in $(seq 1 60); do : >"sf/new_entry_$i"; done
 	for i in $(seq 1 30); do : >"full/more_$i"; done
 	rm -f full/entry_with_name_1*
