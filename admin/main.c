@@ -6,7 +6,8 @@
  * switches answered as xfs_admin answers them on v5, -C (a mkfs
  * configuration file of the filesystem's features), and -O feature
  * upgrades (as xfs_repair -c, which xfs_admin runs; finobt, reflink and
- * rmapbt, which it cannot add, build their per-AG btrees).
+ * rmapbt, which it cannot add, build their per-AG btrees; parent, which
+ * it cannot add either, writes every directory entry's parent pointer).
  *
  * Every option is checked before the filesystem is opened, so a bad one
  * writes nothing.  The label and UUID changes then run in command-line
@@ -77,6 +78,9 @@ static const struct feature features[] = {
 	{ "exchange", 0, XK_SB_FEAT_INCOMPAT_EXCHRANGE,
 	  "Adding file exchange-range support to filesystem.",
 	  "Filesystem already supports exchange-range." },
+	{ "parent", 0, XK_SB_FEAT_INCOMPAT_PARENT,
+	  "Adding parent pointers to filesystem.",
+	  "Filesystem already has parent pointers." },
 };
 #define NFEATURES	(sizeof(features) / sizeof(features[0]))
 
@@ -103,9 +107,10 @@ usage(FILE *fp)
 "  -U uuid     set the UUID: a UUID, generate, nil, or restore (back to\n"
 "              the UUID the metadata carries)\n"
 "  -O list     add v5 features: finobt=1, reflink=1, rmapbt=1,\n"
-"              inobtcount=1, bigtime=1, nrext64=1, exchange=1\n"
-"              (comma-separated); finobt, reflink and rmapbt build a\n"
-"              btree in every AG (rmapbt from every block's owner)\n"
+"              inobtcount=1, bigtime=1, nrext64=1, exchange=1,\n"
+"              parent=1 (comma-separated); finobt, reflink and rmapbt\n"
+"              build a btree in every AG (rmapbt from every block's\n"
+"              owner), parent a pointer for every directory entry\n"
 "  -c 0|1      lazy counters: always on in v5 (1 is a no-op, 0 refused)\n"
 "  -e          unwritten extents: always on in v5 (a no-op)\n"
 "  -j          version 2 logs: always on in v5 (a no-op)\n"
@@ -156,7 +161,8 @@ parse_features(struct admin *a, const char *list)
 		if (i == NFEATURES) {
 			fprintf(stderr, "xfskit-admin: -O %s: unknown feature; "
 				"finobt, reflink, rmapbt, inobtcount, bigtime, "
-				"nrext64 and exchange can be added\n", tok);
+				"nrext64, exchange and parent can be added\n",
+				tok);
 			rc = ADMIN_EXIT_FAILED;
 		} else if (!eq || !eq[1]) {
 			fprintf(stderr, "xfskit-admin: -O %s requires a "

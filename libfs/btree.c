@@ -476,6 +476,12 @@ walk_block(struct walk_state *st, uint64_t ptr, unsigned int level,
 	st->next[level] = xk_btree_block_sib(ops, bp->data, 1);
 
 	numrecs = xk_btree_block_numrecs(bp->data);
+	/* A cached block is not verified again: never read past it. */
+	if (numrecs > xk_btree_maxrecs(ops, bp->len, level == 0)) {
+		walk_fail_at(st, daddr, "numrecs", "%u records, more than a "
+			     "block holds", numrecs);
+		goto out;
+	}
 	if (numrecs == 0 && (level > 0 || plo)) {
 		walk_fail_at(st, daddr, "numrecs",
 			     "non-root block at level %u is empty", level);

@@ -128,6 +128,8 @@ write_sb_copies(struct xk_mount *mp, struct xk_buf *primary)
 
 	xk_be32_set(&d->sb_features_ro_compat, mp->sb.features_ro_compat);
 	xk_be32_set(&d->sb_features_incompat, mp->sb.features_incompat);
+	/* Parent pointers are attributes: ATTRBIT goes with them. */
+	xk_be16_set(&d->sb_versionnum, mp->sb.versionnum);
 	xk_dsb_null_quota_inodes(d);
 	for (uint32_t agno = 1; agno < mp->g.agcount; agno++) {
 		struct xk_buf *bp;
@@ -154,7 +156,8 @@ check_request(const struct xk_sb *sb, const struct xk_sb *want, char *msg,
 	    (want->features_incompat & ~sb->features_incompat &
 	     ~XK_SB_ADDABLE_INCOMPAT)) {
 		snprintf(msg, msglen, "only inobtcount, finobt, reflink, "
-			 "rmapbt, bigtime, nrext64 and exchange can be added");
+			 "rmapbt, bigtime, nrext64, exchange and parent can "
+			 "be added");
 		return -EINVAL;
 	}
 	if (xk_sb_has_incompat(want, XK_SB_FEAT_INCOMPAT_EXCHRANGE) &&
@@ -201,7 +204,7 @@ xk_sb_add_features(struct xk_mount *mp, uint32_t ro_compat,
 	struct agi_counts *counts = NULL;
 	struct xk_buf *primary = NULL;
 	uint32_t need;
-	int add_counts, add_trees, marked = 0, err;
+	int add_counts, add_trees, add_pptr, rebuilt, marked = 0, err;
 
 	msg[0] = 0;
 	memset(up, 0, sizeof(*up));
@@ -228,6 +231,9 @@ xk_sb_add_features(struct xk_mount *mp, uint32_t ro_compat,
 		return err;
 	add_trees = (want.features_ro_compat & ~old.features_ro_compat &
 		     XK_SB_TREE_RO_COMPAT) != 0;
+	add_pptr = !xk_sb_has_incompat(&old, XK_SB_FEAT_INCOMPAT_PARENT) &&
+		   xk_sb_has_incompat(&want, XK_SB_FEAT_INCOMPAT_PARENT);
+	rebuilt = add_trees || add_pptr;
 	add_counts = !add_trees &&
 		     !xk_sb_has_ro_compat(&old,
 					  XK_SB_FEAT_RO_COMPAT_INOBTCNT) &&
@@ -237,7 +243,14 @@ xk_sb_add_features(struct xk_mount *mp, uint32_t ro_compat,
 		err = sb_build_new_trees(mp, &want, up, msg, msglen);
 		if (err)
 			return err;
-	} else if (add_counts) {
+	}
+	if (add_pptr) {
+		/* On the new trees, if any: their blocks are in the cache. */
+		err = sb_add_parent_pointers(mp, &want, msg, msglen);
+		if (err)
+			goto failed;
+	}
+	if (add_counts) {
 		counts = calloc(mp->g.agcount, sizeof(*counts));
 		if (!counts) {
 			snprintf(msg, msglen, "no memory for %u AGs",
@@ -251,7 +264,7 @@ xk_sb_add_features(struct xk_mount *mp, uint32_t ro_compat,
 	err = xk_sb_read(mp, 0, 0, &primary);
 	if (err)
 		goto failed;
-	if (add_counts || add_trees) {
+	if (add_counts || rebuilt) {
 		struct xk_dsb *d = (struct xk_dsb *)primary->data;
 
 		xk_be32_set(&d->sb_features_incompat, old.features_incompat |
@@ -262,9 +275,9 @@ xk_sb_add_features(struct xk_mount *mp, uint32_t ro_compat,
 		marked = !err;
 		if (!err && add_counts)
 			err = write_agi_counts(mp, counts);
-		if (!err && add_trees)
+		if (!err && rebuilt)
 			err = xk_buf_flush(mp);
-		if (!err && add_trees)
+		if (!err && rebuilt)
 			err = xk_dev_sync(mp->dev);
 		if (err)
 			goto failed;
@@ -277,14 +290,14 @@ xk_sb_add_features(struct xk_mount *mp, uint32_t ro_compat,
 	if (!err)
 		err = xk_dev_sync(mp->dev);
 failed:
-	if (err && add_trees && !marked) {
+	if (err && rebuilt && !marked) {
 		/* Nothing written: the cache forgets the rebuilt trees. */
 		if (primary)
 			xk_buf_release(primary);
 		primary = NULL;
 		xk_buf_discard_dirty(mp);
 	}
-	if (err && (!add_trees || !marked)) {
+	if (err && (!rebuilt || !marked)) {
 		mp->sb = old;
 		xk_mount_rederive(mp);
 	}

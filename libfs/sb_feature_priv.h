@@ -55,4 +55,31 @@ int sb_check_owners(struct xk_mount *mp, char *msg, size_t msglen);
 int sb_build_new_trees(struct xk_mount *mp, const struct xk_sb *want,
 		       struct xk_sb_upgrade *up, char *msg, size_t msglen);
 
+/*
+ * sb_feature_trees.c: what AG agno keeps free (free list included) and
+ * what the kernel's per-AG reservations need of it at mount beyond what
+ * their trees hold, as the cache says now.
+ */
+int sb_ag_resv(struct xk_mount *mp, uint32_t agno, uint64_t *free,
+	       uint64_t *need);
+
+/*
+ * sb_feature_trees.c: every AG must keep what the kernel reserves at
+ * mount free (else it warns that the AG may run out of space, and the
+ * trees the reservation is for can fail to grow): -ENOSPC, msg naming
+ * the first AG short and the blocks it needs.  Read from the cache.
+ */
+int sb_check_reservations(struct xk_mount *mp, char *msg, size_t msglen);
+
+/*
+ * sb_feature_pptr.c: give every inode reached from the root directory
+ * the parent pointer of each entry naming it, in the cache only, with
+ * mp->sb carrying want's PARENT bit (and ATTRBIT) while the attr forks
+ * are rewritten; every dirty block sealed, the kernel's per-AG
+ * reservations checked.  On error nothing is left dirty, mp is as it
+ * was and msg says why.
+ */
+int sb_add_parent_pointers(struct xk_mount *mp, const struct xk_sb *want,
+			   char *msg, size_t msglen);
+
 #endif /* XFSKIT_SB_FEATURE_PRIV_H */

@@ -28,14 +28,22 @@
 
 #include "sb_feature_priv.h"
 
-/*
- * Every AG must keep what the kernel reserves at mount free: else it
- * warns that the AG may run out of space, and the trees the reservation
- * is for can fail to grow.  The message names the first AG short and
- * the blocks it needs.
- */
-static int
-check_reservations(struct xk_mount *mp, char *msg, size_t msglen)
+int
+sb_ag_resv(struct xk_mount *mp, uint32_t agno, uint64_t *free, uint64_t *need)
+{
+	struct xk_ag_resv_held h;
+	uint64_t len;
+	int err = xk_ag_resv_state(mp, agno, free, &h);
+
+	if (err)
+		return err;
+	len = xk_ag_blocks(mp, agno) - xk_ag_log_blocks(mp, agno);
+	*need = xk_ag_resv_needed(&mp->g, len, len, &h);
+	return 0;
+}
+
+int
+sb_check_reservations(struct xk_mount *mp, char *msg, size_t msglen)
 {
 	uint32_t nshort = 0, first = 0;
 	uint64_t first_need = 0, first_free = 0;
@@ -43,17 +51,14 @@ check_reservations(struct xk_mount *mp, char *msg, size_t msglen)
 	int n = 0;
 
 	for (uint32_t agno = 0; agno < mp->g.agcount; agno++) {
-		struct xk_ag_resv_held h;
-		uint64_t free, need, len;
-		int err = xk_ag_resv_state(mp, agno, &free, &h);
+		uint64_t free, need;
+		int err = sb_ag_resv(mp, agno, &free, &need);
 
 		if (err) {
 			snprintf(msg, msglen, "AG %u as rebuilt does not read "
 				 "back: %s", agno, xk_strerror(err));
 			return err;
 		}
-		len = xk_ag_blocks(mp, agno) - xk_ag_log_blocks(mp, agno);
-		need = xk_ag_resv_needed(&mp->g, len, len, &h);
 		if (need <= free)
 			continue;
 		if (!nshort++) {
@@ -287,7 +292,7 @@ sb_build_new_trees(struct xk_mount *mp, const struct xk_sb *want,
 	if (!err && add_rmap)
 		err = sb_check_owners(mp, msg, msglen);
 	if (!err)
-		err = check_reservations(mp, msg, msglen);
+		err = sb_check_reservations(mp, msg, msglen);
 	if (!err) {
 		err = meta_resv_total(mp, &up->resv_after);
 		if (err)

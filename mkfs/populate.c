@@ -925,7 +925,7 @@ mkfs_populate(const struct mkfs_cfg *cfg, struct mkfs_populate *p, int quiet)
 		const char *why;
 
 		/* Every inode is written: now each link is known. */
-		err = xk_bld_pptr_tree(c->b, &bad, &why);
+		err = xk_bld_pptr_tree(c->b, &bad, NULL, &why);
 		if (err)
 			fprintf(stderr, "xfskit-mkfs: adding parent pointers "
 				"failed at inode %llu: %s: %s\n",

@@ -9,7 +9,9 @@
  * every AG (the free inode btree built from the inode chunks with a free
  * inode, an empty refcount btree, the reverse-mapping btree from every
  * owner the metadata names: inode forks and their bmbt blocks, inode
- * chunks, AG headers and btrees, the AGFL, the log, CoW staging).
+ * chunks, AG headers and btrees, the AGFL, the log, CoW staging), and
+ * parent (which xfs_repair 7.2 cannot add either): every directory
+ * entry's parent pointer written on the inode it names.
  */
 #ifndef XFSKIT_SB_FEATURE_H
 #define XFSKIT_SB_FEATURE_H
@@ -30,7 +32,8 @@ struct xk_mount;
 				 XK_SB_FEAT_RO_COMPAT_RMAPBT)
 #define XK_SB_ADDABLE_INCOMPAT	(XK_SB_FEAT_INCOMPAT_BIGTIME | \
 				 XK_SB_FEAT_INCOMPAT_NREXT64 | \
-				 XK_SB_FEAT_INCOMPAT_EXCHRANGE)
+				 XK_SB_FEAT_INCOMPAT_EXCHRANGE | \
+				 XK_SB_FEAT_INCOMPAT_PARENT)
 
 /*
  * Add the ro_compat and incompat feature bits asked for (bits already set
@@ -54,13 +57,21 @@ struct xk_mount;
  *  7. for finobt, reflink and rmapbt, every AG must keep free, after its new
  *     tree took its blocks, what the kernel reserves there at mount for
  *     the finobt, refcountbt and rmapbt (-ENOSPC, naming the first AG
- *     short and the blocks it needs).
+ *     short and the blocks it needs);
+ *  8. for parent: no metadata directory tree (XK_EUNSUPP); every inode
+ *     reached from the root has as many entries naming it as links (a
+ *     directory one), its attributes read and its attr fork can be
+ *     widened where it is (XK_ECORRUPT or XK_EUNSUPP, naming the inode);
+ *     the new attribute blocks fit in the free space each AG has beyond
+ *     the kernel's reservations (-ENOSPC, giving at least how many
+ *     blocks are missing).
  * Then, as xfs_repair leaves them: the primary gets the new bits, its
  * unset quota inodes written as NULLFSINO, and every secondary becomes a
- * copy of it.  With inobtcount, finobt or reflink, the primary is first
- * marked NEEDSREPAIR (and synced) so that a crash while the AG headers
- * and trees are written leaves a filesystem the kernel refuses and
- * xfs_repair finishes; the mark goes with the last write.  finobt and
+ * copy of it.  With inobtcount, finobt, reflink, rmapbt or parent, the
+ * primary is first marked NEEDSREPAIR (and synced) so that a crash while
+ * the AG headers, trees and attr forks are written leaves a filesystem
+ * the kernel refuses and xfs_repair finishes; the mark goes with the
+ * last write (parent's bit with it: ATTRBIT too).  finobt and
  * reflink (and rmapbt) rebuild every per-AG btree of every AG (as xfskit-repair
  * does), so the AG headers, bnobt, cntbt, inobt and rmapbt are all
  * rewritten, and the superblock counters recomputed.  *up is filled

@@ -529,12 +529,16 @@ round8(uint32_t v)
  * fork keeps its offset, so its data fork stays as it is.  Without one,
  * the kernel's default: right after the 8-byte device number, else room
  * for a bmbt root of 12 pointers (2 in 256-byte inodes), moved up when
- * the data fork needs more.  A data fork in btree format filling the
- * literal area would have to be rebuilt narrower: not done here.
+ * the data fork needs more (a btree root: its records), but never past
+ * the room of an attr btree root of 2 pointers.  Mappings needing more
+ * than that keep the default and set *relayout: the caller lays them
+ * out again in that room (extents become a btree, a root gains a
+ * level), as the kernel does.  Local data needing more (a short-form
+ * directory is made a block before this) is XK_EUNSUPP.
  */
 static int
 choose_forkoff(const struct xk_mount *mp, const struct xk_dinode *dip,
-	       uint32_t *fo, const char **why)
+	       uint32_t *fo, int *relayout, const char **why)
 {
 	uint32_t lit = xk_dinode_litino(mp->g.inodesize), dneed;
 
@@ -553,20 +557,99 @@ choose_forkoff(const struct xk_mount *mp, const struct xk_dinode *dip,
 		dneed = round8((uint32_t)(xk_dinode_nextents(dip) *
 					  sizeof(struct xk_bmbt_rec)));
 		break;
+	case XK_DINODE_FMT_BTREE: {
+		const struct xk_bmdr_block *bb = (const void *)
+						 xk_dfork_dptr(dip);
+		uint32_t nrecs = xk_be16_get(bb->bb_numrecs);
+
+		/* The root moves into less room: it keeps its records. */
+		if (!nrecs || nrecs > xk_bmdr_maxrecs(lit, 0)) {
+			*why = "its data fork's btree root has a bad record "
+			       "count";
+			return XK_ECORRUPT;
+		}
+		dneed = round8(xk_bmdr_space_calc(nrecs));
+		break;
+	}
 	default:
-		*why = "its data fork is a btree root filling the inode, "
-		       "which would have to be rebuilt to make room for an "
-		       "attr fork";
-		return XK_EUNSUPP;
+		*why = "its data fork has an unknown format";
+		return XK_ECORRUPT;
 	}
 	*fo = xk_dinode_default_forkoff(mp->g.inodesize);
 	if (dneed > *fo * 8)
 		*fo = dneed / 8;
-	if (*fo * 8 >= lit || dneed > lit) {
+	/* The kernel's bound: room for an attr btree root of 2 pointers. */
+	if ((*fo > (lit - xk_bmdr_space_calc(2)) / 8 || dneed > lit) &&
+	    dip->di_format != XK_DINODE_FMT_LOCAL) {
+		/* Mappings: laid out again in the default room. */
+		*fo = xk_dinode_default_forkoff(mp->g.inodesize);
+		*relayout = 1;
+		return 0;
+	}
+	if (*fo > (lit - xk_bmdr_space_calc(2)) / 8 || dneed > lit) {
+		/*
+		 * Not a lack of free blocks: the inode itself is full (the
+		 * kernel would move the data fork out of it first).
+		 */
 		*why = "its data fork leaves no room for an attr fork";
-		return -ENOSPC;
+		return XK_EUNSUPP;
 	}
 	return 0;
+}
+
+/*
+ * A btree root that had the whole literal area, now given forksize
+ * bytes: its keys stay, its pointers move down to where a root of that
+ * size keeps them (after as many key slots as it holds), and the slots
+ * it does not use are zeroed.
+ */
+static void
+shrink_data_root(struct xk_dinode *dip, uint32_t lit, uint32_t forksize)
+{
+	struct xk_bmdr_block *bb = (void *)xk_dfork_dptr(dip);
+	uint32_t n = xk_be16_get(bb->bb_numrecs);
+	uint8_t *keys_end = (uint8_t *)xk_bmdr_key(bb, n);
+	uint8_t *ptrs = (uint8_t *)xk_bmdr_ptr(bb, forksize, 0);
+
+	memmove(ptrs, xk_bmdr_ptr(bb, lit, 0), n * sizeof(xk_bmbt_ptr));
+	memset(keys_end, 0, (size_t)(ptrs - keys_end));
+	memset(ptrs + n * sizeof(xk_bmbt_ptr), 0,
+	       forksize - (size_t)(ptrs - (uint8_t *)bb) -
+	       n * sizeof(xk_bmbt_ptr));
+}
+
+/*
+ * A short-form directory without an attr fork that takes more than an
+ * attr fork would leave it: the kernel turns it into a block first.
+ */
+static int
+sf_dir_needs_block(const struct xk_mount *mp, const struct xk_dinode *dip)
+{
+	uint32_t lit = xk_dinode_litino(mp->g.inodesize);
+
+	return !dip->di_forkoff && dip->di_format == XK_DINODE_FMT_LOCAL &&
+	       (xk_be16_get(dip->di_mode) & XK_S_IFMT) == XK_S_IFDIR &&
+	       round8((uint32_t)xk_be64_get(dip->di_size)) >
+	       (lit - xk_bmdr_space_calc(2)) / 8 * 8;
+}
+
+/* The attr fork there is (its blocks) and where the new one starts. */
+static int
+old_fork(struct xk_mount *mp, uint64_t ino, const struct xk_dinode *dip,
+	 struct afork *af, uint32_t *fo, int *relayout, const char **why)
+{
+	int err = 0;
+
+	if (dip->di_forkoff && (dip->di_aformat == XK_DINODE_FMT_EXTENTS ||
+				dip->di_aformat == XK_DINODE_FMT_BTREE)) {
+		err = af_load(mp, ino, dip, af);
+		if (err)
+			*why = af->why;
+	}
+	*relayout = 0;
+	if (!err)
+		err = choose_forkoff(mp, dip, fo, relayout, why);
+	return err;
 }
 
 int
@@ -582,7 +665,7 @@ xk_bld_attr_rewrite(struct xk_bld *b, uint64_t ino,
 	uint64_t nblocks, oldblocks, anb = 0;
 	uint32_t anext = 0;
 	uint8_t afmt = XK_DINODE_FMT_EXTENTS, *ap;
-	int keep_empty, err;
+	int keep_empty, relayout = 0, err;
 
 	*why = NULL;
 	err = xk_inode_read(mp, ino, 0, &bp, &dip);
@@ -591,14 +674,10 @@ xk_bld_attr_rewrite(struct xk_bld *b, uint64_t ino,
 		return err;
 	}
 	tmp.mode = xk_be16_get(dip->di_mode);
-	if (dip->di_forkoff && (dip->di_aformat == XK_DINODE_FMT_EXTENTS ||
-				dip->di_aformat == XK_DINODE_FMT_BTREE)) {
-		err = af_load(mp, ino, dip, &af);
-		if (err)
-			*why = af.why;
-	}
+	if (sf_dir_needs_block(mp, dip))
+		err = bld_dir_sf_to_block(b, ino, dip, why);
 	if (!err)
-		err = choose_forkoff(mp, dip, &fo, why);
+		err = old_fork(mp, ino, dip, &af, &fo, &relayout, why);
 	oldblocks = af.nblocks + af.nbmbt;
 	if (!err && oldblocks > xk_be64_get(dip->di_nblocks)) {
 		*why = "its block count is below what its attr fork maps";
@@ -609,6 +688,16 @@ xk_bld_attr_rewrite(struct xk_bld *b, uint64_t ino,
 		err = release_fork(b, &af);
 		if (err)
 			*why = "the old attr fork's blocks cannot be freed";
+	}
+	if (!err && relayout && b->from_claims) {
+		*why = "its data fork would have to be laid out again to "
+		       "make room for an attr fork";
+		err = XK_EUNSUPP;
+	} else if (!err && relayout) {
+		err = bld_fork_relayout(b, ino, dip, XK_DATA_FORK, fo * 8);
+		if (err)
+			*why = "its data fork cannot be laid out again in "
+			       "less room";
 	}
 	if (!err) {
 		err = bld_attrs_space(b, &tmp, l->xa, l->n, lit - fo * 8, 1);
@@ -625,6 +714,9 @@ xk_bld_attr_rewrite(struct xk_bld *b, uint64_t ino,
 	 */
 	keep_empty = mp->g.has_parent ||
 		     dip->di_format == XK_DINODE_FMT_BTREE;
+	if (!dip->di_forkoff && dip->di_format == XK_DINODE_FMT_BTREE &&
+	    !relayout)
+		shrink_data_root(dip, lit, fo * 8);
 	ap = xk_dfork_dptr(dip) + fo * 8;
 	memset(ap, 0, lit - fo * 8);
 	switch (tmp.attr.format) {
@@ -665,6 +757,53 @@ out:
 	xk_buf_release(bp);
 	free(tmp.attr.local);
 	free(tmp.attr.ext);
+	af_free(&af);
+	return err;
+}
+
+int
+xk_attr_rewrite_growth(struct xk_mount *mp, uint64_t ino,
+		       const struct xk_attr_list *l, uint64_t *grow,
+		       const char **why)
+{
+	uint32_t lit = xk_dinode_litino(mp->g.inodesize), fo = 0;
+	struct attr_plan pl;
+	struct afork af = { 0 };
+	struct xk_dinode *dip;
+	struct xk_buf *bp;
+	uint64_t newblocks = 0;
+	int relayout = 0, err;
+
+	*grow = 0;
+	*why = NULL;
+	err = xk_inode_read(mp, ino, 0, &bp, &dip);
+	if (err) {
+		*why = "its inode cannot be read";
+		return err;
+	}
+	if (sf_dir_needs_block(mp, dip)) {
+		/* It becomes one directory block with an attr fork beside. */
+		*grow = mp->g.dirblksize >> mp->g.blocklog;
+		fo = xk_dinode_default_forkoff(mp->g.inodesize);
+	} else {
+		err = old_fork(mp, ino, dip, &af, &fo, &relayout, why);
+		/* Extents becoming a btree, a root gaining a level. */
+		*grow = relayout ? 1 : 0;
+	}
+	xk_buf_release(bp);
+	if (!err) {
+		err = attr_plan_make(&pl, mp->g.blocksize, lit - fo * 8,
+				     l->xa, l->n);
+		if (err)
+			*why = "the new attr fork cannot be laid out";
+	}
+	if (!err) {
+		if (pl.form == ATTR_FORM_LEAF || pl.form == ATTR_FORM_NODE)
+			newblocks = pl.nblocks;
+		attr_plan_free(&pl);
+		if (newblocks > af.nblocks + af.nbmbt)
+			*grow += newblocks - af.nblocks - af.nbmbt;
+	}
 	af_free(&af);
 	return err;
 }

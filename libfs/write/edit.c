@@ -954,3 +954,58 @@ xk_bld_bmap_update(struct xk_bld *b, unsigned int type, uint64_t ino,
 	free(fk->ext);
 	return err;
 }
+
+int
+bld_fork_relayout(struct xk_bld *b, uint64_t ino, struct xk_dinode *dip,
+		  int whichfork, uint32_t space)
+{
+	struct xk_mount *mp = b->mp;
+	struct xk_bld_inode tmp = { .ino = ino };
+	struct xk_bld_fork *fk = whichfork == XK_ATTR_FORK ? &tmp.attr :
+							     &tmp.data;
+	struct bld_fork_read fr;
+	uint64_t nblocks = 0;
+	uint8_t fmt;
+	int err = bld_fork_read(mp, ino, dip, whichfork, XK_FORK_CHECK, &fr);
+
+	/* The old bmbt blocks go; the writer builds what the room needs. */
+	for (uint64_t i = 0; i < fr.nbmbt && !err; i++) {
+		uint32_t agbno;
+		struct bld_ag *ag = ag_of(b, fr.bmbt[i], 1, &agbno);
+
+		err = ag ? release_blocks(b, ino, fr.bmbt[i], 1, 0,
+					  whichfork == XK_ATTR_FORK, 1) :
+			   XK_ECORRUPT;
+		if (ag)
+			ag->dirty = 1;
+	}
+	if (!err) {
+		fk->format = XK_BLD_FMT_EXTENTS;
+		fk->ext = fr.ext;
+		fk->next = fr.next;
+		fk->ext_alloc = fr.alloc;
+		fk->nblocks = fr.nblocks;
+		fr.ext = NULL;
+		memset(xk_dfork_ptr(dip, whichfork), 0,
+		       xk_dfork_size(dip, mp->g.inodesize, whichfork));
+		/* The narrower data fork, for the bmbt walk that follows. */
+		if (whichfork == XK_DATA_FORK)
+			dip->di_forkoff = (uint8_t)(space / 8);
+		err = bld_write_fork(b, &tmp, whichfork,
+				     xk_dfork_ptr(dip, whichfork), space, &fmt,
+				     &nblocks);
+	}
+	if (!err) {
+		/* nblocks: the mapped blocks and the new bmbt's. */
+		xk_be64_set(&dip->di_nblocks, xk_be64_get(dip->di_nblocks) -
+			    fr.nbmbt - fr.nblocks + nblocks);
+		if (whichfork == XK_DATA_FORK)
+			dip->di_format = fmt;
+		else
+			dip->di_aformat = fmt;
+		err = bld_bmbt_stamp(b, ino, dip, whichfork);
+	}
+	bld_fork_read_free(&fr);
+	free(fk->ext);
+	return err;
+}

@@ -131,18 +131,21 @@ xk_dir_entries(struct xk_mount *mp, uint64_t ino, const struct xk_dinode *dip,
 
 /* ---- adding the tree's parent pointers ---- */
 
+/* One entry; its name lives in the context's pool (a record per entry
+ * of a large tree stays small). */
 struct tp_rec {
 	uint64_t	child;
 	uint64_t	parent;
+	const uint8_t	*name;
 	uint32_t	gen;
 	uint8_t		namelen;
-	uint8_t		name[XK_ATTR_NAME_MAX];
 };
 
 struct tp_ctx {
 	struct xk_mount	*mp;
 	struct tp_rec	*v;
 	size_t		n, cap;
+	struct xk_vec_pool names;
 	uint64_t	*queue;		/* directories to list */
 	size_t		qn, qcap;
 	uint64_t	dir;
@@ -154,15 +157,17 @@ tp_entry(void *ctx, const uint8_t *name, uint8_t namelen, uint64_t ino,
 	 uint8_t ftype)
 {
 	struct tp_ctx *t = ctx;
+	const void *at;
 	int err;
 
 	err = bld_grow((void **)&t->v, &t->cap, t->n + 1, sizeof(*t->v));
+	if (!err)
+		err = xk_vec_pool_add(&t->names, name, namelen, &at);
 	if (err)
 		return err;
-	t->v[t->n] = (struct tp_rec){ .child = ino, .parent = t->dir,
-				      .gen = t->gen, .namelen = namelen };
-	memcpy(t->v[t->n].name, name, namelen);
-	t->n++;
+	t->v[t->n++] = (struct tp_rec){ .child = ino, .parent = t->dir,
+					.name = at, .gen = t->gen,
+					.namelen = namelen };
 	if (ftype != XK_DIR3_FT_DIR)
 		return 0;
 	err = bld_grow((void **)&t->queue, &t->qcap, t->qn + 1,
@@ -182,10 +187,13 @@ tp_cmp(const void *pa, const void *pb)
 	return (a->parent > b->parent) - (a->parent < b->parent);
 }
 
-/* Add the pointers v[0..n) (all naming one inode) to its attributes. */
+/*
+ * Add the pointers v[0..n) (all naming one inode) to its attributes;
+ * with grow non-NULL only add to *grow the blocks that would take.
+ */
 static int
 tp_apply(struct xk_bld *b, const struct tp_rec *v, size_t n,
-	 const char **why)
+	 uint64_t *grow, const char **why)
 {
 	struct xk_mount *mp = b->mp;
 	struct xk_attr_list l = { 0 };
@@ -197,6 +205,18 @@ tp_apply(struct xk_bld *b, const struct tp_rec *v, size_t n,
 	if (err) {
 		*why = "its inode cannot be read";
 		return err;
+	}
+	/*
+	 * Every link is one pointer (a directory has one): a count that
+	 * differs means an entry the listing skipped, or one naming a
+	 * free inode, and the pointers would not match the tree.
+	 */
+	if ((xk_be16_get(dip->di_mode) & XK_S_IFMT) == XK_S_IFDIR ? n != 1 :
+	    n != xk_be32_get(dip->di_nlink)) {
+		xk_buf_release(bp);
+		*why = "its link count is not the number of directory "
+		       "entries naming it";
+		return XK_ECORRUPT;
 	}
 	err = xk_attr_list_read(mp, v[0].child, dip, &l, why);
 	xk_buf_release(bp);
@@ -212,20 +232,30 @@ tp_apply(struct xk_bld *b, const struct tp_rec *v, size_t n,
 				       v[i].namelen, (const uint8_t *)&rec,
 				       sizeof(rec));
 	}
-	if (!err)
+	if (!err && grow) {
+		uint64_t more;
+
+		err = xk_attr_rewrite_growth(mp, v[0].child, &l, &more, why);
+		*grow += more;
+	} else if (!err) {
 		err = xk_bld_attr_rewrite(b, v[0].child, &l, why);
+	}
 	xk_attr_list_free(&l);
 	return err;
 }
 
 int
-xk_bld_pptr_tree(struct xk_bld *b, uint64_t *bad_ino, const char **why)
+xk_bld_pptr_tree(struct xk_bld *b, uint64_t *bad_ino, uint64_t *need,
+		 const char **why)
 {
 	struct xk_mount *mp = b->mp;
 	struct tp_ctx t = { .mp = mp };
+	uint64_t grow = 0, *sizing = NULL;
 	int err;
 
 	*bad_ino = 0;
+	if (need)
+		*need = 0;
 	*why = NULL;
 	err = bld_grow((void **)&t.queue, &t.qcap, 1, sizeof(*t.queue));
 	if (err)
@@ -261,11 +291,22 @@ xk_bld_pptr_tree(struct xk_bld *b, uint64_t *bad_ino, const char **why)
 	for (size_t i = 0, j; i < t.n && !err; i = j) {
 		for (j = i + 1; j < t.n && t.v[j].child == t.v[i].child; j++)
 			;
-		err = tp_apply(b, &t.v[i], j - i, why);
+		err = tp_apply(b, &t.v[i], j - i, sizing, why);
+		/* Out of space: the rest is only sized, for the figure. */
+		if (err == -ENOSPC && need && !sizing) {
+			*bad_ino = t.v[i].child;
+			sizing = &grow;
+			err = tp_apply(b, &t.v[i], j - i, sizing, why);
+		}
 		if (err)
 			*bad_ino = t.v[i].child;
 	}
 	free(t.v);
 	free(t.queue);
+	xk_vec_pool_free(&t.names);
+	if (!err && sizing) {
+		*need = grow;
+		err = -ENOSPC;
+	}
 	return err;
 }

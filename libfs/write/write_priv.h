@@ -195,6 +195,27 @@ void bld_fork_read_free(struct bld_fork_read *fr);
 /* Why bld_fork_read refused a fork, in words for a message. */
 const char *bld_fork_why(const char *check, int err);
 
+/*
+ * dir_sf_block.c: turn short-form directory ino (dip: its core in a
+ * held buffer, which the caller dirties) into a block directory, as the
+ * kernel does before adding an attr fork the directory leaves no room
+ * for; on failure *why says why.
+ */
+int bld_dir_sf_to_block(struct xk_bld *b, uint64_t ino, struct xk_dinode *dip,
+			const char **why);
+
+/*
+ * edit.c: lay one fork of inode ino (dip: its core in a held buffer,
+ * which the caller dirties) out again in space bytes of the inode: its
+ * mappings stay, its bmbt blocks are given back and a new bmbt built as
+ * the room needs (extents that no longer fit become a btree, a root too
+ * large for the room gains a level).  For a data fork narrowed to make
+ * room for an attr fork (its fork offset is set to space / 8); not in a
+ * session opened empty.
+ */
+int bld_fork_relayout(struct xk_bld *b, uint64_t ino, struct xk_dinode *dip,
+		      int whichfork, uint32_t space);
+
 /* inode.c */
 int bld_write_fork(struct xk_bld *b, struct xk_bld_inode *ip, int whichfork,
 		   uint8_t *dst, uint32_t space, uint8_t *format,
