@@ -131,10 +131,36 @@ reasm_shared(const struct repair_ctx *rc, uint64_t fsb, uint64_t len)
 }
 
 /*
+ * Whether claim c, owner's, is an extent that the salvaged walk of
+ * owner's other fork than kind's found in a leaf, that fork being
+ * damaged: a record read beyond the damage is not that fork's map yet
+ * (it may be wrong: the scan may refuse its leaf), and that fork's map
+ * comes from the scan too (where settle_forks sets the two forks'
+ * records against each other) or goes.  Without this, a data leaf's
+ * bad record over an attr value block kept the attr fork from taking
+ * its own block.  The bmbt blocks the walk reached through pointers
+ * stay that fork's.
+ */
+static int
+other_fork_lost(const struct repair_ctx *rc, uint64_t owner,
+		const struct claim *c, uint64_t kind)
+{
+	int attr = (c->offset & XK_RMAP_OFF_ATTR_FORK) != 0;
+	const struct inode_info *ii;
+
+	if ((c->offset & XK_RMAP_OFF_BMBT_BLOCK) ||
+	    attr == ((kind & XK_RMAP_OFF_ATTR_FORK) != 0))
+		return 0;
+	ii = inode_info_find(rc, owner);
+	return ii && (attr ? ii->afork_lost : ii->fork_lost);
+}
+
+/*
  * Whether blocks the scan found may be taken for owner: claimed by no
  * inode the pass read (but by owner itself, as the kind of block kind
  * says: 0 for file data, XK_RMAP_OFF_BMBT_BLOCK for its data fork's
- * bmbt, with XK_RMAP_OFF_ATTR_FORK for its attr fork; and with shared
+ * bmbt, with XK_RMAP_OFF_ATTR_FORK for its attr fork, or by its other
+ * fork's salvaged walk when that fork is lost too; and with shared
  * set, as file data by another inode where the refcountbt says the
  * blocks are shared), not free space in a bnobt that was read whole,
  * and with a usable rmapbt, mapped to owner there.  The claims that
@@ -168,6 +194,8 @@ reasm_block_takeable(const struct repair_ctx *rc, uint64_t daddr,
 				  XK_RMAP_OFF_BMBT_BLOCK)) == kind)
 			continue;
 		if (c->agbno >= end || agbno >= c->agbno + c->len)
+			continue;
+		if (c->owner == owner && other_fork_lost(rc, owner, c, kind))
 			continue;
 		/* Reflinked data: the overlap is shared, by the refcountbt. */
 		if (shared && mp->g.has_reflink && c->owner != owner &&

@@ -24,8 +24,9 @@
 #   mixed: as attr, and a record of the file's second data leaf
 #          rewritten (CRC right) to map one of its attr blocks: a leaf
 #          that fits neither fork is refused, said so, its range a hole;
-#          the rest of the file and its attr fork come back (but for
-#          the value block both forks now claim, which neither takes).
+#          the rest of the file and its whole attr fork come back, every
+#          xattr with its value (the value block that bad record maps
+#          too stays the attr fork's).
 # -n --json says in "would_rebuild" what the repair rebuilds and writes
 # nothing.
 . "$XK_SRCDIR/tests/scripts/lib.sh"
@@ -102,6 +103,15 @@ for root, dirs, files in os.walk(top):
 PY
 }
 tree "$MNT" | grep -v '^lost+found' >"$T/orig/tree"
+# xattrs FILE: one line per xattr: name, value hash.
+xattrs() {
+	python3 - "$1" <<'PY'
+import hashlib, os, sys
+for a in sorted(os.listxattr(sys.argv[1])):
+    print(a, hashlib.sha1(os.getxattr(sys.argv[1], a)).hexdigest())
+PY
+}
+xattrs "$MNT/both" >"$T/orig/both.xattrs"
 cp "$MNT/both" "$T/orig/both" || fail "copy /both"
 loop_umount || finish
 xfs_repair -n "$base" >"$T/xr0" 2>&1 || { fail "not clean before the damage: $(tail -5 "$T/xr0")"; finish; }
@@ -197,6 +207,12 @@ PY
 		tree "$MNT" | grep -v '^lost+found' >"$D/$who.tree"
 		# The file the damage leaves partly lost: its blocks compared.
 		[ -n "$partial" ] && [ "$who" = ours ] && { compare_blocks "$T/orig/$partial" "$MNT/$partial" >"$D/partial"; }
+		# Its xattrs, whichever tool (none where the file is gone).
+		if [ -n "$partial" ]; then
+			if [ -e "$MNT/$partial" ]; then xattrs "$MNT/$partial"; fi >"$D/$who.xattrs"
+			k=$(grep -cxFf "$T/orig/$partial.xattrs" "$D/$who.xattrs")
+			eval "${who}_xattrs=$k"
+		fi
 		# A workload on ours: the kernel writes into what came back.
 		if [ "$who" = ours ] && [ -n "$workload" ]; then
 			python3 - "$MNT" <<'PY' || fail "[$name] the kernel could not write into the repaired tree"
@@ -268,7 +284,15 @@ if run_case mixed dmg_mixed "block_map:$ino_both" "attr_fork_map:$ino_both"; the
 	read -r sz same zero other <"$D/partial"
 	[ "$sz" = yes ] && [ "$other" = 0 ] && [ "$zero" -gt 0 ] && [ "$same" -gt "$zero" ] ||
 		fail "[$name] /both should keep its other leaves' blocks and read zeros for the refused one's: $(cat "$D/partial") (size-ok same zero other)"
-	pass "[mixed] a data leaf mapping an attr block refused (its range a hole: $zero of $((same + zero)) blocks), the rest of /both kept with its attr fork ($(sed -n "s/^fork_rebuilt $ino_both .*its attr fork map, from //p" "$D/actions")); xfs_repair 6.1 and 7.2 clear the file"
+	# Every xattr back with its value: the attr fork lost no block.
+	nx=$(wc -l <"$T/orig/both.xattrs")
+	cmp -s "$D/ours.xattrs" "$T/orig/both.xattrs" ||
+		fail "[$name] /both keeps $ours_xattrs of its $nx xattrs: $(diff "$T/orig/both.xattrs" "$D/ours.xattrs" | head -4)"
+	for who in xr61 xr72; do
+		eval "k=\${${who}_xattrs:-}"
+		[ -n "$k" ] && [ "$k" -gt "$ours_xattrs" ] && fail "[$name] $who keeps $k xattrs of /both, ours $ours_xattrs"
+	done
+	pass "[mixed] a data leaf mapping an attr block refused (its range a hole: $zero of $((same + zero)) blocks), the rest of /both kept with its attr fork ($(sed -n "s/^fork_rebuilt $ino_both .*its attr fork map, from //p" "$D/actions")): $ours_xattrs of $nx xattrs (xfs_repair 6.1: ${xr61_xattrs:--}, 7.2: ${xr72_xattrs:--})"
 fi
 partial=
 finish
