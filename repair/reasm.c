@@ -41,8 +41,10 @@
  * root, which no entry names, is a candidate when its inode is lost;
  * so is, once the device is scanned, any directory whose blocks name
  * an inode not in use that no entry names (find_unnamed): it is
- * written under the root and goes to /lost+found as an orphan.  Not
- * handled yet: parent-pointer and metadir filesystems.
+ * written under the root and goes to /lost+found as an orphan.  On a
+ * parent-pointer filesystem the children's pointers follow the entries
+ * written (pptr.c); on a metadir one, no directory of the metadata tree
+ * is rebuilt here, nor given a metadata inode.
  */
 #include <stddef.h>
 #include <stdlib.h>
@@ -308,6 +310,12 @@ collect_entry(void *ctx, const uint8_t *name, uint8_t namelen, uint64_t ino,
 	    (namelen == 2 && name[0] == '.' && name[1] == '.'))
 		return 0;
 	ii = inode_info_find(c->rc, ino);
+	/* The metadata tree's own: never a user directory's entry. */
+	if (ii && ii->meta) {
+		d->meta++;
+		d->dropped++;
+		return 0;
+	}
 	/*
 	 * A subdirectory lost too is kept for now: a later round may
 	 * rebuild it (reasm_settle drops it if none does).
@@ -627,11 +635,16 @@ find_lost(struct repair_ctx *rc, struct reasm_dir **out, size_t *nout)
 	for (size_t i = 0; i < rc->scan.nedges; i++) {
 		const struct edge *e = &rc->scan.edges[i];
 
+		const struct inode_info *p;
+
 		if (e->ftype != XK_DIR3_FT_DIR ||
 		    !xk_ino_valid(rc->mp, e->child) ||
 		    e->child == rc->mp->sb.rootino ||
-		    inode_info_find(rc, e->child) ||
-		    !inode_info_find(rc, e->parent))
+		    inode_info_find(rc, e->child))
+			continue;
+		/* The metadata tree is metadir.c's to make anew. */
+		p = inode_info_find(rc, e->parent);
+		if (!p || p->meta)
 			continue;
 		if (cand_push(&v, &n, &cap, e->child, e->parent, 0))
 			return -ENOMEM;
@@ -654,7 +667,7 @@ find_lost(struct repair_ctx *rc, struct reasm_dir **out, size_t *nout)
 	for (size_t i = 0; !rmaps_usable(rc) && i < rc->scan.ninodes; i++) {
 		const struct inode_info *ii = &rc->scan.inodes[i];
 
-		if (!ii->fork_lost || ii->sfdir ||
+		if (!ii->fork_lost || ii->sfdir || ii->meta ||
 		    (ii->mode & XK_S_IFMT) != XK_S_IFDIR)
 			continue;
 		if (cand_push(&v, &n, &cap, ii->ino, named_by(rc, ii->ino), 1))
@@ -783,6 +796,26 @@ reasm_round(struct repair_ctx *rc, int first, size_t *added)
 			reasm_dir_free(&cand[i]);
 			continue;
 		}
+		/*
+		 * Blocks naming metadata inodes alone: a directory of the
+		 * metadata tree (whose repair makes it anew), never rebuilt
+		 * as a user directory.  A user directory never names one:
+		 * such an entry is left out (collect_entry), said here.
+		 */
+		if (cand[i].meta && !cand[i].n) {
+			info(rc, "        - directory %llu: its blocks found "
+			     "by the device scan name %zu metadata inode%s: "
+			     "not rebuilt from them\n",
+			     (unsigned long long)cand[i].ino, cand[i].meta,
+			     cand[i].meta == 1 ? "" : "s");
+			reasm_dir_free(&cand[i]);
+			continue;
+		}
+		if (cand[i].meta)
+			info(rc, "        - directory %llu: %zu entr%s naming "
+			     "metadata inodes left out\n",
+			     (unsigned long long)cand[i].ino, cand[i].meta,
+			     cand[i].meta == 1 ? "y" : "ies");
 		/* Blocks alone, naming nothing alive: nothing to bring back. */
 		if (cand[i].unnamed && !cand[i].n) {
 			reasm_dir_free(&cand[i]);
@@ -881,12 +914,17 @@ reasm_dirs(struct repair_ctx *rc)
 	size_t added = 0, total = 0;
 	int err = 0;
 
-	/* Not yet: parent pointers to keep in step, metadata directories. */
+	/*
+	 * Parent pointers: a directory rebuilt here keeps its inode and
+	 * the names its blocks hold; the pass's parent pointer check
+	 * (pptr.c) then sets its children's pointers to its entries, as
+	 * after any directory rewrite.  Metadata directories are left to
+	 * metadir.c (find_lost, collect_entry).
+	 */
 	/* The forks of the last pass (reasm_forks plans the rest). */
 	if (rc->reasm)
 		reasm_forks_free(rc->reasm);
-	if (rc->opt.scan == REPAIR_SCAN_NEVER || rc->mp->g.has_parent ||
-	    rc->mp->g.has_metadir)
+	if (rc->opt.scan == REPAIR_SCAN_NEVER)
 		return 0;
 	if (rc->reasm) {
 		reasm_dirs_free(rc->reasm);

@@ -24,6 +24,8 @@ struct reasm_dir {
 	size_t			nblocks;	/* data blocks read */
 	size_t			nfound;		/* every block found for it */
 	size_t			dropped;	/* entries left out */
+	/* Entries naming metadata inodes, left out (the metadata tree's). */
+	size_t			meta;
 	uint32_t		nsubdirs;
 	/*
 	 * The inode is in use but its block map is lost: dirfix.c rewrites

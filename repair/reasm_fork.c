@@ -23,9 +23,10 @@
  *     reused) verifies but lies in free space;
  *  2. a record only when its extent lies inside one AG, its file range
  *     can exist, and its blocks are neither claimed by another inode
- *     (or metadata, or the inode's other fork) nor free; on a reflink
- *     filesystem, data blocks another file maps too are taken where the
- *     refcountbt (read whole) says they are shared;
+ *     (or metadata, or the inode's other fork, unless that fork is
+ *     damaged too and the claim an extent its salvaged walk read) nor
+ *     free; on a reflink filesystem, data blocks another file maps too
+ *     are taken where the refcountbt (read whole) says they are shared;
  *  3. conflicts among the records: identical records (the same leaf
  *     seen twice, a stale copy) count once; records whose file ranges
  *     overlap, or whose blocks overlap, are all left out, since which

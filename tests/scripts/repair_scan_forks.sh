@@ -36,81 +36,19 @@ command -v python3 >/dev/null || skip "python3 is not installed"
 have_xfs72 || true
 partial=	# run_case: a file the damage leaves partly lost
 workload=	# run_case: the kernel writes into ours (then -n again)
+FORKS="python3 $XK_SRCDIR/tests/scripts/scan_forks.py"
 
 base=$T/base.img
 mkfs_xfs_image "$base" 320m -m rmapbt=0 -i size=512 || { fail "mkfs.xfs: $(cat "$T/mkfs.out")"; finish; }
 loop_mount "$base" || finish
-python3 - "$MNT" <<'PY' || fail "populate"
-import os, sys
-top = sys.argv[1]
-filler = os.open(os.path.join(top, "filler"), os.O_CREAT | os.O_WRONLY, 0o644)
-fill_at = 0
-def fill():
-    """A block of another file between two allocations: a new extent."""
-    global fill_at
-    os.pwrite(filler, os.urandom(4096), fill_at)
-    fill_at += 4096
-    os.fsync(filler)
-# A directory in node form, its blocks between the filler's.
-d = os.path.join(top, "frag")
-os.mkdir(d)
-for r in range(20):
-    for i in range(40):
-        open(os.path.join(d, "r%02d_a_longish_directory_entry_name_%04d" % (r, i)), "w").close()
-    fd = os.open(d, os.O_RDONLY)
-    os.fsync(fd)
-    os.close(fd)
-    fill()
-# A file whose data and attr forks are both bmbts.
-f = os.path.join(top, "both")
-fd = os.open(f, os.O_CREAT | os.O_WRONLY, 0o644)
-for i in range(300):
-    os.pwrite(fd, os.urandom(4096), 2 * i * 4096)
-    if i % 4 == 0:
-        os.fsync(fd)
-        fill()
-os.fsync(fd)
-# Remote values, every other one removed: holes between their blocks
-# in the attr fork, one extent each.
-for i in range(160):
-    os.setxattr(f, "user.remote_value_%03d" % i, os.urandom(3000))
-for i in range(0, 160, 2):
-    os.removexattr(f, "user.remote_value_%03d" % i)
-os.fsync(fd)
-os.close(fd)
-os.close(filler)
-PY
+# 300 data blocks, 160 xattrs (80 left), no links.
+$FORKS populate "$MNT" 300 160 0 || fail "populate"
 mkdir -p "$T/orig"
 ino_frag=$(stat -c %i "$MNT/frag")
 ino_both=$(stat -c %i "$MNT/both")
-# tree DIR: one line per entry: path, kind, content hash, xattrs hash.
-tree() {
-	python3 - "$1" <<'PY'
-import hashlib, os, sys
-top = sys.argv[1]
-for root, dirs, files in os.walk(top):
-    for n in sorted(dirs + files):
-        p = os.path.join(root, n)
-        rel = os.path.relpath(p, top)
-        x = hashlib.sha1()
-        for a in sorted(os.listxattr(p, follow_symlinks=False)):
-            x.update(a.encode() + b"=" + os.getxattr(p, a, follow_symlinks=False))
-        if os.path.isdir(p):
-            print(rel, "d", "-", x.hexdigest())
-        else:
-            with open(p, "rb") as f:
-                print(rel, "f", hashlib.sha1(f.read()).hexdigest(), x.hexdigest())
-PY
-}
+tree() { $FORKS tree "$1"; }
 tree "$MNT" | grep -v '^lost+found' >"$T/orig/tree"
-# xattrs FILE: one line per xattr: name, value hash.
-xattrs() {
-	python3 - "$1" <<'PY'
-import hashlib, os, sys
-for a in sorted(os.listxattr(sys.argv[1])):
-    print(a, hashlib.sha1(os.getxattr(sys.argv[1], a)).hexdigest())
-PY
-}
+xattrs() { $FORKS xattrs "$1"; }
 xattrs "$MNT/both" >"$T/orig/both.xattrs"
 cp "$MNT/both" "$T/orig/both" || fail "copy /both"
 loop_umount || finish
