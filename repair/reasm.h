@@ -55,6 +55,7 @@ struct reasm_fork {
 	/* A directory's: it maps every directory block found for it. */
 	uint8_t			whole;
 	struct xk_bmbt_rec	*recs;		/* by file offset */
+	uint64_t		*lsns;		/* each one's leaf's LSN */
 	uint64_t		n;
 	uint64_t		blocks;		/* data blocks they map */
 	uint64_t		other;		/* attr fork blocks */
@@ -64,6 +65,8 @@ struct reasm_fork {
 	size_t			dropped;	/* records left out */
 	size_t			refused;	/* leaves of no one fork */
 	size_t			adopted;	/* naming another owner */
+	size_t			stale;		/* older copies left out */
+	size_t			unreused;	/* old blocks a record maps */
 	/* File ranges [start, end) of leaves not found (end: UINT64_MAX). */
 	uint64_t		(*holes)[2];
 	size_t			nholes;

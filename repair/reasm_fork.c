@@ -27,11 +27,16 @@
  *     damaged too and the claim an extent its salvaged walk read) nor
  *     free; on a reflink filesystem, data blocks another file maps too
  *     are taken where the refcountbt (read whole) says they are shared;
- *  3. conflicts among the records: identical records (the same leaf
- *     seen twice, a stale copy) count once; records whose file ranges
+ *  3. conflicts among the records: two leaves whose file ranges
+ *     overlap cannot both be the fork's: the stale copy (a freed leaf
+ *     left on disk) is the one with the older LSN, or, LSNs equal or
+ *     missing, the one linked both ways into fewer of the leaves taken,
+ *     and it is left out whole (stale_copies); identical records (the
+ *     same leaf seen twice) count once; records whose file ranges still
  *     overlap, or whose blocks overlap, are all left out, since which
  *     one is the file's cannot be told (the range reads as a hole; the
- *     blocks become free space);
+ *     blocks become free space); across the forks planned in a pass,
+ *     the older leaf's record gives way (settle_forks);
  *  4. which fork a leaf belongs to, which its header does not say, by
  *     what its records map (leaf_fits): an attr fork maps only xattr and
  *     dabtree blocks naming the inode, written; a directory's data fork
@@ -74,6 +79,8 @@
 /* A record found, and the leaf it came from. */
 struct found_rec {
 	struct xk_bmbt_irec	r;
+	uint64_t		lsn;	/* its leaf's */
+	uint32_t		leaf;	/* index in fork_work.leaves */
 	uint8_t			drop;
 };
 
@@ -82,6 +89,8 @@ struct found_leaf {
 	uint64_t	daddr;
 	uint64_t	left, right;	/* daddr, or UINT64_MAX for none */
 	uint64_t	first, end;	/* file offsets; first > end: empty */
+	uint64_t	lsn;		/* of its last write (0: none) */
+	uint8_t		gone;		/* a stale copy (stale_copies) */
 };
 
 struct fork_work {
@@ -338,6 +347,8 @@ read_leaf(struct repair_ctx *rc, uint64_t daddr, uint64_t owner,
 	leaf->right = sib == nullp ? UINT64_MAX : xk_fsb_to_daddr(mp, sib);
 	*named = xk_be64_get(((const struct xk_btree_lblock *)
 			      bp->data)->bb_owner);
+	leaf->lsn = xk_be64_get(((const struct xk_btree_lblock *)
+				 bp->data)->bb_lsn);
 	nrecs = xk_btree_block_numrecs(bp->data);
 	recs = xk_malloc((nrecs ? nrecs : 1) * sizeof(*recs));
 	if (!recs) {
@@ -372,7 +383,10 @@ keep_leaf(struct repair_ctx *rc, uint64_t ino, struct fork_work *w,
 	size_t was = w->recs.n;
 
 	for (uint16_t i = 0; i < nrecs; i++) {
-		struct found_rec fr = { .r = recs[i], .drop = 0 };
+		struct found_rec fr = {
+			.r = recs[i], .lsn = leaf->lsn,
+			.leaf = (uint32_t)w->leaves.n,
+		};
 
 		if (!rec_ok(rc, ino, w->whichfork, &fr.r)) {
 			if (all) {
@@ -564,6 +578,121 @@ adopt_leaves(struct repair_ctx *rc, uint64_t ino, struct fork_work *w,
 	}
 	free(byaddr);
 	return err;
+}
+
+/* How many taken leaves x is linked with both ways (v sorted by daddr). */
+static int
+links_both_ways(const struct found_leaf *v, size_t n,
+		const struct found_leaf *x)
+{
+	const struct found_leaf *l = x->left == UINT64_MAX ? NULL :
+				     leaf_at(v, n, x->left);
+	const struct found_leaf *r = x->right == UINT64_MAX ? NULL :
+				     leaf_at(v, n, x->right);
+
+	return (l && l->right == x->daddr) + (r && r->left == x->daddr);
+}
+
+/*
+ * Of two leaves whose file ranges overlap, the stale copy (a leaf the
+ * kernel freed, left on disk where the bnobt cannot say it is free):
+ * the one written earlier, by the LSNs both carry; else the one linked
+ * both ways to fewer of the leaves taken.  NULL: it cannot be told.
+ */
+static struct found_leaf *
+stale_of(const struct found_leaf *byaddr, size_t n, struct found_leaf *a,
+	 struct found_leaf *b)
+{
+	int la, lb;
+
+	if (a->lsn && b->lsn && a->lsn != b->lsn)
+		return a->lsn < b->lsn ? a : b;
+	la = links_both_ways(byaddr, n, a);
+	lb = links_both_ways(byaddr, n, b);
+	if (la != lb)
+		return la < lb ? a : b;
+	return NULL;
+}
+
+static int
+cmp_leafp_first(const void *a, const void *b)
+{
+	const struct found_leaf *const *x = a, *const *y = b;
+
+	return ((*x)->first > (*y)->first) - ((*x)->first < (*y)->first);
+}
+
+/*
+ * Rule 3's first step: two leaves whose file ranges overlap cannot both
+ * be the fork's; where one is a stale copy (stale_of), it is left out
+ * whole, its records and its block (not reused), and counted; where it
+ * cannot be told, both stay and settle_records leaves their
+ * overlapping records out.  0 or -ENOMEM.
+ */
+static int
+stale_copies(struct repair_ctx *rc, struct fork_work *w, size_t *stale)
+{
+	size_t n = w->leaves.n, out = 0;
+	struct found_leaf *byaddr, **order, *far = NULL;
+
+	if (n < 2)
+		return 0;
+	byaddr = xk_malloc(n * sizeof(*byaddr));
+	order = xk_malloc(n * sizeof(*order));
+	if (!byaddr || !order) {
+		free(byaddr);
+		free(order);
+		return -ENOMEM;
+	}
+	memcpy(byaddr, w->leaves.v, n * sizeof(*byaddr));
+	sort_v(byaddr, n, sizeof(*byaddr), cmp_leaf_daddr);
+	for (size_t i = 0; i < n; i++)
+		order[i] = &w->leaves.v[i];
+	sort_v(order, n, sizeof(*order), cmp_leafp_first);
+	for (size_t i = 0; i < n; i++) {
+		struct found_leaf *l = order[i], *old;
+
+		if (l->first > l->end)
+			continue;	/* no record */
+		if (far && l->first < far->end) {
+			old = stale_of(byaddr, n, far, l);
+			if (old) {
+				old->gone = 1;
+				(*stale)++;
+				if (old == l)
+					continue;
+				far = NULL;
+			}
+		}
+		if (!far || l->end > far->end)
+			far = l;
+	}
+	free(order);
+	free(byaddr);
+	if (!*stale)
+		return 0;
+	/* The stale leaves' records, blocks and places go. */
+	for (size_t i = 0; i < w->recs.n; i++)
+		if (!w->leaves.v[w->recs.v[i].leaf].gone)
+			w->recs.v[out++] = w->recs.v[i];
+	w->recs.n = out;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t fsb = daddr_to_fsb(rc->mp, w->leaves.v[i].daddr);
+
+		if (!w->leaves.v[i].gone)
+			continue;
+		out = 0;
+		for (size_t k = 0; k < w->old.n; k++)
+			if (w->old.v[k] != fsb)
+				w->old.v[out++] = w->old.v[k];
+		w->old.n = out;
+	}
+	out = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!w->leaves.v[i].gone)
+			w->leaves.v[out++] = w->leaves.v[i];
+	w->leaves.n = out;
+	return 0;
 }
 
 /*
@@ -771,6 +900,8 @@ collect_fork(struct repair_ctx *rc, struct reasm_fork *f, int other_btree)
 	}
 	if (!err)
 		err = adopt_leaves(rc, f->ino, &w, &f->adopted);
+	if (!err)
+		err = stale_copies(rc, &w, &f->stale);
 	conflicts = err ? 0 : settle_records(&w);
 	if (!err && conflicts < 0)
 		err = (int)conflicts;
@@ -778,7 +909,8 @@ collect_fork(struct repair_ctx *rc, struct reasm_fork *f, int other_btree)
 		err = find_holes(&w, f);
 	if (!err && w.recs.n) {
 		f->recs = xk_malloc(w.recs.n * sizeof(*f->recs));
-		if (!f->recs)
+		f->lsns = xk_malloc(w.recs.n * sizeof(*f->lsns));
+		if (!f->recs || !f->lsns)
 			err = -ENOMEM;
 	}
 	if (err) {
@@ -787,6 +919,7 @@ collect_fork(struct repair_ctx *rc, struct reasm_fork *f, int other_btree)
 	}
 	for (size_t i = 0; i < w.recs.n; i++) {
 		xk_bmbt_rec_pack(&f->recs[i], &w.recs.v[i].r);
+		f->lsns[i] = w.recs.v[i].lsn;
 		f->blocks += w.recs.v[i].r.blockcount;
 	}
 	if (f->dir && !f->attr) {
@@ -1009,6 +1142,7 @@ static void
 fork_drop(struct reasm_fork *f)
 {
 	free(f->recs);
+	free(f->lsns);
 	free(f->holes);
 	free(f->old);
 	memset(f, 0, sizeof(*f));
@@ -1069,7 +1203,7 @@ reasm_dir_fork(struct repair_ctx *rc, uint64_t ino, int *taken)
 void
 reasm_fork_would(struct repair_ctx *rc, const struct reasm_fork *f)
 {
-	char path[1024], losses[320];
+	char path[1024], losses[512];
 
 	action_path(rc, f->ino, path, sizeof(path));
 	reasm_fork_losses(f, losses, sizeof(losses));
@@ -1084,6 +1218,7 @@ reasm_fork_would(struct repair_ctx *rc, const struct reasm_fork *f)
 /* A record of a planned fork, by its blocks. */
 struct planned_rec {
 	uint64_t		start, end;	/* fsblocks */
+	uint64_t		lsn;		/* its leaf's */
 	size_t			k;		/* st->forks[k] */
 	uint64_t		i;		/* its recs[i] */
 	uint8_t			drop;
@@ -1121,12 +1256,81 @@ may_share(const struct repair_ctx *rc, const struct reasm_state *st,
 }
 
 /*
+ * Two planned records on the same blocks: the one whose leaf was
+ * written earlier, by the LSNs both leaves carry, is a stale leaf's (a
+ * block's new owner writes its map after the old one let it go);
+ * without two LSNs that differ, both are left out.
+ */
+static void
+older_drops(struct planned_rec *x, struct planned_rec *y)
+{
+	if (x->lsn && y->lsn && x->lsn != y->lsn)
+		(x->lsn < y->lsn ? x : y)->drop = 1;
+	else
+		x->drop = y->drop = 1;
+}
+
+/* Whether a record of v (sorted by start) kept maps fsb. */
+static int
+mapped_by(const struct planned_rec *v, size_t n, uint64_t maxlen,
+	  uint64_t fsb)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid].start <= fsb)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	while (lo-- > 0 && v[lo].start + maxlen > fsb)
+		if (!v[lo].drop && fsb < v[lo].end)
+			return 1;
+	return 0;
+}
+
+/*
+ * The old bmbt blocks a planned fork would write its new tree into
+ * (its leaves and nodes the scan found) must not be blocks a record
+ * kept maps, of this fork or another: a stale node or leaf copy naming
+ * the inode may lie in blocks another owner has since been given (as
+ * data its lost map, planned here too, maps again).  Such a block is
+ * not reused (counted), the record keeps it.
+ */
+static void
+unreuse_mapped(struct reasm_state *st, const struct planned_rec *v, size_t n)
+{
+	uint64_t maxlen = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (v[i].end - v[i].start > maxlen)
+			maxlen = v[i].end - v[i].start;
+	for (size_t k = 0; k < st->nforks; k++) {
+		struct reasm_fork *f = &st->forks[k];
+		uint64_t out = 0;
+
+		for (uint64_t i = 0; i < f->nold; i++) {
+			if (mapped_by(v, n, maxlen, f->old[i])) {
+				f->unreused++;
+				continue;
+			}
+			f->old[out++] = f->old[i];
+		}
+		f->nold = out;
+	}
+}
+
+/*
  * The forks planned this pass (directories, files, attr forks) checked
  * against one another: each was checked against what the pass claims,
  * not against the others, so two may take the same blocks (the leaves of
- * two forks of one inode, a stale leaf).  Records whose blocks overlap
- * another planned record's, but for reflinked data, are all left out of
- * their forks (counted), as within one fork.  0 or -ENOMEM.
+ * two forks of one inode, a stale leaf).  Of two records whose blocks
+ * overlap, but for reflinked data, the one from the leaf with the older
+ * LSN is left out (older_drops), or both where that cannot be told;
+ * counted.  Then no fork writes its new tree into a block a record
+ * kept maps (unreuse_mapped).  0 or -ENOMEM.
  */
 static int
 settle_forks(struct repair_ctx *rc, struct reasm_state *st)
@@ -1142,6 +1346,7 @@ settle_forks(struct repair_ctx *rc, struct reasm_state *st)
 			xk_bmbt_rec_unpack(&st->forks[k].recs[i], &r);
 			p.start = r.startblock;
 			p.end = r.startblock + r.blockcount;
+			p.lsn = st->forks[k].lsns[i];
 			if (xk_vec_push(&v.vec, &p, sizeof(p))) {
 				xk_vec_free(&v.vec);
 				return -ENOMEM;
@@ -1155,8 +1360,9 @@ settle_forks(struct repair_ctx *rc, struct reasm_state *st)
 		for (size_t j = live; j < i; j++)
 			if (v.v[j].end > v.v[i].start &&
 			    !may_share(rc, st, &v.v[j], &v.v[i]))
-				v.v[j].drop = v.v[i].drop = 1;
+				older_drops(&v.v[j], &v.v[i]);
 	}
+	unreuse_mapped(st, v.v, v.n);
 	/* Back in fork and record order: drop the marked ones. */
 	sort_v(v.v, v.n, sizeof(*v.v), cmp_planned_at);
 	for (size_t k = 0; k < st->nforks; k++) {
@@ -1173,6 +1379,7 @@ settle_forks(struct repair_ctx *rc, struct reasm_state *st)
 			}
 			xk_bmbt_rec_unpack(&f->recs[i], &r);
 			f->blocks += r.blockcount;
+			f->lsns[out] = f->lsns[i];
 			f->recs[out++] = f->recs[i];
 		}
 		f->n = out;
