@@ -41,9 +41,13 @@
  *     what its records map (leaf_fits): an attr fork maps only xattr and
  *     dabtree blocks naming the inode, written; a directory's data fork
  *     only its directory and dabtree blocks, written; a regular file's
- *     data fork none of those where written.  A leaf that fits both or
- *     neither is refused (counted); node blocks are reused for the new
- *     tree only when the other fork is not a btree;
+ *     data fork none of those where written; a few blocks of lost
+ *     metadata (zeroed, or a directory or xattr magic that failed its
+ *     checks: a lost dabtree node) beside the fork's own do not make a
+ *     leaf fit neither.  A leaf that fits both or neither is refused
+ *     (counted); node blocks are reused for the new tree only when the
+ *     other fork is not a btree, and never where a record kept maps
+ *     them (unreuse_mapped);
  *  5. a directory's map only whole: every leaf taken, no record left
  *     out, no leaf missing, and every directory block of it the scan
  *     found (and that is ours to take) mapped, at the offset it states
@@ -68,6 +72,8 @@
 #include <string.h>
 
 #include <xfskit/btree.h>
+#include <xfskit/format/attr.h>
+#include <xfskit/format/da.h>
 #include <xfskit/format/dir.h>
 #include <xfskit/init.h>
 #include <xfskit/meta.h>
@@ -272,20 +278,103 @@ range_cover(const struct fork_work *w, uint64_t daddr, uint64_t len,
 #define FITS_ATTR	2
 
 /*
+ * Whether the block at fsb is a damaged block of the inode's metadata
+ * rather than file data: all zeros (a lost block), or a directory, xattr
+ * or dabtree magic where its type keeps it (one the scan did not accept:
+ * a bad CRC, a torn write).  1, 0, or an operational error.
+ */
+static int
+lost_meta_block(struct xk_mount *mp, uint64_t fsb)
+{
+	static const uint32_t m32[] = {
+		XK_DIR3_BLOCK_MAGIC, XK_DIR3_DATA_MAGIC, XK_DIR3_FREE_MAGIC,
+		XK_ATTR3_RMT_MAGIC,
+	};
+	static const uint16_t m16[] = {	/* in the dabtree block info */
+		XK_DIR3_LEAF1_MAGIC, XK_DIR3_LEAFN_MAGIC, XK_DA3_NODE_MAGIC,
+		XK_ATTR3_LEAF_MAGIC,
+	};
+	const uint8_t *b;
+	struct xk_buf *bp;
+	int err, yes = 1;
+
+	err = xk_buf_read(mp, xk_fsb_to_daddr(mp, fsb), mp->g.blocksize, NULL,
+			  XK_READ_NOVERIFY, &bp);
+	if (err)
+		return xk_err_operational(err) ? err : 0;
+	b = bp->data;
+	for (uint32_t i = 0; i < bp->len && yes; i++)
+		yes = !b[i];
+	for (size_t k = 0; k < sizeof(m32) / sizeof(m32[0]); k++)
+		yes |= xk_get_be32(b) == m32[k];
+	for (size_t k = 0; k < sizeof(m16) / sizeof(m16[0]); k++)
+		yes |= xk_get_be16(b + 8) == m16[k];
+	xk_buf_release(bp);
+	return yes;
+}
+
+/* Blocks of lost metadata a leaf may map for its fork to be told. */
+#define LOST_META_MAX	8
+
+/*
+ * Whether every block of the records in gaps[] that the inode's own
+ * blocks of kind attr (else dir) do not cover is lost metadata
+ * (lost_meta_block), LOST_META_MAX at most.  1, 0 or an error.
+ */
+static int
+gaps_lost_meta(struct xk_mount *mp, const struct fork_work *w,
+	       const struct xk_bmbt_irec *recs, const uint16_t *gaps,
+	       uint16_t ngaps, int attr)
+{
+	uint64_t bb = 1u << mp->g.blkbb_log, seen = 0;
+
+	for (uint16_t g = 0; g < ngaps; g++) {
+		const struct xk_bmbt_irec *r = &recs[gaps[g]];
+
+		for (uint64_t k = 0; k < r->blockcount; k++) {
+			struct cover c;
+			int yes;
+
+			range_cover(w, xk_fsb_to_daddr(mp, r->startblock + k),
+				    bb, &c);
+			if ((attr ? c.attr : c.dir) + c.node == bb)
+				continue;
+			if (++seen > LOST_META_MAX)
+				return 0;
+			yes = lost_meta_block(mp, r->startblock + k);
+			if (yes <= 0)
+				return yes;
+		}
+	}
+	return 1;
+}
+
+/*
  * Which fork a leaf's records can belong to (a bmbt block does not say):
  * an attr fork maps only xattr and dabtree blocks of the inode, never
  * unwritten; a directory's data fork only its directory and dabtree
  * blocks, never unwritten; a regular file's data fork no such block,
  * written or not (stale metadata of its own under an unwritten extent is
  * possible, but so is another fork's block: refused, never guessed).
- * Both or neither: the leaf is refused.
+ * A block of the fork's metadata that was lost (zeroed, or failing its
+ * checks, as a lost dabtree node) is covered by nothing the scan found:
+ * records that map only such blocks beside the fork's own still fit it
+ * (gaps_lost_meta), a regular file's data never being either.  Both or
+ * neither: the leaf is refused.  The FITS_ bits, or an operational
+ * error.
  */
 static int
-leaf_fits(const struct xk_mount *mp, const struct fork_work *w,
+leaf_fits(struct xk_mount *mp, const struct fork_work *w,
 	  const struct xk_bmbt_irec *recs, uint16_t n)
 {
-	int all_attr = 1, all_dir = 1, any_meta = 0;
+	int all_attr = 1, all_dir = 1, any_meta = 0, err;
+	/* Records partly covered, by one kind only. */
+	uint16_t *agaps, *dgaps, na = 0, nd = 0;
 
+	agaps = xk_malloc(2 * (n ? n : 1) * sizeof(*agaps));
+	if (!agaps)
+		return -ENOMEM;
+	dgaps = agaps + (n ? n : 1);
 	for (uint16_t i = 0; i < n; i++) {
 		const struct xk_bmbt_irec *r = &recs[i];
 		uint64_t daddr, len;
@@ -304,9 +393,24 @@ leaf_fits(const struct xk_mount *mp, const struct fork_work *w,
 			all_attr = all_dir = 0;
 			continue;
 		}
-		all_attr &= c.attr + c.node == len;
-		all_dir &= c.dir + c.node == len;
+		if (c.attr + c.node != len && !c.dir)
+			agaps[na++] = i;
+		if (c.dir + c.node != len && !c.attr)
+			dgaps[nd++] = i;
+		all_attr &= !c.dir;
+		all_dir &= !c.attr;
 	}
+	/* A leaf mapping none of the inode's metadata is data. */
+	if (!any_meta)
+		all_attr = all_dir = 0;
+	err = 0;
+	if (all_attr && na)
+		err = all_attr = gaps_lost_meta(mp, w, recs, agaps, na, 1);
+	if (err >= 0 && all_dir && nd)
+		err = all_dir = gaps_lost_meta(mp, w, recs, dgaps, nd, 0);
+	free(agaps);
+	if (err < 0)
+		return err;
 	if (w->isdir)
 		return (all_dir ? FITS_DATA : 0) | (all_attr ? FITS_ATTR : 0);
 	return (any_meta ? 0 : FITS_DATA) | (all_attr ? FITS_ATTR : 0);
@@ -405,14 +509,20 @@ keep_leaf(struct repair_ctx *rc, uint64_t ino, struct fork_work *w,
 	return 1;
 }
 
-/* The fork a leaf's records fit, as leaf_fits says, is w's alone. */
+/*
+ * The fork a leaf's records fit, as leaf_fits says, is w's alone: 1, 0,
+ * or an operational error.
+ */
 static int
-fits_this(const struct xk_mount *mp, const struct fork_work *w,
+fits_this(struct xk_mount *mp, const struct fork_work *w,
 	  const struct xk_bmbt_irec *recs, uint16_t n, int *refuse)
 {
 	int fits = leaf_fits(mp, w, recs, n);
 	int mine = w->whichfork == XK_ATTR_FORK ? FITS_ATTR : FITS_DATA;
 
+	*refuse = 0;
+	if (fits < 0)
+		return fits;
 	/* The other fork's leaf is no refusal; no one fork's is. */
 	*refuse = fits != mine && fits != (FITS_DATA | FITS_ATTR) - mine;
 	return fits == mine;
@@ -432,10 +542,11 @@ take_leaf(struct repair_ctx *rc, uint64_t ino, const struct xk_scan_ent *e,
 	err = read_leaf(rc, e->daddr, ino, &leaf, &recs, &nrecs, &named);
 	if (err <= 0)
 		return err;
-	if (!fits_this(rc->mp, w, recs, nrecs, &refuse)) {
+	err = fits_this(rc->mp, w, recs, nrecs, &refuse);
+	if (err <= 0) {
 		w->refused += refuse;
 		free(recs);
-		return 0;
+		return err;
 	}
 	err = keep_leaf(rc, ino, w, &leaf, recs, nrecs, dropped, 0);
 	free(recs);
@@ -548,12 +659,15 @@ adopt_leaves(struct repair_ctx *rc, uint64_t ino, struct fork_work *w,
 		      !owner_may_take(rc, named)) &&
 		     (cand.right == UINT64_MAX ||
 		      (next && next->left == cand.daddr)) &&
-		     l->end <= cand.first && cand.end <= limit &&
-		     fits_this(rc->mp, w, recs, nrecs, &refuse);
-		for (uint16_t k = 1; ok && k < nrecs; k++)
+		     l->end <= cand.first && cand.end <= limit;
+		if (ok) {
+			ok = fits_this(rc->mp, w, recs, nrecs, &refuse);
+			err = ok < 0 ? ok : 0;
+		}
+		for (uint16_t k = 1; ok > 0 && k < nrecs; k++)
 			ok = recs[k].startoff >= recs[k - 1].startoff +
 						 recs[k - 1].blockcount;
-		if (ok) {
+		if (ok > 0) {
 			size_t unused = 0;
 
 			err = keep_leaf(rc, ino, w, &cand, recs, nrecs,

@@ -21,6 +21,14 @@
 #          untouched (xfs_repair clears the file);
 #   attr:  the attr fork root points nowhere too: both maps come back,
 #          each from its own leaves, the xattrs with them;
+#   dirnode: as dir, and the directory's dabtree node (the first block
+#          of its leaf section) zeroed: its leaf still fits the
+#          directory (a block of lost metadata among its own), its map
+#          comes back, its index is rebuilt, every entry in place;
+#   attrnode: as attr, and the attr fork's dabtree root (block 0)
+#          zeroed: its leaf still fits the attr fork, and every xattr
+#          comes back (rewritten from its leaf blocks; the whole attr
+#          fork was dropped when the leaf was refused for it);
 #   mixed: as attr, and a record of the file's second data leaf
 #          rewritten (CRC right) to map one of its attr blocks: a leaf
 #          that fits neither fork is refused, said so, its range a hole;
@@ -80,6 +88,18 @@ dmg_mixed() {
 	a=$(sed -n 's/^attr offset [0-9]* startblock \([0-9]*\) .*/\1/p' "$T/orig/both.abmap" | sed -n 3p)
 	[ -n "$l" ] && [ -n "$a" ] && dmg_attr "$1" &&
 		xfs_db -x -c "fsblock $l" -c "type bmapbtd" -c "write recs[2].startblock $a" "$1" >/dev/null
+}
+# zero_fsb IMG FSB: one filesystem block zeroed.
+zero_fsb() {
+	local d
+	d=$(xfs_db -r -c "convert fsblock $2 daddr" "$1" | sed -n 's/.*(\([0-9]*\)).*/\1/p')
+	[ -n "$d" ] && dd if=/dev/zero of="$1" bs=512 seek="$d" count=$(($(db_get "$1" "sb 0" blocksize) / 512)) conv=notrunc status=none
+}
+dmg_dirnode() {
+	dmg_dir "$1" && zero_fsb "$1" "$(sed -n 's/^data offset 8388608 startblock \([0-9]*\) .*/\1/p' "$T/orig/frag.bmap")"
+}
+dmg_attrnode() {
+	dmg_attr "$1" && zero_fsb "$1" "$(sed -n 's/^attr offset 0 startblock \([0-9]*\) .*/\1/p' "$T/orig/both.abmap")"
 }
 
 # count ORIG TREE: "kept other": lines of ORIG found in TREE, and lines
@@ -213,6 +233,19 @@ if run_case attr dmg_attr "block_map:$ino_both" "attr_fork_map:$ino_both"; then
 	rebuilt "$ino_both" "block map"
 	rebuilt "$ino_both" "attr fork map"
 	pass "[attr] /both's two maps back, each from its own leaves (xfs_repair 6.1: ${xr61_kept:-not clean}, 7.2: ${xr72_kept:--} of $total)"
+fi
+workload=
+if run_case dirnode dmg_dirnode "block_map:$ino_frag"; then
+	rebuilt "$ino_frag" "block map"
+	for who in xr61 xr72; do
+		eval "k=\${${who}_kept:-}"
+		[ -n "$k" ] && [ "$k" -ge "$ours_kept" ] && fail "[$name] $who keeps $k, ours $ours_kept"
+	done
+	pass "[dirnode] /frag's map back with its dabtree node lost: $ours_kept of $total in place (xfs_repair 6.1: ${xr61_kept:-not clean}, 7.2: ${xr72_kept:--})"
+fi
+if run_case attrnode dmg_attrnode "block_map:$ino_both" "attr_fork_map:$ino_both"; then
+	rebuilt "$ino_both" "attr fork map"
+	pass "[attrnode] /both's attr fork back with its dabtree root lost, every xattr in it (xfs_repair 6.1: ${xr61_kept:-not clean}, 7.2: ${xr72_kept:--} of $total)"
 fi
 partial=both workload=
 if run_case mixed dmg_mixed "block_map:$ino_both" "attr_fork_map:$ino_both"; then
