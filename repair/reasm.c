@@ -24,7 +24,10 @@
  *    one that the rmapbt gives to this inode;
  *  - an entry only when it names an inode in use: a subdirectory only
  *    when its ".." names this directory, another inode only while it
- *    has fewer names than its link count; one entry per name.
+ *    has fewer names than its link count; one entry per name: where
+ *    two blocks give one name to two inodes, the block written last
+ *    (by their LSNs) holds the entry, the other being a stale copy a
+ *    shrunk directory left where the bnobt cannot say it is free.
  *
  * The rebuilt directory joins the check pass's lists (an inode and its
  * entries; for one in use, its entries replace those of its broken map)
@@ -270,11 +273,12 @@ struct collect {
 	struct reasm_dir	*d;
 	const uint64_t		*children;
 	size_t			nchildren;
+	uint64_t		lsn;	/* of the block being read */
 };
 
 static int
 push_entry(struct reasm_dir *d, const uint8_t *name, uint8_t namelen,
-	   uint8_t ftype, uint64_t ino)
+	   uint8_t ftype, uint64_t ino, uint64_t lsn)
 {
 	uint8_t *copy;
 
@@ -282,16 +286,22 @@ push_entry(struct reasm_dir *d, const uint8_t *name, uint8_t namelen,
 		size_t ncap = d->cap ? d->cap * 2 : 64;
 		struct xk_bld_dirent *nv = xk_realloc(d->ents,
 						      ncap * sizeof(*nv));
+		uint64_t *nl;
 
 		if (!nv)
 			return -ENOMEM;
 		d->ents = nv;
+		nl = xk_realloc(d->lsns, ncap * sizeof(*nl));
+		if (!nl)
+			return -ENOMEM;
+		d->lsns = nl;
 		d->cap = ncap;
 	}
 	copy = xk_malloc(namelen);
 	if (!copy)
 		return -ENOMEM;
 	memcpy(copy, name, namelen);
+	d->lsns[d->n] = lsn;
 	d->ents[d->n++] = (struct xk_bld_dirent){
 		.name = copy, .namelen = namelen, .ftype = ftype, .ino = ino,
 	};
@@ -322,7 +332,8 @@ collect_entry(void *ctx, const uint8_t *name, uint8_t namelen, uint64_t ino,
 	 */
 	if (!ii && ftype == XK_DIR3_FT_DIR && xk_ino_valid(c->rc->mp, ino) &&
 	    ino != d->ino && xk_pptr_name_ok(name, namelen))
-		return push_entry(d, name, namelen, XK_DIR3_FT_DIR, ino);
+		return push_entry(d, name, namelen, XK_DIR3_FT_DIR, ino,
+				  c->lsn);
 	if (!xk_pptr_name_ok(name, namelen) || !ii || ino == d->ino ||
 	    ((ii->mode & XK_S_IFMT) == XK_S_IFDIR ?
 	     ii->parent != d->ino ||
@@ -331,62 +342,106 @@ collect_entry(void *ctx, const uint8_t *name, uint8_t namelen, uint64_t ino,
 		d->dropped++;
 		return 0;
 	}
-	return push_entry(d, name, namelen, xk_mode_to_ftype(ii->mode), ino);
+	return push_entry(d, name, namelen, xk_mode_to_ftype(ii->mode), ino,
+			  c->lsn);
 }
 
+
+/* An entry and the LSN of its block, for dedupe. */
+struct ent_lsn {
+	struct xk_bld_dirent	e;
+	uint64_t		lsn;
+};
 
 /* Entries grouped by name (length first), then by inode. */
 static int
 cmp_name_ino(const void *a, const void *b)
 {
-	const struct xk_bld_dirent *x = a, *y = b;
+	const struct ent_lsn *x = a, *y = b;
 	int c;
 
-	if (x->namelen != y->namelen)
-		return (int)x->namelen - (int)y->namelen;
-	c = memcmp(x->name, y->name, x->namelen);
+	if (x->e.namelen != y->e.namelen)
+		return (int)x->e.namelen - (int)y->e.namelen;
+	c = memcmp(x->e.name, y->e.name, x->e.namelen);
 	if (c)
 		return c;
-	return (x->ino > y->ino) - (x->ino < y->ino);
+	return (x->e.ino > y->e.ino) - (x->e.ino < y->e.ino);
 }
 
 /*
- * One entry per name and per subdirectory: a name seen twice (a stale
- * copy of a block) keeps neither when the inodes differ.
+ * Of the entries v[i..j] of one name, the one to keep, or -1: they name
+ * one inode; or those from the blocks written last (by their LSNs, all
+ * known) name one inode, the rest coming from older blocks: a stale
+ * copy of a directory block (one the kernel freed, left where the bnobt
+ * cannot say it is free) names what the name named before.
  */
-static void
+static ptrdiff_t
+name_keep(const struct ent_lsn *v, size_t i, size_t j)
+{
+	uint64_t newest = 0;
+	ptrdiff_t keep = -1;
+
+	if (v[i].e.ino == v[j].e.ino)
+		return (ptrdiff_t)i;
+	for (size_t k = i; k <= j; k++) {
+		if (!v[k].lsn)
+			return -1;
+		if (v[k].lsn > newest)
+			newest = v[k].lsn;
+	}
+	for (size_t k = i; k <= j; k++) {
+		if (v[k].lsn != newest)
+			continue;
+		if (keep >= 0 && v[keep].e.ino != v[k].e.ino)
+			return -1;
+		keep = (ptrdiff_t)k;
+	}
+	return keep;
+}
+
+/*
+ * One entry per name: the same name twice for one inode is one entry;
+ * for two inodes, the newest block's (name_keep), else none (each
+ * counted as left out).  The LSNs are done with.  0 or -ENOMEM.
+ */
+static int
 dedupe(struct reasm_dir *d)
 {
+	struct ent_lsn *v = xk_malloc((d->n ? d->n : 1) * sizeof(*v));
 	size_t out = 0;
 
-	sort_v(d->ents, d->n, sizeof(*d->ents), cmp_name_ino);
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < d->n; i++)
+		v[i] = (struct ent_lsn){ .e = d->ents[i], .lsn = d->lsns[i] };
+	sort_v(v, d->n, sizeof(*v), cmp_name_ino);
 	for (size_t i = 0; i < d->n; i++) {
-		struct xk_bld_dirent *e = &d->ents[i];
 		size_t j = i;
+		ptrdiff_t keep;
 
-		while (j + 1 < d->n && d->ents[j + 1].namelen == e->namelen &&
-		       !memcmp(d->ents[j + 1].name, e->name, e->namelen))
+		while (j + 1 < d->n && v[j + 1].e.namelen == v[i].e.namelen &&
+		       !memcmp(v[j + 1].e.name, v[i].e.name, v[i].e.namelen))
 			j++;
-		if (j == i) {
-			d->ents[out++] = *e;
-			continue;
+		keep = name_keep(v, i, j);
+		for (size_t k = i; k <= j; k++) {
+			/* A copy of the entry kept is no entry left out. */
+			if (keep < 0 || v[k].e.ino != v[keep].e.ino)
+				d->dropped++;
+			if ((ptrdiff_t)k == keep)
+				d->ents[out++] = v[k].e;
+			else
+				free((void *)v[k].e.name);
 		}
-		/* Same name: one inode is one entry, two are a conflict. */
-		int same = e->ino == d->ents[j].ino;
-
-		if (same)
-			d->ents[out++] = *e;
-		else
-			free((void *)e->name);
-		for (size_t k = i + 1; k <= j; k++)
-			free((void *)d->ents[k].name);
-		d->dropped += j - i + !same;
 		i = j;
 	}
+	free(v);
+	free(d->lsns);
+	d->lsns = NULL;
 	d->n = out;
 	d->nsubdirs = 0;
 	for (size_t i = 0; i < d->n; i++)
 		d->nsubdirs += d->ents[i].ftype == XK_DIR3_FT_DIR;
+	return 0;
 }
 
 /* Read the data blocks the scan found for d->ino into d. */
@@ -429,6 +484,8 @@ collect_dir(struct repair_ctx *rc, struct reasm_dir *d,
 				return err;
 			if (err)
 				continue;
+			c.lsn = xk_be64_get(((const struct xk_dir3_blk_hdr *)
+					     bp->data)->lsn);
 			err = xk_dir3_data_block_entries(bp->data, bp->len,
 							 rc->mp->g.has_ftype,
 							 collect_entry, &c);
@@ -438,8 +495,7 @@ collect_dir(struct repair_ctx *rc, struct reasm_dir *d,
 			d->nblocks++;
 		}
 	}
-	dedupe(d);
-	return 0;
+	return dedupe(d);
 }
 
 /* The scan's progress on the meter of the phase. */

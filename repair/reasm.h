@@ -20,6 +20,8 @@ struct reasm_dir {
 	uint64_t		ino;
 	uint64_t		parent;		/* the directory naming it */
 	struct xk_bld_dirent	*ents;		/* names malloc'd */
+	/* While collecting: the LSN of each entry's block. */
+	uint64_t		*lsns;
 	size_t			n, cap;
 	size_t			nblocks;	/* data blocks read */
 	size_t			nfound;		/* every block found for it */

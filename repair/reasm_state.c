@@ -17,6 +17,7 @@ reasm_dir_free(struct reasm_dir *d)
 	for (size_t i = 0; i < d->n; i++)
 		free((void *)d->ents[i].name);
 	free(d->ents);
+	free(d->lsns);
 	memset(d, 0, sizeof(*d));
 }
 
