@@ -94,15 +94,16 @@ named_count(const uint64_t *children, size_t n, uint64_t ino)
 }
 
 /*
- * Whether all of agbno..agbno+len-1 is shared data, as the refcountbt,
- * read whole, says (every block in a record of a refcount of 2 or more).
+ * How many files share all of agbno..agbno+len-1, as the refcountbt,
+ * read whole, says: the least refcount over the range when every block
+ * is in a record of a refcount of 2 or more, else 0.
  */
-static int
-refc_shared(const struct repair_ctx *rc, uint32_t agno, uint64_t agbno,
-	    uint64_t len)
+static uint64_t
+refc_count(const struct repair_ctx *rc, uint32_t agno, uint64_t agbno,
+	   uint64_t len)
 {
 	const struct ag_scan *as = &rc->scan.ags[agno];
-	uint64_t at = agbno, end = agbno + len;
+	uint64_t at = agbno, end = agbno + len, least = UINT64_MAX;
 	int moved = 1;
 
 	if (!as->trees_ok[XK_BT_REFC])
@@ -119,20 +120,72 @@ refc_shared(const struct repair_ctx *rc, uint32_t agno, uint64_t agbno,
 			if (r->owner >= 2 && r->agbno <= at &&
 			    at < (uint64_t)r->agbno + r->len) {
 				at = (uint64_t)r->agbno + r->len;
+				if (r->owner < least)
+					least = r->owner;
 				moved = 1;
 			}
 		}
 	}
-	return at >= end;
+	return at >= end ? least : 0;
 }
 
+/* The most sharers data_sharers tells apart; more is "too many". */
+#define SHARERS_MAX	16
+
+/*
+ * How many inodes but a and b map (as file data) blocks of agbno..end-1
+ * in the pass's claims; SHARERS_MAX + 1 for more than it tells apart.
+ */
+static unsigned int
+data_sharers(const struct repair_ctx *rc, uint32_t agno, uint64_t agbno,
+	     uint64_t end, uint64_t a, uint64_t b)
+{
+	const struct ag_scan *as = &rc->scan.ags[agno];
+	uint64_t seen[SHARERS_MAX];
+	unsigned int n = 0, k;
+
+	for (size_t i = reasm_ivl_first(rc, agno, REASM_IVL_USED, &as->used,
+					end);
+	     i-- > 0 && reasm_ivl_reaches(rc, agno, REASM_IVL_USED,
+					  &as->used, i, agbno);) {
+		const struct claim *c = &as->used.v[i];
+
+		if (c->agbno >= end || agbno >= c->agbno + c->len ||
+		    c->owner == a || c->owner == b ||
+		    xk_rmap_owner_is_special(c->owner) ||
+		    (c->offset & (XK_RMAP_OFF_ATTR_FORK |
+				  XK_RMAP_OFF_BMBT_BLOCK)))
+			continue;
+		for (k = 0; k < n && seen[k] != c->owner; k++)
+			;
+		if (k < n)
+			continue;
+		if (n == SHARERS_MAX)
+			return SHARERS_MAX + 1;
+		seen[n++] = c->owner;
+	}
+	return n;
+}
+
+/*
+ * Whether len blocks from fsb are shared data with room for the files
+ * a and b (a == b: one) beside every other inode the pass found mapping
+ * them: the refcountbt's count is what they may be shared by, and a
+ * stale leaf's record over reflinked blocks must not make a third.
+ */
 int
-reasm_shared(const struct repair_ctx *rc, uint64_t fsb, uint64_t len)
+reasm_shared(const struct repair_ctx *rc, uint64_t fsb, uint64_t len,
+	     uint64_t a, uint64_t b)
 {
 	uint32_t agno = xk_fsb_to_agno(rc->mp, fsb);
+	uint32_t agbno = xk_fsb_to_agbno(rc->mp, fsb);
+	uint64_t count;
 
-	return agno < rc->mp->g.agcount && rc->mp->g.has_reflink &&
-	       refc_shared(rc, agno, xk_fsb_to_agbno(rc->mp, fsb), len);
+	if (agno >= rc->mp->g.agcount || !rc->mp->g.has_reflink)
+		return 0;
+	count = refc_count(rc, agno, agbno, len);
+	return count && data_sharers(rc, agno, agbno, agbno + len, a, b) +
+			1 + (a != b) <= count;
 }
 
 /*
@@ -211,7 +264,9 @@ reasm_block_takeable(const struct repair_ctx *rc, uint64_t daddr,
 			uint64_t to = (uint64_t)c->agbno + c->len < end ?
 				      (uint64_t)c->agbno + c->len : end;
 
-			if (refc_shared(rc, agno, from, to - from))
+			if (reasm_shared(rc, xk_agb_to_fsb(mp, agno,
+							   (uint32_t)from),
+					 to - from, owner, owner))
 				continue;
 		}
 		return 0;

@@ -163,8 +163,13 @@ XK_MUST_CHECK int reasm_scan(struct repair_ctx *rc, const char *why);
 int reasm_block_takeable(const struct repair_ctx *rc, uint64_t daddr,
 			 uint64_t blocks, uint64_t owner, uint64_t kind,
 			 int shared);
-/* Whether len blocks from fsb are shared data, as the refcountbt says. */
-int reasm_shared(const struct repair_ctx *rc, uint64_t fsb, uint64_t len);
+/*
+ * Whether len blocks from fsb are shared data, as the refcountbt says,
+ * with room for a and b (a == b: one file) beside the others mapping
+ * them.
+ */
+int reasm_shared(const struct repair_ctx *rc, uint64_t fsb, uint64_t len,
+		 uint64_t a, uint64_t b);
 /* Whether owner's own (damaged) map reached the block at daddr as kind. */
 int reasm_block_own(const struct repair_ctx *rc, uint64_t daddr,
 		    uint64_t owner, uint64_t kind);

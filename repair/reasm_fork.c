@@ -1366,7 +1366,7 @@ may_share(const struct repair_ctx *rc, const struct reasm_state *st,
 	uint64_t to = x->end < y->end ? x->end : y->end;
 
 	return fx->ino != fy->ino && !fx->attr && !fy->attr &&
-	       reasm_shared(rc, from, to - from);
+	       reasm_shared(rc, from, to - from, fx->ino, fy->ino);
 }
 
 /*

@@ -39,9 +39,12 @@
 #            roots damaged (f1's over that leaf): both files' maps come
 #            from the scan, and both plan those blocks; the older leaf
 #            gives way: f1 comes back whole, f2 takes none of them
-#            (without the rule both left them out: a hole in f1).  (Not
-#            f2's leaf: f2's blocks are shared with f4, and shared data
-#            is taken by any number of files: see doc/repair-decisions.)
+#            (without the rule both left them out: a hole in f1);
+#   shared:  the same with f2's second leaf as a stale leaf of f1: its
+#            blocks are reflinked (f2 and f4 share them, refcount 2):
+#            the stale leaf makes no third sharer: f1, f2 and f4 come
+#            back whole (without the rule f1 took them too, and
+#            xfs_repair found f1's reflink flag and the refcounts wrong).
 # Ours keeps at least what xfs_repair keeps, every file, and more where
 # leaves survived; -n says what it would rebuild and writes nothing.
 . "$XK_SRCDIR/tests/scripts/lib.sh"
@@ -241,10 +244,11 @@ dmg_stale() {
 		xfs_db -x -c "agf $last" -c "write bnoroot 0" "$1" >/dev/null &&
 		bad_root "$1" "$ino_f1"
 }
-# f1's second leaf as a stale leaf of f2 at the device's last block.
-dmg_taken() {
+# stale_of IMG FROM TO: FROM's second leaf as a stale leaf of TO at the
+# device's last block.
+stale_of() {
 	local last=$(($(db_get "$1" "sb 0" agcount) - 1)) d to x
-	d=$(daddr_of "$1" "$(leaf "$1" "$ino_f1" 2)")
+	d=$(daddr_of "$1" "$(leaf "$1" "$2" 2)")
 	to=$(((dblocks - 1) * bs / 512))
 	x=$(xfs_db -r -c "convert daddr $to fsblock" "$1" | sed -n 's/.*(\([0-9]*\)).*/\1/p')
 	[ -n "$d" ] && [ -n "$x" ] || return 1
@@ -263,11 +267,13 @@ with open(sys.argv[1], "r+b") as f:
     f.seek(at)
     f.write(b)
 PY
-	xfs_db -x -c "fsblock $x" -c "type bmapbtd" -c "write bno $to" -c "write owner $ino_f2" \
+	xfs_db -x -c "fsblock $x" -c "type bmapbtd" -c "write bno $to" -c "write owner $3" \
 		-c "write lsn 0x100000001" "$1" >/dev/null 2>&1 &&
 		xfs_db -x -c "agf $last" -c "write bnoroot 0" "$1" >/dev/null &&
 		bad_root "$1" "$ino_f1" && bad_root "$1" "$ino_f2"
 }
+dmg_taken() { stale_of "$1" "$ino_f1" "$ino_f2"; }
+dmg_shared() { stale_of "$1" "$ino_f2" "$ino_f1"; }
 
 if run_case root dmg_root; then
 	whole f1 f3 f4
@@ -303,5 +309,10 @@ if run_case taken dmg_taken; then
 	whole f1 f2
 	more f1
 	pass "[taken] f1 whole, f2 took nothing of its blocks from a stale leaf naming f2 (older LSN)"
+fi
+if run_case shared dmg_shared; then
+	whole f1 f2
+	more f2
+	pass "[shared] f1, f2 and f4 whole: a stale leaf naming f1 over f2's reflinked blocks made no third sharer"
 fi
 finish
