@@ -45,7 +45,10 @@
  *     metadata (zeroed, or a directory or xattr magic that failed its
  *     checks: a lost dabtree node) beside the fork's own do not make a
  *     leaf fit neither.  A leaf that fits both or neither is refused
- *     (counted); node blocks are reused for the new tree only when the
+ *     (counted), but for one the data fork's own damaged walk reached
+ *     from the inode's root: a regular file's data leaf by the
+ *     structure itself, whose records over the inode's own metadata
+ *     are bad records, left out (drop_own_meta); node blocks are reused for the new tree only when the
  *     other fork is not a btree, and never where a record kept maps
  *     them (unreuse_mapped);
  *  5. a directory's map only whole: every leaf taken, no record left
@@ -528,6 +531,51 @@ fits_this(struct xk_mount *mp, const struct fork_work *w,
 	return fits == mine;
 }
 
+/*
+ * Whether the leaf at daddr is, by the structure itself, the data fork's
+ * of a regular file: its own damaged walk reached it from the inode's
+ * root (the leaf then maps the file's data but for bad records).
+ */
+static int
+own_data_leaf(const struct repair_ctx *rc, uint64_t ino, uint64_t daddr,
+	      const struct fork_work *w)
+{
+	return w->whichfork == XK_DATA_FORK && !w->isdir &&
+	       reasm_block_own(rc, daddr, ino, XK_RMAP_OFF_BMBT_BLOCK);
+}
+
+/*
+ * A regular file's data leaf, as own_data_leaf says, less its records
+ * that map the inode's own directory, xattr or dabtree blocks (a data
+ * fork never does: each is a bad record, left out and counted), so that
+ * one bad record does not cost the leaf's whole range.  1 (the leaf is
+ * taken), or 0 when no record is left.
+ */
+static int
+drop_own_meta(const struct xk_mount *mp, const struct fork_work *w,
+	      struct xk_bmbt_irec *recs, uint16_t *np, size_t *dropped)
+{
+	uint16_t out = 0;
+
+	for (uint16_t i = 0; i < *np; i++) {
+		struct cover c;
+
+		if (recs[i].blockcount &&
+		    xk_fsbext_valid(mp, recs[i].startblock,
+				    recs[i].blockcount)) {
+			range_cover(w, xk_fsb_to_daddr(mp, recs[i].startblock),
+				    recs[i].blockcount << mp->g.blkbb_log, &c);
+			if (c.dir + c.attr + c.node) {
+				(*dropped)++;
+				continue;
+			}
+		}
+		recs[out++] = recs[i];
+	}
+	*np = out;
+	return out != 0;
+}
+
 /* One leaf the scan found: read, checked, its records listed. */
 static int
 take_leaf(struct repair_ctx *rc, uint64_t ino, const struct xk_scan_ent *e,
@@ -543,6 +591,8 @@ take_leaf(struct repair_ctx *rc, uint64_t ino, const struct xk_scan_ent *e,
 	if (err <= 0)
 		return err;
 	err = fits_this(rc->mp, w, recs, nrecs, &refuse);
+	if (err == 0 && refuse && own_data_leaf(rc, ino, e->daddr, w))
+		err = drop_own_meta(rc->mp, w, recs, &nrecs, dropped);
 	if (err <= 0) {
 		w->refused += refuse;
 		free(recs);

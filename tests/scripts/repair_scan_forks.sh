@@ -29,12 +29,16 @@
 #          zeroed: its leaf still fits the attr fork, and every xattr
 #          comes back (rewritten from its leaf blocks; the whole attr
 #          fork was dropped when the leaf was refused for it);
+#   refused: as mixed, and the data fork's root pointer to that leaf
+#          pointing nowhere too: nothing says whose the leaf is; it is
+#          refused, said so, its range a hole; every xattr comes back;
 #   mixed: as attr, and a record of the file's second data leaf
 #          rewritten (CRC right) to map one of its attr blocks: a leaf
-#          that fits neither fork is refused, said so, its range a hole;
-#          the rest of the file and its whole attr fork come back, every
-#          xattr with its value (the value block that bad record maps
-#          too stays the attr fork's).
+#          that fits neither fork, but one the data fork's own root
+#          still reaches: it is the data fork's, that record alone is
+#          left out (said so), the file comes back whole, and its whole
+#          attr fork with every xattr and value (the value block that
+#          bad record maps stays the attr fork's).
 # -n --json says in "would_rebuild" what the repair rebuilds and writes
 # nothing.
 . "$XK_SRCDIR/tests/scripts/lib.sh"
@@ -42,7 +46,8 @@ need_xfsprogs
 [ "$(id -u)" -eq 0 ] || skip "populating images needs root (loop mount)"
 command -v python3 >/dev/null || skip "python3 is not installed"
 have_xfs72 || true
-partial=	# run_case: a file the damage leaves partly lost
+xfile=		# run_case: a file whose xattrs are compared
+differs=0	# run_case: entries the damage leaves partly lost
 workload=	# run_case: the kernel writes into ours (then -n again)
 FORKS="python3 $XK_SRCDIR/tests/scripts/scan_forks.py"
 
@@ -102,6 +107,10 @@ dmg_attrnode() {
 	dmg_attr "$1" && zero_fsb "$1" "$(sed -n 's/^attr offset 0 startblock \([0-9]*\) .*/\1/p' "$T/orig/both.abmap")"
 }
 
+dmg_refused() {
+	dmg_mixed "$1" && xfs_db -x -c "inode $ino_both" -c "write u3.bmbt.ptrs[2] 123457" "$1" >/dev/null
+}
+
 # count ORIG TREE: "kept other": lines of ORIG found in TREE, and lines
 # of TREE outside lost+found not in ORIG.
 count() {
@@ -152,8 +161,6 @@ for a in json.load(open(sys.argv[1]))["actions"]:
         print(a["action"], a.get("ino"), a["message"])
 PY
 	total=$(wc -l <"$T/orig/tree")
-	npartial=0
-	[ -n "$partial" ] && npartial=1
 	printf '[%s] %-16s %8s %8s (of %d entries: path, content, xattrs)\n' "$name" tool "same" other "$total"
 	for who in xr61 xr72 ours; do
 		[ "$who" = xr72 ] && ! have_xfs72 && continue
@@ -164,11 +171,11 @@ PY
 		loop_mount "$D/$who.img" || return 1
 		tree "$MNT" | grep -v '^lost+found' >"$D/$who.tree"
 		# The file the damage leaves partly lost: its blocks compared.
-		[ -n "$partial" ] && [ "$who" = ours ] && { compare_blocks "$T/orig/$partial" "$MNT/$partial" >"$D/partial"; }
-		# Its xattrs, whichever tool (none where the file is gone).
-		if [ -n "$partial" ]; then
-			if [ -e "$MNT/$partial" ]; then xattrs "$MNT/$partial"; fi >"$D/$who.xattrs"
-			k=$(grep -cxFf "$T/orig/$partial.xattrs" "$D/$who.xattrs")
+		[ "$differs" != 0 ] && [ "$who" = ours ] && { compare_blocks "$T/orig/$xfile" "$MNT/$xfile" >"$D/partial"; }
+		# A file's xattrs, whichever tool (none where it is gone).
+		if [ -n "$xfile" ]; then
+			if [ -e "$MNT/$xfile" ]; then xattrs "$MNT/$xfile"; fi >"$D/$who.xattrs"
+			k=$(grep -cxFf "$T/orig/$xfile.xattrs" "$D/$who.xattrs")
 			eval "${who}_xattrs=$k"
 		fi
 		# A workload on ours: the kernel writes into what came back.
@@ -189,9 +196,9 @@ PY
 		read -r kept other < <(count "$T/orig/tree" "$D/$who.tree")
 		eval "${who}_kept=$kept"
 		printf '[%s] %-16s %8d %8d\n' "$name" "$who" "$kept" "$other"
-		[ "$who" = ours ] && [ "$other" != "$npartial" ] && fail "[$name] ours has $other entries that were not there: $(diff "$T/orig/tree" "$D/ours.tree" | head -4)"
+		[ "$who" = ours ] && [ "$other" != "$differs" ] && fail "[$name] ours has $other entries that were not there: $(diff "$T/orig/tree" "$D/ours.tree" | head -4)"
 	done
-	[ "$ours_kept" = "$((total - npartial))" ] || fail "[$name] ours keeps $ours_kept of $total: $(diff "$T/orig/tree" "$D/ours.tree" | head -4)"
+	[ "$ours_kept" = "$((total - differs))" ] || fail "[$name] ours keeps $ours_kept of $total: $(diff "$T/orig/tree" "$D/ours.tree" | head -4)"
 	[ -z "$workload" ] ||
 		xfs_repair_clean "$D/ours.img" "$D/clean2" || fail "[$name] xfs_repair -n after the kernel wrote to ours: $(cat "$D/clean2")"
 	return 0
@@ -247,14 +254,22 @@ if run_case attrnode dmg_attrnode "block_map:$ino_both" "attr_fork_map:$ino_both
 	rebuilt "$ino_both" "attr fork map"
 	pass "[attrnode] /both's attr fork back with its dabtree root lost, every xattr in it (xfs_repair 6.1: ${xr61_kept:-not clean}, 7.2: ${xr72_kept:--} of $total)"
 fi
-partial=both workload=
-if run_case mixed dmg_mixed "block_map:$ino_both" "attr_fork_map:$ino_both"; then
-	rebuilt "$ino_both" "attr fork map"
+xfile=both workload= differs=1
+if run_case refused dmg_refused "block_map:$ino_both" "attr_fork_map:$ino_both"; then
 	grep -q "^fork_rebuilt $ino_both .*its block map, from [0-9]* bmbt leaves .*a leaf not found: file blocks .*; 1 leaf block refused" "$D/actions" ||
 		fail "[$name] the refused leaf is not reported: $(cat "$D/actions")"
 	read -r sz same zero other <"$D/partial"
 	[ "$sz" = yes ] && [ "$other" = 0 ] && [ "$zero" -gt 0 ] && [ "$same" -gt "$zero" ] ||
 		fail "[$name] /both should keep its other leaves' blocks and read zeros for the refused one's: $(cat "$D/partial") (size-ok same zero other)"
+	cmp -s "$D/ours.xattrs" "$T/orig/both.xattrs" ||
+		fail "[$name] /both keeps $ours_xattrs xattrs: $(diff "$T/orig/both.xattrs" "$D/ours.xattrs" | head -4)"
+	pass "[refused] a data leaf nothing ties to a fork refused (its range a hole: $zero of $((same + zero)) blocks), /both's other blocks and all $ours_xattrs xattrs kept (xfs_repair 6.1: ${xr61_xattrs:--}, 7.2: ${xr72_xattrs:--}; they clear the file)"
+fi
+differs=0
+if run_case mixed dmg_mixed "block_map:$ino_both" "attr_fork_map:$ino_both"; then
+	rebuilt "$ino_both" "attr fork map"
+	grep -q "^fork_rebuilt $ino_both .*its block map, from [0-9]* bmbt leaves found by the device scan: [^;]*; 1 record left out (conflicting or not ours)$" "$D/actions" ||
+		fail "[$name] the bad record is not the only thing left out of the block map: $(cat "$D/actions")"
 	# Every xattr back with its value: the attr fork lost no block.
 	nx=$(wc -l <"$T/orig/both.xattrs")
 	cmp -s "$D/ours.xattrs" "$T/orig/both.xattrs" ||
@@ -263,7 +278,7 @@ if run_case mixed dmg_mixed "block_map:$ino_both" "attr_fork_map:$ino_both"; the
 		eval "k=\${${who}_xattrs:-}"
 		[ -n "$k" ] && [ "$k" -gt "$ours_xattrs" ] && fail "[$name] $who keeps $k xattrs of /both, ours $ours_xattrs"
 	done
-	pass "[mixed] a data leaf mapping an attr block refused (its range a hole: $zero of $((same + zero)) blocks), the rest of /both kept with its attr fork ($(sed -n "s/^fork_rebuilt $ino_both .*its attr fork map, from //p" "$D/actions")): $ours_xattrs of $nx xattrs (xfs_repair 6.1: ${xr61_xattrs:--}, 7.2: ${xr72_xattrs:--})"
+	pass "[mixed] a data leaf of /both's own tree with a record over an attr block: that record left out, the rest of the leaf kept, /both whole with its attr fork ($(sed -n "s/^fork_rebuilt $ino_both .*its attr fork map, from //p" "$D/actions")): $ours_xattrs of $nx xattrs (xfs_repair 6.1: ${xr61_xattrs:--}, 7.2: ${xr72_xattrs:--}; they clear the file)"
 fi
-partial=
+xfile=
 finish
