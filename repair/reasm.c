@@ -295,6 +295,15 @@ reasm_block_takeable(const struct repair_ctx *rc, uint64_t daddr,
 	return mapped;
 }
 
+uint64_t
+reasm_lsn(const struct repair_ctx *rc, uint64_t lsn)
+{
+	if (!xk_lsn_plausible(lsn) ||
+	    (rc->log_head_lsn && lsn > rc->log_head_lsn))
+		return 0;
+	return lsn;
+}
+
 int
 reasm_block_own(const struct repair_ctx *rc, uint64_t daddr, uint64_t owner,
 		uint64_t kind)
@@ -539,8 +548,8 @@ collect_dir(struct repair_ctx *rc, struct reasm_dir *d,
 				return err;
 			if (err)
 				continue;
-			c.lsn = xk_be64_get(((const struct xk_dir3_blk_hdr *)
-					     bp->data)->lsn);
+			c.lsn = reasm_lsn(rc, xk_be64_get(((const struct
+						xk_dir3_blk_hdr *)bp->data)->lsn));
 			err = xk_dir3_data_block_entries(bp->data, bp->len,
 							 rc->mp->g.has_ftype,
 							 collect_entry, &c);

@@ -170,6 +170,12 @@ int reasm_block_takeable(const struct repair_ctx *rc, uint64_t daddr,
  */
 int reasm_shared(const struct repair_ctx *rc, uint64_t fsb, uint64_t len,
 		 uint64_t a, uint64_t b);
+/*
+ * A block's LSN as the scan's plans order stale copies by: 0 (unknown)
+ * for none, one no log cycle can reach, or one past the log's head (a
+ * damaged field must not make a stale copy the newest).
+ */
+uint64_t reasm_lsn(const struct repair_ctx *rc, uint64_t lsn);
 /* Whether owner's own (damaged) map reached the block at daddr as kind. */
 int reasm_block_own(const struct repair_ctx *rc, uint64_t daddr,
 		    uint64_t owner, uint64_t kind);

@@ -454,8 +454,8 @@ read_leaf(struct repair_ctx *rc, uint64_t daddr, uint64_t owner,
 	leaf->right = sib == nullp ? UINT64_MAX : xk_fsb_to_daddr(mp, sib);
 	*named = xk_be64_get(((const struct xk_btree_lblock *)
 			      bp->data)->bb_owner);
-	leaf->lsn = xk_be64_get(((const struct xk_btree_lblock *)
-				 bp->data)->bb_lsn);
+	leaf->lsn = reasm_lsn(rc, xk_be64_get(((const struct xk_btree_lblock *)
+					       bp->data)->bb_lsn));
 	nrecs = xk_btree_block_numrecs(bp->data);
 	recs = xk_malloc((nrecs ? nrecs : 1) * sizeof(*recs));
 	if (!recs) {

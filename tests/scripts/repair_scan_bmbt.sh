@@ -24,11 +24,12 @@
 #            linked both ways between two of f1's leaves, its records in
 #            the gap between them, their blocks claimed by no one (said
 #            so): f1 comes back whole;
-#   stale:   stale copies of two of f1's leaves (as the kernel leaves a
-#            leaf it freed) in the last AG's last blocks, each at its
+#   stale:   stale copies of three of f1's leaves (as the kernel leaves
+#            a leaf it freed) in the last AG's last blocks, each at its
 #            own address, one record of each changed, one with an older
 #            LSN, one with the same LSN (not linked both ways into f1's
-#            chain: its neighbours name the leaf it copies), that AG's
+#            chain: its neighbours name the leaf it copies), one with an
+#            LSN past the log's head (no LSN to go by), that AG's
 #            bnobt root lost (its free space unknown), f1's root
 #            damaged: each copy is left out whole, said so, and f1 comes
 #            back whole (without the rule every record where a copy and
@@ -241,6 +242,7 @@ dmg_stale() {
 	local last=$(($(db_get "$1" "sb 0" agcount) - 1))
 	stale_copy "$1" "$(leaf "$1" "$ino_f1" 3)" $(((dblocks - 1) * bs / 512)) 0x100000001 &&
 		stale_copy "$1" "$(leaf "$1" "$ino_f1" 2)" $(((dblocks - 3) * bs / 512)) &&
+		stale_copy "$1" "$(leaf "$1" "$ino_f1" 4)" $(((dblocks - 5) * bs / 512)) 0x100000000001 &&
 		xfs_db -x -c "agf $last" -c "write bnoroot 0" "$1" >/dev/null &&
 		bad_root "$1" "$ino_f1"
 }
@@ -300,10 +302,10 @@ if run_case owner dmg_owner; then
 fi
 if run_case stale dmg_stale; then
 	whole f1
-	grep -q "^fork_rebuilt $ino_f1 .*; 2 stale leaf copies left out (an older LSN, or not linked into the chain)" "$D/actions" ||
+	grep -q "^fork_rebuilt $ino_f1 .*; 3 stale leaf copies left out (an older LSN, or not linked into the chain)" "$D/actions" ||
 		fail "[stale] the stale copies are not reported: $(cat "$D/actions")"
 	more f1
-	pass "[stale] f1 whole, its two stale leaf copies left out (one by its LSN, one by its links)"
+	pass "[stale] f1 whole, its three stale leaf copies left out (one by its LSN, two by their links)"
 fi
 if run_case taken dmg_taken; then
 	whole f1 f2
