@@ -7,8 +7,9 @@
 # file blocks, 40 hard links to one of its files from a second
 # directory, and a file whose data and attr forks are both bmbts (its
 # attr fork holding its 41 parent pointers beside user xattrs with
-# remote values).  Each case damages a copy with xfs_db 7.2; xfs_repair
-# 7.2 repairs another copy.  After ours, xfs_repair 7.2 -n is clean, the
+# remote values).  Each case damages a copy with xfs_db 7.2 (our -n
+# says what the scan would rebuild and writes nothing); xfs_repair 7.2
+# repairs another copy.  After ours, xfs_repair 7.2 -n is clean, the
 # kernel mounts it, the parent pointers it reports (GETPARENTS) are
 # exactly the tree's entries, and we keep at least what 7.2 keeps:
 #   dir:   the directory's bmbt root points nowhere: its own map back
@@ -86,6 +87,13 @@ run_case() {
 	mkdir -p "$D"
 	cp --sparse=always "$base" "$D/damaged.img" || return 1
 	$2 "$D/damaged.img" || { fail "[$name] damage"; return 1; }
+	# -n says what the scan would rebuild, and writes nothing.
+	before=$(image_state "$D/damaged.img")
+	"$REPAIR" -n "$D/damaged.img" >"$D/n.out" 2>&1
+	st=$?
+	[ $st = 1 ] || fail "[$name] -n on the damaged image: exit $st: $(tail -3 "$D/n.out")"
+	[ "$(image_state "$D/damaged.img")" = "$before" ] || fail "[$name] -n wrote to the image"
+	grep -q "would rebuild " "$D/n.out" || fail "[$name] -n does not say what the scan would rebuild"
 	cp --sparse=always "$D/damaged.img" "$D/xr72.img"
 	cp --sparse=always "$D/damaged.img" "$D/ours.img"
 	xfs72 xfs_repair "$D/xr72.img" >"$D/xr72.out" 2>&1 || xfs72 xfs_repair "$D/xr72.img" >>"$D/xr72.out" 2>&1 ||
