@@ -24,7 +24,10 @@
  *    one that the rmapbt gives to this inode;
  *  - an entry only when it names an inode in use: a subdirectory only
  *    when its ".." names this directory, another inode only while it
- *    has fewer names than its link count; one entry per name.
+ *    has fewer names than its link count; one entry per name: where
+ *    two blocks give one name to two inodes, the block written last
+ *    (by their LSNs) holds the entry, the other being a stale copy a
+ *    shrunk directory left where the bnobt cannot say it is free.
  *
  * The rebuilt directory joins the check pass's lists (an inode and its
  * entries; for one in use, its entries replace those of its broken map)
@@ -41,8 +44,10 @@
  * root, which no entry names, is a candidate when its inode is lost;
  * so is, once the device is scanned, any directory whose blocks name
  * an inode not in use that no entry names (find_unnamed): it is
- * written under the root and goes to /lost+found as an orphan.  Not
- * handled yet: parent-pointer and metadir filesystems.
+ * written under the root and goes to /lost+found as an orphan.  On a
+ * parent-pointer filesystem the children's pointers follow the entries
+ * written (pptr.c); on a metadir one, no directory of the metadata tree
+ * is rebuilt here, nor given a metadata inode.
  */
 #include <stddef.h>
 #include <stdlib.h>
@@ -89,15 +94,16 @@ named_count(const uint64_t *children, size_t n, uint64_t ino)
 }
 
 /*
- * Whether all of agbno..agbno+len-1 is shared data, as the refcountbt,
- * read whole, says (every block in a record of a refcount of 2 or more).
+ * How many files share all of agbno..agbno+len-1, as the refcountbt,
+ * read whole, says: the least refcount over the range when every block
+ * is in a record of a refcount of 2 or more, else 0.
  */
-static int
-refc_shared(const struct repair_ctx *rc, uint32_t agno, uint64_t agbno,
-	    uint64_t len)
+static uint64_t
+refc_count(const struct repair_ctx *rc, uint32_t agno, uint64_t agbno,
+	   uint64_t len)
 {
 	const struct ag_scan *as = &rc->scan.ags[agno];
-	uint64_t at = agbno, end = agbno + len;
+	uint64_t at = agbno, end = agbno + len, least = UINT64_MAX;
 	int moved = 1;
 
 	if (!as->trees_ok[XK_BT_REFC])
@@ -114,27 +120,105 @@ refc_shared(const struct repair_ctx *rc, uint32_t agno, uint64_t agbno,
 			if (r->owner >= 2 && r->agbno <= at &&
 			    at < (uint64_t)r->agbno + r->len) {
 				at = (uint64_t)r->agbno + r->len;
+				if (r->owner < least)
+					least = r->owner;
 				moved = 1;
 			}
 		}
 	}
-	return at >= end;
+	return at >= end ? least : 0;
 }
 
+/* The most sharers data_sharers tells apart; more is "too many". */
+#define SHARERS_MAX	16
+
+/*
+ * How many inodes but a and b map (as file data) blocks of agbno..end-1
+ * in the pass's claims; SHARERS_MAX + 1 for more than it tells apart.
+ */
+static unsigned int
+data_sharers(const struct repair_ctx *rc, uint32_t agno, uint64_t agbno,
+	     uint64_t end, uint64_t a, uint64_t b)
+{
+	const struct ag_scan *as = &rc->scan.ags[agno];
+	uint64_t seen[SHARERS_MAX];
+	unsigned int n = 0, k;
+
+	for (size_t i = reasm_ivl_first(rc, agno, REASM_IVL_USED, &as->used,
+					end);
+	     i-- > 0 && reasm_ivl_reaches(rc, agno, REASM_IVL_USED,
+					  &as->used, i, agbno);) {
+		const struct claim *c = &as->used.v[i];
+
+		if (c->agbno >= end || agbno >= c->agbno + c->len ||
+		    c->owner == a || c->owner == b ||
+		    xk_rmap_owner_is_special(c->owner) ||
+		    (c->offset & (XK_RMAP_OFF_ATTR_FORK |
+				  XK_RMAP_OFF_BMBT_BLOCK)))
+			continue;
+		for (k = 0; k < n && seen[k] != c->owner; k++)
+			;
+		if (k < n)
+			continue;
+		if (n == SHARERS_MAX)
+			return SHARERS_MAX + 1;
+		seen[n++] = c->owner;
+	}
+	return n;
+}
+
+/*
+ * Whether len blocks from fsb are shared data with room for the files
+ * a and b (a == b: one) beside every other inode the pass found mapping
+ * them: the refcountbt's count is what they may be shared by, and a
+ * stale leaf's record over reflinked blocks must not make a third.
+ */
 int
-reasm_shared(const struct repair_ctx *rc, uint64_t fsb, uint64_t len)
+reasm_shared(const struct repair_ctx *rc, uint64_t fsb, uint64_t len,
+	     uint64_t a, uint64_t b)
 {
 	uint32_t agno = xk_fsb_to_agno(rc->mp, fsb);
+	uint32_t agbno = xk_fsb_to_agbno(rc->mp, fsb);
+	uint64_t count;
 
-	return agno < rc->mp->g.agcount && rc->mp->g.has_reflink &&
-	       refc_shared(rc, agno, xk_fsb_to_agbno(rc->mp, fsb), len);
+	if (agno >= rc->mp->g.agcount || !rc->mp->g.has_reflink)
+		return 0;
+	count = refc_count(rc, agno, agbno, len);
+	return count && data_sharers(rc, agno, agbno, agbno + len, a, b) +
+			1 + (a != b) <= count;
+}
+
+/*
+ * Whether claim c, owner's, is an extent that the salvaged walk of
+ * owner's other fork than kind's found in a leaf, that fork being
+ * damaged: a record read beyond the damage is not that fork's map yet
+ * (it may be wrong: the scan may refuse its leaf), and that fork's map
+ * comes from the scan too (where settle_forks sets the two forks'
+ * records against each other) or goes.  Without this, a data leaf's
+ * bad record over an attr value block kept the attr fork from taking
+ * its own block.  The bmbt blocks the walk reached through pointers
+ * stay that fork's.
+ */
+static int
+other_fork_lost(const struct repair_ctx *rc, uint64_t owner,
+		const struct claim *c, uint64_t kind)
+{
+	int attr = (c->offset & XK_RMAP_OFF_ATTR_FORK) != 0;
+	const struct inode_info *ii;
+
+	if ((c->offset & XK_RMAP_OFF_BMBT_BLOCK) ||
+	    attr == ((kind & XK_RMAP_OFF_ATTR_FORK) != 0))
+		return 0;
+	ii = inode_info_find(rc, owner);
+	return ii && (attr ? ii->afork_lost : ii->fork_lost);
 }
 
 /*
  * Whether blocks the scan found may be taken for owner: claimed by no
  * inode the pass read (but by owner itself, as the kind of block kind
  * says: 0 for file data, XK_RMAP_OFF_BMBT_BLOCK for its data fork's
- * bmbt, with XK_RMAP_OFF_ATTR_FORK for its attr fork; and with shared
+ * bmbt, with XK_RMAP_OFF_ATTR_FORK for its attr fork, or by its other
+ * fork's salvaged walk when that fork is lost too; and with shared
  * set, as file data by another inode where the refcountbt says the
  * blocks are shared), not free space in a bnobt that was read whole,
  * and with a usable rmapbt, mapped to owner there.  The claims that
@@ -169,6 +253,8 @@ reasm_block_takeable(const struct repair_ctx *rc, uint64_t daddr,
 			continue;
 		if (c->agbno >= end || agbno >= c->agbno + c->len)
 			continue;
+		if (c->owner == owner && other_fork_lost(rc, owner, c, kind))
+			continue;
 		/* Reflinked data: the overlap is shared, by the refcountbt. */
 		if (shared && mp->g.has_reflink && c->owner != owner &&
 		    !xk_rmap_owner_is_special(c->owner) &&
@@ -178,7 +264,9 @@ reasm_block_takeable(const struct repair_ctx *rc, uint64_t daddr,
 			uint64_t to = (uint64_t)c->agbno + c->len < end ?
 				      (uint64_t)c->agbno + c->len : end;
 
-			if (refc_shared(rc, agno, from, to - from))
+			if (reasm_shared(rc, xk_agb_to_fsb(mp, agno,
+							   (uint32_t)from),
+					 to - from, owner, owner))
 				continue;
 		}
 		return 0;
@@ -205,6 +293,15 @@ reasm_block_takeable(const struct repair_ctx *rc, uint64_t daddr,
 			 end <= (uint64_t)c->agbno + c->len;
 	}
 	return mapped;
+}
+
+uint64_t
+reasm_lsn(const struct repair_ctx *rc, uint64_t lsn)
+{
+	if (!xk_lsn_plausible(lsn) ||
+	    (rc->log_head_lsn && lsn > rc->log_head_lsn))
+		return 0;
+	return lsn;
 }
 
 int
@@ -240,11 +337,12 @@ struct collect {
 	struct reasm_dir	*d;
 	const uint64_t		*children;
 	size_t			nchildren;
+	uint64_t		lsn;	/* of the block being read */
 };
 
 static int
 push_entry(struct reasm_dir *d, const uint8_t *name, uint8_t namelen,
-	   uint8_t ftype, uint64_t ino)
+	   uint8_t ftype, uint64_t ino, uint64_t lsn)
 {
 	uint8_t *copy;
 
@@ -252,16 +350,22 @@ push_entry(struct reasm_dir *d, const uint8_t *name, uint8_t namelen,
 		size_t ncap = d->cap ? d->cap * 2 : 64;
 		struct xk_bld_dirent *nv = xk_realloc(d->ents,
 						      ncap * sizeof(*nv));
+		uint64_t *nl;
 
 		if (!nv)
 			return -ENOMEM;
 		d->ents = nv;
+		nl = xk_realloc(d->lsns, ncap * sizeof(*nl));
+		if (!nl)
+			return -ENOMEM;
+		d->lsns = nl;
 		d->cap = ncap;
 	}
 	copy = xk_malloc(namelen);
 	if (!copy)
 		return -ENOMEM;
 	memcpy(copy, name, namelen);
+	d->lsns[d->n] = lsn;
 	d->ents[d->n++] = (struct xk_bld_dirent){
 		.name = copy, .namelen = namelen, .ftype = ftype, .ino = ino,
 	};
@@ -280,13 +384,20 @@ collect_entry(void *ctx, const uint8_t *name, uint8_t namelen, uint64_t ino,
 	    (namelen == 2 && name[0] == '.' && name[1] == '.'))
 		return 0;
 	ii = inode_info_find(c->rc, ino);
+	/* The metadata tree's own: never a user directory's entry. */
+	if (ii && ii->meta) {
+		d->meta++;
+		d->dropped++;
+		return 0;
+	}
 	/*
 	 * A subdirectory lost too is kept for now: a later round may
 	 * rebuild it (reasm_settle drops it if none does).
 	 */
 	if (!ii && ftype == XK_DIR3_FT_DIR && xk_ino_valid(c->rc->mp, ino) &&
 	    ino != d->ino && xk_pptr_name_ok(name, namelen))
-		return push_entry(d, name, namelen, XK_DIR3_FT_DIR, ino);
+		return push_entry(d, name, namelen, XK_DIR3_FT_DIR, ino,
+				  c->lsn);
 	if (!xk_pptr_name_ok(name, namelen) || !ii || ino == d->ino ||
 	    ((ii->mode & XK_S_IFMT) == XK_S_IFDIR ?
 	     ii->parent != d->ino ||
@@ -295,62 +406,106 @@ collect_entry(void *ctx, const uint8_t *name, uint8_t namelen, uint64_t ino,
 		d->dropped++;
 		return 0;
 	}
-	return push_entry(d, name, namelen, xk_mode_to_ftype(ii->mode), ino);
+	return push_entry(d, name, namelen, xk_mode_to_ftype(ii->mode), ino,
+			  c->lsn);
 }
 
+
+/* An entry and the LSN of its block, for dedupe. */
+struct ent_lsn {
+	struct xk_bld_dirent	e;
+	uint64_t		lsn;
+};
 
 /* Entries grouped by name (length first), then by inode. */
 static int
 cmp_name_ino(const void *a, const void *b)
 {
-	const struct xk_bld_dirent *x = a, *y = b;
+	const struct ent_lsn *x = a, *y = b;
 	int c;
 
-	if (x->namelen != y->namelen)
-		return (int)x->namelen - (int)y->namelen;
-	c = memcmp(x->name, y->name, x->namelen);
+	if (x->e.namelen != y->e.namelen)
+		return (int)x->e.namelen - (int)y->e.namelen;
+	c = memcmp(x->e.name, y->e.name, x->e.namelen);
 	if (c)
 		return c;
-	return (x->ino > y->ino) - (x->ino < y->ino);
+	return (x->e.ino > y->e.ino) - (x->e.ino < y->e.ino);
 }
 
 /*
- * One entry per name and per subdirectory: a name seen twice (a stale
- * copy of a block) keeps neither when the inodes differ.
+ * Of the entries v[i..j] of one name, the one to keep, or -1: they name
+ * one inode; or those from the blocks written last (by their LSNs, all
+ * known) name one inode, the rest coming from older blocks: a stale
+ * copy of a directory block (one the kernel freed, left where the bnobt
+ * cannot say it is free) names what the name named before.
  */
-static void
+static ptrdiff_t
+name_keep(const struct ent_lsn *v, size_t i, size_t j)
+{
+	uint64_t newest = 0;
+	ptrdiff_t keep = -1;
+
+	if (v[i].e.ino == v[j].e.ino)
+		return (ptrdiff_t)i;
+	for (size_t k = i; k <= j; k++) {
+		if (!v[k].lsn)
+			return -1;
+		if (v[k].lsn > newest)
+			newest = v[k].lsn;
+	}
+	for (size_t k = i; k <= j; k++) {
+		if (v[k].lsn != newest)
+			continue;
+		if (keep >= 0 && v[keep].e.ino != v[k].e.ino)
+			return -1;
+		keep = (ptrdiff_t)k;
+	}
+	return keep;
+}
+
+/*
+ * One entry per name: the same name twice for one inode is one entry;
+ * for two inodes, the newest block's (name_keep), else none (each
+ * counted as left out).  The LSNs are done with.  0 or -ENOMEM.
+ */
+static int
 dedupe(struct reasm_dir *d)
 {
+	struct ent_lsn *v = xk_malloc((d->n ? d->n : 1) * sizeof(*v));
 	size_t out = 0;
 
-	sort_v(d->ents, d->n, sizeof(*d->ents), cmp_name_ino);
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < d->n; i++)
+		v[i] = (struct ent_lsn){ .e = d->ents[i], .lsn = d->lsns[i] };
+	sort_v(v, d->n, sizeof(*v), cmp_name_ino);
 	for (size_t i = 0; i < d->n; i++) {
-		struct xk_bld_dirent *e = &d->ents[i];
 		size_t j = i;
+		ptrdiff_t keep;
 
-		while (j + 1 < d->n && d->ents[j + 1].namelen == e->namelen &&
-		       !memcmp(d->ents[j + 1].name, e->name, e->namelen))
+		while (j + 1 < d->n && v[j + 1].e.namelen == v[i].e.namelen &&
+		       !memcmp(v[j + 1].e.name, v[i].e.name, v[i].e.namelen))
 			j++;
-		if (j == i) {
-			d->ents[out++] = *e;
-			continue;
+		keep = name_keep(v, i, j);
+		for (size_t k = i; k <= j; k++) {
+			/* A copy of the entry kept is no entry left out. */
+			if (keep < 0 || v[k].e.ino != v[keep].e.ino)
+				d->dropped++;
+			if ((ptrdiff_t)k == keep)
+				d->ents[out++] = v[k].e;
+			else
+				free((void *)v[k].e.name);
 		}
-		/* Same name: one inode is one entry, two are a conflict. */
-		int same = e->ino == d->ents[j].ino;
-
-		if (same)
-			d->ents[out++] = *e;
-		else
-			free((void *)e->name);
-		for (size_t k = i + 1; k <= j; k++)
-			free((void *)d->ents[k].name);
-		d->dropped += j - i + !same;
 		i = j;
 	}
+	free(v);
+	free(d->lsns);
+	d->lsns = NULL;
 	d->n = out;
 	d->nsubdirs = 0;
 	for (size_t i = 0; i < d->n; i++)
 		d->nsubdirs += d->ents[i].ftype == XK_DIR3_FT_DIR;
+	return 0;
 }
 
 /* Read the data blocks the scan found for d->ino into d. */
@@ -393,6 +548,8 @@ collect_dir(struct repair_ctx *rc, struct reasm_dir *d,
 				return err;
 			if (err)
 				continue;
+			c.lsn = reasm_lsn(rc, xk_be64_get(((const struct
+						xk_dir3_blk_hdr *)bp->data)->lsn));
 			err = xk_dir3_data_block_entries(bp->data, bp->len,
 							 rc->mp->g.has_ftype,
 							 collect_entry, &c);
@@ -402,8 +559,7 @@ collect_dir(struct repair_ctx *rc, struct reasm_dir *d,
 			d->nblocks++;
 		}
 	}
-	dedupe(d);
-	return 0;
+	return dedupe(d);
 }
 
 /* The scan's progress on the meter of the phase. */
@@ -599,11 +755,16 @@ find_lost(struct repair_ctx *rc, struct reasm_dir **out, size_t *nout)
 	for (size_t i = 0; i < rc->scan.nedges; i++) {
 		const struct edge *e = &rc->scan.edges[i];
 
+		const struct inode_info *p;
+
 		if (e->ftype != XK_DIR3_FT_DIR ||
 		    !xk_ino_valid(rc->mp, e->child) ||
 		    e->child == rc->mp->sb.rootino ||
-		    inode_info_find(rc, e->child) ||
-		    !inode_info_find(rc, e->parent))
+		    inode_info_find(rc, e->child))
+			continue;
+		/* The metadata tree is metadir.c's to make anew. */
+		p = inode_info_find(rc, e->parent);
+		if (!p || p->meta)
 			continue;
 		if (cand_push(&v, &n, &cap, e->child, e->parent, 0))
 			return -ENOMEM;
@@ -626,7 +787,7 @@ find_lost(struct repair_ctx *rc, struct reasm_dir **out, size_t *nout)
 	for (size_t i = 0; !rmaps_usable(rc) && i < rc->scan.ninodes; i++) {
 		const struct inode_info *ii = &rc->scan.inodes[i];
 
-		if (!ii->fork_lost || ii->sfdir ||
+		if (!ii->fork_lost || ii->sfdir || ii->meta ||
 		    (ii->mode & XK_S_IFMT) != XK_S_IFDIR)
 			continue;
 		if (cand_push(&v, &n, &cap, ii->ino, named_by(rc, ii->ino), 1))
@@ -755,6 +916,26 @@ reasm_round(struct repair_ctx *rc, int first, size_t *added)
 			reasm_dir_free(&cand[i]);
 			continue;
 		}
+		/*
+		 * Blocks naming metadata inodes alone: a directory of the
+		 * metadata tree (whose repair makes it anew), never rebuilt
+		 * as a user directory.  A user directory never names one:
+		 * such an entry is left out (collect_entry), said here.
+		 */
+		if (cand[i].meta && !cand[i].n) {
+			info(rc, "        - directory %llu: its blocks found "
+			     "by the device scan name %zu metadata inode%s: "
+			     "not rebuilt from them\n",
+			     (unsigned long long)cand[i].ino, cand[i].meta,
+			     cand[i].meta == 1 ? "" : "s");
+			reasm_dir_free(&cand[i]);
+			continue;
+		}
+		if (cand[i].meta)
+			info(rc, "        - directory %llu: %zu entr%s naming "
+			     "metadata inodes left out\n",
+			     (unsigned long long)cand[i].ino, cand[i].meta,
+			     cand[i].meta == 1 ? "y" : "ies");
 		/* Blocks alone, naming nothing alive: nothing to bring back. */
 		if (cand[i].unnamed && !cand[i].n) {
 			reasm_dir_free(&cand[i]);
@@ -853,12 +1034,17 @@ reasm_dirs(struct repair_ctx *rc)
 	size_t added = 0, total = 0;
 	int err = 0;
 
-	/* Not yet: parent pointers to keep in step, metadata directories. */
+	/*
+	 * Parent pointers: a directory rebuilt here keeps its inode and
+	 * the names its blocks hold; the pass's parent pointer check
+	 * (pptr.c) then sets its children's pointers to its entries, as
+	 * after any directory rewrite.  Metadata directories are left to
+	 * metadir.c (find_lost, collect_entry).
+	 */
 	/* The forks of the last pass (reasm_forks plans the rest). */
 	if (rc->reasm)
 		reasm_forks_free(rc->reasm);
-	if (rc->opt.scan == REPAIR_SCAN_NEVER || rc->mp->g.has_parent ||
-	    rc->mp->g.has_metadir)
+	if (rc->opt.scan == REPAIR_SCAN_NEVER)
 		return 0;
 	if (rc->reasm) {
 		reasm_dirs_free(rc->reasm);

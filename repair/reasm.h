@@ -20,10 +20,14 @@ struct reasm_dir {
 	uint64_t		ino;
 	uint64_t		parent;		/* the directory naming it */
 	struct xk_bld_dirent	*ents;		/* names malloc'd */
+	/* While collecting: the LSN of each entry's block. */
+	uint64_t		*lsns;
 	size_t			n, cap;
 	size_t			nblocks;	/* data blocks read */
 	size_t			nfound;		/* every block found for it */
 	size_t			dropped;	/* entries left out */
+	/* Entries naming metadata inodes, left out (the metadata tree's). */
+	size_t			meta;
 	uint32_t		nsubdirs;
 	/*
 	 * The inode is in use but its block map is lost: dirfix.c rewrites
@@ -53,6 +57,7 @@ struct reasm_fork {
 	/* A directory's: it maps every directory block found for it. */
 	uint8_t			whole;
 	struct xk_bmbt_rec	*recs;		/* by file offset */
+	uint64_t		*lsns;		/* each one's leaf's LSN */
 	uint64_t		n;
 	uint64_t		blocks;		/* data blocks they map */
 	uint64_t		other;		/* attr fork blocks */
@@ -62,6 +67,8 @@ struct reasm_fork {
 	size_t			dropped;	/* records left out */
 	size_t			refused;	/* leaves of no one fork */
 	size_t			adopted;	/* naming another owner */
+	size_t			stale;		/* older copies left out */
+	size_t			unreused;	/* old blocks a record maps */
 	/* File ranges [start, end) of leaves not found (end: UINT64_MAX). */
 	uint64_t		(*holes)[2];
 	size_t			nholes;
@@ -156,8 +163,19 @@ XK_MUST_CHECK int reasm_scan(struct repair_ctx *rc, const char *why);
 int reasm_block_takeable(const struct repair_ctx *rc, uint64_t daddr,
 			 uint64_t blocks, uint64_t owner, uint64_t kind,
 			 int shared);
-/* Whether len blocks from fsb are shared data, as the refcountbt says. */
-int reasm_shared(const struct repair_ctx *rc, uint64_t fsb, uint64_t len);
+/*
+ * Whether len blocks from fsb are shared data, as the refcountbt says,
+ * with room for a and b (a == b: one file) beside the others mapping
+ * them.
+ */
+int reasm_shared(const struct repair_ctx *rc, uint64_t fsb, uint64_t len,
+		 uint64_t a, uint64_t b);
+/*
+ * A block's LSN as the scan's plans order stale copies by: 0 (unknown)
+ * for none, one no log cycle can reach, or one past the log's head (a
+ * damaged field must not make a stale copy the newest).
+ */
+uint64_t reasm_lsn(const struct repair_ctx *rc, uint64_t lsn);
 /* Whether owner's own (damaged) map reached the block at daddr as kind. */
 int reasm_block_own(const struct repair_ctx *rc, uint64_t daddr,
 		    uint64_t owner, uint64_t kind);

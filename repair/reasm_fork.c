@@ -23,21 +23,34 @@
  *     reused) verifies but lies in free space;
  *  2. a record only when its extent lies inside one AG, its file range
  *     can exist, and its blocks are neither claimed by another inode
- *     (or metadata, or the inode's other fork) nor free; on a reflink
- *     filesystem, data blocks another file maps too are taken where the
- *     refcountbt (read whole) says they are shared;
- *  3. conflicts among the records: identical records (the same leaf
- *     seen twice, a stale copy) count once; records whose file ranges
+ *     (or metadata, or the inode's other fork, unless that fork is
+ *     damaged too and the claim an extent its salvaged walk read) nor
+ *     free; on a reflink filesystem, data blocks another file maps too
+ *     are taken where the refcountbt (read whole) says they are shared;
+ *  3. conflicts among the records: two leaves whose file ranges
+ *     overlap cannot both be the fork's: the stale copy (a freed leaf
+ *     left on disk) is the one with the older LSN, or, LSNs equal or
+ *     missing, the one linked both ways into fewer of the leaves taken,
+ *     and it is left out whole (stale_copies); identical records (the
+ *     same leaf seen twice) count once; records whose file ranges still
  *     overlap, or whose blocks overlap, are all left out, since which
  *     one is the file's cannot be told (the range reads as a hole; the
- *     blocks become free space);
+ *     blocks become free space); across the forks planned in a pass,
+ *     the older leaf's record gives way (settle_forks);
  *  4. which fork a leaf belongs to, which its header does not say, by
  *     what its records map (leaf_fits): an attr fork maps only xattr and
  *     dabtree blocks naming the inode, written; a directory's data fork
  *     only its directory and dabtree blocks, written; a regular file's
- *     data fork none of those where written.  A leaf that fits both or
- *     neither is refused (counted); node blocks are reused for the new
- *     tree only when the other fork is not a btree;
+ *     data fork none of those where written; a few blocks of lost
+ *     metadata (zeroed, or a directory or xattr magic that failed its
+ *     checks: a lost dabtree node) beside the fork's own do not make a
+ *     leaf fit neither.  A leaf that fits both or neither is refused
+ *     (counted), but for one the data fork's own damaged walk reached
+ *     from the inode's root: a regular file's data leaf by the
+ *     structure itself, whose records over the inode's own metadata
+ *     are bad records, left out (drop_own_meta); node blocks are reused for the new tree only when the
+ *     other fork is not a btree, and never where a record kept maps
+ *     them (unreuse_mapped);
  *  5. a directory's map only whole: every leaf taken, no record left
  *     out, no leaf missing, and every directory block of it the scan
  *     found (and that is ours to take) mapped, at the offset it states
@@ -62,6 +75,8 @@
 #include <string.h>
 
 #include <xfskit/btree.h>
+#include <xfskit/format/attr.h>
+#include <xfskit/format/da.h>
 #include <xfskit/format/dir.h>
 #include <xfskit/init.h>
 #include <xfskit/meta.h>
@@ -73,6 +88,8 @@
 /* A record found, and the leaf it came from. */
 struct found_rec {
 	struct xk_bmbt_irec	r;
+	uint64_t		lsn;	/* its leaf's */
+	uint32_t		leaf;	/* index in fork_work.leaves */
 	uint8_t			drop;
 };
 
@@ -81,6 +98,8 @@ struct found_leaf {
 	uint64_t	daddr;
 	uint64_t	left, right;	/* daddr, or UINT64_MAX for none */
 	uint64_t	first, end;	/* file offsets; first > end: empty */
+	uint64_t	lsn;		/* of its last write (0: none) */
+	uint8_t		gone;		/* a stale copy (stale_copies) */
 };
 
 struct fork_work {
@@ -262,20 +281,103 @@ range_cover(const struct fork_work *w, uint64_t daddr, uint64_t len,
 #define FITS_ATTR	2
 
 /*
+ * Whether the block at fsb is a damaged block of the inode's metadata
+ * rather than file data: all zeros (a lost block), or a directory, xattr
+ * or dabtree magic where its type keeps it (one the scan did not accept:
+ * a bad CRC, a torn write).  1, 0, or an operational error.
+ */
+static int
+lost_meta_block(struct xk_mount *mp, uint64_t fsb)
+{
+	static const uint32_t m32[] = {
+		XK_DIR3_BLOCK_MAGIC, XK_DIR3_DATA_MAGIC, XK_DIR3_FREE_MAGIC,
+		XK_ATTR3_RMT_MAGIC,
+	};
+	static const uint16_t m16[] = {	/* in the dabtree block info */
+		XK_DIR3_LEAF1_MAGIC, XK_DIR3_LEAFN_MAGIC, XK_DA3_NODE_MAGIC,
+		XK_ATTR3_LEAF_MAGIC,
+	};
+	const uint8_t *b;
+	struct xk_buf *bp;
+	int err, yes = 1;
+
+	err = xk_buf_read(mp, xk_fsb_to_daddr(mp, fsb), mp->g.blocksize, NULL,
+			  XK_READ_NOVERIFY, &bp);
+	if (err)
+		return xk_err_operational(err) ? err : 0;
+	b = bp->data;
+	for (uint32_t i = 0; i < bp->len && yes; i++)
+		yes = !b[i];
+	for (size_t k = 0; k < sizeof(m32) / sizeof(m32[0]); k++)
+		yes |= xk_get_be32(b) == m32[k];
+	for (size_t k = 0; k < sizeof(m16) / sizeof(m16[0]); k++)
+		yes |= xk_get_be16(b + 8) == m16[k];
+	xk_buf_release(bp);
+	return yes;
+}
+
+/* Blocks of lost metadata a leaf may map for its fork to be told. */
+#define LOST_META_MAX	8
+
+/*
+ * Whether every block of the records in gaps[] that the inode's own
+ * blocks of kind attr (else dir) do not cover is lost metadata
+ * (lost_meta_block), LOST_META_MAX at most.  1, 0 or an error.
+ */
+static int
+gaps_lost_meta(struct xk_mount *mp, const struct fork_work *w,
+	       const struct xk_bmbt_irec *recs, const uint16_t *gaps,
+	       uint16_t ngaps, int attr)
+{
+	uint64_t bb = 1u << mp->g.blkbb_log, seen = 0;
+
+	for (uint16_t g = 0; g < ngaps; g++) {
+		const struct xk_bmbt_irec *r = &recs[gaps[g]];
+
+		for (uint64_t k = 0; k < r->blockcount; k++) {
+			struct cover c;
+			int yes;
+
+			range_cover(w, xk_fsb_to_daddr(mp, r->startblock + k),
+				    bb, &c);
+			if ((attr ? c.attr : c.dir) + c.node == bb)
+				continue;
+			if (++seen > LOST_META_MAX)
+				return 0;
+			yes = lost_meta_block(mp, r->startblock + k);
+			if (yes <= 0)
+				return yes;
+		}
+	}
+	return 1;
+}
+
+/*
  * Which fork a leaf's records can belong to (a bmbt block does not say):
  * an attr fork maps only xattr and dabtree blocks of the inode, never
  * unwritten; a directory's data fork only its directory and dabtree
  * blocks, never unwritten; a regular file's data fork no such block,
  * written or not (stale metadata of its own under an unwritten extent is
  * possible, but so is another fork's block: refused, never guessed).
- * Both or neither: the leaf is refused.
+ * A block of the fork's metadata that was lost (zeroed, or failing its
+ * checks, as a lost dabtree node) is covered by nothing the scan found:
+ * records that map only such blocks beside the fork's own still fit it
+ * (gaps_lost_meta), a regular file's data never being either.  Both or
+ * neither: the leaf is refused.  The FITS_ bits, or an operational
+ * error.
  */
 static int
-leaf_fits(const struct xk_mount *mp, const struct fork_work *w,
+leaf_fits(struct xk_mount *mp, const struct fork_work *w,
 	  const struct xk_bmbt_irec *recs, uint16_t n)
 {
-	int all_attr = 1, all_dir = 1, any_meta = 0;
+	int all_attr = 1, all_dir = 1, any_meta = 0, err;
+	/* Records partly covered, by one kind only. */
+	uint16_t *agaps, *dgaps, na = 0, nd = 0;
 
+	agaps = xk_malloc(2 * (n ? n : 1) * sizeof(*agaps));
+	if (!agaps)
+		return -ENOMEM;
+	dgaps = agaps + (n ? n : 1);
 	for (uint16_t i = 0; i < n; i++) {
 		const struct xk_bmbt_irec *r = &recs[i];
 		uint64_t daddr, len;
@@ -294,9 +396,24 @@ leaf_fits(const struct xk_mount *mp, const struct fork_work *w,
 			all_attr = all_dir = 0;
 			continue;
 		}
-		all_attr &= c.attr + c.node == len;
-		all_dir &= c.dir + c.node == len;
+		if (c.attr + c.node != len && !c.dir)
+			agaps[na++] = i;
+		if (c.dir + c.node != len && !c.attr)
+			dgaps[nd++] = i;
+		all_attr &= !c.dir;
+		all_dir &= !c.attr;
 	}
+	/* A leaf mapping none of the inode's metadata is data. */
+	if (!any_meta)
+		all_attr = all_dir = 0;
+	err = 0;
+	if (all_attr && na)
+		err = all_attr = gaps_lost_meta(mp, w, recs, agaps, na, 1);
+	if (err >= 0 && all_dir && nd)
+		err = all_dir = gaps_lost_meta(mp, w, recs, dgaps, nd, 0);
+	free(agaps);
+	if (err < 0)
+		return err;
 	if (w->isdir)
 		return (all_dir ? FITS_DATA : 0) | (all_attr ? FITS_ATTR : 0);
 	return (any_meta ? 0 : FITS_DATA) | (all_attr ? FITS_ATTR : 0);
@@ -337,6 +454,8 @@ read_leaf(struct repair_ctx *rc, uint64_t daddr, uint64_t owner,
 	leaf->right = sib == nullp ? UINT64_MAX : xk_fsb_to_daddr(mp, sib);
 	*named = xk_be64_get(((const struct xk_btree_lblock *)
 			      bp->data)->bb_owner);
+	leaf->lsn = reasm_lsn(rc, xk_be64_get(((const struct xk_btree_lblock *)
+					       bp->data)->bb_lsn));
 	nrecs = xk_btree_block_numrecs(bp->data);
 	recs = xk_malloc((nrecs ? nrecs : 1) * sizeof(*recs));
 	if (!recs) {
@@ -371,7 +490,10 @@ keep_leaf(struct repair_ctx *rc, uint64_t ino, struct fork_work *w,
 	size_t was = w->recs.n;
 
 	for (uint16_t i = 0; i < nrecs; i++) {
-		struct found_rec fr = { .r = recs[i], .drop = 0 };
+		struct found_rec fr = {
+			.r = recs[i], .lsn = leaf->lsn,
+			.leaf = (uint32_t)w->leaves.n,
+		};
 
 		if (!rec_ok(rc, ino, w->whichfork, &fr.r)) {
 			if (all) {
@@ -390,17 +512,68 @@ keep_leaf(struct repair_ctx *rc, uint64_t ino, struct fork_work *w,
 	return 1;
 }
 
-/* The fork a leaf's records fit, as leaf_fits says, is w's alone. */
+/*
+ * The fork a leaf's records fit, as leaf_fits says, is w's alone: 1, 0,
+ * or an operational error.
+ */
 static int
-fits_this(const struct xk_mount *mp, const struct fork_work *w,
+fits_this(struct xk_mount *mp, const struct fork_work *w,
 	  const struct xk_bmbt_irec *recs, uint16_t n, int *refuse)
 {
 	int fits = leaf_fits(mp, w, recs, n);
 	int mine = w->whichfork == XK_ATTR_FORK ? FITS_ATTR : FITS_DATA;
 
+	*refuse = 0;
+	if (fits < 0)
+		return fits;
 	/* The other fork's leaf is no refusal; no one fork's is. */
 	*refuse = fits != mine && fits != (FITS_DATA | FITS_ATTR) - mine;
 	return fits == mine;
+}
+
+/*
+ * Whether the leaf at daddr is, by the structure itself, the data fork's
+ * of a regular file: its own damaged walk reached it from the inode's
+ * root (the leaf then maps the file's data but for bad records).
+ */
+static int
+own_data_leaf(const struct repair_ctx *rc, uint64_t ino, uint64_t daddr,
+	      const struct fork_work *w)
+{
+	return w->whichfork == XK_DATA_FORK && !w->isdir &&
+	       reasm_block_own(rc, daddr, ino, XK_RMAP_OFF_BMBT_BLOCK);
+}
+
+/*
+ * A regular file's data leaf, as own_data_leaf says, less its records
+ * that map the inode's own directory, xattr or dabtree blocks (a data
+ * fork never does: each is a bad record, left out and counted), so that
+ * one bad record does not cost the leaf's whole range.  1 (the leaf is
+ * taken), or 0 when no record is left.
+ */
+static int
+drop_own_meta(const struct xk_mount *mp, const struct fork_work *w,
+	      struct xk_bmbt_irec *recs, uint16_t *np, size_t *dropped)
+{
+	uint16_t out = 0;
+
+	for (uint16_t i = 0; i < *np; i++) {
+		struct cover c;
+
+		if (recs[i].blockcount &&
+		    xk_fsbext_valid(mp, recs[i].startblock,
+				    recs[i].blockcount)) {
+			range_cover(w, xk_fsb_to_daddr(mp, recs[i].startblock),
+				    recs[i].blockcount << mp->g.blkbb_log, &c);
+			if (c.dir + c.attr + c.node) {
+				(*dropped)++;
+				continue;
+			}
+		}
+		recs[out++] = recs[i];
+	}
+	*np = out;
+	return out != 0;
 }
 
 /* One leaf the scan found: read, checked, its records listed. */
@@ -417,10 +590,13 @@ take_leaf(struct repair_ctx *rc, uint64_t ino, const struct xk_scan_ent *e,
 	err = read_leaf(rc, e->daddr, ino, &leaf, &recs, &nrecs, &named);
 	if (err <= 0)
 		return err;
-	if (!fits_this(rc->mp, w, recs, nrecs, &refuse)) {
+	err = fits_this(rc->mp, w, recs, nrecs, &refuse);
+	if (err == 0 && refuse && own_data_leaf(rc, ino, e->daddr, w))
+		err = drop_own_meta(rc->mp, w, recs, &nrecs, dropped);
+	if (err <= 0) {
 		w->refused += refuse;
 		free(recs);
-		return 0;
+		return err;
 	}
 	err = keep_leaf(rc, ino, w, &leaf, recs, nrecs, dropped, 0);
 	free(recs);
@@ -533,12 +709,15 @@ adopt_leaves(struct repair_ctx *rc, uint64_t ino, struct fork_work *w,
 		      !owner_may_take(rc, named)) &&
 		     (cand.right == UINT64_MAX ||
 		      (next && next->left == cand.daddr)) &&
-		     l->end <= cand.first && cand.end <= limit &&
-		     fits_this(rc->mp, w, recs, nrecs, &refuse);
-		for (uint16_t k = 1; ok && k < nrecs; k++)
+		     l->end <= cand.first && cand.end <= limit;
+		if (ok) {
+			ok = fits_this(rc->mp, w, recs, nrecs, &refuse);
+			err = ok < 0 ? ok : 0;
+		}
+		for (uint16_t k = 1; ok > 0 && k < nrecs; k++)
 			ok = recs[k].startoff >= recs[k - 1].startoff +
 						 recs[k - 1].blockcount;
-		if (ok) {
+		if (ok > 0) {
 			size_t unused = 0;
 
 			err = keep_leaf(rc, ino, w, &cand, recs, nrecs,
@@ -563,6 +742,121 @@ adopt_leaves(struct repair_ctx *rc, uint64_t ino, struct fork_work *w,
 	}
 	free(byaddr);
 	return err;
+}
+
+/* How many taken leaves x is linked with both ways (v sorted by daddr). */
+static int
+links_both_ways(const struct found_leaf *v, size_t n,
+		const struct found_leaf *x)
+{
+	const struct found_leaf *l = x->left == UINT64_MAX ? NULL :
+				     leaf_at(v, n, x->left);
+	const struct found_leaf *r = x->right == UINT64_MAX ? NULL :
+				     leaf_at(v, n, x->right);
+
+	return (l && l->right == x->daddr) + (r && r->left == x->daddr);
+}
+
+/*
+ * Of two leaves whose file ranges overlap, the stale copy (a leaf the
+ * kernel freed, left on disk where the bnobt cannot say it is free):
+ * the one written earlier, by the LSNs both carry; else the one linked
+ * both ways to fewer of the leaves taken.  NULL: it cannot be told.
+ */
+static struct found_leaf *
+stale_of(const struct found_leaf *byaddr, size_t n, struct found_leaf *a,
+	 struct found_leaf *b)
+{
+	int la, lb;
+
+	if (a->lsn && b->lsn && a->lsn != b->lsn)
+		return a->lsn < b->lsn ? a : b;
+	la = links_both_ways(byaddr, n, a);
+	lb = links_both_ways(byaddr, n, b);
+	if (la != lb)
+		return la < lb ? a : b;
+	return NULL;
+}
+
+static int
+cmp_leafp_first(const void *a, const void *b)
+{
+	const struct found_leaf *const *x = a, *const *y = b;
+
+	return ((*x)->first > (*y)->first) - ((*x)->first < (*y)->first);
+}
+
+/*
+ * Rule 3's first step: two leaves whose file ranges overlap cannot both
+ * be the fork's; where one is a stale copy (stale_of), it is left out
+ * whole, its records and its block (not reused), and counted; where it
+ * cannot be told, both stay and settle_records leaves their
+ * overlapping records out.  0 or -ENOMEM.
+ */
+static int
+stale_copies(struct repair_ctx *rc, struct fork_work *w, size_t *stale)
+{
+	size_t n = w->leaves.n, out = 0;
+	struct found_leaf *byaddr, **order, *far = NULL;
+
+	if (n < 2)
+		return 0;
+	byaddr = xk_malloc(n * sizeof(*byaddr));
+	order = xk_malloc(n * sizeof(*order));
+	if (!byaddr || !order) {
+		free(byaddr);
+		free(order);
+		return -ENOMEM;
+	}
+	memcpy(byaddr, w->leaves.v, n * sizeof(*byaddr));
+	sort_v(byaddr, n, sizeof(*byaddr), cmp_leaf_daddr);
+	for (size_t i = 0; i < n; i++)
+		order[i] = &w->leaves.v[i];
+	sort_v(order, n, sizeof(*order), cmp_leafp_first);
+	for (size_t i = 0; i < n; i++) {
+		struct found_leaf *l = order[i], *old;
+
+		if (l->first > l->end)
+			continue;	/* no record */
+		if (far && l->first < far->end) {
+			old = stale_of(byaddr, n, far, l);
+			if (old) {
+				old->gone = 1;
+				(*stale)++;
+				if (old == l)
+					continue;
+				far = NULL;
+			}
+		}
+		if (!far || l->end > far->end)
+			far = l;
+	}
+	free(order);
+	free(byaddr);
+	if (!*stale)
+		return 0;
+	/* The stale leaves' records, blocks and places go. */
+	for (size_t i = 0; i < w->recs.n; i++)
+		if (!w->leaves.v[w->recs.v[i].leaf].gone)
+			w->recs.v[out++] = w->recs.v[i];
+	w->recs.n = out;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t fsb = daddr_to_fsb(rc->mp, w->leaves.v[i].daddr);
+
+		if (!w->leaves.v[i].gone)
+			continue;
+		out = 0;
+		for (size_t k = 0; k < w->old.n; k++)
+			if (w->old.v[k] != fsb)
+				w->old.v[out++] = w->old.v[k];
+		w->old.n = out;
+	}
+	out = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!w->leaves.v[i].gone)
+			w->leaves.v[out++] = w->leaves.v[i];
+	w->leaves.n = out;
+	return 0;
 }
 
 /*
@@ -770,6 +1064,8 @@ collect_fork(struct repair_ctx *rc, struct reasm_fork *f, int other_btree)
 	}
 	if (!err)
 		err = adopt_leaves(rc, f->ino, &w, &f->adopted);
+	if (!err)
+		err = stale_copies(rc, &w, &f->stale);
 	conflicts = err ? 0 : settle_records(&w);
 	if (!err && conflicts < 0)
 		err = (int)conflicts;
@@ -777,7 +1073,8 @@ collect_fork(struct repair_ctx *rc, struct reasm_fork *f, int other_btree)
 		err = find_holes(&w, f);
 	if (!err && w.recs.n) {
 		f->recs = xk_malloc(w.recs.n * sizeof(*f->recs));
-		if (!f->recs)
+		f->lsns = xk_malloc(w.recs.n * sizeof(*f->lsns));
+		if (!f->recs || !f->lsns)
 			err = -ENOMEM;
 	}
 	if (err) {
@@ -786,6 +1083,7 @@ collect_fork(struct repair_ctx *rc, struct reasm_fork *f, int other_btree)
 	}
 	for (size_t i = 0; i < w.recs.n; i++) {
 		xk_bmbt_rec_pack(&f->recs[i], &w.recs.v[i].r);
+		f->lsns[i] = w.recs.v[i].lsn;
 		f->blocks += w.recs.v[i].r.blockcount;
 	}
 	if (f->dir && !f->attr) {
@@ -1008,6 +1306,7 @@ static void
 fork_drop(struct reasm_fork *f)
 {
 	free(f->recs);
+	free(f->lsns);
 	free(f->holes);
 	free(f->old);
 	memset(f, 0, sizeof(*f));
@@ -1068,7 +1367,7 @@ reasm_dir_fork(struct repair_ctx *rc, uint64_t ino, int *taken)
 void
 reasm_fork_would(struct repair_ctx *rc, const struct reasm_fork *f)
 {
-	char path[1024], losses[320];
+	char path[1024], losses[512];
 
 	action_path(rc, f->ino, path, sizeof(path));
 	reasm_fork_losses(f, losses, sizeof(losses));
@@ -1083,6 +1382,7 @@ reasm_fork_would(struct repair_ctx *rc, const struct reasm_fork *f)
 /* A record of a planned fork, by its blocks. */
 struct planned_rec {
 	uint64_t		start, end;	/* fsblocks */
+	uint64_t		lsn;		/* its leaf's */
 	size_t			k;		/* st->forks[k] */
 	uint64_t		i;		/* its recs[i] */
 	uint8_t			drop;
@@ -1116,16 +1416,85 @@ may_share(const struct repair_ctx *rc, const struct reasm_state *st,
 	uint64_t to = x->end < y->end ? x->end : y->end;
 
 	return fx->ino != fy->ino && !fx->attr && !fy->attr &&
-	       reasm_shared(rc, from, to - from);
+	       reasm_shared(rc, from, to - from, fx->ino, fy->ino);
+}
+
+/*
+ * Two planned records on the same blocks: the one whose leaf was
+ * written earlier, by the LSNs both leaves carry, is a stale leaf's (a
+ * block's new owner writes its map after the old one let it go);
+ * without two LSNs that differ, both are left out.
+ */
+static void
+older_drops(struct planned_rec *x, struct planned_rec *y)
+{
+	if (x->lsn && y->lsn && x->lsn != y->lsn)
+		(x->lsn < y->lsn ? x : y)->drop = 1;
+	else
+		x->drop = y->drop = 1;
+}
+
+/* Whether a record of v (sorted by start) kept maps fsb. */
+static int
+mapped_by(const struct planned_rec *v, size_t n, uint64_t maxlen,
+	  uint64_t fsb)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid].start <= fsb)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	while (lo-- > 0 && v[lo].start + maxlen > fsb)
+		if (!v[lo].drop && fsb < v[lo].end)
+			return 1;
+	return 0;
+}
+
+/*
+ * The old bmbt blocks a planned fork would write its new tree into
+ * (its leaves and nodes the scan found) must not be blocks a record
+ * kept maps, of this fork or another: a stale node or leaf copy naming
+ * the inode may lie in blocks another owner has since been given (as
+ * data its lost map, planned here too, maps again).  Such a block is
+ * not reused (counted), the record keeps it.
+ */
+static void
+unreuse_mapped(struct reasm_state *st, const struct planned_rec *v, size_t n)
+{
+	uint64_t maxlen = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (v[i].end - v[i].start > maxlen)
+			maxlen = v[i].end - v[i].start;
+	for (size_t k = 0; k < st->nforks; k++) {
+		struct reasm_fork *f = &st->forks[k];
+		uint64_t out = 0;
+
+		for (uint64_t i = 0; i < f->nold; i++) {
+			if (mapped_by(v, n, maxlen, f->old[i])) {
+				f->unreused++;
+				continue;
+			}
+			f->old[out++] = f->old[i];
+		}
+		f->nold = out;
+	}
 }
 
 /*
  * The forks planned this pass (directories, files, attr forks) checked
  * against one another: each was checked against what the pass claims,
  * not against the others, so two may take the same blocks (the leaves of
- * two forks of one inode, a stale leaf).  Records whose blocks overlap
- * another planned record's, but for reflinked data, are all left out of
- * their forks (counted), as within one fork.  0 or -ENOMEM.
+ * two forks of one inode, a stale leaf).  Of two records whose blocks
+ * overlap, but for reflinked data, the one from the leaf with the older
+ * LSN is left out (older_drops), or both where that cannot be told;
+ * counted.  Then no fork writes its new tree into a block a record
+ * kept maps (unreuse_mapped).  0 or -ENOMEM.
  */
 static int
 settle_forks(struct repair_ctx *rc, struct reasm_state *st)
@@ -1141,6 +1510,7 @@ settle_forks(struct repair_ctx *rc, struct reasm_state *st)
 			xk_bmbt_rec_unpack(&st->forks[k].recs[i], &r);
 			p.start = r.startblock;
 			p.end = r.startblock + r.blockcount;
+			p.lsn = st->forks[k].lsns[i];
 			if (xk_vec_push(&v.vec, &p, sizeof(p))) {
 				xk_vec_free(&v.vec);
 				return -ENOMEM;
@@ -1154,8 +1524,9 @@ settle_forks(struct repair_ctx *rc, struct reasm_state *st)
 		for (size_t j = live; j < i; j++)
 			if (v.v[j].end > v.v[i].start &&
 			    !may_share(rc, st, &v.v[j], &v.v[i]))
-				v.v[j].drop = v.v[i].drop = 1;
+				older_drops(&v.v[j], &v.v[i]);
 	}
+	unreuse_mapped(st, v.v, v.n);
 	/* Back in fork and record order: drop the marked ones. */
 	sort_v(v.v, v.n, sizeof(*v.v), cmp_planned_at);
 	for (size_t k = 0; k < st->nforks; k++) {
@@ -1172,6 +1543,7 @@ settle_forks(struct repair_ctx *rc, struct reasm_state *st)
 			}
 			xk_bmbt_rec_unpack(&f->recs[i], &r);
 			f->blocks += r.blockcount;
+			f->lsns[out] = f->lsns[i];
 			f->recs[out++] = f->recs[i];
 		}
 		f->n = out;

@@ -17,6 +17,7 @@ reasm_dir_free(struct reasm_dir *d)
 	for (size_t i = 0; i < d->n; i++)
 		free((void *)d->ents[i].name);
 	free(d->ents);
+	free(d->lsns);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -68,6 +69,7 @@ reasm_forks_free(struct reasm_state *st)
 {
 	for (size_t i = 0; i < st->nforks; i++) {
 		free(st->forks[i].recs);
+		free(st->forks[i].lsns);
 		free(st->forks[i].old);
 		free(st->forks[i].holes);
 	}
@@ -104,6 +106,24 @@ reasm_would(struct repair_ctx *rc, const char *what, uint64_t ino,
 void
 reasm_fork_losses(const struct reasm_fork *f, char *buf, size_t len)
 {
+	const struct {
+		size_t		n;
+		const char	*one, *many;
+	} counts[] = {
+		{ f->dropped, "record left out (conflicting or not ours)",
+		  "records left out (conflicting or not ours)" },
+		{ f->refused, "leaf block refused (which fork it maps cannot "
+		  "be told)", "leaf blocks refused (which fork it maps "
+		  "cannot be told)" },
+		{ f->adopted, "leaf block naming another owner taken back "
+		  "(linked into its chain)", "leaf blocks naming another "
+		  "owner taken back (linked into its chain)" },
+		{ f->stale, "stale leaf copy left out (an older LSN, or not "
+		  "linked into the chain)", "stale leaf copies left out (an "
+		  "older LSN, or not linked into the chain)" },
+		{ f->unreused, "old bmbt block not reused (a record maps it)",
+		  "old bmbt blocks not reused (a record maps them)" },
+	};
 	size_t at = 0;
 
 	buf[0] = 0;
@@ -126,17 +146,9 @@ reasm_fork_losses(const struct reasm_fork *f, char *buf, size_t len)
 	if (f->nholes > 4 && at < len)
 		at += (size_t)snprintf(buf + at, len - at, " and %zu more",
 				       f->nholes - 4);
-	if (f->dropped && at < len)
-		at += (size_t)snprintf(buf + at, len - at, "; %zu record%s "
-				       "left out (conflicting or not ours)",
-				       f->dropped, f->dropped == 1 ? "" : "s");
-	if (f->refused && at < len)
-		at += (size_t)snprintf(buf + at, len - at, "; %zu leaf block%s "
-				       "refused (which fork it maps cannot be "
-				       "told)", f->refused,
-				       f->refused == 1 ? "" : "s");
-	if (f->adopted && at < len)
-		snprintf(buf + at, len - at, "; %zu leaf block%s naming "
-			 "another owner taken back (linked into its chain)",
-			 f->adopted, f->adopted == 1 ? "" : "s");
+	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++)
+		if (counts[i].n && at < len)
+			at += (size_t)snprintf(buf + at, len - at, "; %zu %s",
+					       counts[i].n, counts[i].n == 1 ?
+					       counts[i].one : counts[i].many);
 }

@@ -368,7 +368,7 @@ scan_rebuild(struct repair_ctx *rc, uint64_t ino, struct xk_dinode *dip,
 	const struct reasm_fork *f = reasm_fork_find(rc, ino, whichfork);
 	const struct reasm_fork *df = reasm_fork_find(rc, ino, XK_DATA_FORK);
 	uint64_t other, nblocks = xk_be64_get(dip->di_nblocks);
-	char losses[320];
+	char losses[512];
 	int err;
 
 	if (!f)

@@ -13,8 +13,8 @@
 # and damage whose repair changes the tree (a short-form entry lost: its
 # file to /lost+found; a block directory's entry naming no inode: the
 # directory rewritten; a hard-linked file's inode zeroed: its entries
-# removed; a block directory's inode zeroed: its 200 files to
-# /lost+found; the root's inode zeroed: a new root, everything to
+# removed; a block directory's inode zeroed: rebuilt from the device
+# scan's blocks, its 200 files in place (7.2: to /lost+found); the root's inode zeroed: a new root, everything to
 # /lost+found).  For each:
 #  - where xfs_repair 7.2 -n finds parent pointers wrong, our -n does too;
 #  - xfskit-repair exits 0, then xfs_repair 7.2 -n and our -n find the

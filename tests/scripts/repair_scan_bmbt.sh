@@ -23,7 +23,29 @@
 #            leaf, takes it back: its damaged walk reached it, and it is
 #            linked both ways between two of f1's leaves, its records in
 #            the gap between them, their blocks claimed by no one (said
-#            so): f1 comes back whole.
+#            so): f1 comes back whole;
+#   stale:   stale copies of three of f1's leaves (as the kernel leaves
+#            a leaf it freed) in the last AG's last blocks, each at its
+#            own address, one record of each changed, one with an older
+#            LSN, one with the same LSN (not linked both ways into f1's
+#            chain: its neighbours name the leaf it copies), one with an
+#            LSN past the log's head (no LSN to go by), that AG's
+#            bnobt root lost (its free space unknown), f1's root
+#            damaged: each copy is left out whole, said so, and f1 comes
+#            back whole (without the rule every record where a copy and
+#            its leaf disagree was left out);
+#   taken:   f1's second leaf copied to the last AG's last block, as a
+#            stale leaf of f2 would be (owner f2, an older LSN, its file
+#            offsets beyond f2's end), that AG's bnobt root lost, both
+#            roots damaged (f1's over that leaf): both files' maps come
+#            from the scan, and both plan those blocks; the older leaf
+#            gives way: f1 comes back whole, f2 takes none of them
+#            (without the rule both left them out: a hole in f1);
+#   shared:  the same with f2's second leaf as a stale leaf of f1: its
+#            blocks are reflinked (f2 and f4 share them, refcount 2):
+#            the stale leaf makes no third sharer: f1, f2 and f4 come
+#            back whole (without the rule f1 took them too, and
+#            xfs_repair found f1's reflink flag and the refcounts wrong).
 # Ours keeps at least what xfs_repair keeps, every file, and more where
 # leaves survived; -n says what it would rebuild and writes nothing.
 . "$XK_SRCDIR/tests/scripts/lib.sh"
@@ -204,6 +226,56 @@ dmg_owner() {
 	xfs_db -x -c "fsblock $(leaf "$1" "$ino_f1" 3)" -c "type bmapbtd" -c "write owner $ino_f2" "$1" >/dev/null &&
 		bad_root "$1" "$ino_f2"
 }
+# stale_copy IMG FSB TO LSN: f1's leaf FSB copied to daddr TO (its self
+# address made TO), its second record mapping the block before TO, and
+# its LSN made LSN (empty: kept).
+stale_copy() {
+	local d x
+	d=$(daddr_of "$1" "$2")
+	x=$(xfs_db -r -c "convert daddr $3 fsblock" "$1" | sed -n 's/.*(\([0-9]*\)).*/\1/p')
+	[ -n "$d" ] && [ -n "$x" ] || return 1
+	dd if="$1" of="$1" bs=512 skip="$d" seek="$3" count=$((bs / 512)) conv=notrunc status=none &&
+		xfs_db -x -c "fsblock $x" -c "type bmapbtd" -c "write bno $3" \
+			${4:+-c "write lsn $4"} -c "write recs[2].startblock $((x - 1))" "$1" >/dev/null 2>&1
+}
+dmg_stale() {
+	local last=$(($(db_get "$1" "sb 0" agcount) - 1))
+	stale_copy "$1" "$(leaf "$1" "$ino_f1" 3)" $(((dblocks - 1) * bs / 512)) 0x100000001 &&
+		stale_copy "$1" "$(leaf "$1" "$ino_f1" 2)" $(((dblocks - 3) * bs / 512)) &&
+		stale_copy "$1" "$(leaf "$1" "$ino_f1" 4)" $(((dblocks - 5) * bs / 512)) 0x100000000001 &&
+		xfs_db -x -c "agf $last" -c "write bnoroot 0" "$1" >/dev/null &&
+		bad_root "$1" "$ino_f1"
+}
+# stale_of IMG FROM TO: FROM's second leaf as a stale leaf of TO at the
+# device's last block.
+stale_of() {
+	local last=$(($(db_get "$1" "sb 0" agcount) - 1)) d to x
+	d=$(daddr_of "$1" "$(leaf "$1" "$2" 2)")
+	to=$(((dblocks - 1) * bs / 512))
+	x=$(xfs_db -r -c "convert daddr $to fsblock" "$1" | sed -n 's/.*(\([0-9]*\)).*/\1/p')
+	[ -n "$d" ] && [ -n "$x" ] || return 1
+	dd if="$1" of="$1" bs=512 skip="$d" seek="$to" count=$((bs / 512)) conv=notrunc status=none || return 1
+	# Each record's file offset moved on by 100000 (bits 73-126).
+	python3 - "$1" $((to * 512)) <<'PY' || return 1
+import sys
+with open(sys.argv[1], "r+b") as f:
+    at = int(sys.argv[2])
+    f.seek(at)
+    b = bytearray(f.read(4096))
+    for i in range(int.from_bytes(b[6:8], "big")):
+        o = 72 + 16 * i
+        r = int.from_bytes(b[o:o + 16], "big") + (100000 << 73)
+        b[o:o + 16] = r.to_bytes(16, "big")
+    f.seek(at)
+    f.write(b)
+PY
+	xfs_db -x -c "fsblock $x" -c "type bmapbtd" -c "write bno $to" -c "write owner $3" \
+		-c "write lsn 0x100000001" "$1" >/dev/null 2>&1 &&
+		xfs_db -x -c "agf $last" -c "write bnoroot 0" "$1" >/dev/null &&
+		bad_root "$1" "$ino_f1" && bad_root "$1" "$ino_f2"
+}
+dmg_taken() { stale_of "$1" "$ino_f1" "$ino_f2"; }
+dmg_shared() { stale_of "$1" "$ino_f2" "$ino_f1"; }
 
 if run_case root dmg_root; then
 	whole f1 f3 f4
@@ -227,5 +299,22 @@ if run_case owner dmg_owner; then
 	more f1
 	more f2
 	pass "[owner] nothing of f1 went to f2; f1's leaf naming f2 taken back by f1"
+fi
+if run_case stale dmg_stale; then
+	whole f1
+	grep -q "^fork_rebuilt $ino_f1 .*; 3 stale leaf copies left out (an older LSN, or not linked into the chain)" "$D/actions" ||
+		fail "[stale] the stale copies are not reported: $(cat "$D/actions")"
+	more f1
+	pass "[stale] f1 whole, its three stale leaf copies left out (one by its LSN, two by their links)"
+fi
+if run_case taken dmg_taken; then
+	whole f1 f2
+	more f1
+	pass "[taken] f1 whole, f2 took nothing of its blocks from a stale leaf naming f2 (older LSN)"
+fi
+if run_case shared dmg_shared; then
+	whole f1 f2
+	more f2
+	pass "[shared] f1, f2 and f4 whole: a stale leaf naming f1 over f2's reflinked blocks made no third sharer"
 fi
 finish

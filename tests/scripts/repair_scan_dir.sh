@@ -16,7 +16,13 @@
 # image is never scanned.  The trap: the directory's own blocks zeroed
 # too, so that only the copies inside the image files name it: nothing
 # is taken from them (the children go to /lost+found, as xfs_repair
-# puts them).  XK_TEST_LONG=1 adds bigger directories and rmapbt.
+# puts them).  The stale copy: /big's inode zeroed, and a copy of one of
+# its data blocks left in the last AG's last block (as the kernel leaves
+# a directory block it freed: its own address, an older LSN), one name
+# in it naming another file of /big, that AG's bnobt root lost (its free
+# space unknown): the newer block's entry is kept, every entry in place
+# (without the LSN both entries of that name were left out).
+# XK_TEST_LONG=1 adds bigger directories and rmapbt.
 . "$XK_SRCDIR/tests/scripts/lib.sh"
 need_xfsprogs
 [ "$(id -u)" -eq 0 ] || skip "populating images needs root (loop mount)"
@@ -140,6 +146,27 @@ one_case() {
 	rm -f "$D"/*.img
 }
 
+# stale_dir_block IMG: /big's data block 1 copied to the last block of
+# the device (its address and an older LSN set there, its fourth entry
+# naming its fifth's file), the last AG's bnobt root lost.
+stale_dir_block() {
+	local bs dblocks last src d to x ino
+	bs=$(db_get "$1" "sb 0" blocksize)
+	dblocks=$(db_get "$1" "sb 0" dblocks)
+	last=$(($(db_get "$1" "sb 0" agcount) - 1))
+	src=$(xfs_db -r -c "inode $big" -c "bmap" "$1" | sed -n 's/^data offset 1 startblock \([0-9]*\) .*/\1/p')
+	d=$(xfs_db -r -c "convert fsblock $src daddr" "$1" | sed -n 's/.*(\([0-9]*\)).*/\1/p')
+	to=$(((dblocks - 1) * bs / 512))
+	x=$(xfs_db -r -c "convert daddr $to fsblock" "$1" | sed -n 's/.*(\([0-9]*\)).*/\1/p')
+	[ -n "$d" ] && [ -n "$x" ] || return 1
+	dd if="$1" of="$1" bs=512 skip="$d" seek="$to" count=$((bs / 512)) conv=notrunc status=none || return 1
+	ino=$(xfs_db -r -c "fsblock $x" -c "type dir3" -c "print du[4].inumber" "$1" | sed -n 's/.* = //p')
+	[ -n "$ino" ] &&
+		xfs_db -x -c "fsblock $x" -c "type dir3" -c "write dhdr.hdr.bno $to" \
+			-c "write dhdr.hdr.lsn 0x100000001" -c "write du[3].inumber $ino" \
+			-c "agf $last" -c "write bnoroot 0" "$1" >/dev/null
+}
+
 # damage_repair KIND: on $img ($D, $big, $frag, $label, $D/manifest set).
 damage_repair() {
 	local kind=$1 st targets=$big trap=0 fsb daddr t
@@ -170,6 +197,9 @@ damage_repair() {
 			dd if=/dev/zero of="$img" bs="$bs" seek=$((ag * agblocks + agbno)) count="$cnt" \
 				conv=notrunc status=none || { fail "[$label] zeroing the blocks"; return 1; }
 		done <"$D/bmap"
+	fi
+	if [ "$kind" = stale ]; then
+		stale_dir_block "$img" || { fail "[$label] could not leave a stale copy of a block of /big"; return 1; }
 	fi
 	zero_inode "$img" "$big" || { fail "[$label] could not zero inode $big"; return 1; }
 
@@ -248,7 +278,7 @@ for o in $optsets; do
 	for n in $sizes; do
 		# The trap once (on the first image); the bmbt without rmapbt
 		# (with it, the rmapbt gives the block map back).
-		one_case "$o-$n" "$n" "$o" "$([ "$o" = rmapbt=0 ] && echo bmbt || echo inode)$([ $first = 1 ] && echo " trap")"
+		one_case "$o-$n" "$n" "$o" "$([ "$o" = rmapbt=0 ] && echo bmbt stale || echo inode)$([ $first = 1 ] && echo " trap")"
 		first=0
 	done
 done

@@ -21,11 +21,24 @@
 #          untouched (xfs_repair clears the file);
 #   attr:  the attr fork root points nowhere too: both maps come back,
 #          each from its own leaves, the xattrs with them;
+#   dirnode: as dir, and the directory's dabtree node (the first block
+#          of its leaf section) zeroed: its leaf still fits the
+#          directory (a block of lost metadata among its own), its map
+#          comes back, its index is rebuilt, every entry in place;
+#   attrnode: as attr, and the attr fork's dabtree root (block 0)
+#          zeroed: its leaf still fits the attr fork, and every xattr
+#          comes back (rewritten from its leaf blocks; the whole attr
+#          fork was dropped when the leaf was refused for it);
+#   refused: as mixed, and the data fork's root pointer to that leaf
+#          pointing nowhere too: nothing says whose the leaf is; it is
+#          refused, said so, its range a hole; every xattr comes back;
 #   mixed: as attr, and a record of the file's second data leaf
 #          rewritten (CRC right) to map one of its attr blocks: a leaf
-#          that fits neither fork is refused, said so, its range a hole;
-#          the rest of the file and its attr fork come back (but for
-#          the value block both forks now claim, which neither takes).
+#          that fits neither fork, but one the data fork's own root
+#          still reaches: it is the data fork's, that record alone is
+#          left out (said so), the file comes back whole, and its whole
+#          attr fork with every xattr and value (the value block that
+#          bad record maps stays the attr fork's).
 # -n --json says in "would_rebuild" what the repair rebuilds and writes
 # nothing.
 . "$XK_SRCDIR/tests/scripts/lib.sh"
@@ -33,75 +46,23 @@ need_xfsprogs
 [ "$(id -u)" -eq 0 ] || skip "populating images needs root (loop mount)"
 command -v python3 >/dev/null || skip "python3 is not installed"
 have_xfs72 || true
-partial=	# run_case: a file the damage leaves partly lost
+xfile=		# run_case: a file whose xattrs are compared
+differs=0	# run_case: entries the damage leaves partly lost
 workload=	# run_case: the kernel writes into ours (then -n again)
+FORKS="python3 $XK_SRCDIR/tests/scripts/scan_forks.py"
 
 base=$T/base.img
 mkfs_xfs_image "$base" 320m -m rmapbt=0 -i size=512 || { fail "mkfs.xfs: $(cat "$T/mkfs.out")"; finish; }
 loop_mount "$base" || finish
-python3 - "$MNT" <<'PY' || fail "populate"
-import os, sys
-top = sys.argv[1]
-filler = os.open(os.path.join(top, "filler"), os.O_CREAT | os.O_WRONLY, 0o644)
-fill_at = 0
-def fill():
-    """A block of another file between two allocations: a new extent."""
-    global fill_at
-    os.pwrite(filler, os.urandom(4096), fill_at)
-    fill_at += 4096
-    os.fsync(filler)
-# A directory in node form, its blocks between the filler's.
-d = os.path.join(top, "frag")
-os.mkdir(d)
-for r in range(20):
-    for i in range(40):
-        open(os.path.join(d, "r%02d_a_longish_directory_entry_name_%04d" % (r, i)), "w").close()
-    fd = os.open(d, os.O_RDONLY)
-    os.fsync(fd)
-    os.close(fd)
-    fill()
-# A file whose data and attr forks are both bmbts.
-f = os.path.join(top, "both")
-fd = os.open(f, os.O_CREAT | os.O_WRONLY, 0o644)
-for i in range(300):
-    os.pwrite(fd, os.urandom(4096), 2 * i * 4096)
-    if i % 4 == 0:
-        os.fsync(fd)
-        fill()
-os.fsync(fd)
-# Remote values, every other one removed: holes between their blocks
-# in the attr fork, one extent each.
-for i in range(160):
-    os.setxattr(f, "user.remote_value_%03d" % i, os.urandom(3000))
-for i in range(0, 160, 2):
-    os.removexattr(f, "user.remote_value_%03d" % i)
-os.fsync(fd)
-os.close(fd)
-os.close(filler)
-PY
+# 300 data blocks, 160 xattrs (80 left), no links.
+$FORKS populate "$MNT" 300 160 0 || fail "populate"
 mkdir -p "$T/orig"
 ino_frag=$(stat -c %i "$MNT/frag")
 ino_both=$(stat -c %i "$MNT/both")
-# tree DIR: one line per entry: path, kind, content hash, xattrs hash.
-tree() {
-	python3 - "$1" <<'PY'
-import hashlib, os, sys
-top = sys.argv[1]
-for root, dirs, files in os.walk(top):
-    for n in sorted(dirs + files):
-        p = os.path.join(root, n)
-        rel = os.path.relpath(p, top)
-        x = hashlib.sha1()
-        for a in sorted(os.listxattr(p, follow_symlinks=False)):
-            x.update(a.encode() + b"=" + os.getxattr(p, a, follow_symlinks=False))
-        if os.path.isdir(p):
-            print(rel, "d", "-", x.hexdigest())
-        else:
-            with open(p, "rb") as f:
-                print(rel, "f", hashlib.sha1(f.read()).hexdigest(), x.hexdigest())
-PY
-}
+tree() { $FORKS tree "$1"; }
 tree "$MNT" | grep -v '^lost+found' >"$T/orig/tree"
+xattrs() { $FORKS xattrs "$1"; }
+xattrs "$MNT/both" >"$T/orig/both.xattrs"
 cp "$MNT/both" "$T/orig/both" || fail "copy /both"
 loop_umount || finish
 xfs_repair -n "$base" >"$T/xr0" 2>&1 || { fail "not clean before the damage: $(tail -5 "$T/xr0")"; finish; }
@@ -132,6 +93,22 @@ dmg_mixed() {
 	a=$(sed -n 's/^attr offset [0-9]* startblock \([0-9]*\) .*/\1/p' "$T/orig/both.abmap" | sed -n 3p)
 	[ -n "$l" ] && [ -n "$a" ] && dmg_attr "$1" &&
 		xfs_db -x -c "fsblock $l" -c "type bmapbtd" -c "write recs[2].startblock $a" "$1" >/dev/null
+}
+# zero_fsb IMG FSB: one filesystem block zeroed.
+zero_fsb() {
+	local d
+	d=$(xfs_db -r -c "convert fsblock $2 daddr" "$1" | sed -n 's/.*(\([0-9]*\)).*/\1/p')
+	[ -n "$d" ] && dd if=/dev/zero of="$1" bs=512 seek="$d" count=$(($(db_get "$1" "sb 0" blocksize) / 512)) conv=notrunc status=none
+}
+dmg_dirnode() {
+	dmg_dir "$1" && zero_fsb "$1" "$(sed -n 's/^data offset 8388608 startblock \([0-9]*\) .*/\1/p' "$T/orig/frag.bmap")"
+}
+dmg_attrnode() {
+	dmg_attr "$1" && zero_fsb "$1" "$(sed -n 's/^attr offset 0 startblock \([0-9]*\) .*/\1/p' "$T/orig/both.abmap")"
+}
+
+dmg_refused() {
+	dmg_mixed "$1" && xfs_db -x -c "inode $ino_both" -c "write u3.bmbt.ptrs[2] 123457" "$1" >/dev/null
 }
 
 # count ORIG TREE: "kept other": lines of ORIG found in TREE, and lines
@@ -184,8 +161,6 @@ for a in json.load(open(sys.argv[1]))["actions"]:
         print(a["action"], a.get("ino"), a["message"])
 PY
 	total=$(wc -l <"$T/orig/tree")
-	npartial=0
-	[ -n "$partial" ] && npartial=1
 	printf '[%s] %-16s %8s %8s (of %d entries: path, content, xattrs)\n' "$name" tool "same" other "$total"
 	for who in xr61 xr72 ours; do
 		[ "$who" = xr72 ] && ! have_xfs72 && continue
@@ -196,7 +171,13 @@ PY
 		loop_mount "$D/$who.img" || return 1
 		tree "$MNT" | grep -v '^lost+found' >"$D/$who.tree"
 		# The file the damage leaves partly lost: its blocks compared.
-		[ -n "$partial" ] && [ "$who" = ours ] && { compare_blocks "$T/orig/$partial" "$MNT/$partial" >"$D/partial"; }
+		[ "$differs" != 0 ] && [ "$who" = ours ] && { compare_blocks "$T/orig/$xfile" "$MNT/$xfile" >"$D/partial"; }
+		# A file's xattrs, whichever tool (none where it is gone).
+		if [ -n "$xfile" ]; then
+			if [ -e "$MNT/$xfile" ]; then xattrs "$MNT/$xfile"; fi >"$D/$who.xattrs"
+			k=$(grep -cxFf "$T/orig/$xfile.xattrs" "$D/$who.xattrs")
+			eval "${who}_xattrs=$k"
+		fi
 		# A workload on ours: the kernel writes into what came back.
 		if [ "$who" = ours ] && [ -n "$workload" ]; then
 			python3 - "$MNT" <<'PY' || fail "[$name] the kernel could not write into the repaired tree"
@@ -215,9 +196,9 @@ PY
 		read -r kept other < <(count "$T/orig/tree" "$D/$who.tree")
 		eval "${who}_kept=$kept"
 		printf '[%s] %-16s %8d %8d\n' "$name" "$who" "$kept" "$other"
-		[ "$who" = ours ] && [ "$other" != "$npartial" ] && fail "[$name] ours has $other entries that were not there: $(diff "$T/orig/tree" "$D/ours.tree" | head -4)"
+		[ "$who" = ours ] && [ "$other" != "$differs" ] && fail "[$name] ours has $other entries that were not there: $(diff "$T/orig/tree" "$D/ours.tree" | head -4)"
 	done
-	[ "$ours_kept" = "$((total - npartial))" ] || fail "[$name] ours keeps $ours_kept of $total: $(diff "$T/orig/tree" "$D/ours.tree" | head -4)"
+	[ "$ours_kept" = "$((total - differs))" ] || fail "[$name] ours keeps $ours_kept of $total: $(diff "$T/orig/tree" "$D/ours.tree" | head -4)"
 	[ -z "$workload" ] ||
 		xfs_repair_clean "$D/ours.img" "$D/clean2" || fail "[$name] xfs_repair -n after the kernel wrote to ours: $(cat "$D/clean2")"
 	return 0
@@ -260,15 +241,44 @@ if run_case attr dmg_attr "block_map:$ino_both" "attr_fork_map:$ino_both"; then
 	rebuilt "$ino_both" "attr fork map"
 	pass "[attr] /both's two maps back, each from its own leaves (xfs_repair 6.1: ${xr61_kept:-not clean}, 7.2: ${xr72_kept:--} of $total)"
 fi
-partial=both workload=
-if run_case mixed dmg_mixed "block_map:$ino_both" "attr_fork_map:$ino_both"; then
+workload=
+if run_case dirnode dmg_dirnode "block_map:$ino_frag"; then
+	rebuilt "$ino_frag" "block map"
+	for who in xr61 xr72; do
+		eval "k=\${${who}_kept:-}"
+		[ -n "$k" ] && [ "$k" -ge "$ours_kept" ] && fail "[$name] $who keeps $k, ours $ours_kept"
+	done
+	pass "[dirnode] /frag's map back with its dabtree node lost: $ours_kept of $total in place (xfs_repair 6.1: ${xr61_kept:-not clean}, 7.2: ${xr72_kept:--})"
+fi
+if run_case attrnode dmg_attrnode "block_map:$ino_both" "attr_fork_map:$ino_both"; then
 	rebuilt "$ino_both" "attr fork map"
+	pass "[attrnode] /both's attr fork back with its dabtree root lost, every xattr in it (xfs_repair 6.1: ${xr61_kept:-not clean}, 7.2: ${xr72_kept:--} of $total)"
+fi
+xfile=both workload= differs=1
+if run_case refused dmg_refused "block_map:$ino_both" "attr_fork_map:$ino_both"; then
 	grep -q "^fork_rebuilt $ino_both .*its block map, from [0-9]* bmbt leaves .*a leaf not found: file blocks .*; 1 leaf block refused" "$D/actions" ||
 		fail "[$name] the refused leaf is not reported: $(cat "$D/actions")"
 	read -r sz same zero other <"$D/partial"
 	[ "$sz" = yes ] && [ "$other" = 0 ] && [ "$zero" -gt 0 ] && [ "$same" -gt "$zero" ] ||
 		fail "[$name] /both should keep its other leaves' blocks and read zeros for the refused one's: $(cat "$D/partial") (size-ok same zero other)"
-	pass "[mixed] a data leaf mapping an attr block refused (its range a hole: $zero of $((same + zero)) blocks), the rest of /both kept with its attr fork ($(sed -n "s/^fork_rebuilt $ino_both .*its attr fork map, from //p" "$D/actions")); xfs_repair 6.1 and 7.2 clear the file"
+	cmp -s "$D/ours.xattrs" "$T/orig/both.xattrs" ||
+		fail "[$name] /both keeps $ours_xattrs xattrs: $(diff "$T/orig/both.xattrs" "$D/ours.xattrs" | head -4)"
+	pass "[refused] a data leaf nothing ties to a fork refused (its range a hole: $zero of $((same + zero)) blocks), /both's other blocks and all $ours_xattrs xattrs kept (xfs_repair 6.1: ${xr61_xattrs:--}, 7.2: ${xr72_xattrs:--}; they clear the file)"
 fi
-partial=
+differs=0
+if run_case mixed dmg_mixed "block_map:$ino_both" "attr_fork_map:$ino_both"; then
+	rebuilt "$ino_both" "attr fork map"
+	grep -q "^fork_rebuilt $ino_both .*its block map, from [0-9]* bmbt leaves found by the device scan: [^;]*; 1 record left out (conflicting or not ours)$" "$D/actions" ||
+		fail "[$name] the bad record is not the only thing left out of the block map: $(cat "$D/actions")"
+	# Every xattr back with its value: the attr fork lost no block.
+	nx=$(wc -l <"$T/orig/both.xattrs")
+	cmp -s "$D/ours.xattrs" "$T/orig/both.xattrs" ||
+		fail "[$name] /both keeps $ours_xattrs of its $nx xattrs: $(diff "$T/orig/both.xattrs" "$D/ours.xattrs" | head -4)"
+	for who in xr61 xr72; do
+		eval "k=\${${who}_xattrs:-}"
+		[ -n "$k" ] && [ "$k" -gt "$ours_xattrs" ] && fail "[$name] $who keeps $k xattrs of /both, ours $ours_xattrs"
+	done
+	pass "[mixed] a data leaf of /both's own tree with a record over an attr block: that record left out, the rest of the leaf kept, /both whole with its attr fork ($(sed -n "s/^fork_rebuilt $ino_both .*its attr fork map, from //p" "$D/actions")): $ours_xattrs of $nx xattrs (xfs_repair 6.1: ${xr61_xattrs:--}, 7.2: ${xr72_xattrs:--}; they clear the file)"
+fi
+xfile=
 finish
