@@ -57,20 +57,26 @@ static const struct unknown_bits {
 	  "replayed" },
 };
 
-/* The realtime groups' btrees, with the feature that adds each. */
+/*
+ * The realtime groups' btrees, with the feature that adds each: checked
+ * by xfskit-repair -n (repair/rtbtree.c), never rebuilt, so nothing is
+ * written under them.
+ */
 static const struct rtg_tree {
 	uint32_t	feature;	/* ro_compat */
 	const char	*code, *what, *why;
 } rtg_trees[] = {
 	{ XK_SB_FEAT_RO_COMPAT_RMAPBT, "rt_rmap",
 	  "each realtime group's reverse-mapping btree (/rtgroups/N.rmap)",
-	  "realtime reverse-mapping btree not checked (xfskit does not read "
-	  "it yet), so nothing may be written" },
+	  "realtime reverse-mapping btree not rebuilt (xfskit-repair -n "
+	  "checks it; xfskit cannot keep it in step with a repair), so "
+	  "nothing may be written" },
 	{ XK_SB_FEAT_RO_COMPAT_REFLINK, "rt_refcount",
 	  "each realtime group's reference count btree "
 	  "(/rtgroups/N.refcount)",
-	  "realtime reference count btree not checked (xfskit does not read "
-	  "it yet), so nothing may be written" },
+	  "realtime reference count btree not rebuilt (xfskit-repair -n "
+	  "checks it; xfskit cannot keep it in step with a repair), so "
+	  "nothing may be written" },
 };
 
 int
@@ -99,9 +105,10 @@ xk_unsupported_scan(const struct xk_sb *sb, unsigned int have,
 			"realtime bitmap, summary, free extent count and the "
 			"realtime files' extents are not checked, so nothing "
 			"may be written");
-	/* Realtime groups: btrees of each group not read yet. */
+	/* Realtime groups: each group's btrees are checked, not rebuilt. */
 	for (size_t i = 0; i < sizeof(rtg_trees) / sizeof(rtg_trees[0]); i++)
 		if (sb->rblocks && (have & XK_UNSUP_RTDEV) &&
+		    !(have & XK_UNSUP_CHECK_ONLY) &&
 		    xk_sb_has_rtgroups(sb) &&
 		    xk_sb_has_ro_compat(sb, rtg_trees[i].feature))
 			n = add(v, n, max, rtg_trees[i].code, 0,

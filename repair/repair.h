@@ -72,6 +72,7 @@ enum problem {
 	PR_SB_NEEDSREPAIR,
 	PR_RT_SB,
 	PR_LOG_BEHIND,
+	PR_RT_BTREE,
 	PR_NR
 };
 
@@ -193,6 +194,7 @@ struct rt_claim {
 	uint64_t	start;
 	uint64_t	len;
 	uint64_t	ino;
+	uint64_t	off;		/* file offset, XK_RMAP_OFF_UNWRITTEN */
 };
 
 /* A directory entry (not "." or ".."): parent names child. */

@@ -1,0 +1,109 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The realtime groups' rmap and refcount btrees (mkfs.xfs 7.2 -m
+# metadir=1 -r rtdev=: rmapbt and reflink on), given with -r, against
+# xfs_repair 7.2 -n:
+#  1. a filesystem with realtime files, 140 of them, 80 sharing an
+#     extent in pairs (made as rt_lib.sh makes its files: mkfs.xfs -p on
+#     the data device, xfs_db sets the realtime and reflink flags and
+#     points each pair's second file at the first one's block, xfs_repair
+#     7.2 -r settles and builds both trees, each a root in its inode and
+#     one leaf block): xfs_repair 7.2 -n and xfskit-repair -n find it
+#     clean (exit 0);
+#  2. damage made with xfs_db 7.2 -x to the rmap leaf (a record dropped,
+#     an owner changed, record order, the magic, the owner, the CRC) and
+#     the refcount leaf (a count changed, a record dropped, record
+#     order): xfs_repair 7.2 -n and xfskit-repair -n both find it (exit
+#     1), ours with xfs_repair's words where it has them; repair refuses
+#     every case, writing nothing (the trees are not rebuilt).
+. "$XK_SRCDIR/tests/scripts/lib.sh"
+. "$XK_SRCDIR/tests/scripts/rt_lib.sh"
+need_xfs72
+d=$T/d.img
+r=$T/r.img
+
+# 1. The image.
+head -c 4096 /dev/urandom >"$T/one"
+head -c 12288 /dev/urandom >"$T/three"
+{
+	printf 'rt\n0 0\nd--755 0 0\n'
+	for i in $(seq 0 59); do echo "a$i ---644 0 0 $T/three"; done
+	for i in $(seq 0 39); do
+		echo "s$i ---644 0 0 $T/one"
+		echo "t$i ---644 0 0 $T/one"
+	done
+	echo '$'
+} >"$T/proto"
+truncate -s 512m "$d"
+truncate -s 256m "$r"
+xfs72 mkfs.xfs -q -f -m metadir=1 -p "$T/proto" -r rtdev="$r",rgcount=3 \
+	"$d" >"$T/mk.out" 2>&1 || { fail "mkfs.xfs 7.2: $(cat "$T/mk.out")"; finish; }
+xfs72 xfs_db -c "ls /" "$d" | awk 'NR > 2 {print $2, $(NF - 1)}' >"$T/names"
+ino_of() {
+	awk -v n="$1" '$2 == n {print $1}' "$T/names"
+}
+set --
+while read -r ino name; do
+	set -- "$@" -c "inode $ino" -c "write core.realtime 1"
+	case $name in s*|t*) set -- "$@" -c "write v3.reflink 1" ;; esac
+done <"$T/names"
+xfs72 xfs_db -x "$@" "$d" >/dev/null 2>&1
+set --
+for i in $(seq 0 39); do
+	set -- "$@" -c "inode $(ino_of "s$i")" -c "print u3.bmx[0].startblock"
+done
+xfs72 xfs_db "$@" "$d" | sed 's/.*= //' >"$T/starts"
+set --
+i=0
+while read -r b; do
+	set -- "$@" -c "inode $(ino_of "t$i")" -c "write u3.bmx[0].startblock $b"
+	i=$((i + 1))
+done <"$T/starts"
+xfs72 xfs_db -x "$@" "$d" >/dev/null 2>&1
+xfs72 xfs_repair -r "$r" "$d" >"$T/settle.out" 2>&1 ||
+	fail "settling with xfs_repair 7.2 -r: $(tail -3 "$T/settle.out")"
+meta() {
+	xfs72 xfs_db -c "ls -m /rtgroups" "$d" | awk -v n="$1" '$6 == n {print $2}'
+}
+rm0=$(meta 0.rmap)
+rc0=$(meta 0.refcount)
+[ "$(xfs72 xfs_db -c "inode $rm0" -c "print u3.rtrmapbt.level" "$d")" = \
+  "u3.rtrmapbt.level = 1" ] || fail "group 0's rmap btree is not a root and a leaf"
+[ "$(xfs72 xfs_db -c "inode $rc0" -c "print u3.rtrefcbt.level" "$d")" = \
+  "u3.rtrefcbt.level = 1" ] || fail "group 0's refcount btree is not a root and a leaf"
+xfs72 xfs_repair -n -r "$r" "$d" >"$T/o.out" 2>&1 ||
+	fail "xfs_repair 7.2 -n -r is not clean: $(tail -3 "$T/o.out")"
+"$REPAIR" -n -r "$r" "$d" >"$T/n.out" 2>&1
+rc=$?
+if [ $rc -eq 0 ] && ! grep -q "problem" "$T/n.out"; then
+	pass "140 realtime files, 40 shared extents: xfskit-repair -n -r clean, as xfs_repair 7.2"
+else
+	fail "clean image: xfskit-repair -n -r exit $rc: $(repair_own "$T/n.out" | head -6)"
+fi
+cp "$d" "$T/good.img"
+cp "$r" "$T/goodrt.img"
+
+# 2. Damage: NAME|XFS_DB COMMANDS|what our output must hold.
+rmleaf="-c \"inode $rm0\" -c \"addr u3.rtrmapbt.ptrs[1]\""
+rcleaf="-c \"inode $rc0\" -c \"addr u3.rtrefcbt.ptrs[1]\""
+n=0
+while IFS='|' read -r name cmds want; do
+	n=$((n + 1))
+	leak_check_sampled $n
+	cp "$T/good.img" "$d"
+	cp "$T/goodrt.img" "$r"
+	eval "set -- $cmds"
+	rt_damaged "$name" "$d" "$r" "$want" "$@"
+	rt_refuses "$name" "$d" "$r"
+done <<EOF
+rmap record dropped|$rmleaf -c "write numrecs 139"|rtrmapbt block at daddr
+rmap owner changed|$rmleaf -c "write recs[5].owner 140"|Missing reverse-mapping record for (0/
+rmap record order|$rmleaf -c "write recs[3].startblock 200"|record order: record 3 is not after record 2
+rmap block magic|$rmleaf -c "write -d magic 0"|rtrmapbt block at daddr
+rmap block owner|$rmleaf -c "write -d owner 5"|owner: expected $rm0
+rmap block crc|$rmleaf -c "write -c recs[3].blockcount 2"|crc: expected
+refcount changed|$rcleaf -c "write recs[1].refcount 3"|Incorrect reference count: saw (0/
+refcount record dropped|$rcleaf -c "write numrecs 39"|Missing reference count record for (0/
+refcount record order|$rcleaf -c "write recs[2].startblock 100"|rtrefcountbt block at daddr
+EOF
+finish
