@@ -15,7 +15,10 @@
 #     the refcount leaf (a count changed, a record dropped, record
 #     order): xfs_repair 7.2 -n and xfskit-repair -n both find it (exit
 #     1), ours with xfs_repair's words where it has them; repair refuses
-#     every case, writing nothing (the trees are not rebuilt).
+#     every case, writing nothing (the trees are not rebuilt); also a
+#     zero record in a leaf root in the inode (group 1), the rmap inode's
+#     metafile type and block count;
+#  3. XK_TEST_LONG: a fuzz sweep of both trees' fields (below).
 . "$XK_SRCDIR/tests/scripts/lib.sh"
 . "$XK_SRCDIR/tests/scripts/rt_lib.sh"
 need_xfs72
@@ -67,6 +70,7 @@ meta() {
 }
 rm0=$(meta 0.rmap)
 rc0=$(meta 0.refcount)
+rm1=$(meta 1.rmap)
 [ "$(xfs72 xfs_db -c "inode $rm0" -c "print u3.rtrmapbt.level" "$d")" = \
   "u3.rtrmapbt.level = 1" ] || fail "group 0's rmap btree is not a root and a leaf"
 [ "$(xfs72 xfs_db -c "inode $rc0" -c "print u3.rtrefcbt.level" "$d")" = \
@@ -96,7 +100,7 @@ while IFS='|' read -r name cmds want; do
 	rt_damaged "$name" "$d" "$r" "$want" "$@"
 	rt_refuses "$name" "$d" "$r"
 done <<EOF
-rmap record dropped|$rmleaf -c "write numrecs 139"|rtrmapbt block at daddr
+rmap record dropped|$rmleaf -c "write numrecs 139"|Missing reverse-mapping record for (0/296) len 1 owner
 rmap owner changed|$rmleaf -c "write recs[5].owner 140"|Missing reverse-mapping record for (0/
 rmap record order|$rmleaf -c "write recs[3].startblock 200"|record order: record 3 is not after record 2
 rmap block magic|$rmleaf -c "write -d magic 0"|rtrmapbt block at daddr
@@ -105,5 +109,46 @@ rmap block crc|$rmleaf -c "write -c recs[3].blockcount 2"|crc: expected
 refcount changed|$rcleaf -c "write recs[1].refcount 3"|Incorrect reference count: saw (0/
 refcount record dropped|$rcleaf -c "write numrecs 39"|Missing reference count record for (0/
 refcount record order|$rcleaf -c "write recs[2].startblock 100"|rtrefcountbt block at daddr
+group 1 in-inode leaf root, a zero record|-c "inode $rm1" -c "write u3.rtrmapbt.numrecs 1"|has zero length in in-inode root record 0
+rmap inode metafile type|-c "inode $rm0" -c "write core.metatype 8"|rtgroup 0 rmap inode $rm0 has metafile type 8
+rmap inode nblocks|-c "inode $rm0" -c "write core.nblocks 3"|inode says 3 blocks, its forks map 1
 EOF
+
+# 3. XK_TEST_LONG: every field of group 0's rmap and refcount leaves and
+# roots fuzzed 8 ways by xfs_db 7.2: what xfs_repair 7.2 -n finds, -n
+# finds too (exit 1), and -n never fails otherwise (exit 0 or 1; where
+# xfs_repair is clean and we are not, the log says so).
+if [ -n "${XK_TEST_LONG:-}" ]; then
+	cases=0 stricter=0 missed=0
+	while read -r ino addr fields; do
+		for f in $fields; do
+			for how in zeroes ones firstbit middlebit lastbit add sub random; do
+				cp "$T/good.img" "$d"
+				cp "$T/goodrt.img" "$r"
+				set -- -c "inode $ino"
+				[ "$addr" = - ] || set -- "$@" -c "addr $addr"
+				xfs72 xfs_db -x "$@" -c "fuzz -d $f $how" "$d" >/dev/null 2>&1
+				xfs72 xfs_repair -n -r "$r" "$d" >"$T/o.out" 2>&1
+				orc=$?
+				"$REPAIR" -n -r "$r" "$d" >"$T/n.out" 2>&1
+				rc=$?
+				cases=$((cases + 1))
+				if [ $rc -gt 1 ] || { [ $orc -eq 1 ] && [ $rc -ne 1 ]; }; then
+					missed=$((missed + 1))
+					fail "fuzz $f $how (inode $ino): xfs_repair 7.2 -n exit $orc, ours $rc: $(repair_own "$T/n.out" | head -3)"
+				elif [ $orc -eq 0 ] && [ $rc -eq 1 ]; then
+					stricter=$((stricter + 1))
+					echo "stricter: fuzz $f $how (inode $ino): $(repair_own "$T/n.out" | head -1)"
+				fi
+			done
+		done
+	done <<LIST
+$rm0 u3.rtrmapbt.ptrs[1] magic level numrecs leftsib rightsib bno lsn uuid owner crc recs[1].startblock recs[1].blockcount recs[1].owner recs[1].offset recs[50].startblock recs[50].blockcount recs[50].owner recs[50].offset recs[50].extentflag recs[50].attrfork recs[50].bmbtblock
+$rc0 u3.rtrefcbt.ptrs[1] magic level numrecs leftsib rightsib bno lsn uuid owner crc recs[1].startblock recs[1].blockcount recs[1].refcount recs[1].cowflag recs[20].startblock recs[20].blockcount recs[20].refcount
+$rm0 - u3.rtrmapbt.level u3.rtrmapbt.numrecs u3.rtrmapbt.keys[1].startblock u3.rtrmapbt.keys[1].owner u3.rtrmapbt.keys[1].startblock_hi u3.rtrmapbt.keys[1].owner_hi u3.rtrmapbt.ptrs[1] core.format core.metatype core.nblocks core.mode
+$rc0 - u3.rtrefcbt.level u3.rtrefcbt.numrecs u3.rtrefcbt.keys[1].startblock u3.rtrefcbt.ptrs[1] core.format core.metatype core.nblocks
+LIST
+	[ $missed -eq 0 ] &&
+		pass "fuzz sweep: $cases cases, every finding of xfs_repair 7.2 -n found too ($stricter where only we find one)"
+fi
 finish
