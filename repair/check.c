@@ -239,6 +239,7 @@ repair_scan(struct repair_ctx *rc)
 		if (repair_phase_end(rc, phase_pptr(rc)))
 			return rc->found.error;
 	}
+	rtb_guard(rc);
 	return 0;
 }
 

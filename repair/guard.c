@@ -114,7 +114,7 @@ unsup_have(const struct repair_ctx *rc)
 {
 	return (rc->opt.logdev ? XK_UNSUP_LOGDEV : 0) |
 	       (rc->opt.rtdev ? XK_UNSUP_RTDEV : 0) |
-	       (rc->opt.no_modify ? XK_UNSUP_CHECK_ONLY : 0);
+	       XK_UNSUP_RTBTREES;
 }
 
 /*

@@ -158,6 +158,11 @@ struct repair_plan {
 	unsigned long	unfixable;	/* findings no fix is planned for */
 	/* The metadata directory tree is damaged: nothing is written. */
 	int		meta_refuse;
+	/*
+	 * With it: the realtime groups' btrees would have to follow the
+	 * repair, and xfskit-repair does not rebuild them (rtbtree.c).
+	 */
+	int		rtb_refuse;
 	/* The metadata tree is to be made anew (metadir.c plans how). */
 	int		meta_rebuild;
 	/* Inodes to reconnect under /lost+found. */

@@ -646,6 +646,12 @@ XK_MUST_CHECK int phase_inodes_kept(struct repair_ctx *rc);
  * builds.  rc->phase_what names the step.
  */
 XK_MUST_CHECK int repair_phase_end(struct repair_ctx *rc, int err);
+/*
+ * rtbtree.c, after every phase: on a filesystem with realtime groups'
+ * btrees, any finding refuses the repair (plan.rtb_refuse), since they
+ * are not rebuilt to follow it.
+ */
+void rtb_guard(struct repair_ctx *rc);
 /* check.c: run every phase on rc->mp; findings go through fix_problem. */
 XK_MUST_CHECK int repair_check(struct repair_ctx *rc);
 /* The same, keeping rc->scan.ags and the inode lists for the repair. */

@@ -466,6 +466,21 @@ check_tree(struct repair_ctx *rc, uint32_t g, uint64_t ino, uint16_t metatype)
 	return err;
 }
 
+void
+rtb_guard(struct repair_ctx *rc)
+{
+	const struct xk_sb *sb = &rc->mp->sb;
+
+	if (rc->opt.no_modify || !rc->found.nproblems || !sb->rblocks ||
+	    !xk_sb_has_rtgroups(sb) ||
+	    !(xk_sb_has_ro_compat(sb, XK_SB_FEAT_RO_COMPAT_RMAPBT) ||
+	      xk_sb_has_ro_compat(sb, XK_SB_FEAT_RO_COMPAT_REFLINK)))
+		return;
+	plan_none(rc);
+	rc->plan.meta_refuse = 1;
+	rc->plan.rtb_refuse = 1;
+}
+
 int
 rtb_check_group(struct repair_ctx *rc, const struct rtg_names *n, uint32_t g)
 {

@@ -9,13 +9,14 @@
 #     points each pair's second file at the first one's block, xfs_repair
 #     7.2 -r settles and builds both trees, each a root in its inode and
 #     one leaf block): xfs_repair 7.2 -n and xfskit-repair -n find it
-#     clean (exit 0);
+#     clean (exit 0), and xfskit-repair -r finds nothing to write;
 #  2. damage made with xfs_db 7.2 -x to the rmap leaf (a record dropped,
 #     an owner changed, record order, the magic, the owner, the CRC) and
 #     the refcount leaf (a count changed, a record dropped, record
 #     order): xfs_repair 7.2 -n and xfskit-repair -n both find it (exit
 #     1), ours with xfs_repair's words where it has them; repair refuses
-#     every case, writing nothing (the trees are not rebuilt); also a
+#     every case, writing nothing (the trees are not rebuilt, so no
+#     finding is repaired on such a filesystem); also a
 #     zero record in a leaf root in the inode (group 1), the rmap inode's
 #     metafile type and block count;
 #  3. XK_TEST_LONG: a fuzz sweep of both trees' fields (below).
@@ -86,6 +87,7 @@ else
 fi
 cp "$d" "$T/good.img"
 cp "$r" "$T/goodrt.img"
+rt_untouched "clean image" "$d" "$r" 0
 
 # 2. Damage: NAME|XFS_DB COMMANDS|what our output must hold.
 rmleaf="-c \"inode $rm0\" -c \"addr u3.rtrmapbt.ptrs[1]\""
@@ -114,11 +116,11 @@ rmap inode metafile type|-c "inode $rm0" -c "write core.metatype 8"|rtgroup 0 rm
 rmap inode nblocks|-c "inode $rm0" -c "write core.nblocks 3"|inode says 3 blocks, its forks map 1
 EOF
 
-# 3. XK_TEST_LONG: every field of group 0's rmap and refcount leaves and
+# 3. XK_TEST_LONG=1: every field of group 0's rmap and refcount leaves and
 # roots fuzzed 8 ways by xfs_db 7.2: what xfs_repair 7.2 -n finds, -n
 # finds too (exit 1), and -n never fails otherwise (exit 0 or 1; where
 # xfs_repair is clean and we are not, the log says so).
-if [ -n "${XK_TEST_LONG:-}" ]; then
+if long_tests; then
 	cases=0 stricter=0 missed=0
 	while read -r ino addr fields; do
 		for f in $fields; do

@@ -103,11 +103,21 @@ rt_damaged() {
 # rt_refuses NAME DATA RT: xfskit-repair -r exits non-zero and writes
 # nothing to either device.
 rt_refuses() {
-	local before rc
+	rt_untouched "$@" refuses
+}
+
+# rt_untouched NAME DATA RT WANT: xfskit-repair -r exits WANT (or
+# non-zero for "refuses") and writes nothing to either device.
+rt_untouched() {
+	local before rc ok
 	before=$(image_state "$2" "$3")
 	"$REPAIR" -r "$3" "$2" >"$T/r.out" 2>&1
 	rc=$?
-	if [ $rc -ne 0 ] && [ "$(image_state "$2" "$3")" = "$before" ]; then
+	case $4 in
+	refuses) [ $rc -ne 0 ] && ok=1 ;;
+	*) [ $rc -eq "$4" ] && ok=1 ;;
+	esac
+	if [ -n "$ok" ] && [ "$(image_state "$2" "$3")" = "$before" ]; then
 		pass "$1: xfskit-repair -r: exit $rc, nothing written"
 	else
 		fail "$1: xfskit-repair -r: exit $rc, images $( [ "$(image_state "$2" "$3")" = "$before" ] && echo unchanged || echo CHANGED): $(tail -3 "$T/r.out")"
