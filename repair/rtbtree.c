@@ -15,7 +15,8 @@
  *     claims) and the realtime superblock's extent: a mapping without a
  *     record is missing (xfs_repair's words), a record without a mapping
  *     is extra;
- *  4. the refcount records against the extents the mappings share.
+ *  4. the refcount records against the extents the mappings share, and
+ *     every file with an extent in them carries the reflink flag.
  * The bitmap is checked against the same mappings (rtgroup_check.c), so
  * bitmap and rmap agree when both pass.  Every finding refuses the
  * repair: the trees are not rebuilt.
@@ -453,6 +454,67 @@ refc_compare(struct repair_ctx *rc, uint32_t g, uint64_t ino,
 }
 
 static int
+cmp_u64(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+
+	return (*x > *y) - (*x < *y);
+}
+
+/*
+ * Every file with an extent in a shared run of group g carries the
+ * reflink flag (xfs_repair sets it: "setting reflink flag on inode").
+ */
+static int
+reflink_flags(struct repair_ctx *rc, uint32_t g)
+{
+	const struct xk_sb *sb = &rc->mp->sb;
+	XK_VEC_OF(struct rtb_rec) want = { 0 };
+	XK_VEC_OF(uint64_t) inos = { 0 };
+	struct rt_claim *c = rc->scan.rt_claims;
+	int err = refc_want(rc, g, &want.vec);
+
+	/* Both in block order: one pass finds the claims in shared runs. */
+	for (size_t k = 0, w = 0; k < rc->scan.nrt_claims && !err; k++) {
+		uint64_t s = xk_rtb_to_rgbno(sb, c[k].start);
+
+		if (xk_rtb_to_rgno(sb, c[k].start) != g)
+			continue;
+		while (w < want.n && want.v[w].start + want.v[w].len <= s)
+			w++;
+		if (w < want.n && want.v[w].start < s + c[k].len)
+			err = xk_vec_push(&inos.vec, &c[k].ino,
+					  sizeof(c[k].ino));
+	}
+	sort_v(inos.v, inos.n, sizeof(*inos.v), cmp_u64);
+	for (size_t k = 0; k < inos.n && !err; k++) {
+		struct xk_dinode *dip;
+		struct xk_buf *bp;
+
+		if (k && inos.v[k] == inos.v[k - 1])
+			continue;
+		err = xk_inode_read(rc->mp, inos.v[k], 0, &bp, &dip);
+		if (err) {
+			/* The inode phase judged an unreadable inode. */
+			err = xk_err_operational(err) ? err : 0;
+			continue;
+		}
+		if (!(xk_be64_get(dip->di_flags2) & XK_DIFLAG2_REFLINK)) {
+			char msg[80];
+
+			snprintf(msg, sizeof(msg), "setting reflink flag on "
+				 "inode %llu", (unsigned long long)inos.v[k]);
+			finding(rc, inos.v[k], "reflink", msg);
+		}
+		xk_buf_release(bp);
+	}
+	xk_vec_free(&want.vec);
+	xk_vec_free(&inos.vec);
+	return err ? repair_error(rc, err, "checking the reflink flags of "
+				  "rtgroup %u's files", g) : 0;
+}
+
+static int
 check_tree(struct repair_ctx *rc, uint32_t g, uint64_t ino, uint16_t metatype)
 {
 	struct tree_check t = { rc, rtb_ops(metatype), { { 0 } }, 0, 0 };
@@ -509,6 +571,8 @@ rtb_check_group(struct repair_ctx *rc, const struct rtg_names *n, uint32_t g)
 			continue;
 		}
 		err = check_tree(rc, g, ino, trees[i].metatype);
+		if (!err && trees[i].metatype == XK_METAFILE_RTREFCOUNT)
+			err = reflink_flags(rc, g);
 	}
 	return err;
 }

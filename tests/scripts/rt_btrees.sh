@@ -18,7 +18,8 @@
 #     every case, writing nothing (the trees are not rebuilt, so no
 #     finding is repaired on such a filesystem); also a
 #     zero record in a leaf root in the inode (group 1), the rmap inode's
-#     metafile type and block count;
+#     metafile type and block count, a sharing file without the reflink
+#     flag, an extent made unwritten;
 #  3. XK_TEST_LONG: a fuzz sweep of both trees' fields (below).
 . "$XK_SRCDIR/tests/scripts/lib.sh"
 . "$XK_SRCDIR/tests/scripts/rt_lib.sh"
@@ -72,6 +73,7 @@ meta() {
 rm0=$(meta 0.rmap)
 rc0=$(meta 0.refcount)
 rm1=$(meta 1.rmap)
+s0=$(ino_of s0)
 [ "$(xfs72 xfs_db -c "inode $rm0" -c "print u3.rtrmapbt.level" "$d")" = \
   "u3.rtrmapbt.level = 1" ] || fail "group 0's rmap btree is not a root and a leaf"
 [ "$(xfs72 xfs_db -c "inode $rc0" -c "print u3.rtrefcbt.level" "$d")" = \
@@ -114,6 +116,8 @@ refcount record order|$rcleaf -c "write recs[2].startblock 100"|rtrefcountbt blo
 group 1 in-inode leaf root, a zero record|-c "inode $rm1" -c "write u3.rtrmapbt.numrecs 1"|has zero length in in-inode root record 0
 rmap inode metafile type|-c "inode $rm0" -c "write core.metatype 8"|rtgroup 0 rmap inode $rm0 has metafile type 8
 rmap inode nblocks|-c "inode $rm0" -c "write core.nblocks 3"|inode says 3 blocks, its forks map 1
+a sharing file's reflink flag cleared|-c "inode $s0" -c "write v3.reflink 0"|setting reflink flag on inode $s0
+an extent made unwritten|-c "inode $s0" -c "write u3.bmx[0].extentflag 1"|Missing reverse-mapping record for (0/
 EOF
 
 # 3. XK_TEST_LONG=1: every field of group 0's rmap and refcount leaves and
