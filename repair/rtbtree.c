@@ -514,11 +514,40 @@ reflink_flags(struct repair_ctx *rc, uint32_t g)
 				  "rtgroup %u's files", g) : 0;
 }
 
+/*
+ * The walk bounds records by a whole group; the last group may be
+ * shorter: a record past its end is named here.
+ */
+static void
+group_bounds(struct repair_ctx *rc, uint32_t g, uint64_t ino,
+	     const struct tree_check *t)
+{
+	const struct xk_sb *sb = &rc->mp->sb;
+	uint64_t end = xk_rtg_extents(sb, g) * sb->rextsize;
+	char msg[160];
+
+	for (size_t i = 0; i < t->recs.n; i++) {
+		const struct rtb_rec *r = &t->recs.v[i];
+
+		if (r->start + r->len <= end)
+			continue;
+		snprintf(msg, sizeof(msg), "record (%u/%llu) len %llu runs "
+			 "past the %llu blocks of realtime group %u", g,
+			 (unsigned long long)r->start,
+			 (unsigned long long)r->len, (unsigned long long)end,
+			 g);
+		finding(rc, ino, "startblock", msg);
+	}
+}
+
 static int
 check_tree(struct repair_ctx *rc, uint32_t g, uint64_t ino, uint16_t metatype)
 {
 	struct tree_check t = { rc, rtb_ops(metatype), { { 0 } }, 0, 0 };
 	int ok, err = tree_read(rc, g, ino, metatype, &t, &ok);
+
+	if (!err)
+		group_bounds(rc, g, ino, &t);
 
 	if (!err && ok && metatype == XK_METAFILE_RTRMAP)
 		err = rmap_compare(rc, g, ino, &t);
