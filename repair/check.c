@@ -134,6 +134,7 @@ repair_scan(struct repair_ctx *rc)
 		return repair_error(rc, -ENOMEM, "starting the check");
 	}
 	ags_attach_spill(rc);
+	rc->plan.rtb_base = rc->found.nproblems;
 	/*
 	 * The scan reads each block once or twice in quick succession, so
 	 * a small cache keeps nearly every hit and bounds memory.

@@ -648,8 +648,9 @@ XK_MUST_CHECK int phase_inodes_kept(struct repair_ctx *rc);
 XK_MUST_CHECK int repair_phase_end(struct repair_ctx *rc, int err);
 /*
  * rtbtree.c, after every phase: on a filesystem with realtime groups'
- * btrees, any finding refuses the repair (plan.rtb_refuse), since they
- * are not rebuilt to follow it.
+ * btrees, a finding other than those their in-place rewrite answers
+ * refuses the repair (plan.rtb_refuse): nothing keeps the trees in step
+ * with another change.
  */
 void rtb_guard(struct repair_ctx *rc);
 /* check.c: run every phase on rc->mp; findings go through fix_problem. */

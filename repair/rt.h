@@ -110,4 +110,11 @@ XK_MUST_CHECK int rtb_fork_blocks(struct repair_ctx *rc, uint64_t ino,
 XK_MUST_CHECK int rtb_check_group(struct repair_ctx *rc,
 				  const struct rtg_names *n, uint32_t g);
 
+/* RTFIX_BTREES: every tree that differs from the mappings, rewritten. */
+XK_MUST_CHECK int rtb_rewrite(struct repair_ctx *rc, unsigned long *applied);
+/* rtbtree_fix.c: nrecs on-disk records into tree ino's own blocks. */
+XK_MUST_CHECK int rtb_tree_write(struct repair_ctx *rc, uint64_t ino,
+				 const struct xk_btree_ops *ops,
+				 const uint8_t *recs, uint64_t nrecs);
+
 #endif /* XFSKIT_REPAIR_RT_H */

@@ -18,8 +18,12 @@
  *  4. the refcount records against the extents the mappings share, and
  *     every file with an extent in them carries the reflink flag.
  * The bitmap is checked against the same mappings (rtgroup_check.c), so
- * bitmap and rmap agree when both pass.  Every finding refuses the
- * repair: the trees are not rebuilt.
+ * bitmap and rmap agree when both pass.  A tree walked whole whose
+ * records are wrong (or keys, siblings, CRC) is rewritten in its own
+ * blocks (RTFIX_BTREES, rtbtree_fix.c) when the records fit them and
+ * nothing else was found; any other finding on a filesystem with these
+ * trees refuses the repair (rtb_guard), as nothing else keeps them in
+ * step.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -112,6 +116,11 @@ struct tree_check {
 	XK_VEC_OF(struct rtb_rec) recs;
 	unsigned int		nfound;
 	unsigned int		nhard;	/* of them, ones that lose records */
+	int			quiet;	/* rtb_rewrite: count, report nothing */
+	uint64_t		ino;
+	unsigned int		ndiff;	/* records that differ */
+	uint64_t		nwant;	/* records the mappings give */
+	unsigned int		root_level, nleaves, fork_size;
 };
 
 /*
@@ -139,8 +148,8 @@ tree_fail(void *ctx, const struct xk_fail *f)
 
 	t->nfound++;
 	t->nhard += !soft_check(f->check);
-	fix_problem(t->rc, PR_RT_BTREE, f);
-	rtg_refuse(t->rc);
+	if (!t->quiet)
+		fix_problem(t->rc, PR_RT_BTREE, f);
 }
 
 static int
@@ -170,7 +179,26 @@ finding(struct repair_ctx *rc, uint64_t ino, const char *check,
 {
 	report(rc, PR_RT_BTREE, "realtime btree", -1, ino, XK_NO_DADDR,
 	       check, "%s", msg);
-	rtg_refuse(rc);
+}
+
+/* A finding about tree t's records (counted only, under rtb_rewrite). */
+static void
+differs(struct tree_check *t, const char *check, const char *msg)
+{
+	t->ndiff++;
+	if (!t->quiet)
+		finding(t->rc, t->ino, check, msg);
+}
+
+static int
+count_leaf(void *ctx, unsigned int level, uint64_t bno, struct xk_buf *bp)
+{
+	struct tree_check *t = ctx;
+
+	(void)bno;
+	(void)bp;
+	t->nleaves += level == 0;
+	return 0;
 }
 
 /*
@@ -204,19 +232,24 @@ tree_read(struct repair_ctx *rc, uint32_t g, uint64_t ino, uint16_t metatype,
 		snprintf(msg, sizeof(msg), "rtgroup %u %s inode %llu has "
 			 "metafile type %u", g, name, (unsigned long long)ino,
 			 xk_be16_get(dip->di_onlink));
-		finding(rc, ino, "metatype", msg);
+		if (!t->quiet)
+			finding(rc, ino, "metatype", msg);
 	} else if (dip->di_format != XK_DINODE_FMT_META_BTREE) {
 		snprintf(msg, sizeof(msg), "rtgroup %u %s inode %llu has data "
 			 "fork format %u, not a metadata btree", g, name,
 			 (unsigned long long)ino, dip->di_format);
-		finding(rc, ino, "format", msg);
+		if (!t->quiet)
+			finding(rc, ino, "format", msg);
 	} else {
 		rtb_walk_init(&w, rc->mp, ino, dip, rtb_ops(metatype));
 		w.ctx = t;
 		w.rec_fn = tree_rec;
 		w.fail_fn = tree_fail;
+		w.block_fn = count_leaf;
+		t->root_level = w.levels ? w.levels - 1 : 0;
+		t->fork_size = w.iroot_size;
 		err = xk_btree_walk(rc->mp, &w);
-		if (err == XK_ECORRUPT && !t->nfound)
+		if (err == XK_ECORRUPT && !t->nfound && !t->quiet)
 			finding(rc, ino, "btree", "the btree cannot be walked");
 		else if (err < 0 && err != XK_ECORRUPT) {
 			xk_buf_release(bp);
@@ -279,8 +312,8 @@ rmap_say(char *s, size_t size, const char *what, uint32_t g,
 
 /* Step 3: records in key order against the mappings, both merged. */
 static int
-rmap_compare(struct repair_ctx *rc, uint32_t g, uint64_t ino,
-	     struct tree_check *t)
+rmap_compare(struct repair_ctx *rc, uint32_t g, struct tree_check *t,
+	     struct xk_vec *out)
 {
 	const struct xk_sb *sb = &rc->mp->sb;
 	XK_VEC_OF(struct rtb_rec) want = { 0 };
@@ -308,6 +341,13 @@ rmap_compare(struct repair_ctx *rc, uint32_t g, uint64_t ino,
 	}
 	sort_v(want.v, want.n, sizeof(*want.v), cmp_rmap);
 	nw = rmap_merge(want.v, want.n);
+	t->nwant = nw;
+	if (out) {
+		err = xk_vec_append(out, want.v, nw, sizeof(*want.v));
+		xk_vec_free(&want.vec);
+		return err ? repair_error(rc, err, "listing rtgroup %u's "
+					  "mappings", g) : 0;
+	}
 	sort_v(t->recs.v, t->recs.n, sizeof(*t->recs.v), cmp_rmap);
 	nh = rmap_merge(t->recs.v, t->recs.n);
 	while (i < nw || j < nh) {
@@ -322,13 +362,13 @@ rmap_compare(struct repair_ctx *rc, uint32_t g, uint64_t ino,
 		if (d <= 0) {
 			rmap_say(msg, sizeof(msg), "Missing reverse-mapping "
 				 "record", g, w);
-			finding(rc, ino, "missing", msg);
+			differs(t, "missing", msg);
 			i++;
 		}
 		if (d >= 0) {
 			rmap_say(msg, sizeof(msg), "Extra reverse-mapping "
 				 "record (no file maps it)", g, h);
-			finding(rc, ino, "extra", msg);
+			differs(t, "extra", msg);
 			j++;
 		}
 	}
@@ -400,18 +440,21 @@ refc_say(char *s, size_t size, uint32_t g, const struct rtb_rec *r)
 }
 
 static int
-refc_compare(struct repair_ctx *rc, uint32_t g, uint64_t ino,
-	     struct tree_check *t)
+refc_compare(struct repair_ctx *rc, uint32_t g, struct tree_check *t,
+	     struct xk_vec *out)
 {
 	XK_VEC_OF(struct rtb_rec) want = { 0 };
 	char msg[240], a[80], b[80];
 	size_t i = 0, j = 0;
 	int err = refc_want(rc, g, &want.vec);
 
-	if (err) {
+	t->nwant = want.n;
+	if (!err && out)
+		err = xk_vec_append(out, want.v, want.n, sizeof(*want.v));
+	if (err || out) {
 		xk_vec_free(&want.vec);
-		return repair_error(rc, err, "counting rtgroup %u's shared "
-				    "extents", g);
+		return err ? repair_error(rc, err, "counting rtgroup %u's "
+					  "shared extents", g) : 0;
 	}
 	/* Records pairwise, as xfs_repair compares them. */
 	while (i < want.n || j < t->recs.n) {
@@ -422,7 +465,7 @@ refc_compare(struct repair_ctx *rc, uint32_t g, uint64_t ino,
 			refc_say(a, sizeof(a), g, h);
 			snprintf(msg, sizeof(msg), "leftover CoW staging "
 				 "extent %s", a);
-			finding(rc, ino, "cow", msg);
+			differs(t, "cow", msg);
 			j++;
 			continue;
 		}
@@ -445,7 +488,7 @@ refc_compare(struct repair_ctx *rc, uint32_t g, uint64_t ino,
 			snprintf(msg, sizeof(msg), "Extra reference count "
 				 "record %s (no extent is shared there)", a);
 		}
-		finding(rc, ino, "refcount", msg);
+		differs(t, "refcount", msg);
 		i += w != NULL;
 		j += h != NULL;
 	}
@@ -505,6 +548,7 @@ reflink_flags(struct repair_ctx *rc, uint32_t g)
 			snprintf(msg, sizeof(msg), "setting reflink flag on "
 				 "inode %llu", (unsigned long long)inos.v[k]);
 			finding(rc, inos.v[k], "reflink", msg);
+			rtg_refuse(rc);
 		}
 		xk_buf_release(bp);
 	}
@@ -519,8 +563,7 @@ reflink_flags(struct repair_ctx *rc, uint32_t g)
  * shorter: a record past its end is named here.
  */
 static void
-group_bounds(struct repair_ctx *rc, uint32_t g, uint64_t ino,
-	     const struct tree_check *t)
+group_bounds(struct repair_ctx *rc, uint32_t g, struct tree_check *t)
 {
 	const struct xk_sb *sb = &rc->mp->sb;
 	uint64_t end = xk_rtg_extents(sb, g) * sb->rextsize;
@@ -536,24 +579,179 @@ group_bounds(struct repair_ctx *rc, uint32_t g, uint64_t ino,
 			 (unsigned long long)r->start,
 			 (unsigned long long)r->len, (unsigned long long)end,
 			 g);
-		finding(rc, ino, "startblock", msg);
+		differs(t, "startblock", msg);
 	}
 }
 
+/* Whether nwant records fit the tree's blocks as they are. */
+static int
+tree_fits(struct repair_ctx *rc, const struct tree_check *t)
+{
+	uint32_t maxr = xk_btree_maxrecs(t->ops, rc->mp->g.blocksize, 1);
+
+	if (t->root_level == 0)
+		return 4 + t->nwant * t->ops->rec_len <= t->fork_size;
+	return t->nleaves && t->nwant >= t->nleaves &&
+	       t->nwant <= (uint64_t)t->nleaves * maxr;
+}
+
+/*
+ * Tree ino of group g: read and compared; with out, the records the
+ * mappings give appended to it (rtb_rewrite) and nothing reported.
+ * *ok: walked whole.
+ */
+static int
+tree_judge(struct repair_ctx *rc, uint32_t g, uint64_t ino, uint16_t metatype,
+	   struct tree_check *t, struct xk_vec *out, int *ok)
+{
+	int err = tree_read(rc, g, ino, metatype, t, ok);
+
+	if (!err)
+		group_bounds(rc, g, t);
+	if (!err && *ok && metatype == XK_METAFILE_RTRMAP)
+		err = rmap_compare(rc, g, t, out);
+	else if (!err && *ok)
+		err = refc_compare(rc, g, t, out);
+	return err;
+}
+
+/*
+ * A tree with findings: rewritten (RTFIX_BTREES) when it was walked
+ * whole and the records fit its blocks, else the repair is refused.
+ */
 static int
 check_tree(struct repair_ctx *rc, uint32_t g, uint64_t ino, uint16_t metatype)
 {
-	struct tree_check t = { rc, rtb_ops(metatype), { { 0 } }, 0, 0 };
-	int ok, err = tree_read(rc, g, ino, metatype, &t, &ok);
+	struct tree_check t = { .rc = rc, .ops = rtb_ops(metatype), .ino = ino };
+	unsigned long before = rc->found.nproblems;
+	int ok, err = tree_judge(rc, g, ino, metatype, &t, NULL, &ok);
 
-	if (!err)
-		group_bounds(rc, g, ino, &t);
-
-	if (!err && ok && metatype == XK_METAFILE_RTRMAP)
-		err = rmap_compare(rc, g, ino, &t);
-	else if (!err && ok)
-		err = refc_compare(rc, g, ino, &t);
+	if (!err && rc->found.nproblems > before) {
+		if (ok && !t.nhard && tree_fits(rc, &t) &&
+		    !rc->opt.no_modify) {
+			rc->plan.rtb_fixable += rc->found.nproblems - before;
+			plan_rt(rc, RTFIX_BTREES);
+		} else {
+			rtg_refuse(rc);
+		}
+	}
 	xk_vec_free(&t.recs.vec);
+	return err;
+}
+
+/* Records as on disk. */
+static void
+encode(const struct xk_btree_ops *ops, const struct rtb_rec *r, uint8_t *d)
+{
+	if (ops == &xk_rtrmapbt_ops) {
+		xk_put_be32(d, (uint32_t)r->start);
+		xk_put_be32(d + 4, (uint32_t)r->len);
+		xk_put_be64(d + 8, r->owner);
+		xk_put_be64(d + 16, r->off);
+	} else {
+		xk_put_be32(d, (uint32_t)r->start);
+		xk_put_be32(d + 4, (uint32_t)r->len);
+		xk_put_be32(d + 8, (uint32_t)r->owner);
+	}
+}
+
+/* RTFIX_BTREES for tree ino: rewritten when it differs, else kept. */
+static int
+rewrite_tree(struct repair_ctx *rc, uint32_t g, uint64_t ino,
+	     uint16_t metatype, unsigned long *applied)
+{
+	struct tree_check t = { .rc = rc, .ops = rtb_ops(metatype), .ino = ino,
+				.quiet = 1 };
+	XK_VEC_OF(struct rtb_rec) want = { 0 };
+	uint8_t *recs = NULL;
+	int ok, err = tree_judge(rc, g, ino, metatype, &t, &want.vec, &ok);
+
+	/* The comparison, again, quietly: with out it stops at the list. */
+	if (!err && ok) {
+		struct tree_check q = { .rc = rc, .ops = t.ops, .ino = ino,
+					.quiet = 1 };
+
+		err = tree_judge(rc, g, ino, metatype, &q, NULL, &ok);
+		t.ndiff += q.ndiff;
+		t.nfound += q.nfound;
+		xk_vec_free(&q.recs.vec);
+	}
+	if (!err && ok && (t.nfound || t.ndiff)) {
+		recs = xk_malloc(want.n * t.ops->rec_len + 1);
+		err = recs ? 0 : -ENOMEM;
+		for (size_t i = 0; i < want.n && !err; i++)
+			encode(t.ops, &want.v[i], recs + i * t.ops->rec_len);
+		if (!err)
+			err = rtb_tree_write(rc, ino, t.ops, recs, want.n);
+		if (!err) {
+			(*applied)++;
+			action_report(rc, ACT_RT_REBUILT, 0, -1, NULL,
+				      " realtime group %u's %s btree (inode "
+				      "%llu) in its own blocks from the "
+				      "realtime files' mappings: %llu records",
+				      g, metatype == XK_METAFILE_RTRMAP ?
+				      "rmap" : "refcount",
+				      (unsigned long long)ino,
+				      (unsigned long long)want.n);
+		}
+		if (err)
+			err = repair_error(rc, err, "rewriting rtgroup %u's %s "
+					   "btree", g, metatype ==
+					   XK_METAFILE_RTRMAP ? "rmap" :
+					   "refcount");
+	} else if (!err && !ok) {
+		err = repair_error(rc, XK_ECORRUPT, "rtgroup %u's realtime "
+				   "btree changed since it was checked", g);
+	}
+	free(recs);
+	xk_vec_free(&want.vec);
+	xk_vec_free(&t.recs.vec);
+	return err;
+}
+
+static void
+mark_nothing(void *ctx, uint64_t x, uint64_t n)
+{
+	(void)ctx;
+	(void)x;
+	(void)n;
+}
+
+int
+rtb_rewrite(struct repair_ctx *rc, unsigned long *applied)
+{
+	const struct xk_sb *sb = &rc->mp->sb;
+	struct rtg_names n = { sb->rgcount, NULL, NULL, NULL, NULL, 0 };
+	int err = 0;
+
+	n.bitmap = xk_calloc(sb->rgcount + 1, sizeof(*n.bitmap));
+	n.summary = xk_calloc(sb->rgcount + 1, sizeof(*n.summary));
+	n.rmap = xk_calloc(sb->rgcount + 1, sizeof(*n.rmap));
+	n.refcount = xk_calloc(sb->rgcount + 1, sizeof(*n.refcount));
+	if (!n.bitmap || !n.summary || !n.rmap || !n.refcount)
+		err = -ENOMEM;
+	if (!err)
+		err = rtg_find_inodes(rc, &n);
+	if (err)
+		err = repair_error(rc, err, "finding the realtime groups' "
+				   "btrees");
+	/* The claims in block order, as the check had them. */
+	if (!err)
+		rt_claims_walk(rc, rtg_linear, mark_nothing, NULL);
+	for (uint32_t g = 0; g < sb->rgcount && !err; g++) {
+		if (n.rmap[g] &&
+		    xk_sb_has_ro_compat(sb, XK_SB_FEAT_RO_COMPAT_RMAPBT))
+			err = rewrite_tree(rc, g, n.rmap[g],
+					   XK_METAFILE_RTRMAP, applied);
+		if (!err && n.refcount[g] &&
+		    xk_sb_has_ro_compat(sb, XK_SB_FEAT_RO_COMPAT_REFLINK))
+			err = rewrite_tree(rc, g, n.refcount[g],
+					   XK_METAFILE_RTREFCOUNT, applied);
+	}
+	free(n.bitmap);
+	free(n.summary);
+	free(n.rmap);
+	free(n.refcount);
 	return err;
 }
 
@@ -562,7 +760,9 @@ rtb_guard(struct repair_ctx *rc)
 {
 	const struct xk_sb *sb = &rc->mp->sb;
 
-	if (rc->opt.no_modify || !rc->found.nproblems || !sb->rblocks ||
+	if (rc->opt.no_modify ||
+	    rc->found.nproblems - rc->plan.rtb_base <= rc->plan.rtb_fixable ||
+	    !sb->rblocks ||
 	    !xk_sb_has_rtgroups(sb) ||
 	    !(xk_sb_has_ro_compat(sb, XK_SB_FEAT_RO_COMPAT_RMAPBT) ||
 	      xk_sb_has_ro_compat(sb, XK_SB_FEAT_RO_COMPAT_REFLINK)))
@@ -597,6 +797,7 @@ rtb_check_group(struct repair_ctx *rc, const struct rtg_names *n, uint32_t g)
 			snprintf(msg, sizeof(msg), "/rtgroups has no %u.%s", g,
 				 trees[i].name);
 			finding(rc, n->dir, "rtgroups", msg);
+			rtg_refuse(rc);
 			continue;
 		}
 		err = check_tree(rc, g, ino, trees[i].metatype);

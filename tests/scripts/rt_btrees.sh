@@ -15,9 +15,10 @@
 #     an owner changed, record order, the magic, the owner, the CRC) and
 #     the refcount leaf (a count changed, a record dropped, record
 #     order): xfs_repair 7.2 -n and xfskit-repair -n both find it (exit
-#     1), ours with xfs_repair's words where it has them; repair refuses
-#     every case, writing nothing (the trees are not rebuilt, so no
-#     finding is repaired on such a filesystem); also a
+#     1), ours with xfs_repair's words where it has them; repair
+#     rewrites the trees in place where their records are wrong (then
+#     xfs_repair 7.2 -n and -n are clean) and refuses the rest (a block
+#     or inode that is not sound), writing nothing; also a
 #     zero record in a leaf root in the inode (group 1), the rmap inode's
 #     metafile type and block count, a sharing file without the reflink
 #     flag, an extent made unwritten;
@@ -88,33 +89,55 @@ cp "$d" "$T/good.img"
 cp "$r" "$T/goodrt.img"
 rt_untouched "clean image" "$d" "$r" 0
 
-# 2. Damage: NAME|XFS_DB COMMANDS|what our output must hold.
+# rewritten NAME: xfskit-repair -r exits 0, then xfs_repair 7.2 -n and
+# xfskit-repair -n find the filesystem clean.
+rewritten() {
+	local rc orc nrc
+	"$REPAIR" -r "$r" "$d" >"$T/r.out" 2>&1
+	rc=$?
+	xfs72 xfs_repair -n -r "$r" "$d" >"$T/o.out" 2>&1
+	orc=$?
+	"$REPAIR" -n -r "$r" "$d" >"$T/n.out" 2>&1
+	nrc=$?
+	if [ $rc -eq 0 ] && [ $orc -eq 0 ] && [ $nrc -eq 0 ]; then
+		pass "$1: xfskit-repair -r rewrote the tree: xfs_repair 7.2 -n and -n clean after"
+	else
+		fail "$1: xfskit-repair -r exit $rc ($(repair_own "$T/r.out" | tail -2)); after: xfs_repair 7.2 -n exit $orc ($(grep -v '^ \|^Phase' "$T/o.out" | head -2)), -n exit $nrc"
+	fi
+}
+
+# 2. Damage: NAME|XFS_DB COMMANDS|what our output must hold|fix or
+# refuse (what xfskit-repair -r must do).
 rmleaf="-c \"inode $rm0\" -c \"addr u3.rtrmapbt.ptrs[1]\" -c \"addr ptrs[1]\""
 rcleaf="-c \"inode $rc0\" -c \"addr u3.rtrefcbt.ptrs[1]\""
 n=0
-while IFS='|' read -r name cmds want; do
+while IFS='|' read -r name cmds want fix; do
 	n=$((n + 1))
 	leak_check_sampled $n
 	cp "$T/good.img" "$d"
 	cp "$T/goodrt.img" "$r"
 	eval "set -- $cmds"
 	rt_damaged "$name" "$d" "$r" "$want" "$@"
-	rt_refuses "$name" "$d" "$r"
+	if [ "$fix" = fix ]; then
+		rewritten "$name"
+	else
+		rt_refuses "$name" "$d" "$r"
+	fi
 done <<EOF
-rmap record dropped|$rmleaf -c "write numrecs 100"|Missing reverse-mapping record for (0/
-rmap owner changed|$rmleaf -c "write recs[5].owner 140"|Missing reverse-mapping record for (0/
-rmap record order|$rmleaf -c "write recs[3].startblock 200"|record order: record 3 is not after record 2
-rmap block magic|$rmleaf -c "write -d magic 0"|rtrmapbt block at daddr
-rmap block owner|$rmleaf -c "write -d owner 5"|owner: expected $rm0
-rmap block crc|$rmleaf -c "write -c recs[3].blockcount 2"|crc: expected
-refcount changed|$rcleaf -c "write recs[1].refcount 3"|Incorrect reference count: saw (0/
-refcount record dropped|$rcleaf -c "write numrecs 100"|Incorrect reference count: saw (0/
-refcount record order|$rcleaf -c "write recs[2].startblock 100"|rtrefcountbt block at daddr
-group 1 in-inode leaf root, a zero record|-c "inode $rm1" -c "write u3.rtrmapbt.numrecs 1"|has zero length in in-inode root record 0
-rmap inode metafile type|-c "inode $rm0" -c "write core.metatype 8"|rtgroup 0 rmap inode $rm0 has metafile type 8
-rmap inode nblocks|-c "inode $rm0" -c "write core.nblocks 3"|inode says 3 blocks, its forks map 8
-a sharing file's reflink flag cleared|-c "inode $s0" -c "write v3.reflink 0"|setting reflink flag on inode $s0
-an extent made unwritten|-c "inode $s0" -c "write u3.bmx[0].extentflag 1"|Missing reverse-mapping record for (0/
+rmap record dropped|$rmleaf -c "write numrecs 100"|Missing reverse-mapping record for (0/|fix
+rmap owner changed|$rmleaf -c "write recs[5].owner 140"|Missing reverse-mapping record for (0/|fix
+rmap record order|$rmleaf -c "write recs[3].startblock 200"|record order: record 3 is not after record 2|refuse
+rmap block magic|$rmleaf -c "write -d magic 0"|rtrmapbt block at daddr|refuse
+rmap block owner|$rmleaf -c "write -d owner 5"|owner: expected $rm0|refuse
+rmap block crc|$rmleaf -c "write -c recs[3].blockcount 2"|crc: expected|fix
+refcount changed|$rcleaf -c "write recs[1].refcount 3"|Incorrect reference count: saw (0/|fix
+refcount record dropped|$rcleaf -c "write numrecs 100"|Incorrect reference count: saw (0/|fix
+refcount record order|$rcleaf -c "write recs[2].startblock 100"|rtrefcountbt block at daddr|refuse
+group 1 in-inode leaf root, a zero record|-c "inode $rm1" -c "write u3.rtrmapbt.numrecs 1"|has zero length in in-inode root record 0|refuse
+rmap inode metafile type|-c "inode $rm0" -c "write core.metatype 8"|rtgroup 0 rmap inode $rm0 has metafile type 8|refuse
+rmap inode nblocks|-c "inode $rm0" -c "write core.nblocks 3"|inode says 3 blocks, its forks map 8|refuse
+a sharing file's reflink flag cleared|-c "inode $s0" -c "write v3.reflink 0"|setting reflink flag on inode $s0|refuse
+an extent made unwritten|-c "inode $s0" -c "write u3.bmx[0].extentflag 1"|Missing reverse-mapping record for (0/|fix
 EOF
 
 # 3. XK_TEST_LONG=1: every field of group 0's rmap and refcount leaves and
