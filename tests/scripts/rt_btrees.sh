@@ -143,9 +143,10 @@ EOF
 # 3. XK_TEST_LONG=1: every field of group 0's rmap and refcount leaves and
 # roots fuzzed 8 ways by xfs_db 7.2: what xfs_repair 7.2 -n finds, -n
 # finds too (exit 1), and -n never fails otherwise (exit 0 or 1; where
-# xfs_repair is clean and we are not, the log says so).
+# xfs_repair is clean and we are not, the log says so); xfskit-repair -r
+# writes nothing, or leaves what xfs_repair 7.2 -n finds clean.
 if long_tests; then
-	cases=0 stricter=0 missed=0
+	cases=0 stricter=0 missed=0 written=0
 	while read -r ino addr fields; do
 		for f in $fields; do
 			for how in zeroes ones firstbit middlebit lastbit add sub random; do
@@ -167,6 +168,17 @@ if long_tests; then
 					stricter=$((stricter + 1))
 					echo "stricter: fuzz $f $how (inode $ino): $(repair_own "$T/n.out" | head -1)"
 				fi
+				# Repair writes nothing, or leaves it clean.
+				before=$(image_state "$d" "$r")
+				"$REPAIR" -r "$r" "$d" >"$T/r.out" 2>&1
+				rc=$?
+				[ "$(image_state "$d" "$r")" = "$before" ] && continue
+				written=$((written + 1))
+				xfs72 xfs_repair -n -r "$r" "$d" >"$T/o.out" 2>&1
+				orc=$?
+				if [ $rc -ne 0 ] || [ $orc -ne 0 ]; then
+					fail "fuzz $f $how (inode $ino): xfskit-repair -r exit $rc wrote, xfs_repair 7.2 -n after: exit $orc ($(grep -v '^ \|^Phase' "$T/o.out" | head -2))"
+				fi
 			done
 		done
 	done <<LIST
@@ -176,6 +188,6 @@ $rm0 - u3.rtrmapbt.level u3.rtrmapbt.numrecs u3.rtrmapbt.keys[1].startblock u3.r
 $rc0 - u3.rtrefcbt.level u3.rtrefcbt.numrecs u3.rtrefcbt.keys[1].startblock u3.rtrefcbt.ptrs[1] core.format core.metatype core.nblocks
 LIST
 	[ $missed -eq 0 ] &&
-		pass "fuzz sweep: $cases cases, every finding of xfs_repair 7.2 -n found too ($stricter where only we find one)"
+		pass "fuzz sweep: $cases cases, every finding of xfs_repair 7.2 -n found too ($stricter where only we find one); $written rewritten, each clean for xfs_repair 7.2 -n after"
 fi
 finish
