@@ -3,27 +3,20 @@
  * The realtime groups' rmap and refcount btrees: metadata files
  * /rtgroups/N.rmap and N.refcount whose data fork holds the root
  * (XK_DINODE_FMT_META_BTREE), blocks 'MAPR' and 'RCNT' on the data
- * device, records with group-relative realtime block numbers.
- *  1. rtb_fork_blocks, as the inodes are read: each tree's blocks are
- *     the inode's (claimed with the bmbt-block owner, as xfs_repair's
- *     rmap has them) and count in its di_nblocks;
- *  2. rtb_check_group, in the realtime phase: the inode (metafile type,
- *     fork format), then every block through libfs's btree walker
- *     (header: magic, CRC, UUID, owner, level, siblings; key and record
- *     order; each record inside the group);
- *  3. the rmap records against the realtime files' mappings (the
+ * device, records with group-relative realtime block numbers.  Reading
+ * and judging one tree, for the check (rtbtree_check.c) and the rewrite
+ * (rtbtree_fix.c):
+ *  1. the inode (metafile type, fork format), then every block through
+ *     libfs's btree walker (header: magic, CRC, UUID, owner, level,
+ *     siblings; key and record order; each record inside a group) and
+ *     each record inside its own group (the last may be shorter);
+ *  2. the rmap records against the realtime files' mappings (the
  *     claims) and the realtime superblock's extent: a mapping without a
  *     record is missing (xfs_repair's words), a record without a mapping
  *     is extra;
- *  4. the refcount records against the extents the mappings share, and
- *     every file with an extent in them carries the reflink flag.
+ *  3. the refcount records against the extents the mappings share.
  * The bitmap is checked against the same mappings (rtgroup_check.c), so
- * bitmap and rmap agree when both pass.  A tree walked whole whose
- * records are wrong (or keys, siblings, CRC) is rewritten in its own
- * blocks (RTFIX_BTREES, rtbtree_fix.c) when the records fit them and
- * nothing else was found; any other finding on a filesystem with these
- * trees refuses the repair (rtb_guard), as nothing else keeps them in
- * step.
+ * bitmap and rmap agree when both pass.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -32,15 +25,9 @@
 #include <xfskit/btree.h>
 #include <xfskit/format/rtgroup.h>
 
-#include "rt.h"
+#include "rtbtree.h"
 
-/* An rmap record (owner, offset with flags) or refcount record (owner:
- * the count, off: 1 for a CoW staging extent), group-relative. */
-struct rtb_rec {
-	uint64_t	start, len, owner, off;
-};
-
-static const struct xk_btree_ops *
+const struct xk_btree_ops *
 rtb_ops(uint16_t metatype)
 {
 	if (metatype == XK_METAFILE_RTRMAP)
@@ -50,26 +37,7 @@ rtb_ops(uint16_t metatype)
 	return NULL;
 }
 
-struct claim_ctx {
-	struct repair_ctx	*rc;
-	uint64_t		ino, n;
-};
-
-static int
-claim_block(void *ctx, unsigned int level, uint64_t bno, struct xk_buf *bp)
-{
-	struct claim_ctx *c = ctx;
-
-	(void)level;
-	/* A block that is not this tree's may be anyone's: not claimed. */
-	if (bp->error && bp->error != XK_EBADCRC)
-		return 0;
-	claim_fsb(c->rc, bno, 1, c->ino, XK_RMAP_OFF_BMBT_BLOCK);
-	c->n++;
-	return c->rc->found.error;
-}
-
-static void
+void
 rtb_walk_init(struct xk_btree_walk *w, struct xk_mount *mp, uint64_t ino,
 	      const struct xk_dinode *dip, const struct xk_btree_ops *ops)
 {
@@ -82,46 +50,6 @@ rtb_walk_init(struct xk_btree_walk *w, struct xk_mount *mp, uint64_t ino,
 	w->levels = w->iroot_size >= 4 ? xk_get_be16(w->iroot) + 1u : 0;
 }
 
-int
-rtb_fork_blocks(struct repair_ctx *rc, uint64_t ino,
-		const struct xk_dinode *dip, uint64_t *nblocks)
-{
-	const struct xk_btree_ops *ops = rtb_ops(xk_be16_get(dip->di_onlink));
-	struct claim_ctx c = { rc, ino, 0 };
-	struct xk_btree_walk w;
-	int err;
-
-	*nblocks = 0;
-	if (!ops)
-		return 0;
-	rtb_walk_init(&w, rc->mp, ino, dip, ops);
-	if (w.levels < 1)
-		return 0;	/* rtb_check_group reports it */
-	w.ctx = &c;
-	w.block_fn = claim_block;
-	err = xk_btree_walk(rc->mp, &w);
-	*nblocks = c.n;
-	if (rc->found.error)
-		return rc->found.error;
-	if (err < 0 && err != XK_ECORRUPT)
-		return repair_error(rc, err, "reading the realtime btree of "
-				    "inode %llu", (unsigned long long)ino);
-	return 0;
-}
-
-/* One tree's check: its records gathered, its problems reported. */
-struct tree_check {
-	struct repair_ctx	*rc;
-	const struct xk_btree_ops *ops;
-	XK_VEC_OF(struct rtb_rec) recs;
-	unsigned int		nfound;
-	unsigned int		nhard;	/* of them, ones that lose records */
-	int			quiet;	/* rtb_rewrite: count, report nothing */
-	uint64_t		ino;
-	unsigned int		ndiff;	/* records that differ */
-	uint64_t		nwant;	/* records the mappings give */
-	unsigned int		root_level, nleaves, fork_size;
-};
 
 /*
  * Findings after which every record was still read: a key or sibling
@@ -144,7 +72,7 @@ soft_check(const char *check)
 static void
 tree_fail(void *ctx, const struct xk_fail *f)
 {
-	struct tree_check *t = ctx;
+	struct rtb_tree *t = ctx;
 
 	t->nfound++;
 	t->nhard += !soft_check(f->check);
@@ -155,7 +83,7 @@ tree_fail(void *ctx, const struct xk_fail *f)
 static int
 tree_rec(void *ctx, const void *rec)
 {
-	struct tree_check *t = ctx;
+	struct rtb_tree *t = ctx;
 	const uint8_t *p = rec;
 	struct rtb_rec r;
 
@@ -173,8 +101,8 @@ tree_rec(void *ctx, const void *rec)
 	return xk_vec_push(&t->recs.vec, &r, sizeof(r));
 }
 
-static void
-finding(struct repair_ctx *rc, uint64_t ino, const char *check,
+void
+rtb_finding(struct repair_ctx *rc, uint64_t ino, const char *check,
 	const char *msg)
 {
 	report(rc, PR_RT_BTREE, "realtime btree", -1, ino, XK_NO_DADDR,
@@ -183,17 +111,17 @@ finding(struct repair_ctx *rc, uint64_t ino, const char *check,
 
 /* A finding about tree t's records (counted only, under rtb_rewrite). */
 static void
-differs(struct tree_check *t, const char *check, const char *msg)
+differs(struct rtb_tree *t, const char *check, const char *msg)
 {
 	t->ndiff++;
 	if (!t->quiet)
-		finding(t->rc, t->ino, check, msg);
+		rtb_finding(t->rc, t->ino, check, msg);
 }
 
 static int
 count_leaf(void *ctx, unsigned int level, uint64_t bno, struct xk_buf *bp)
 {
-	struct tree_check *t = ctx;
+	struct rtb_tree *t = ctx;
 
 	(void)bno;
 	(void)bp;
@@ -208,7 +136,7 @@ count_leaf(void *ctx, unsigned int level, uint64_t bno, struct xk_buf *bp)
  */
 static int
 tree_read(struct repair_ctx *rc, uint32_t g, uint64_t ino, uint16_t metatype,
-	  struct tree_check *t, int *ok)
+	  struct rtb_tree *t, int *ok)
 {
 	const char *name = metatype == XK_METAFILE_RTRMAP ? "rmap" : "refcount";
 	struct xk_btree_walk w;
@@ -222,24 +150,21 @@ tree_read(struct repair_ctx *rc, uint32_t g, uint64_t ino, uint16_t metatype,
 	if (err && xk_err_operational(err))
 		return repair_error(rc, err, "reading rtgroup %u %s inode "
 				    "%llu", g, name, (unsigned long long)ino);
-	if (err) {
-		/* The inode phase reported the inode itself. */
-		rtg_refuse(rc);
-		return 0;
-	}
+	if (err)
+		return 0;	/* the inode phase reported the inode itself */
 	if (xk_be16_get(dip->di_onlink) != metatype ||
 	    !(xk_be64_get(dip->di_flags2) & XK_DIFLAG2_METADATA)) {
 		snprintf(msg, sizeof(msg), "rtgroup %u %s inode %llu has "
 			 "metafile type %u", g, name, (unsigned long long)ino,
 			 xk_be16_get(dip->di_onlink));
 		if (!t->quiet)
-			finding(rc, ino, "metatype", msg);
+			rtb_finding(rc, ino, "metatype", msg);
 	} else if (dip->di_format != XK_DINODE_FMT_META_BTREE) {
 		snprintf(msg, sizeof(msg), "rtgroup %u %s inode %llu has data "
 			 "fork format %u, not a metadata btree", g, name,
 			 (unsigned long long)ino, dip->di_format);
 		if (!t->quiet)
-			finding(rc, ino, "format", msg);
+			rtb_finding(rc, ino, "format", msg);
 	} else {
 		rtb_walk_init(&w, rc->mp, ino, dip, rtb_ops(metatype));
 		w.ctx = t;
@@ -250,7 +175,7 @@ tree_read(struct repair_ctx *rc, uint32_t g, uint64_t ino, uint16_t metatype,
 		t->fork_size = w.iroot_size;
 		err = xk_btree_walk(rc->mp, &w);
 		if (err == XK_ECORRUPT && !t->nfound && !t->quiet)
-			finding(rc, ino, "btree", "the btree cannot be walked");
+			rtb_finding(rc, ino, "btree", "the btree cannot be walked");
 		else if (err < 0 && err != XK_ECORRUPT) {
 			xk_buf_release(bp);
 			return repair_error(rc, err, "walking rtgroup %u %s "
@@ -312,7 +237,7 @@ rmap_say(char *s, size_t size, const char *what, uint32_t g,
 
 /* Step 3: records in key order against the mappings, both merged. */
 static int
-rmap_compare(struct repair_ctx *rc, uint32_t g, struct tree_check *t,
+rmap_compare(struct repair_ctx *rc, uint32_t g, struct rtb_tree *t,
 	     struct xk_vec *out)
 {
 	const struct xk_sb *sb = &rc->mp->sb;
@@ -390,8 +315,8 @@ cmp_edge(const void *a, const void *b)
 }
 
 /* Step 4: the shared extents the mappings give, each run of one count. */
-static int
-refc_want(struct repair_ctx *rc, uint32_t g, struct xk_vec *out)
+int
+rtb_refc_want(struct repair_ctx *rc, uint32_t g, struct xk_vec *out)
 {
 	const struct xk_sb *sb = &rc->mp->sb;
 	XK_VEC_OF(struct rtb_edge) e = { 0 };
@@ -440,13 +365,13 @@ refc_say(char *s, size_t size, uint32_t g, const struct rtb_rec *r)
 }
 
 static int
-refc_compare(struct repair_ctx *rc, uint32_t g, struct tree_check *t,
+refc_compare(struct repair_ctx *rc, uint32_t g, struct rtb_tree *t,
 	     struct xk_vec *out)
 {
 	XK_VEC_OF(struct rtb_rec) want = { 0 };
 	char msg[240], a[80], b[80];
 	size_t i = 0, j = 0;
-	int err = refc_want(rc, g, &want.vec);
+	int err = rtb_refc_want(rc, g, &want.vec);
 
 	t->nwant = want.n;
 	if (!err && out)
@@ -496,74 +421,12 @@ refc_compare(struct repair_ctx *rc, uint32_t g, struct tree_check *t,
 	return 0;
 }
 
-static int
-cmp_u64(const void *a, const void *b)
-{
-	const uint64_t *x = a, *y = b;
-
-	return (*x > *y) - (*x < *y);
-}
-
-/*
- * Every file with an extent in a shared run of group g carries the
- * reflink flag (xfs_repair sets it: "setting reflink flag on inode").
- */
-static int
-reflink_flags(struct repair_ctx *rc, uint32_t g)
-{
-	const struct xk_sb *sb = &rc->mp->sb;
-	XK_VEC_OF(struct rtb_rec) want = { 0 };
-	XK_VEC_OF(uint64_t) inos = { 0 };
-	struct rt_claim *c = rc->scan.rt_claims;
-	int err = refc_want(rc, g, &want.vec);
-
-	/* Both in block order: one pass finds the claims in shared runs. */
-	for (size_t k = 0, w = 0; k < rc->scan.nrt_claims && !err; k++) {
-		uint64_t s = xk_rtb_to_rgbno(sb, c[k].start);
-
-		if (xk_rtb_to_rgno(sb, c[k].start) != g)
-			continue;
-		while (w < want.n && want.v[w].start + want.v[w].len <= s)
-			w++;
-		if (w < want.n && want.v[w].start < s + c[k].len)
-			err = xk_vec_push(&inos.vec, &c[k].ino,
-					  sizeof(c[k].ino));
-	}
-	sort_v(inos.v, inos.n, sizeof(*inos.v), cmp_u64);
-	for (size_t k = 0; k < inos.n && !err; k++) {
-		struct xk_dinode *dip;
-		struct xk_buf *bp;
-
-		if (k && inos.v[k] == inos.v[k - 1])
-			continue;
-		err = xk_inode_read(rc->mp, inos.v[k], 0, &bp, &dip);
-		if (err) {
-			/* The inode phase judged an unreadable inode. */
-			err = xk_err_operational(err) ? err : 0;
-			continue;
-		}
-		if (!(xk_be64_get(dip->di_flags2) & XK_DIFLAG2_REFLINK)) {
-			char msg[80];
-
-			snprintf(msg, sizeof(msg), "setting reflink flag on "
-				 "inode %llu", (unsigned long long)inos.v[k]);
-			finding(rc, inos.v[k], "reflink", msg);
-			rtg_refuse(rc);
-		}
-		xk_buf_release(bp);
-	}
-	xk_vec_free(&want.vec);
-	xk_vec_free(&inos.vec);
-	return err ? repair_error(rc, err, "checking the reflink flags of "
-				  "rtgroup %u's files", g) : 0;
-}
-
 /*
  * The walk bounds records by a whole group; the last group may be
  * shorter: a record past its end is named here.
  */
 static void
-group_bounds(struct repair_ctx *rc, uint32_t g, struct tree_check *t)
+group_bounds(struct repair_ctx *rc, uint32_t g, struct rtb_tree *t)
 {
 	const struct xk_sb *sb = &rc->mp->sb;
 	uint64_t end = xk_rtg_extents(sb, g) * sb->rextsize;
@@ -584,8 +447,8 @@ group_bounds(struct repair_ctx *rc, uint32_t g, struct tree_check *t)
 }
 
 /* Whether nwant records fit the tree's blocks as they are. */
-static int
-tree_fits(struct repair_ctx *rc, const struct tree_check *t)
+int
+rtb_tree_fits(struct repair_ctx *rc, const struct rtb_tree *t)
 {
 	uint32_t maxr = xk_btree_maxrecs(t->ops, rc->mp->g.blocksize, 1);
 
@@ -600,9 +463,9 @@ tree_fits(struct repair_ctx *rc, const struct tree_check *t)
  * mappings give appended to it (rtb_rewrite) and nothing reported.
  * *ok: walked whole.
  */
-static int
-tree_judge(struct repair_ctx *rc, uint32_t g, uint64_t ino, uint16_t metatype,
-	   struct tree_check *t, struct xk_vec *out, int *ok)
+int
+rtb_tree_judge(struct repair_ctx *rc, uint32_t g, uint64_t ino, uint16_t metatype,
+	   struct rtb_tree *t, struct xk_vec *out, int *ok)
 {
 	int err = tree_read(rc, g, ino, metatype, t, ok);
 
@@ -615,194 +478,7 @@ tree_judge(struct repair_ctx *rc, uint32_t g, uint64_t ino, uint16_t metatype,
 	return err;
 }
 
-/*
- * A tree with findings: rewritten (RTFIX_BTREES) when it was walked
- * whole and the records fit its blocks, else the repair is refused.
- */
-static int
-check_tree(struct repair_ctx *rc, uint32_t g, uint64_t ino, uint16_t metatype)
-{
-	struct tree_check t = { .rc = rc, .ops = rtb_ops(metatype), .ino = ino };
-	unsigned long before = rc->found.nproblems;
-	int ok, err = tree_judge(rc, g, ino, metatype, &t, NULL, &ok);
-
-	if (!err && rc->found.nproblems > before) {
-		if (ok && !t.nhard && tree_fits(rc, &t) &&
-		    !rc->opt.no_modify) {
-			rc->plan.rtb_fixable += rc->found.nproblems - before;
-			plan_rt(rc, RTFIX_BTREES);
-		} else {
-			rtg_refuse(rc);
-		}
-	}
-	xk_vec_free(&t.recs.vec);
-	return err;
-}
-
 /* Records as on disk. */
-static void
-encode(const struct xk_btree_ops *ops, const struct rtb_rec *r, uint8_t *d)
-{
-	if (ops == &xk_rtrmapbt_ops) {
-		xk_put_be32(d, (uint32_t)r->start);
-		xk_put_be32(d + 4, (uint32_t)r->len);
-		xk_put_be64(d + 8, r->owner);
-		xk_put_be64(d + 16, r->off);
-	} else {
-		xk_put_be32(d, (uint32_t)r->start);
-		xk_put_be32(d + 4, (uint32_t)r->len);
-		xk_put_be32(d + 8, (uint32_t)r->owner);
-	}
-}
 
 /* RTFIX_BTREES for tree ino: rewritten when it differs, else kept. */
-static int
-rewrite_tree(struct repair_ctx *rc, uint32_t g, uint64_t ino,
-	     uint16_t metatype, unsigned long *applied)
-{
-	struct tree_check t = { .rc = rc, .ops = rtb_ops(metatype), .ino = ino,
-				.quiet = 1 };
-	XK_VEC_OF(struct rtb_rec) want = { 0 };
-	uint8_t *recs = NULL;
-	int ok, err = tree_judge(rc, g, ino, metatype, &t, &want.vec, &ok);
 
-	/* The comparison, again, quietly: with out it stops at the list. */
-	if (!err && ok) {
-		struct tree_check q = { .rc = rc, .ops = t.ops, .ino = ino,
-					.quiet = 1 };
-
-		err = tree_judge(rc, g, ino, metatype, &q, NULL, &ok);
-		t.ndiff += q.ndiff;
-		t.nfound += q.nfound;
-		xk_vec_free(&q.recs.vec);
-	}
-	if (!err && ok && (t.nfound || t.ndiff)) {
-		recs = xk_malloc(want.n * t.ops->rec_len + 1);
-		err = recs ? 0 : -ENOMEM;
-		for (size_t i = 0; i < want.n && !err; i++)
-			encode(t.ops, &want.v[i], recs + i * t.ops->rec_len);
-		if (!err)
-			err = rtb_tree_write(rc, ino, t.ops, recs, want.n);
-		if (!err) {
-			(*applied)++;
-			action_report(rc, ACT_RT_REBUILT, 0, -1, NULL,
-				      " realtime group %u's %s btree (inode "
-				      "%llu) in its own blocks from the "
-				      "realtime files' mappings: %llu records",
-				      g, metatype == XK_METAFILE_RTRMAP ?
-				      "rmap" : "refcount",
-				      (unsigned long long)ino,
-				      (unsigned long long)want.n);
-		}
-		if (err)
-			err = repair_error(rc, err, "rewriting rtgroup %u's %s "
-					   "btree", g, metatype ==
-					   XK_METAFILE_RTRMAP ? "rmap" :
-					   "refcount");
-	} else if (!err && !ok) {
-		err = repair_error(rc, XK_ECORRUPT, "rtgroup %u's realtime "
-				   "btree changed since it was checked", g);
-	}
-	free(recs);
-	xk_vec_free(&want.vec);
-	xk_vec_free(&t.recs.vec);
-	return err;
-}
-
-static void
-mark_nothing(void *ctx, uint64_t x, uint64_t n)
-{
-	(void)ctx;
-	(void)x;
-	(void)n;
-}
-
-int
-rtb_rewrite(struct repair_ctx *rc, unsigned long *applied)
-{
-	const struct xk_sb *sb = &rc->mp->sb;
-	struct rtg_names n = { sb->rgcount, NULL, NULL, NULL, NULL, 0 };
-	int err = 0;
-
-	n.bitmap = xk_calloc(sb->rgcount + 1, sizeof(*n.bitmap));
-	n.summary = xk_calloc(sb->rgcount + 1, sizeof(*n.summary));
-	n.rmap = xk_calloc(sb->rgcount + 1, sizeof(*n.rmap));
-	n.refcount = xk_calloc(sb->rgcount + 1, sizeof(*n.refcount));
-	if (!n.bitmap || !n.summary || !n.rmap || !n.refcount)
-		err = -ENOMEM;
-	if (!err)
-		err = rtg_find_inodes(rc, &n);
-	if (err)
-		err = repair_error(rc, err, "finding the realtime groups' "
-				   "btrees");
-	/* The claims in block order, as the check had them. */
-	if (!err)
-		rt_claims_walk(rc, rtg_linear, mark_nothing, NULL);
-	for (uint32_t g = 0; g < sb->rgcount && !err; g++) {
-		if (n.rmap[g] &&
-		    xk_sb_has_ro_compat(sb, XK_SB_FEAT_RO_COMPAT_RMAPBT))
-			err = rewrite_tree(rc, g, n.rmap[g],
-					   XK_METAFILE_RTRMAP, applied);
-		if (!err && n.refcount[g] &&
-		    xk_sb_has_ro_compat(sb, XK_SB_FEAT_RO_COMPAT_REFLINK))
-			err = rewrite_tree(rc, g, n.refcount[g],
-					   XK_METAFILE_RTREFCOUNT, applied);
-	}
-	free(n.bitmap);
-	free(n.summary);
-	free(n.rmap);
-	free(n.refcount);
-	return err;
-}
-
-void
-rtb_guard(struct repair_ctx *rc)
-{
-	const struct xk_sb *sb = &rc->mp->sb;
-
-	if (rc->opt.no_modify ||
-	    rc->found.nproblems - rc->plan.rtb_base <= rc->plan.rtb_fixable ||
-	    !sb->rblocks ||
-	    !xk_sb_has_rtgroups(sb) ||
-	    !(xk_sb_has_ro_compat(sb, XK_SB_FEAT_RO_COMPAT_RMAPBT) ||
-	      xk_sb_has_ro_compat(sb, XK_SB_FEAT_RO_COMPAT_REFLINK)))
-		return;
-	plan_none(rc);
-	rc->plan.meta_refuse = 1;
-	rc->plan.rtb_refuse = 1;
-}
-
-int
-rtb_check_group(struct repair_ctx *rc, const struct rtg_names *n, uint32_t g)
-{
-	const struct xk_sb *sb = &rc->mp->sb;
-	static const struct {
-		uint32_t	feature;
-		uint16_t	metatype;
-		const char	*name;
-	} trees[] = {
-		{ XK_SB_FEAT_RO_COMPAT_RMAPBT, XK_METAFILE_RTRMAP, "rmap" },
-		{ XK_SB_FEAT_RO_COMPAT_REFLINK, XK_METAFILE_RTREFCOUNT,
-		  "refcount" },
-	};
-	int err = 0;
-
-	for (size_t i = 0; i < 2 && !err; i++) {
-		uint64_t ino = i ? n->refcount[g] : n->rmap[g];
-		char msg[80];
-
-		if (!xk_sb_has_ro_compat(sb, trees[i].feature))
-			continue;
-		if (!ino) {
-			snprintf(msg, sizeof(msg), "/rtgroups has no %u.%s", g,
-				 trees[i].name);
-			finding(rc, n->dir, "rtgroups", msg);
-			rtg_refuse(rc);
-			continue;
-		}
-		err = check_tree(rc, g, ino, trees[i].metatype);
-		if (!err && trees[i].metatype == XK_METAFILE_RTREFCOUNT)
-			err = reflink_flags(rc, g);
-	}
-	return err;
-}

@@ -21,7 +21,7 @@
 #include <xfskit/crc32c.h>
 #include <xfskit/format/rtgroup.h>
 
-#include "rt.h"
+#include "rtbtree.h"
 
 /* The tree's blocks, level by level, left to right (the walk's order). */
 struct shape {
@@ -326,5 +326,109 @@ out:
 	free(nlo);
 	free(nhi);
 	shape_free(&s);
+	return err;
+}
+
+/* A record as on disk. */
+static void
+encode(const struct xk_btree_ops *ops, const struct rtb_rec *r, uint8_t *d)
+{
+	if (ops == &xk_rtrmapbt_ops) {
+		xk_put_be32(d, (uint32_t)r->start);
+		xk_put_be32(d + 4, (uint32_t)r->len);
+		xk_put_be64(d + 8, r->owner);
+		xk_put_be64(d + 16, r->off);
+	} else {
+		xk_put_be32(d, (uint32_t)r->start);
+		xk_put_be32(d + 4, (uint32_t)r->len);
+		xk_put_be32(d + 8, (uint32_t)r->owner);
+	}
+}
+
+static int
+rewrite_tree(struct repair_ctx *rc, uint32_t g, uint64_t ino,
+	     uint16_t metatype, unsigned long *applied)
+{
+	struct rtb_tree t = { .rc = rc, .ops = rtb_ops(metatype), .ino = ino,
+				.quiet = 1 };
+	XK_VEC_OF(struct rtb_rec) want = { 0 };
+	uint8_t *recs = NULL;
+	int ok, err = rtb_tree_judge(rc, g, ino, metatype, &t, &want.vec, &ok);
+
+	/* The comparison, again, quietly: with out it stops at the list. */
+	if (!err && ok) {
+		struct rtb_tree q = { .rc = rc, .ops = t.ops, .ino = ino,
+					.quiet = 1 };
+
+		err = rtb_tree_judge(rc, g, ino, metatype, &q, NULL, &ok);
+		t.ndiff += q.ndiff;
+		t.nfound += q.nfound;
+		xk_vec_free(&q.recs.vec);
+	}
+	if (!err && ok && (t.nfound || t.ndiff)) {
+		recs = xk_malloc(want.n * t.ops->rec_len + 1);
+		err = recs ? 0 : -ENOMEM;
+		for (size_t i = 0; i < want.n && !err; i++)
+			encode(t.ops, &want.v[i], recs + i * t.ops->rec_len);
+		if (!err)
+			err = rtb_tree_write(rc, ino, t.ops, recs, want.n);
+		if (!err) {
+			(*applied)++;
+			action_report(rc, ACT_RT_REBUILT, 0, -1, NULL,
+				      " realtime group %u's %s btree (inode "
+				      "%llu) in its own blocks from the "
+				      "realtime files' mappings: %llu records",
+				      g, metatype == XK_METAFILE_RTRMAP ?
+				      "rmap" : "refcount",
+				      (unsigned long long)ino,
+				      (unsigned long long)want.n);
+		}
+		if (err)
+			err = repair_error(rc, err, "rewriting rtgroup %u's %s "
+					   "btree", g, metatype ==
+					   XK_METAFILE_RTRMAP ? "rmap" :
+					   "refcount");
+	} else if (!err && !ok) {
+		err = repair_error(rc, XK_ECORRUPT, "rtgroup %u's realtime "
+				   "btree changed since it was checked", g);
+	}
+	free(recs);
+	xk_vec_free(&want.vec);
+	xk_vec_free(&t.recs.vec);
+	return err;
+}
+
+int
+rtb_rewrite(struct repair_ctx *rc, unsigned long *applied)
+{
+	const struct xk_sb *sb = &rc->mp->sb;
+	struct rtg_names n = { sb->rgcount, NULL, NULL, NULL, NULL, 0 };
+	int err = 0;
+
+	n.bitmap = xk_calloc(sb->rgcount + 1, sizeof(*n.bitmap));
+	n.summary = xk_calloc(sb->rgcount + 1, sizeof(*n.summary));
+	n.rmap = xk_calloc(sb->rgcount + 1, sizeof(*n.rmap));
+	n.refcount = xk_calloc(sb->rgcount + 1, sizeof(*n.refcount));
+	if (!n.bitmap || !n.summary || !n.rmap || !n.refcount)
+		err = -ENOMEM;
+	if (!err)
+		err = rtg_find_inodes(rc, &n);
+	if (err)
+		err = repair_error(rc, err, "finding the realtime groups' "
+				   "btrees");
+	for (uint32_t g = 0; g < sb->rgcount && !err; g++) {
+		if (n.rmap[g] &&
+		    xk_sb_has_ro_compat(sb, XK_SB_FEAT_RO_COMPAT_RMAPBT))
+			err = rewrite_tree(rc, g, n.rmap[g],
+					   XK_METAFILE_RTRMAP, applied);
+		if (!err && n.refcount[g] &&
+		    xk_sb_has_ro_compat(sb, XK_SB_FEAT_RO_COMPAT_REFLINK))
+			err = rewrite_tree(rc, g, n.refcount[g],
+					   XK_METAFILE_RTREFCOUNT, applied);
+	}
+	free(n.bitmap);
+	free(n.summary);
+	free(n.rmap);
+	free(n.refcount);
 	return err;
 }
