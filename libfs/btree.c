@@ -34,6 +34,8 @@ xk_btree_ops_get(enum xk_btnum btnum)
 		[XK_BT_RMAP] = &xk_rmapbt_ops,
 		[XK_BT_REFC] = &xk_refcountbt_ops,
 		[XK_BT_BMAP] = &xk_bmbt_ops,
+		[XK_BT_RTRMAP] = &xk_rtrmapbt_ops,
+		[XK_BT_RTREFC] = &xk_rtrefcountbt_ops,
 	};
 
 	return (unsigned int)btnum < XK_BT_NR ? table[btnum] : NULL;
@@ -575,15 +577,56 @@ out:
 }
 
 /*
- * A bmbt root in an inode fork: a 4-byte header (level, numrecs), then
- * keys and pointers sized for the whole fork.  Its children are walked
+ * A root whose records sit in the inode fork (the realtime groups'
+ * btrees): each record's own checks and order, then rec_fn.
+ */
+static int
+walk_iroot_leaf(struct walk_state *st, unsigned int nrecs)
+{
+	struct xk_btree_walk *w = st->w;
+	const struct xk_btree_ops *ops = w->ops;
+	const uint8_t *recs = (const uint8_t *)w->iroot + 4;
+	int ret = 0;
+
+	for (unsigned int i = 0; i < nrecs && !ret; i++) {
+		const uint8_t *rec = recs + i * ops->rec_len;
+		struct xk_fail f;
+
+		memset(&f, 0, sizeof(f));
+		if (ops->rec_check(st->mp, -1, rec, &f)) {
+			f.structure = ops->buf_ops->name;
+			f.ino = w->owner;
+			f.agno = -1;
+			snprintf(f.detail + strlen(f.detail),
+				 sizeof(f.detail) - strlen(f.detail),
+				 " in in-inode root record %u", i);
+			walk_fail(st, &f);
+			continue;
+		}
+		if (i && !ops->recs_inorder(rec - ops->rec_len, rec))
+			walk_fail_at(st, 0, "record order", "in-inode root "
+				     "record %u is not after record %u", i,
+				     i - 1);
+		w->nrecs++;
+		if (w->rec_fn)
+			ret = w->rec_fn(w->ctx, rec);
+	}
+	return ret;
+}
+
+/*
+ * A root in an inode fork: a 4-byte header (level, numrecs), then keys
+ * (low and high for overlapping trees) and pointers sized for the whole
+ * fork, or, where the tree allows it, records.  Its children are walked
  * left to right so sibling chains are checked across them.
  */
 static int
 walk_iroot(struct walk_state *st)
 {
 	struct xk_btree_walk *w = st->w;
+	const struct xk_btree_ops *ops = w->ops;
 	const uint8_t *r = w->iroot;
+	size_t slot = key_slot(ops);
 	unsigned int level, nrecs, maxr;
 	struct xk_bkey *keys;
 	int ret = 0;
@@ -594,35 +637,45 @@ walk_iroot(struct walk_state *st)
 	}
 	level = xk_get_be16(r);
 	nrecs = xk_get_be16(r + 2);
-	maxr = (w->iroot_size - 4) / (w->ops->key_len + w->ops->ptr_len);
-	if (level == 0 || level + 1 != w->levels || nrecs == 0 ||
-	    nrecs > maxr) {
+	maxr = level ? (w->iroot_size - 4) /
+		       ((ops->iroot_two_keys ? 2 : 1) * slot + ops->ptr_len) :
+		       (w->iroot_size - 4) / ops->rec_len;
+	if ((level == 0 && !ops->iroot_leaf) || level + 1 != w->levels ||
+	    (level && nrecs == 0) || nrecs > maxr) {
 		walk_fail_at(st, 0, "root", "in-inode root has level %u and "
 			     "%u records (room for %u)", level, nrecs, maxr);
 		return 0;
 	}
-	keys = xk_malloc(sizeof(*keys) * nrecs);
+	if (level == 0)
+		return walk_iroot_leaf(st, nrecs);
+	keys = xk_malloc(sizeof(*keys) * nrecs * 2);
 	if (!keys)
 		return -ENOMEM;
 	for (unsigned int i = 0; i < nrecs; i++) {
-		w->ops->key_decode(r + 4 + i * w->ops->key_len, &keys[i]);
-		if (i && xk_bkey_cmp(&keys[i - 1], &keys[i]) >= 0)
+		const uint8_t *k = r + 4 + i * slot;
+
+		ops->key_decode(k, &keys[2 * i]);
+		if (ops->overlapping)
+			ops->key_decode(k + ops->key_len, &keys[2 * i + 1]);
+		if (i && xk_bkey_cmp(&keys[2 * i - 2], &keys[2 * i]) >= 0 &&
+		    !(ops->overlapping &&
+		      xk_bkey_cmp(&keys[2 * i - 2], &keys[2 * i]) == 0))
 			walk_fail_at(st, 0, "key order", "in-inode root key "
 				     "%u is not after key %u", i, i - 1);
 	}
 	for (unsigned int i = 0; i < nrecs && !ret; i++) {
-		uint64_t child = get_ptr(w->ops, r + 4 +
-					 maxr * w->ops->key_len +
-					 i * w->ops->ptr_len);
+		uint64_t child = get_ptr(ops, r + 4 + maxr * slot +
+					 i * ops->ptr_len);
 
-		if (!ptr_valid(st->mp, w->ops, w->agno, child)) {
+		if (!ptr_valid(st->mp, ops, w->agno, child)) {
 			walk_fail_at(st, 0, "ptr", "in-inode root pointer %u "
 				     "(%llu) is not a valid block", i,
 				     (unsigned long long)child);
 			continue;
 		}
-		ret = walk_block(st, child, level - 1, &keys[i],
-				 i + 1 < nrecs ? &keys[i + 1] : NULL, NULL);
+		ret = walk_block(st, child, level - 1, &keys[2 * i],
+				 i + 1 < nrecs ? &keys[2 * i + 2] : NULL,
+				 ops->overlapping ? &keys[2 * i + 1] : NULL);
 	}
 	free(keys);
 	return ret;
@@ -643,7 +696,7 @@ xk_btree_walk(struct xk_mount *mp, struct xk_btree_walk *w)
 	for (int i = 0; i < XK_BTREE_MAXLEVELS; i++)
 		st.last[i] = st.next[i] = xk_btree_nullptr(w->ops);
 	if (w->levels < 1 || w->levels > XK_BTREE_MAXLEVELS ||
-	    (w->iroot && w->levels < 2) ||
+	    (w->iroot && w->levels < 2 && !w->ops->iroot_leaf) ||
 	    w->ops->rec_len > sizeof(st.lastrec)) {
 		walk_fail_at(&st, 0, "levels", "tree height %u is outside "
 			     "1..%d", w->levels, XK_BTREE_MAXLEVELS);

@@ -114,6 +114,9 @@ derive_geometry(struct xk_mount *mp)
 		g->maxrecs[XK_BT_REFC][0], g->maxrecs[XK_BT_REFC][1],
 		sb->agblocks);
 	g->maxlevels[XK_BT_BMAP] = XK_BTREE_MAXLEVELS;
+	/* Rooted in an inode; the walker bounds their height. */
+	g->maxlevels[XK_BT_RTRMAP] = XK_BTREE_MAXLEVELS;
+	g->maxlevels[XK_BT_RTREFC] = XK_BTREE_MAXLEVELS;
 	for (int bt = 0; bt < XK_BT_NR; bt++)
 		if (g->maxlevels[bt] > XK_BTREE_MAXLEVELS)
 			g->maxlevels[bt] = XK_BTREE_MAXLEVELS;

@@ -57,20 +57,26 @@ static const struct unknown_bits {
 	  "replayed" },
 };
 
-/* The realtime groups' btrees, with the feature that adds each. */
+/*
+ * The realtime groups' btrees, with the feature that adds each: only
+ * xfskit-repair reads them (XK_UNSUP_RTBTREES); no tool keeps them in
+ * step with a change, so nothing is written under them.
+ */
 static const struct rtg_tree {
 	uint32_t	feature;	/* ro_compat */
 	const char	*code, *what, *why;
 } rtg_trees[] = {
 	{ XK_SB_FEAT_RO_COMPAT_RMAPBT, "rt_rmap",
 	  "each realtime group's reverse-mapping btree (/rtgroups/N.rmap)",
-	  "realtime reverse-mapping btree not checked (xfskit does not read "
-	  "it yet), so nothing may be written" },
+	  "realtime reverse-mapping btree not maintained (xfskit-repair "
+	  "checks it; no xfskit tool keeps it in step with a change), so "
+	  "nothing may be written" },
 	{ XK_SB_FEAT_RO_COMPAT_REFLINK, "rt_refcount",
 	  "each realtime group's reference count btree "
 	  "(/rtgroups/N.refcount)",
-	  "realtime reference count btree not checked (xfskit does not read "
-	  "it yet), so nothing may be written" },
+	  "realtime reference count btree not maintained (xfskit-repair "
+	  "checks it; no xfskit tool keeps it in step with a change), so "
+	  "nothing may be written" },
 };
 
 int
@@ -99,9 +105,10 @@ xk_unsupported_scan(const struct xk_sb *sb, unsigned int have,
 			"realtime bitmap, summary, free extent count and the "
 			"realtime files' extents are not checked, so nothing "
 			"may be written");
-	/* Realtime groups: btrees of each group not read yet. */
+	/* Realtime groups: each group's btrees, unless the caller reads them. */
 	for (size_t i = 0; i < sizeof(rtg_trees) / sizeof(rtg_trees[0]); i++)
 		if (sb->rblocks && (have & XK_UNSUP_RTDEV) &&
+		    !(have & XK_UNSUP_RTBTREES) &&
 		    xk_sb_has_rtgroups(sb) &&
 		    xk_sb_has_ro_compat(sb, rtg_trees[i].feature))
 			n = add(v, n, max, rtg_trees[i].code, 0,

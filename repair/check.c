@@ -134,6 +134,7 @@ repair_scan(struct repair_ctx *rc)
 		return repair_error(rc, -ENOMEM, "starting the check");
 	}
 	ags_attach_spill(rc);
+	rc->plan.rtb_base = rc->found.nproblems;
 	/*
 	 * The scan reads each block once or twice in quick succession, so
 	 * a small cache keeps nearly every hit and bounds memory.
@@ -239,6 +240,7 @@ repair_scan(struct repair_ctx *rc)
 		if (repair_phase_end(rc, phase_pptr(rc)))
 			return rc->found.error;
 	}
+	rtb_guard(rc);
 	return 0;
 }
 

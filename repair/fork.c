@@ -12,6 +12,7 @@
 #include <xfskit/format/rtgroup.h>
 
 #include "repair.h"
+#include "rt.h"
 
 /*
  * Only a regular file's data may be preallocated; elsewhere the flag
@@ -86,6 +87,9 @@ walk_fork(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
 	int err, rt, ret = 0;
 
 	*bmbt_blocks = 0;
+	/* A realtime group's rmap or refcount btree (rtbtree.c). */
+	if (fmt == XK_DINODE_FMT_META_BTREE && fork == XK_DATA_FORK)
+		return rtb_fork_blocks(rc, ino, dip, bmbt_blocks);
 	if (fmt != XK_DINODE_FMT_EXTENTS && fmt != XK_DINODE_FMT_BTREE)
 		return 0;
 	/* A realtime file's data extents are realtime block numbers. */

@@ -113,7 +113,8 @@ static unsigned int
 unsup_have(const struct repair_ctx *rc)
 {
 	return (rc->opt.logdev ? XK_UNSUP_LOGDEV : 0) |
-	       (rc->opt.rtdev ? XK_UNSUP_RTDEV : 0);
+	       (rc->opt.rtdev ? XK_UNSUP_RTDEV : 0) |
+	       XK_UNSUP_RTBTREES;
 }
 
 /*

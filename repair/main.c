@@ -355,6 +355,14 @@ repair_run(struct repair_ctx *rc, unsigned long *found)
 			repair_scan_free(rc);
 			break;
 		}
+		if (rc->plan.meta_refuse && rc->plan.rtb_refuse) {
+			info(rc, "The realtime groups' rmap and refcount "
+			     "btrees would have to be rebuilt, which "
+			     "xfskit-repair cannot do: nothing was "
+			     "written.\n");
+			repair_scan_free(rc);
+			break;
+		}
 		if (rc->plan.meta_refuse) {
 			info(rc, "The metadata directory tree is damaged, "
 			     "which xfskit-repair cannot repair: nothing was "

@@ -148,6 +148,8 @@ struct da_hash_fix {
 #define RTFIX_NEW		(RTFIX_BITMAP_NEW | RTFIX_SUMMARY_NEW)
 /* Realtime groups: every group's bitmap and summary, and frextents. */
 #define RTFIX_GROUPS		(1u << 5)
+/* Realtime groups: rmap and refcount btrees rewritten in place. */
+#define RTFIX_BTREES		(1u << 6)
 
 struct repair_plan {
 	struct ifixes	ifix;		/* inode fixes, in the order planned */
@@ -158,6 +160,14 @@ struct repair_plan {
 	unsigned long	unfixable;	/* findings no fix is planned for */
 	/* The metadata directory tree is damaged: nothing is written. */
 	int		meta_refuse;
+	/*
+	 * With it: the realtime groups' btrees would have to follow the
+	 * repair, and xfskit-repair does not rebuild them (rtbtree.c).
+	 */
+	int		rtb_refuse;
+	/* Findings the RTFIX_BTREES rewrite answers (rtbtree.c), of the
+	 * findings since this scan started (at rtb_base). */
+	unsigned long	rtb_fixable, rtb_base;
 	/* The metadata tree is to be made anew (metadir.c plans how). */
 	int		meta_rebuild;
 	/* Inodes to reconnect under /lost+found. */

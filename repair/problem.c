@@ -74,6 +74,8 @@ static const struct {
 				      "rt_superblock" },
 	[PR_LOG_BEHIND]		  = { "metadata is ahead of the log",
 				      "log_behind" },
+	[PR_RT_BTREE]		  = { "realtime rmap or refcount btree is "
+				      "wrong", "rt_btree" },
 };
 
 /*

@@ -72,6 +72,7 @@ enum problem {
 	PR_SB_NEEDSREPAIR,
 	PR_RT_SB,
 	PR_LOG_BEHIND,
+	PR_RT_BTREE,
 	PR_NR
 };
 
@@ -193,6 +194,7 @@ struct rt_claim {
 	uint64_t	start;
 	uint64_t	len;
 	uint64_t	ino;
+	uint64_t	off;		/* file offset, XK_RMAP_OFF_UNWRITTEN */
 };
 
 /* A directory entry (not "." or ".."): parent names child. */
@@ -644,6 +646,13 @@ XK_MUST_CHECK int phase_inodes_kept(struct repair_ctx *rc);
  * builds.  rc->phase_what names the step.
  */
 XK_MUST_CHECK int repair_phase_end(struct repair_ctx *rc, int err);
+/*
+ * rtbtree.c, after every phase: on a filesystem with realtime groups'
+ * btrees, a finding other than those their in-place rewrite answers
+ * refuses the repair (plan.rtb_refuse): nothing keeps the trees in step
+ * with another change.
+ */
+void rtb_guard(struct repair_ctx *rc);
 /* check.c: run every phase on rc->mp; findings go through fix_problem. */
 XK_MUST_CHECK int repair_check(struct repair_ctx *rc);
 /* The same, keeping rc->scan.ags and the inode lists for the repair. */

@@ -60,6 +60,8 @@ struct rtg_names {
 	uint32_t	rgcount;
 	uint64_t	*bitmap;	/* [rgcount], 0: none found */
 	uint64_t	*summary;
+	uint64_t	*rmap;		/* N.rmap, N.refcount */
+	uint64_t	*refcount;
 	uint64_t	dir;		/* /rtgroups, 0: none found */
 };
 /* Fill n from the metadata tree; 0, or an operational error. */
@@ -82,11 +84,37 @@ void rtg_bitmaps_init(struct rtg_want *w);
 void rtg_mark(void *ctx, uint64_t x, uint64_t n);
 uint64_t rtg_linear(const struct xk_sb *sb, uint64_t rtb);
 
+/* rtgroup_check.c: a finding that refuses the repair (nothing written). */
+void rtg_refuse(struct repair_ctx *rc);
 /* rtgroup_check.c: phase_rt on a filesystem with realtime groups. */
 XK_MUST_CHECK int phase_rtgroups(struct repair_ctx *rc);
 /* rtgroup_fix.c: RTFIX_GROUPS, each group's files rewritten whole. */
 XK_MUST_CHECK int rtg_rewrite(struct repair_ctx *rc);
 /* rt_fix.c: sb_frextents set to nfree in the primary and the handle. */
 XK_MUST_CHECK int rt_set_frextents(struct repair_ctx *rc, uint64_t nfree);
+
+/*
+ * rtbtree.c: a realtime group's rmap or refcount inode (META_BTREE data
+ * fork): its btree blocks claimed as the inode's and counted in
+ * *nblocks; problems are left to rtb_check_group.  0, or the run's
+ * error.
+ */
+XK_MUST_CHECK int rtb_fork_blocks(struct repair_ctx *rc, uint64_t ino,
+				  const struct xk_dinode *dip,
+				  uint64_t *nblocks);
+/*
+ * Group g's rmap and refcount btrees (when the features have them)
+ * against the realtime files' mappings; rt_claims_walk must have sorted
+ * the claims.  0, or an operational error.
+ */
+XK_MUST_CHECK int rtb_check_group(struct repair_ctx *rc,
+				  const struct rtg_names *n, uint32_t g);
+
+/* RTFIX_BTREES: every tree that differs from the mappings, rewritten. */
+XK_MUST_CHECK int rtb_rewrite(struct repair_ctx *rc, unsigned long *applied);
+/* rtbtree_fix.c: nrecs on-disk records into tree ino's own blocks. */
+XK_MUST_CHECK int rtb_tree_write(struct repair_ctx *rc, uint64_t ino,
+				 const struct xk_btree_ops *ops,
+				 const uint8_t *recs, uint64_t nrecs);
 
 #endif /* XFSKIT_REPAIR_RT_H */

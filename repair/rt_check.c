@@ -33,7 +33,9 @@
 void
 rt_claim(struct repair_ctx *rc, uint64_t ino, const struct xk_bmbt_irec *r)
 {
-	struct rt_claim c = { r->startblock, r->blockcount, ino };
+	struct rt_claim c = { r->startblock, r->blockcount, ino,
+			      r->startoff | (r->unwritten ?
+					     XK_RMAP_OFF_UNWRITTEN : 0) };
 
 	if (xk_vec_push(&rc->scan.rt_vec, &c, sizeof(c)))
 		repair_error(rc, -ENOMEM, "recording the realtime extents of "
@@ -266,6 +268,8 @@ rt_claims_walk(struct repair_ctx *rc,
 	struct rt_claim *v = rc->scan.rt_claims;
 	size_t n = rc->scan.nrt_claims;
 	uint64_t end = 0, end_x = 0, last_ino = 0;
+	int rtreflink = xk_sb_has_rtgroups(sb) &&
+			xk_sb_has_ro_compat(sb, XK_SB_FEAT_RO_COMPAT_REFLINK);
 
 	/* Segmented block numbers keep their order as linear ones. */
 	sort_v(v, n, sizeof(*v), cmp_rt_claim);
@@ -275,8 +279,10 @@ rt_claims_walk(struct repair_ctx *rc,
 		uint64_t x1 = (start + v[i].len + sb->rextsize - 1) /
 			      sb->rextsize;
 
+		/* With realtime reflink, files share extents by design. */
 		if (i && (start < end ||
-			  (x0 < end_x && v[i].ino != last_ino)))
+			  (x0 < end_x && v[i].ino != last_ino)) &&
+		    !(rtreflink && v[i].ino != last_ino))
 			rt_conflict(rc, &v[i], last_ino);
 		if (start + v[i].len > end) {
 			end = start + v[i].len;

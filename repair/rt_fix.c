@@ -226,6 +226,8 @@ rt_apply(struct repair_ctx *rc, int inodes_changed, unsigned long *applied)
 		if (!err)
 			(*applied)++;
 	}
+	if (!err && (fix & RTFIX_BTREES))
+		err = rtb_rewrite(rc, applied);
 	return err;
 }
 

@@ -47,6 +47,10 @@ group_name(void *ctx, const uint8_t *name, uint8_t namelen, uint64_t ino,
 		n->bitmap[g] = ino;
 	else if (!strcmp(end, ".summary"))
 		n->summary[g] = ino;
+	else if (!strcmp(end, ".rmap") && n->rmap)
+		n->rmap[g] = ino;
+	else if (!strcmp(end, ".refcount") && n->refcount)
+		n->refcount[g] = ino;
 	return 0;
 }
 

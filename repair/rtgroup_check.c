@@ -19,8 +19,9 @@
  *  6. sb_frextents against the free extents of all groups.
  * The bitmaps, summaries and sb_frextents are rewritten from the
  * mappings (rtgroup_fix.c); any other finding here refuses the repair
- * (nothing written).  The groups' rmap and refcount btrees are not read:
- * unsupported.c names them as not checked.
+ * (nothing written).  The groups' rmap and refcount btrees are checked
+ * by rtbtree.c (step 7), and not rebuilt: unsupported.c refuses the
+ * repair of a filesystem that has them.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -33,8 +34,7 @@
 
 #include "rt.h"
 
-/* A finding here: reported, and the run writes nothing. */
-static void
+void
 rtg_refuse(struct repair_ctx *rc)
 {
 	plan_none(rc);
@@ -155,7 +155,7 @@ int
 phase_rtgroups(struct repair_ctx *rc)
 {
 	const struct xk_sb *sb = &rc->mp->sb;
-	struct rtg_names n = { sb->rgcount, NULL, NULL, 0 };
+	struct rtg_names n = { sb->rgcount, NULL, NULL, NULL, NULL, 0 };
 	struct rtg_want w = { sb, NULL, 0 };
 	uint64_t nfree = 0;
 	int err;
@@ -165,7 +165,10 @@ phase_rtgroups(struct repair_ctx *rc)
 		return err;
 	n.bitmap = xk_calloc(sb->rgcount + 1, sizeof(*n.bitmap));
 	n.summary = xk_calloc(sb->rgcount + 1, sizeof(*n.summary));
-	if (!n.bitmap || !n.summary || rtg_bitmaps_alloc(&w)) {
+	n.rmap = xk_calloc(sb->rgcount + 1, sizeof(*n.rmap));
+	n.refcount = xk_calloc(sb->rgcount + 1, sizeof(*n.refcount));
+	if (!n.bitmap || !n.summary || !n.rmap || !n.refcount ||
+	    rtg_bitmaps_alloc(&w)) {
 		err = repair_error(rc, -ENOMEM, "checking the realtime groups");
 		goto out;
 	}
@@ -180,6 +183,8 @@ phase_rtgroups(struct repair_ctx *rc)
 		err = check_group(rc, &n, g, w.bm + g * w.group_bytes,
 				  &group_free);
 		nfree += group_free;
+		if (!err)
+			err = rtb_check_group(rc, &n, g);
 	}
 	if (!err && nfree != sb->frextents &&
 	    report(rc, PR_SB_COUNTER, "superblock", 0, 0, 0, "frextents",
@@ -190,6 +195,8 @@ phase_rtgroups(struct repair_ctx *rc)
 out:
 	free(n.bitmap);
 	free(n.summary);
+	free(n.rmap);
+	free(n.refcount);
 	free(w.bm);
 	return err ? err : rc->found.error;
 }

@@ -68,7 +68,7 @@ rtg_rewrite(struct repair_ctx *rc)
 {
 	struct xk_mount *mp = rc->mp;
 	const struct xk_sb *sb = &mp->sb;
-	struct rtg_names n = { sb->rgcount, NULL, NULL, 0 };
+	struct rtg_names n = { sb->rgcount, NULL, NULL, NULL, NULL, 0 };
 	struct rtg_want w = { sb, NULL, 0 };
 	uint64_t nfree = 0, old = sb->frextents;
 	uint8_t *sum = NULL;

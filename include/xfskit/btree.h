@@ -30,6 +30,13 @@ struct xk_btree_ops {
 	uint32_t	magic;
 	int		long_ptrs;	/* 64-bit fsblock pointers (bmbt) */
 	int		overlapping;	/* node keys are (low, high) pairs */
+	int		iroot_leaf;	/* an in-inode root may hold records */
+	/*
+	 * The in-inode root's room for pointers is counted as if each had
+	 * two keys (the realtime refcount btree's rule; its keys are still
+	 * packed one per pointer).
+	 */
+	int		iroot_two_keys;
 	size_t		rec_len;
 	size_t		key_len;
 	size_t		ptr_len;
@@ -53,6 +60,8 @@ extern const struct xk_btree_ops xk_finobt_ops;
 extern const struct xk_btree_ops xk_rmapbt_ops;
 extern const struct xk_btree_ops xk_refcountbt_ops;
 extern const struct xk_btree_ops xk_bmbt_ops;
+extern const struct xk_btree_ops xk_rtrmapbt_ops;
+extern const struct xk_btree_ops xk_rtrefcountbt_ops;
 
 const struct xk_btree_ops *xk_btree_ops_get(enum xk_btnum btnum);
 
@@ -103,9 +112,9 @@ struct xk_btree_walk {
 	uint64_t	root;		/* agbno or fsblock */
 	unsigned int	levels;		/* as the header says */
 	/*
-	 * A root held in an inode fork (bmbt): the fork bytes and their
-	 * size.  When set, root is ignored and levels is the in-inode
-	 * root's level + 1.
+	 * A root held in an inode fork (bmbt, the realtime groups' btrees):
+	 * the fork bytes and their size.  When set, root is ignored and
+	 * levels is the in-inode root's level + 1.
 	 */
 	const void	*iroot;
 	unsigned int	iroot_size;

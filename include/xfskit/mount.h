@@ -26,6 +26,8 @@ enum xk_btnum {
 	XK_BT_RMAP,
 	XK_BT_REFC,
 	XK_BT_BMAP,
+	XK_BT_RTRMAP,	/* a realtime group's rmap btree ('MAPR') */
+	XK_BT_RTREFC,	/* a realtime group's refcount btree ('RCNT') */
 	XK_BT_NR
 };
 

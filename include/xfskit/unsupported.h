@@ -29,6 +29,9 @@ struct xk_unsupported {
 /* What the caller has beside the data device. */
 #define XK_UNSUP_LOGDEV	(1u << 0)	/* the external log's device */
 #define XK_UNSUP_RTDEV	(1u << 1)	/* the realtime device */
+/* The caller checks the realtime groups' btrees and writes nothing that
+ * would need them rebuilt (xfskit-repair: repair/rtbtree.c). */
+#define XK_UNSUP_RTBTREES (1u << 2)
 
 /*
  * The unsupported parts a superblock declares, given what the caller

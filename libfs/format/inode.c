@@ -12,6 +12,7 @@
 #include <xfskit/libfs.h>
 #include <xfskit/meta.h>
 #include <xfskit/format/dir.h>
+#include <xfskit/format/rtgroup.h>
 
 int
 xk_imap(const struct xk_mount *mp, uint64_t ino, struct xk_imap *im)
@@ -423,8 +424,10 @@ dinode_check(struct xk_mount *mp, uint64_t ino, const struct xk_dinode *dip,
 	if ((flags2 & XK_DIFLAG2_REFLINK) && type != XK_S_IFREG)
 		return xk_fail_set(f, "flags2", "reflink flag on a "
 				   "non-regular file");
+	/* Realtime groups with reflink share realtime extents too. */
 	if ((flags2 & XK_DIFLAG2_REFLINK) &&
-	    ((flags & XK_DIFLAG_REALTIME) || (flags2 & XK_DIFLAG2_DAX)))
+	    (((flags & XK_DIFLAG_REALTIME) && !xk_sb_has_rtgroups(&mp->sb)) ||
+	     (flags2 & XK_DIFLAG2_DAX)))
 		return xk_fail_set(f, "flags2", "reflink with realtime or "
 				   "DAX");
 	if ((flags2 & XK_DIFLAG2_BIGTIME) && !mp->g.has_bigtime)

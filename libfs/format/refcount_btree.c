@@ -46,16 +46,14 @@ refc_recs_inorder(const void *a, const void *b)
 }
 
 /*
- * Rules: non-empty, inside the AG (the CoW bit aside); a shared extent
- * has a count of at least 2, a CoW staging extent exactly 1.
+ * Rules: non-empty, inside the AG or group of nblocks blocks (the CoW
+ * bit aside); a shared extent has a count of at least 2, a CoW staging
+ * extent exactly 1.
  */
 static int
-refc_rec_check(struct xk_mount *mp, int64_t agno, const void *rec,
-	       struct xk_fail *f)
+refc_check_in(const void *rec, uint64_t nblocks, struct xk_fail *f)
 {
 	uint32_t s, l, n;
-	uint32_t agblocks = agno >= 0 ? xk_ag_blocks(mp, (uint32_t)agno) :
-			    mp->g.agblocks;
 	int cow;
 
 	refc_decode(rec, &s, &l, &n);
@@ -64,9 +62,10 @@ refc_rec_check(struct xk_mount *mp, int64_t agno, const void *rec,
 	if (l == 0)
 		return xk_fail_set(f, "blockcount", "extent at %u has zero "
 				   "length", s);
-	if ((uint64_t)s + l > agblocks)
+	if ((uint64_t)s + l > nblocks)
 		return xk_fail_set(f, "startblock", "extent %u+%u runs past "
-				   "the AG's %u blocks", s, l, agblocks);
+				   "the %llu blocks of its AG or group", s, l,
+				   (unsigned long long)nblocks);
 	if (cow && n != 1)
 		return xk_fail_set(f, "refcount", "CoW staging extent at %u "
 				   "has refcount %u", s, n);
@@ -74,6 +73,14 @@ refc_rec_check(struct xk_mount *mp, int64_t agno, const void *rec,
 		return xk_fail_set(f, "refcount", "shared extent at %u has "
 				   "refcount %u", s, n);
 	return 0;
+}
+
+static int
+refc_rec_check(struct xk_mount *mp, int64_t agno, const void *rec,
+	       struct xk_fail *f)
+{
+	return refc_check_in(rec, agno >= 0 ? xk_ag_blocks(mp, (uint32_t)agno)
+					    : mp->g.agblocks, f);
 }
 
 static int refc_verify(struct xk_buf *bp, struct xk_fail *f);
@@ -103,4 +110,51 @@ static int
 refc_verify(struct xk_buf *bp, struct xk_fail *f)
 {
 	return xk_btree_block_verify(&xk_refcountbt_ops, bp, f);
+}
+
+/*
+ * A realtime group's refcount btree ('RCNT'): the same records and keys,
+ * with group-relative realtime block numbers, in long-form blocks on the
+ * data device under a root in the refcount inode's data fork.  The
+ * record rules are the AG's with the group's size for the AG's.
+ */
+static int
+rtrefc_rec_check(struct xk_mount *mp, int64_t agno, const void *rec,
+		 struct xk_fail *f)
+{
+	(void)agno;
+	return refc_check_in(rec, (uint64_t)mp->sb.rgextents *
+				  mp->sb.rextsize, f);
+}
+
+static int rtrefc_verify(struct xk_buf *bp, struct xk_fail *f);
+
+static const struct xk_buf_ops rtrefc_buf_ops = {
+	.name = "rtrefcountbt block",
+	.crc_off = offsetof(struct xk_btree_lblock, bb_crc),
+	.lsn_off = offsetof(struct xk_btree_lblock, bb_lsn),
+	.verify = rtrefc_verify,
+};
+
+const struct xk_btree_ops xk_rtrefcountbt_ops = {
+	.name = "rtrefcountbt",
+	.btnum = XK_BT_RTREFC,
+	.magic = XK_RTREFC_CRC_MAGIC,
+	.long_ptrs = 1,
+	.iroot_leaf = 1,
+	.iroot_two_keys = 1,
+	.rec_len = sizeof(struct xk_refcount_rec),
+	.key_len = sizeof(struct xk_refcount_key),
+	.ptr_len = 8,
+	.buf_ops = &rtrefc_buf_ops,
+	.rec_keys = refc_rec_keys,
+	.key_decode = refc_key_decode,
+	.recs_inorder = refc_recs_inorder,
+	.rec_check = rtrefc_rec_check,
+};
+
+static int
+rtrefc_verify(struct xk_buf *bp, struct xk_fail *f)
+{
+	return xk_btree_block_verify(&xk_rtrefcountbt_ops, bp, f);
 }

@@ -27,16 +27,18 @@
 #    (xfs_repair's phase lines), reasm_state.c (the device scan and the
 #    directories and block maps planned from it), reasm_index.c (its
 #    lookups in the pass's claim lists), acl.c (the POSIX ACL rules the
-#    xattr check and the xattr rewrite both apply) and rtgroup.c (the
-#    realtime groups' metadata inodes and the bitmaps the mappings give).
+#    xattr check and the xattr rewrite both apply), rtgroup.c (the
+#    realtime groups' metadata inodes and the bitmaps the mappings give)
+#    and rtbtree.c (reading a realtime group's rmap or refcount btree and
+#    comparing it with the mappings).
 . "$(dirname "$0")/lib.sh"
 
 checkers="attr check chunkfind confirm da dir fork inode_policy metadir
 	phase_ag phase_counters phase_inodes phase_links phase_quota phase_rmap_forks
-	phase_sb pptr reasm reasm_fork rt_check rtgroup_check space"
-appliers="attrfix dirfix fix lostfound metadirfix pptrfix quotafix reasm_build rebuild rebuild_fork rt_fix rtgroup_fix"
+	phase_sb pptr reasm reasm_fork rt_check rtbtree_check rtgroup_check space"
+appliers="attrfix dirfix fix lostfound metadirfix pptrfix quotafix reasm_build rebuild rebuild_fork rt_fix rtbtree_fix rtgroup_fix"
 shared="acl action find_sb guard interrupt lookup memcap phase_log plan problem
-	progress quota_state readahead reasm_index reasm_state report_xfs rtgroup salvage"
+	progress quota_state readahead reasm_index reasm_state report_xfs rtbtree rtgroup salvage"
 
 command -v nm >/dev/null 2>&1 || skip "nm (binutils) is not installed"
 srcdir="${XK_SRCDIR:?run through make check}/repair"

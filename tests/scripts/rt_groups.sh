@@ -5,8 +5,8 @@
 #  1. fresh ones, with the default features (rmapbt, reflink: realtime
 #     rmap and refcount btrees) and without them in 3 groups: the
 #     superblock is accepted (it was once called a bad primary); -n finds
-#     nothing; with the btrees it names each as not checked (exit 5) and
-#     repair refuses, writing nothing; without them it is clean (exit 0);
+#     nothing and is clean (exit 0; the btrees are checked, rt_btrees.sh);
+#     with the btrees repair finds nothing either, writing nothing;
 #  2. with realtime files (rt_lib.sh's f1 and f2, f2's extent moved to
 #     group 1 so that its block number is segmented), which xfs_repair
 #     7.2 -n -r finds clean: -n finds nothing;
@@ -24,30 +24,14 @@ need_xfs72
 d=$T/d.img
 r=$T/r.img
 
-# ours NAME WANT: xfskit-repair -n -r on $d exits WANT, finds nothing
-# (WANT 0 or 5), and with 5 names the realtime rmap btree as not checked.
+# ours NAME WANT: xfskit-repair -n -r on $d exits WANT and finds nothing.
 ours() {
 	"$REPAIR" -n -r "$r" "$d" >"$T/n.out" 2>&1
 	local rc=$?
 	if [ $rc -ne "$2" ] || grep -q "problem" "$T/n.out"; then
 		fail "$1: xfskit-repair -n -r: exit $rc (want $2): $(repair_own "$T/n.out" | head -6)"
-	elif [ "$2" = 5 ] && ! grep -q "realtime reverse-mapping btree not checked" "$T/n.out"; then
-		fail "$1: exit 5 without naming the realtime rmap btree: $(repair_own "$T/n.out" | head -4)"
 	else
 		pass "$1: xfskit-repair -n -r: nothing found, exit $rc"
-	fi
-}
-
-# refuses NAME: xfskit-repair -r writes nothing to either device.
-refuses() {
-	local before rc
-	before=$(image_state "$d" "$r")
-	"$REPAIR" -r "$r" "$d" >"$T/r.out" 2>&1
-	rc=$?
-	if [ $rc -ne 0 ] && [ "$(image_state "$d" "$r")" = "$before" ]; then
-		pass "$1: xfskit-repair -r: exit $rc, nothing written"
-	else
-		fail "$1: xfskit-repair -r: exit $rc, images $( [ "$(image_state "$d" "$r")" = "$before" ] && echo unchanged || echo CHANGED): $(tail -3 "$T/r.out")"
 	fi
 }
 
@@ -62,11 +46,9 @@ for o in "" ",rmapbt=0,reflink=0|,rgcount=3"; do
 		>"$T/mk.out" 2>&1 || { fail "$name: $(cat "$T/mk.out")"; continue; }
 	xfs72 xfs_repair -n -r "$r" "$d" >"$T/o.out" 2>&1 ||
 		{ fail "$name: xfs_repair 7.2 -n -r is not clean: $(tail -3 "$T/o.out")"; continue; }
+	ours "$name" 0
 	if [ -z "$m" ]; then
-		ours "$name" 5
-		refuses "$name"
-	else
-		ours "$name" 0
+		rt_untouched "$name" "$d" "$r" 0
 	fi
 done
 
@@ -112,20 +94,9 @@ while IFS='|' read -r name cmds want fix; do
 	cp "$T/good.img" "$d"
 	cp "$T/goodrt.img" "$r"
 	eval "set -- $cmds"
-	xfs72 xfs_db -x -R "$r" "$@" "$d" >"$T/db.out" 2>&1
-	xfs72 xfs_repair -n -r "$r" "$d" >"$T/o.out" 2>&1
-	orc=$?
-	"$REPAIR" -n -r "$r" "$d" >"$T/n.out" 2>&1
-	rc=$?
-	if [ $orc -ne 1 ]; then
-		fail "$name: xfs_repair 7.2 -n exits $orc, not 1: the damage was not made ($(cat "$T/db.out"))"
-	elif [ $rc -ne 1 ] || ! grep -qF -- "$want" "$T/n.out"; then
-		fail "$name: xfskit-repair -n -r: exit $rc, want 1 and \"$want\"; xfs_repair says: $(grep -v '^ \|^Phase' "$T/o.out" | head -3); we say: $(repair_own "$T/n.out" | head -4)"
-	else
-		pass "$name: found (\"$want\"), as xfs_repair 7.2 -n"
-	fi
+	rt_damaged "$name" "$d" "$r" "$want" "$@"
 	if [ "$fix" = refuse ]; then
-		refuses "$name"
+		rt_refuses "$name" "$d" "$r"
 		continue
 	fi
 	# Rewritten from the mappings: the images become what they were.

@@ -79,3 +79,47 @@ rt_block() {
 	xfs_db -r -c "convert fsb $fsb byte" "$1" 2>/dev/null |
 		sed -n 's/.*(\([0-9]*\)).*/\1/p'
 }
+
+# rt_damaged NAME DATA RT WANT DB_ARGS...: xfs_db 7.2 -x DB_ARGS damages
+# DATA (with RT), then xfs_repair 7.2 -n -r must exit 1 (the damage was
+# made) and xfskit-repair -n -r must exit 1 and say WANT.
+rt_damaged() {
+	local name=$1 d=$2 r=$3 want=$4 orc rc
+	shift 4
+	xfs72 xfs_db -x -R "$r" "$@" "$d" >"$T/db.out" 2>&1
+	xfs72 xfs_repair -n -r "$r" "$d" >"$T/o.out" 2>&1
+	orc=$?
+	"$REPAIR" -n -r "$r" "$d" >"$T/n.out" 2>&1
+	rc=$?
+	if [ $orc -ne 1 ]; then
+		fail "$name: xfs_repair 7.2 -n exits $orc, not 1: the damage was not made ($(cat "$T/db.out"))"
+	elif [ $rc -ne 1 ] || ! grep -qF -- "$want" "$T/n.out"; then
+		fail "$name: xfskit-repair -n -r: exit $rc, want 1 and \"$want\"; xfs_repair says: $(grep -v '^ \|^Phase' "$T/o.out" | head -3); we say: $(repair_own "$T/n.out" | head -4)"
+	else
+		pass "$name: found (\"$want\"), as xfs_repair 7.2 -n"
+	fi
+}
+
+# rt_refuses NAME DATA RT: xfskit-repair -r exits non-zero and writes
+# nothing to either device.
+rt_refuses() {
+	rt_untouched "$@" refuses
+}
+
+# rt_untouched NAME DATA RT WANT: xfskit-repair -r exits WANT (or
+# non-zero for "refuses") and writes nothing to either device.
+rt_untouched() {
+	local before rc ok
+	before=$(image_state "$2" "$3")
+	"$REPAIR" -r "$3" "$2" >"$T/r.out" 2>&1
+	rc=$?
+	case $4 in
+	refuses) [ $rc -ne 0 ] && ok=1 ;;
+	*) [ $rc -eq "$4" ] && ok=1 ;;
+	esac
+	if [ -n "$ok" ] && [ "$(image_state "$2" "$3")" = "$before" ]; then
+		pass "$1: xfskit-repair -r: exit $rc, nothing written"
+	else
+		fail "$1: xfskit-repair -r: exit $rc, images $( [ "$(image_state "$2" "$3")" = "$before" ] && echo unchanged || echo CHANGED): $(tail -3 "$T/r.out")"
+	fi
+}

@@ -24,6 +24,8 @@
 #define XK_RMAP_CRC_MAGIC	0x524d4233	/* "RMB3": rmapbt */
 #define XK_REFC_CRC_MAGIC	0x52334643	/* "R3FC": refcountbt */
 #define XK_BMAP_CRC_MAGIC	0x424d4133	/* "BMA3": bmbt */
+#define XK_RTRMAP_CRC_MAGIC	0x4d415052	/* "MAPR": realtime rmapbt */
+#define XK_RTREFC_CRC_MAGIC	0x52434e54	/* "RCNT": realtime refcountbt */
 
 #define XK_BTREE_MAXLEVELS	9	/* deepest any XFS btree may be */
 
