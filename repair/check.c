@@ -214,7 +214,8 @@ repair_scan(struct repair_ctx *rc)
 	if (repair_phase_end(rc, phase_counters(rc)))
 		return rc->found.error;
 	xr_phase(rc, 6);
-	if (rc->mp->sb.rblocks && !rc->opt.no_modify)
+	/* Printed with or without a realtime volume, as xfs_repair. */
+	if (!rc->opt.no_modify)
 		xr_step(rc, "resetting contents of realtime bitmap and "
 			"summary inodes");
 	xr_step(rc, "traversing filesystem ...");

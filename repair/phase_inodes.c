@@ -499,6 +499,7 @@ worker_main(void *arg)
 		}
 		rc->out = out;
 		scan_ag(rc, &parent->scan.ags[agno], agno);
+		xr_flush(rc);
 		fclose(out);
 		rc->out = NULL;
 	}
@@ -518,6 +519,8 @@ worker_open(struct worker *w, struct repair_ctx *parent)
 	rc->opt.device = parent->opt.device;
 	rc->opt.no_modify = parent->opt.no_modify;
 	rc->opt.verbose = parent->opt.verbose;
+	rc->opt.report = parent->opt.report;
+	rc->pass = parent->pass;	/* later passes' findings: --report's */
 	rc->meter = parent->meter;	/* counted here, drawn by the parent */
 	err = xk_dev_open(parent->opt.device, XK_DEV_RDONLY |
 			  (parent->opt.direct ? XK_DEV_DIRECT : 0), &dev);

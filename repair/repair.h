@@ -213,6 +213,12 @@ struct repair_opts {
 	const char	*rtdev;		/* -r: the realtime device */
 	int		no_modify;
 	int		verbose;
+	/*
+	 * --report, -v or XFSKIT_REPAIR_REPORT: our own lines (findings in
+	 * our words, changes, later passes, the summary) beside xfs_repair's;
+	 * without it a run prints xfs_repair's lines alone where it has them.
+	 */
+	int		report;
 	int		json;		/* --json: one JSON document */
 	int		progress;	/* show progress on stderr */
 	int		progress_fd;	/* --progress-fd: e2fsck -C lines, or -1 */
@@ -361,6 +367,14 @@ struct repair_ctx {
 	struct {
 		int	phase;		/* the last phase line printed */
 		int	fail_after;	/* XFS_REPAIR_FAIL_AFTER_PHASE, or 0 */
+		/*
+		 * Without --report: the last finding, held until we know
+		 * whether xfs_repair's words for it follow (xr_msg).
+		 */
+		char	pending[600];
+		/* The primary made from a secondary: its stripe geometry. */
+		int		sb_copied;
+		uint32_t	sb_unit, sb_width;
 	} xr;
 	/* The log head's LSN once the log is read (0: none known). */
 	uint64_t	log_head_lsn;
@@ -461,9 +475,26 @@ void xr_fail_after_read(struct repair_ctx *rc);
 void xr_phase(struct repair_ctx *rc, int phase);
 void xr_step(struct repair_ctx *rc, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-/* One of xfs_repair's messages, in its words, beside our finding. */
+/*
+ * One of xfs_repair's messages, in its words, for the finding just
+ * reported: without --report it stands in for our line.
+ */
 void xr_msg(struct repair_ctx *rc, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/*
+ * Without --report: a first-pass finding (fix_problem) that no xr_msg
+ * followed is printed in our words at the next line of any kind, or
+ * here (before a worker's buffer closes, before the run's last lines).
+ */
+void xr_finding(struct repair_ctx *rc, const char *line);
+/*
+ * The primary superblock unusable (err, f: why): xfs_repair's lines
+ * before its search for a secondary, and once one is in use (WAS: the
+ * secondary as read, before the inodes it names were set).
+ */
+void xr_sb_search(struct repair_ctx *rc, int err, const struct xk_fail *f);
+void xr_sb_found(struct repair_ctx *rc, const struct xk_sb *was);
+void xr_flush(struct repair_ctx *rc);
 void xr_end(struct repair_ctx *rc);
 void xr_done(struct repair_ctx *rc);
 /*
@@ -486,8 +517,14 @@ int guard_unchecked(struct repair_ctx *rc, int status);
 void guard_json(struct repair_ctx *rc);
 void json_string(FILE *out, const char *s);
 
-/* An informational line, on stderr (rc->out, or stderr under --json). */
+/*
+ * An informational line, on stderr (rc->out, or stderr under --json):
+ * info() one of our report's (--report), notice() one every run prints
+ * (what was not checked, what was lost or left undone).
+ */
 void info(struct repair_ctx *rc, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void notice(struct repair_ctx *rc, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /*

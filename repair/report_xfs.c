@@ -32,6 +32,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <xfskit/logv.h>
@@ -75,10 +76,28 @@ phase_done(struct repair_ctx *rc)
 }
 
 void
+xr_finding(struct repair_ctx *rc, const char *line)
+{
+	xr_flush(rc);
+	snprintf(rc->xr.pending, sizeof(rc->xr.pending), "%s", line);
+}
+
+void
+xr_flush(struct repair_ctx *rc)
+{
+	if (!rc->xr.pending[0])
+		return;
+	live_clear(rc);
+	fprintf(rc->out, "%s\n", rc->xr.pending);
+	rc->xr.pending[0] = '\0';
+}
+
+void
 xr_phase(struct repair_ctx *rc, int phase)
 {
 	if (rc->pass > 1 || phase <= rc->xr.phase)
 		return;
+	xr_flush(rc);
 	phase_done(rc);
 	rc->xr.phase = phase;
 	if (!shown(rc))
@@ -125,9 +144,10 @@ vline(struct repair_ctx *rc, const char *prefix, const char *fmt, va_list ap)
 	if (rc->pass > 1 || !shown(rc))
 		return;
 	live_clear(rc);
-	fputs(prefix, stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	/* A scan worker's lines go to its AG's buffer, in order. */
+	fputs(prefix, rc->out);
+	vfprintf(rc->out, fmt, ap);
+	fputc('\n', rc->out);
 }
 
 void
@@ -135,6 +155,7 @@ xr_step(struct repair_ctx *rc, const char *fmt, ...)
 {
 	va_list ap;
 
+	xr_flush(rc);
 	va_start(ap, fmt);
 	vline(rc, "        - ", fmt, ap);
 	va_end(ap);
@@ -145,9 +166,86 @@ xr_msg(struct repair_ctx *rc, const char *fmt, ...)
 {
 	va_list ap;
 
+	/* Said in xfs_repair's words: our line is --report's alone. */
+	rc->xr.pending[0] = '\0';
 	va_start(ap, fmt);
 	vline(rc, "", fmt, ap);
 	va_end(ap);
+}
+
+/* xfs_repair's words for why a superblock is unusable, by our check. */
+static const char *
+sb_why(int err, const struct xk_fail *f)
+{
+	static const struct {
+		const char	*check;
+		const char	*why;
+	} words[] = {
+		{ "magic", "bad magic number" },
+		{ "version", "bad or unsupported version" },
+		{ "crc", "bad CRC in superblock" },
+		{ "blocksize", "bad blocksize field" },
+		{ "blocklog", "bad blocksize log field" },
+		{ "sectsize", "bad sector size" },
+		{ "sectlog", "bad sector size" },
+		{ "inodesize", "bad inode size or inconsistent with number "
+		  "of inodes/block" },
+		{ "inopblock", "bad inode size or inconsistent with number "
+		  "of inodes/block" },
+		{ "imax_pct", "maximum indicated percentage of inodes > 100%" },
+		{ "inoalignmt", "inconsistent inode alignment value" },
+		{ "unit", "bad stripe unit in superblock" },
+		{ "width", "bad stripe width in superblock" },
+	};
+
+	if (err == XK_ENOTXFS)
+		return words[0].why;
+	for (size_t i = 0; f->check && i < sizeof(words) / sizeof(*words);
+	     i++)
+		if (!strcmp(f->check, words[i].check))
+			return words[i].why;
+	return "inconsistent filesystem geometry information";
+}
+
+void
+xr_sb_search(struct repair_ctx *rc, int err, const struct xk_fail *f)
+{
+	xr_msg(rc, "bad primary superblock - %s !!!", sb_why(err, f));
+	xr_msg(rc, "%s", "");
+	xr_msg(rc, "attempting to find secondary superblock...");
+}
+
+/* One of the inodes the superblock names at a fixed place. */
+static void
+sb_ino(struct repair_ctx *rc, const char *tag, uint64_t was, uint64_t now)
+{
+	if (was == now)
+		return;
+	xr_msg(rc, "sb %s inode value %llu %sinconsistent with calculated "
+	       "value %llu", tag, (unsigned long long)was,
+	       was == XK_NULLFSINO ? "(NULLFSINO) " : "",
+	       (unsigned long long)now);
+	xr_msg(rc, "%s superblock %s inode pointer to %llu",
+	       rc->opt.no_modify ? "would reset" : "resetting", tag,
+	       (unsigned long long)now);
+}
+
+void
+xr_sb_found(struct repair_ctx *rc, const struct xk_sb *was)
+{
+	const struct xk_sb *sb = &rc->mp->sb;
+
+	rc->xr.sb_copied = 1;
+	rc->xr.sb_unit = sb->unit;
+	rc->xr.sb_width = sb->width;
+	/* One read of AG 1's superblock: one of xfs_repair's dots. */
+	xr_msg(rc, ".found candidate secondary superblock...");
+	xr_msg(rc, "verified secondary superblock...");
+	xr_msg(rc, "%s modified primary superblock", rc->opt.no_modify ?
+	       "would write" : "writing");
+	sb_ino(rc, "root", was->rootino, sb->rootino);
+	sb_ino(rc, "realtime bitmap", was->rbmino, sb->rbmino);
+	sb_ino(rc, "realtime summary", was->rsumino, sb->rsumino);
 }
 
 void
@@ -160,14 +258,22 @@ xr_end(struct repair_ctx *rc)
 void
 xr_done(struct repair_ctx *rc)
 {
+	xr_flush(rc);
 	if (!shown(rc))
 		return;
 	live_clear(rc);
-	if (rc->opt.no_modify)
+	if (rc->opt.no_modify) {
 		fprintf(stderr, "No modify flag set, skipping filesystem "
 			"flush and exiting.\n");
-	else
-		fprintf(stderr, "done\n");
+		return;
+	}
+	/* A repaired primary took the stripe geometry of a secondary. */
+	if (rc->xr.sb_copied)
+		fprintf(stderr, "Note - stripe unit (%u) and width (%u) were "
+			"copied from a backup superblock.\nPlease reset with "
+			"mount -o sunit=<value>,swidth=<value> if necessary\n",
+			rc->xr.sb_unit, rc->xr.sb_width);
+	fprintf(stderr, "done\n");
 }
 
 /*
@@ -194,6 +300,7 @@ xr_log_behind(struct repair_ctx *rc, int *formatted)
 		return 0;
 	/* Only verified metadata counts, so a cycle this high is real. */
 	cycle = mc < UINT32_MAX - 3 ? mc + 3 : UINT32_MAX;
+	xr_flush(rc);
 	if (shown(rc)) {
 		live_clear(rc);
 		fprintf(stderr, "Maximum metadata LSN (%u:%u) is ahead of log "
