@@ -179,6 +179,7 @@ repair_scan(struct repair_ctx *rc)
 	lists_report(rc);
 	xr_phase(rc, 4);
 	xr_step(rc, "setting up duplicate extent list...");
+	xr_root_check(rc);
 	phase(rc, 4, "check space ownership, free space, rmap and "
 	      "refcount...", "checking space ownership");
 	meter_start(rc, &meter, "Phase 4 - space cross-checks", "AGs", 1,
@@ -214,6 +215,7 @@ repair_scan(struct repair_ctx *rc)
 	if (repair_phase_end(rc, phase_counters(rc)))
 		return rc->found.error;
 	xr_phase(rc, 6);
+	xr_phase6_remade(rc);
 	/* Printed with or without a realtime volume, as xfs_repair. */
 	if (!rc->opt.no_modify)
 		xr_step(rc, "resetting contents of realtime bitmap and "

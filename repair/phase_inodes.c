@@ -242,6 +242,7 @@ check_inode(struct repair_ctx *rc, uint64_t ino, int marked_free,
 	uint64_t blocks;
 	unsigned long before, fixed;
 	int bad[2] = { 0, 0 };
+	int cleared = 0;	/* xfs_repair's words said it is cleared */
 	int err;
 
 	memset(&f, 0, sizeof(f));
@@ -265,6 +266,8 @@ check_inode(struct repair_ctx *rc, uint64_t ino, int marked_free,
 		}
 		if (fix_problem(rc, PR_INODE_BAD, &f))
 			plan_inode(rc, ino, copy ? IFIX_CORE : IFIX_CLEAR, 0);
+		if (!rc->found.error)
+			cleared = xr_inode_header(rc, ino, ondisk);
 		if (!copy)
 			return 0;
 		dip = copy;
@@ -277,10 +280,14 @@ check_inode(struct repair_ctx *rc, uint64_t ino, int marked_free,
 		       "free", "the inobt says free, but the inode is in use "
 		       "(mode 0%o)", mode);
 	if (!mode) {
-		if (marked_free == 0)
+		if (marked_free == 0) {
 			report(rc, PR_INODE_STATE, "inode", -1, ino, bp->daddr,
 			       "free", "the inobt says in use, but the inode "
 			       "is free");
+			/* xfs_repair: "cleared inode N" said it. */
+			if (cleared)
+				xr_covered(rc);
+		}
 		free(copy);
 		return 0;
 	}

@@ -375,6 +375,7 @@ struct repair_ctx {
 		/* The primary made from a secondary: its stripe geometry. */
 		int		sb_copied;
 		uint32_t	sb_unit, sb_width;
+		int		root_lost;	/* phase 4 found no root */
 	} xr;
 	/* The log head's LSN once the log is read (0: none known). */
 	uint64_t	log_head_lsn;
@@ -494,6 +495,26 @@ void xr_finding(struct repair_ctx *rc, const char *line);
  */
 void xr_sb_search(struct repair_ctx *rc, int err, const struct xk_fail *f);
 void xr_sb_found(struct repair_ctx *rc, const struct xk_sb *was);
+/* The finding just reported was said in xfs_repair's words before. */
+void xr_covered(struct repair_ctx *rc);
+/*
+ * An inode core that failed its verifier: xfs_repair's lines when its
+ * header is what fails; returns 1 when they end with the inode cleared.
+ */
+int xr_inode_header(struct repair_ctx *rc, uint64_t ino,
+		    const struct xk_dinode *dip);
+/*
+ * Phase 4: "root inode lost"; phase 6: "reinitializing root directory"
+ * and the realtime inodes' lines.
+ */
+void xr_root_check(struct repair_ctx *rc);
+void xr_phase6_remade(struct repair_ctx *rc);
+/*
+ * phase_links.c: a realtime bitmap or summary inode (ino) of a
+ * filesystem without a realtime volume is not a regular file in use,
+ * once the inode list is ordered.
+ */
+int rt_inode_lost(struct repair_ctx *rc, uint64_t ino);
 void xr_flush(struct repair_ctx *rc);
 void xr_end(struct repair_ctx *rc);
 void xr_done(struct repair_ctx *rc);

@@ -35,6 +35,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <xfskit/crc32c.h>
 #include <xfskit/logv.h>
 
 #include "repair.h"
@@ -246,6 +247,126 @@ xr_sb_found(struct repair_ctx *rc, const struct xk_sb *was)
 	sb_ino(rc, "root", was->rootino, sb->rootino);
 	sb_ino(rc, "realtime bitmap", was->rbmino, sb->rbmino);
 	sb_ino(rc, "realtime summary", was->rsumino, sb->rsumino);
+}
+
+void
+xr_covered(struct repair_ctx *rc)
+{
+	rc->xr.pending[0] = '\0';
+}
+
+/*
+ * An inode core whose header fails: xfs_repair checks it twice, first
+ * to judge ("bad magic number 0x0 on inode N"), then to fix (the same
+ * with ", resetting magic number"), and an inode whose number or UUID
+ * is not its own is cleared.  Returns whether that line was printed.
+ */
+int
+xr_inode_header(struct repair_ctx *rc, uint64_t ino,
+		const struct xk_dinode *dip)
+{
+	struct xk_mount *mp = rc->mp;
+	const struct xk_sb *sb = &mp->sb;
+	uint32_t next = xk_be32_get(dip->di_next_unlinked);
+	int nm = rc->opt.no_modify;
+	int crc = !xk_cksum_ok(dip, mp->g.inodesize, XK_DINODE_CRC_OFF);
+	int magic = xk_be16_get(dip->di_magic) != XK_DINODE_MAGIC;
+	int version = dip->di_version != 3;
+	int unlinked = next != XK_NULLAGINO &&
+		       !xk_agino_in_range(mp, xk_ino_to_agno(mp, ino), next);
+	int wrong_ino = xk_be64_get(dip->di_ino) != ino;
+	int uuid = memcmp(dip->di_uuid, mp->meta_uuid, 16) != 0;
+	int negative = (int64_t)xk_be64_get(dip->di_size) < 0;
+	const char *what;
+
+	if (!crc && !magic && !version && !unlinked && !wrong_ino && !uuid &&
+	    !negative)
+		return 0;
+	for (int fixing = 0; fixing < 2; fixing++) {
+		if (crc)
+			xr_msg(rc, "bad CRC for inode %llu%s",
+			       (unsigned long long)ino, !fixing ? "" :
+			       nm ? ", would rewrite" : ", will rewrite");
+		if (magic)
+			xr_msg(rc, "bad magic number 0x%x on inode %llu%s",
+			       xk_be16_get(dip->di_magic),
+			       (unsigned long long)ino, !fixing ? "" : nm ?
+			       ", would reset magic number" :
+			       ", resetting magic number");
+		if (version)
+			xr_msg(rc, "bad version number 0x%x on inode %llu%s",
+			       (unsigned int)(int)(int8_t)dip->di_version,
+			       (unsigned long long)ino, !fixing ? "" : nm ?
+			       ", would reset version number" :
+			       ", resetting version number");
+		if (unlinked)
+			xr_msg(rc, "bad next_unlinked 0x%x on inode %llu%s",
+			       next, (unsigned long long)ino, !fixing ? "" :
+			       nm ? ", would reset next_unlinked" :
+			       ", resetting next_unlinked");
+		if (wrong_ino)
+			xr_msg(rc, "inode identifier %llu mismatch on inode "
+			       "%llu", (unsigned long long)
+			       xk_be64_get(dip->di_ino),
+			       (unsigned long long)ino);
+		else if (uuid)
+			xr_msg(rc, "UUID mismatch on inode %llu",
+			       (unsigned long long)ino);
+		else if (negative)
+			xr_msg(rc, "bad (negative) size %lld on inode %llu",
+			       (long long)xk_be64_get(dip->di_size),
+			       (unsigned long long)ino);
+		else
+			return 0;	/* kept: only the header is reset */
+	}
+	if (ino == sb->rootino)
+		what = "root inode";
+	else if (ino == sb->rbmino)
+		what = "realtime bitmap inode";
+	else if (ino == sb->rsumino)
+		what = "realtime summary inode";
+	else
+		what = NULL;
+	if (what)
+		xr_msg(rc, "%s %s %llu", nm ? "would clear" : "cleared", what,
+		       (unsigned long long)ino);
+	else
+		xr_msg(rc, "%s inode %llu", nm ? "would have cleared" :
+		       "cleared", (unsigned long long)ino);
+	return 1;
+}
+
+/* Phase 4's look at the root: in use and a directory, or lost. */
+void
+xr_root_check(struct repair_ctx *rc)
+{
+	const struct inode_info *ii;
+
+	inodes_order(rc);
+	ii = inode_info_find(rc, rc->mp->sb.rootino);
+	rc->xr.root_lost = !ii || (ii->mode & XK_S_IFMT) != XK_S_IFDIR;
+	if (rc->xr.root_lost)
+		xr_msg(rc, rc->opt.no_modify ? "root inode would be lost" :
+		       "root inode lost");
+}
+
+/*
+ * Phase 6's first lines: what is lost is made anew (phase_links finds
+ * and plans the same; xr_covered there).
+ */
+void
+xr_phase6_remade(struct repair_ctx *rc)
+{
+	const char *nm = rc->opt.no_modify ? "would reinitialize" :
+			 "reinitializing";
+
+	if (rc->xr.root_lost)
+		xr_msg(rc, "%s root directory", nm);
+	inodes_order(rc);
+	if (rt_inode_lost(rc, rc->mp->sb.rbmino))
+		xr_msg(rc, "%s realtime bitmap inode", nm);
+	if (rt_inode_lost(rc, rc->mp->sb.rsumino))
+		xr_msg(rc, "%s realtime summary inode", nm);
 }
 
 void
