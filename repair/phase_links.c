@@ -308,6 +308,8 @@ phase_links(struct repair_ctx *rc)
 				   "an entry names inode %llu, which is "
 				   "not in use", (unsigned long long)e->child))
 				plan_bad_entry(rc, in_meta, e);
+			if (!rc->found.error)
+				xr_entry_junked(rc, e->parent, e->child);
 			continue;
 		}
 		if (p && c->meta != p->meta) {

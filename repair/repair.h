@@ -504,6 +504,18 @@ void xr_covered(struct repair_ctx *rc);
 int xr_inode_header(struct repair_ctx *rc, uint64_t ino,
 		    const struct xk_dinode *dip);
 /*
+ * An inode cleared for a finding xfs_repair has words for ("bad inode
+ * format in inode N", "cleared inode N"); returns 1 when they were said.
+ */
+int xr_inode_cleared(struct repair_ctx *rc, uint64_t ino,
+		     const struct xk_fail *f);
+/*
+ * An entry of short-form directory dir naming child, not in use: "entry
+ * "NAME" in shortform directory ... references free inode ..." and
+ * "would have junked entry ..." ("junking entry ...").
+ */
+void xr_entry_junked(struct repair_ctx *rc, uint64_t dir, uint64_t child);
+/*
  * Phase 4: "root inode lost"; phase 6: "reinitializing root directory"
  * and the realtime inodes' lines.
  */

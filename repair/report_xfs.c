@@ -255,6 +255,34 @@ xr_covered(struct repair_ctx *rc)
 	rc->xr.pending[0] = '\0';
 }
 
+/* xfs_repair's name for a fixed-place inode, or NULL. */
+static const char *
+special_inode(const struct xk_sb *sb, uint64_t ino)
+{
+	if (ino == sb->rootino)
+		return "root inode";
+	if (ino == sb->rbmino)
+		return "realtime bitmap inode";
+	if (ino == sb->rsumino)
+		return "realtime summary inode";
+	return NULL;
+}
+
+/* "cleared inode N", or "would have cleared ..." under -n. */
+static void
+cleared_line(struct repair_ctx *rc, uint64_t ino)
+{
+	const char *what = special_inode(&rc->mp->sb, ino);
+	int nm = rc->opt.no_modify;
+
+	if (what)
+		xr_msg(rc, "%s %s %llu", nm ? "would clear" : "cleared", what,
+		       (unsigned long long)ino);
+	else
+		xr_msg(rc, "%s inode %llu", nm ? "would have cleared" :
+		       "cleared", (unsigned long long)ino);
+}
+
 /*
  * An inode core whose header fails: xfs_repair checks it twice, first
  * to judge ("bad magic number 0x0 on inode N"), then to fix (the same
@@ -266,7 +294,6 @@ xr_inode_header(struct repair_ctx *rc, uint64_t ino,
 		const struct xk_dinode *dip)
 {
 	struct xk_mount *mp = rc->mp;
-	const struct xk_sb *sb = &mp->sb;
 	uint32_t next = xk_be32_get(dip->di_next_unlinked);
 	int nm = rc->opt.no_modify;
 	int crc = !xk_cksum_ok(dip, mp->g.inodesize, XK_DINODE_CRC_OFF);
@@ -277,7 +304,6 @@ xr_inode_header(struct repair_ctx *rc, uint64_t ino,
 	int wrong_ino = xk_be64_get(dip->di_ino) != ino;
 	int uuid = memcmp(dip->di_uuid, mp->meta_uuid, 16) != 0;
 	int negative = (int64_t)xk_be64_get(dip->di_size) < 0;
-	const char *what;
 
 	if (!crc && !magic && !version && !unlinked && !wrong_ino && !uuid &&
 	    !negative)
@@ -319,21 +345,52 @@ xr_inode_header(struct repair_ctx *rc, uint64_t ino,
 		else
 			return 0;	/* kept: only the header is reset */
 	}
-	if (ino == sb->rootino)
-		what = "root inode";
-	else if (ino == sb->rbmino)
-		what = "realtime bitmap inode";
-	else if (ino == sb->rsumino)
-		what = "realtime summary inode";
-	else
-		what = NULL;
-	if (what)
-		xr_msg(rc, "%s %s %llu", nm ? "would clear" : "cleared", what,
-		       (unsigned long long)ino);
-	else
-		xr_msg(rc, "%s inode %llu", nm ? "would have cleared" :
-		       "cleared", (unsigned long long)ino);
+	cleared_line(rc, ino);
 	return 1;
+}
+
+int
+xr_inode_cleared(struct repair_ctx *rc, uint64_t ino,
+		 const struct xk_fail *f)
+{
+	/* The data fork's format does not fit the file type. */
+	if (!f->check || strcmp(f->check, "format"))
+		return 0;
+	xr_msg(rc, "bad inode format in inode %llu", (unsigned long long)ino);
+	cleared_line(rc, ino);
+	return 1;
+}
+
+void
+xr_entry_junked(struct repair_ctx *rc, uint64_t dir, uint64_t child)
+{
+	struct inode_info *d;
+	struct dir_list l = { 0 };
+	char name[256] = "";	/* a name is at most 255 bytes */
+
+	/* Only short-form directories: xfs_repair words others otherwise. */
+	if (rc->pass > 1 || rc->opt.json)
+		return;
+	d = inode_info_find(rc, dir);
+	if (!d || !d->sfdir || dir_entries(rc, dir, &l))
+		return;
+	for (size_t i = 0; i < l.e.n; i++)
+		if (l.e.v[i].ino == child) {
+			snprintf(name, sizeof(name), "%.*s",
+				 (int)l.e.v[i].namelen,
+				 (const char *)l.e.v[i].name);
+			break;
+		}
+	dir_list_free(&l);
+	if (!name[0])
+		return;
+	xr_msg(rc, "entry \"%s\" in shortform directory %llu references %s "
+	       "inode %llu", name, (unsigned long long)dir,
+	       xk_ino_valid(rc->mp, child) ? "free" : "non-existent",
+	       (unsigned long long)child);
+	xr_msg(rc, "%s entry \"%s\" in directory inode %llu",
+	       rc->opt.no_modify ? "would have junked" : "junking", name,
+	       (unsigned long long)dir);
 }
 
 /* Phase 4's look at the root: in use and a directory, or lost. */
