@@ -267,7 +267,8 @@ check_inode(struct repair_ctx *rc, uint64_t ino, int marked_free,
 		if (fix_problem(rc, PR_INODE_BAD, &f))
 			plan_inode(rc, ino, copy ? IFIX_CORE : IFIX_CLEAR, 0);
 		if (!rc->found.error)
-			cleared = xr_inode_header(rc, ino, ondisk) ||
+			cleared = xr_inode_header(rc, ino, ondisk, !copy ||
+					!xk_be16_get(copy->di_mode)) ||
 				  (!copy && xr_inode_cleared(rc, ino, &f));
 		if (!copy)
 			return 0;

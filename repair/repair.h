@@ -499,10 +499,11 @@ void xr_sb_found(struct repair_ctx *rc, const struct xk_sb *was);
 void xr_covered(struct repair_ctx *rc);
 /*
  * An inode core that failed its verifier: xfs_repair's lines when its
- * header is what fails; returns 1 when they end with the inode cleared.
+ * header is what fails; returns 1 when they end with the inode cleared
+ * (freed: the check clears it or keeps it free).
  */
 int xr_inode_header(struct repair_ctx *rc, uint64_t ino,
-		    const struct xk_dinode *dip);
+		    const struct xk_dinode *dip, int freed);
 /*
  * An inode cleared for a finding xfs_repair has words for ("bad inode
  * format in inode N", "cleared inode N"); returns 1 when they were said.

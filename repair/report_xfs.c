@@ -286,12 +286,14 @@ cleared_line(struct repair_ctx *rc, uint64_t ino)
 /*
  * An inode core whose header fails: xfs_repair checks it twice, first
  * to judge ("bad magic number 0x0 on inode N"), then to fix (the same
- * with ", resetting magic number"), and an inode whose number or UUID
- * is not its own is cleared.  Returns whether that line was printed.
+ * with ", resetting magic number"); an inode whose number or UUID is not
+ * its own ends both and is cleared.  FREED: we clear it too (or keep it
+ * free); else the "cleared" line is not ours to print.  Returns whether
+ * it was printed.
  */
 int
 xr_inode_header(struct repair_ctx *rc, uint64_t ino,
-		const struct xk_dinode *dip)
+		const struct xk_dinode *dip, int freed)
 {
 	struct xk_mount *mp = rc->mp;
 	uint32_t next = xk_be32_get(dip->di_next_unlinked);
@@ -304,9 +306,9 @@ xr_inode_header(struct repair_ctx *rc, uint64_t ino,
 	int wrong_ino = xk_be64_get(dip->di_ino) != ino;
 	int uuid = memcmp(dip->di_uuid, mp->meta_uuid, 16) != 0;
 	int negative = (int64_t)xk_be64_get(dip->di_size) < 0;
+	int stop = wrong_ino || uuid || negative;
 
-	if (!crc && !magic && !version && !unlinked && !wrong_ino && !uuid &&
-	    !negative)
+	if (!crc && !magic && !version && !unlinked && !stop)
 		return 0;
 	for (int fixing = 0; fixing < 2; fixing++) {
 		if (crc)
@@ -342,9 +344,9 @@ xr_inode_header(struct repair_ctx *rc, uint64_t ino,
 			xr_msg(rc, "bad (negative) size %lld on inode %llu",
 			       (long long)xk_be64_get(dip->di_size),
 			       (unsigned long long)ino);
-		else
-			return 0;	/* kept: only the header is reset */
 	}
+	if (!stop || !freed)
+		return 0;
 	cleared_line(rc, ino);
 	return 1;
 }
