@@ -49,6 +49,9 @@ root_chunk_found(struct repair_ctx *rc)
 			return;
 		}
 	}
+	/* Not a finding of its own: the one before it stays printed. */
+	xr_flush(rc);
+	xr_msg(rc, "root inode chunk not found");
 }
 
 /* "agno = N" for each AG, as xfs_repair lists the AGs a step went over. */

@@ -517,6 +517,18 @@ int xr_inode_cleared(struct repair_ctx *rc, uint64_t ino,
  */
 void xr_entry_junked(struct repair_ctx *rc, uint64_t dir, uint64_t child);
 /*
+ * An AGI or AGF that failed its verifier: xfs_repair's lines for its
+ * fields ("bad magic # 0x0 for agi 0", ..., "reset bad agi for ag 0",
+ * "bad agbno N for inobt root, agno 0").
+ */
+void xr_agi_header(struct repair_ctx *rc, uint32_t agno,
+		   const struct xk_agi *h);
+void xr_agf_header(struct repair_ctx *rc, uint32_t agno,
+		   const struct xk_agf *h);
+/* An AGFL that failed its verifier: "bad agbno N in agfl, agno A". */
+void xr_agfl_slots(struct repair_ctx *rc, uint32_t agno,
+		   const struct xk_agf *agf, void *agfl);
+/*
  * Phase 4: "root inode lost"; phase 6: "reinitializing root directory"
  * and the realtime inodes' lines.
  */

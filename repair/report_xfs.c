@@ -395,6 +395,150 @@ xr_entry_junked(struct repair_ctx *rc, uint64_t dir, uint64_t child)
 	       (unsigned long long)dir);
 }
 
+/* Where a btree root may be: past the AG headers, inside the AG. */
+static int
+root_ok(const struct xk_mount *mp, uint32_t agno, uint32_t bno)
+{
+	uint32_t agfl_block = (XK_AGFL_SECTOR * mp->g.sectsize) >>
+			      mp->g.blocklog;
+
+	return bno > agfl_block && bno < xk_ag_blocks(mp, agno);
+}
+
+/* The fields every AG header has, named as xfs_repair names them. */
+static int
+ag_header_common(struct repair_ctx *rc, uint32_t agno, const char *hdr,
+		 uint32_t magic, uint32_t want_magic, uint32_t version,
+		 uint32_t seqno, uint32_t length, const char *length_word)
+{
+	int bad = 0;
+
+	if (magic != want_magic) {
+		xr_msg(rc, "bad magic # 0x%x for %s %u", magic, hdr, agno);
+		bad = 1;
+	}
+	if (version != 1) {
+		xr_msg(rc, "bad version # %d for %s %u", (int)version, hdr,
+		       agno);
+		bad = 1;
+	}
+	if (seqno != agno) {
+		xr_msg(rc, "bad sequence # %d for %s %u", (int)seqno, hdr,
+		       agno);
+		bad = 1;
+	}
+	if (length != xk_ag_blocks(rc->mp, agno)) {
+		xr_msg(rc, "bad length %s%d for %s %u, should be %u",
+		       length_word, (int)length, hdr, agno,
+		       xk_ag_blocks(rc->mp, agno));
+		bad = 1;
+	}
+	return bad;
+}
+
+/* "bad uuid U for agf N", the UUID as uuid_unparse writes it. */
+static void
+bad_uuid(struct repair_ctx *rc, const char *hdr, uint32_t agno,
+	 const uint8_t *u)
+{
+	char text[37];
+	size_t n = 0;
+
+	for (int i = 0; i < 16; i++) {
+		if (i == 4 || i == 6 || i == 8 || i == 10)
+			text[n++] = '-';
+		n += (size_t)snprintf(text + n, sizeof(text) - n, "%02x", u[i]);
+	}
+	xr_msg(rc, "bad uuid %s for %s %u", text, hdr, agno);
+}
+
+/*
+ * The header's UUID, then, when anything was wrong, "reset bad agf for
+ * ag N".  Returns whether it was.
+ */
+static int
+ag_header_end(struct repair_ctx *rc, uint32_t agno, const char *hdr,
+	      const uint8_t *uuid, int bad)
+{
+	if (memcmp(uuid, rc->mp->meta_uuid, 16)) {
+		bad_uuid(rc, hdr, agno, uuid);
+		bad = 1;
+	}
+	if (bad)
+		xr_msg(rc, "%s bad %s for ag %u", rc->opt.no_modify ?
+		       "would reset" : "reset", hdr, agno);
+	return bad;
+}
+
+/* A btree root the header names outside the AG's usable blocks. */
+static void
+root_line(struct repair_ctx *rc, uint32_t agno, xk_be32 bno, const char *bt)
+{
+	if (!root_ok(rc->mp, agno, xk_be32_get(bno)))
+		xr_msg(rc, "bad agbno %u for %s root, agno %u",
+		       xk_be32_get(bno), bt, agno);
+}
+
+void
+xr_agi_header(struct repair_ctx *rc, uint32_t agno, const struct xk_agi *h)
+{
+	int bad = ag_header_common(rc, agno, "agi",
+				   xk_be32_get(h->agi_magicnum), XK_AGI_MAGIC,
+				   xk_be32_get(h->agi_versionnum),
+				   xk_be32_get(h->agi_seqno),
+				   xk_be32_get(h->agi_length), "# ");
+
+	if (ag_header_end(rc, agno, "agi", h->agi_uuid, bad))
+		root_line(rc, agno, h->agi_root, "inobt");
+}
+
+void
+xr_agf_header(struct repair_ctx *rc, uint32_t agno, const struct xk_agf *h)
+{
+	uint32_t size = rc->mp->g.agfl_size;
+	uint32_t first = xk_be32_get(h->agf_flfirst);
+	uint32_t last = xk_be32_get(h->agf_fllast);
+	int bad = ag_header_common(rc, agno, "agf",
+				   xk_be32_get(h->agf_magicnum), XK_AGF_MAGIC,
+				   xk_be32_get(h->agf_versionnum),
+				   xk_be32_get(h->agf_seqno),
+				   xk_be32_get(h->agf_length), "");
+
+	if (first >= size) {
+		xr_msg(rc, "flfirst %d in agf %u too large (max = %u)",
+		       (int)first, agno, size - 1);
+		bad = 1;
+	}
+	if (last >= size) {
+		xr_msg(rc, "fllast %d in agf %u too large (max = %u)",
+		       (int)last, agno, size - 1);
+		bad = 1;
+	}
+	if (!ag_header_end(rc, agno, "agf", h->agf_uuid, bad))
+		return;
+	root_line(rc, agno, h->agf_roots[XK_AGF_BNO], "btbno");
+	root_line(rc, agno, h->agf_roots[XK_AGF_CNT], "btbcnt");
+}
+
+void
+xr_agfl_slots(struct repair_ctx *rc, uint32_t agno, const struct xk_agf *agf,
+	      void *agfl)
+{
+	uint32_t size = rc->mp->g.agfl_size;
+	uint32_t first = xk_be32_get(agf->agf_flfirst);
+	uint32_t count = xk_be32_get(agf->agf_flcount);
+
+	if (first >= size)
+		return;
+	for (uint32_t i = 0; i < count && i < size; i++) {
+		uint32_t b = xk_be32_get(*xk_agfl_bno(agfl,
+						      (first + i) % size));
+
+		if (!root_ok(rc->mp, agno, b))
+			xr_msg(rc, "bad agbno %u in agfl, agno %u", b, agno);
+	}
+}
+
 /* Phase 4's look at the root: in use and a directory, or lost. */
 void
 xr_root_check(struct repair_ctx *rc)

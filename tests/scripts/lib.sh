@@ -432,5 +432,11 @@ repair_own() {
 		-e '^sb [a-z ]* inode value [0-9]* ' \
 		-e '^\(would reset\|resetting\) superblock [a-z ]* inode pointer' \
 		-e '^Note - stripe unit (' -e '^Please reset with mount -o sunit' \
-		-e '^Sorry, could not find valid secondary' -e '^Exiting now\.$' "$@"
+		-e '^Sorry, could not find valid secondary' -e '^Exiting now\.$' \
+		-e '^sb_\(icount\|ifree\|fdblocks\) [0-9]*, counted [0-9]*$' \
+		-e '^bad \(magic\|version\|sequence\) # ' -e '^bad length #\{0,1\} *-\{0,1\}[0-9]* for ag[fi] ' \
+		-e '^fl\(first\|last\) -\{0,1\}[0-9]* in agf [0-9]* too large' \
+		-e '^bad uuid [0-9a-f-]* for ag[fi] ' -e '^\(would \)\{0,1\}reset bad ag[fi] for ag ' \
+		-e '^bad agbno [0-9]* \(for [a-z]* root\|in agfl\), agno ' \
+		-e '^ag[fi] has bad CRC for ag ' -e '^root inode chunk not found$' "$@"
 }

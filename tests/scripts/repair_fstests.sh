@@ -17,8 +17,8 @@
 # - the default output (no --report) is xfs_repair's: what fstests diffs
 #   from "xfs_repair 2>&1 | _filter_repair" (common/repair) is the same
 #   from both on the images xfs/178 (the primary superblock's sector
-#   zeroed) and xfs/033 (the root or a realtime inode zeroed or set to
-#   ones) make, and the lines xfs/348 greps under -n ("would have junked
+#   zeroed), xfs/033 (the root or a realtime inode zeroed or set to
+#   ones) and xfs/030 (an AG header zeroed or set to ones) make, and the lines xfs/348 greps under -n ("would have junked
 #   entry", "would fix ftype mismatch") name the same entries.
 . "$(dirname "$0")/lib.sh"
 need_xfsprogs
@@ -222,13 +222,24 @@ filtered() {
 	72) xfs72 xfs_repair "$@" "$img" ;;
 	esac 2>&1 | sed -f "$T/filter.sed"
 }
-# same_filtered NAME SRC: each oracle's repair and ours on a copy of SRC;
-# the filtered outputs equal, and xfs_repair then clean after ours.
+# check_ag_filter: what xfs/030's _check_ag does after _filter_repair.
+check_ag_filter() {
+	uniq | sed -e '/^error following ag 0 unlinked list$/d' \
+		-e '/^bad agbno AGBNO for finobt/d' -e '/^bad agbno AGBNO for rmapbt/d' \
+		-e '/^bad agbno AGBNO for refcntbt/d' -e '/^agf has bad CRC/d' \
+		-e '/^agi has bad CRC/d' -e '/^bad inobt block count/d' \
+		-e '/^bad finobt block count/d' -e '/^Missing reverse-mapping record.*/d' \
+		-e '/^bad levels LEVELS for [a-z]* root.*/d' \
+		-e '/^unknown block state, ag AGNO, block.*/d'
+}
+# same_filtered NAME SRC [FILTER]: each oracle's repair and ours on a copy
+# of SRC; the filtered outputs (then through FILTER) equal, and
+# xfs_repair then clean after ours.
 same_filtered() {
-	local name=$1 src=$2 v
+	local name=$1 src=$2 post=${3:-cat} v
 	for v in $(oracles) ours; do
 		cp --sparse=always "$src" "$T/f$v.img"
-		filtered $v "$T/f$v.img" >"$T/f$v.out"
+		filtered $v "$T/f$v.img" | $post >"$T/f$v.out"
 	done
 	for v in $(oracles); do
 		diff "$T/f$v.out" "$T/fours.out" >"$T/d" &&
@@ -245,21 +256,38 @@ mkfs_xfs_image "$T/sb.img" 1g -d agcount=8 || { cat "$T/mkfs.out" >&2; exit 99; 
 dd if=/dev/zero of="$T/sb.img" bs=512 count=1 conv=notrunc status=none
 same_filtered "xfs/178, primary superblock zeroed" "$T/sb.img"
 
+# set_bits IMG STRUCT ONES: what fstests' _zero_position does: the bytes
+# of STRUCT (an xfs_db address) all zeroes, or all ones if ONES is 1.
+set_bits() {
+	local img=$1 st=$2 ones=$3 off len
+	read -r off len < <(xfs_db -r -c "$st" -c stack "$img" |
+		sed -n 's/.*byte offset \([0-9]*\), length \([0-9]*\).*/\1 \2/p')
+	[ -n "$len" ] || return 1
+	if [ "$ones" = 1 ]; then
+		head -c "$len" /dev/zero | tr '\0' '\377'
+	else
+		head -c "$len" /dev/zero
+	fi | dd of="$img" bs=1 seek="$off" conv=notrunc status=none
+}
+bits() { [ "$1" = 1 ] && echo ones || echo zeroes; }
+
 # xfs/033: an inode's bytes all zeroes or all ones (fstests' devzero).
 mkfs_xfs_image "$T/ri.img" 300m -i size=512 || { cat "$T/mkfs.out" >&2; exit 99; }
 for c in "rootino 0" "rbmino 1" "rsumino 0"; do
 	read -r field ones <<<"$c"
 	ino=$(db_get "$T/ri.img" "sb 0" "$field")
 	cp --sparse=always "$T/ri.img" "$T/rix.img"
-	read -r off len < <(xfs_db -r -c "inode $ino" -c stack "$T/rix.img" |
-		sed -n 's/.*byte offset \([0-9]*\), length \([0-9]*\).*/\1 \2/p')
-	[ -n "$len" ] || { fail "xfs/033: no offset for inode $ino"; continue; }
-	if [ "$ones" = 1 ]; then
-		head -c "$len" /dev/zero | tr '\0' '\377'
-	else
-		head -c "$len" /dev/zero
-	fi | dd of="$T/rix.img" bs=1 seek="$off" conv=notrunc status=none
-	same_filtered "xfs/033, $field inode set to $([ "$ones" = 1 ] && echo ones || echo zeroes)" "$T/rix.img"
+	set_bits "$T/rix.img" "inode $ino" "$ones" ||
+		{ fail "xfs/033: no offset for inode $ino"; continue; }
+	same_filtered "xfs/033, $field inode set to $(bits "$ones")" "$T/rix.img"
+done
+
+# xfs/030: AG 0's AGF, AGI or AGFL set to zeroes or ones.
+for c in "agf 0" "agi 1" "agfl 0"; do
+	read -r st ones <<<"$c"
+	cp --sparse=always "$T/ri.img" "$T/ag.img"
+	set_bits "$T/ag.img" "$st 0" "$ones" || { fail "xfs/030: no offset for $st 0"; continue; }
+	same_filtered "xfs/030, $st 0 set to $(bits "$ones")" "$T/ag.img" check_ag_filter
 done
 
 # xfs/348: every test file's mode set to one type; under -n, the entries
