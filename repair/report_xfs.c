@@ -17,9 +17,18 @@
  *      repairs and the passes that check them
  *
  * Only the first pass prints them: the later passes confirm the repairs
- * and report as our own lines do.  A few of xfs_repair's messages that
- * scripts look for come with our findings, in its words (xr_msg).  The last line is "done", or under -n
+ * and report as our own lines do.  The last line is "done", or under -n
  * "No modify flag set, skipping filesystem flush and exiting.".
+ *
+ * Findings: without --report (the default) the output is xfs_repair's.
+ * fix_problem holds each first-pass finding (xr_finding); an xr_msg
+ * right after it says it in xfs_repair's words instead, and a finding
+ * nothing said so is printed in ours at the next line of any kind
+ * (xr_flush).  The words come from the sites that know the raw fields:
+ * the primary superblock's search (xr_sb_*), inode headers, lost root and
+ * realtime inodes, AG headers, junked short-form entries, link counts
+ * and entry file types.  With --report our lines are printed as found
+ * and xfs_repair's beside them.
  *
  * At the end, metadata LSNs ahead of the log get xfs_repair's "Maximum
  * metadata LSN (C:B) is ahead of log (C:B)." and "[Would] Format log to
