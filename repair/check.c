@@ -40,7 +40,9 @@ root_chunk_found(struct repair_ctx *rc)
 
 	if (agno >= mp->g.agcount)
 		return;
-	for (size_t i = 0; i < rc->scan.ags[agno].chunks.n; i++) {
+	/* xfs_repair looks in the inobt alone (ours may come from the rmapbt). */
+	for (size_t i = 0; !rc->scan.ags[agno].xr_agi_lost &&
+	     i < rc->scan.ags[agno].chunks.n; i++) {
 		uint32_t start = xk_be32_get(rc->scan.ags[agno].chunks.v[i]
 					     .ir_startino);
 

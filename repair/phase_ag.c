@@ -285,6 +285,7 @@ scan_agi(struct repair_ctx *rc, uint32_t agno)
 		xr_agi_header(rc, agno, xk_buf_agi(bp));
 	}
 	if (!header_usable(err, &bp->fail)) {
+		as->xr_agi_lost = 1;
 		xk_buf_release(bp);
 		return;
 	}

@@ -161,6 +161,12 @@ struct ag_scan {
 	uint32_t	agf_rmap_blocks, agf_refc_blocks, agf_flcount;
 	uint32_t	agi_count, agi_freecount, agi_iblocks, agi_fblocks;
 	uint32_t	agfl_live;	/* live AGFL slots seen */
+	/*
+	 * xfs_repair's words said "reset bad agf/agi" for this AG (its
+	 * trees' blocks are then lost without a word of xfs_repair's), and
+	 * whether the AGI was past reading (no root chunk from its inobt).
+	 */
+	uint8_t		xr_reset, xr_agi_lost;
 	uint64_t	tree_blocks[XK_BT_NR];
 	int		trees_ok[XK_BT_NR];
 	/*
@@ -525,6 +531,12 @@ void xr_agi_header(struct repair_ctx *rc, uint32_t agno,
 		   const struct xk_agi *h);
 void xr_agf_header(struct repair_ctx *rc, uint32_t agno,
 		   const struct xk_agf *h);
+/*
+ * Blocks neither free nor used, or AG metadata rmap records matching
+ * nothing, in an AG whose AGF, AGI or AGFL xfs_repair's words reset: the
+ * old trees' blocks, which xfs_repair frees silently.
+ */
+void xr_lost_space(struct repair_ctx *rc, uint32_t agno);
 /* An AGFL that failed its verifier: "bad agbno N in agfl, agno A". */
 void xr_agfl_slots(struct repair_ctx *rc, uint32_t agno,
 		   const struct xk_agf *agf, void *agfl);

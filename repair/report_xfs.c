@@ -473,9 +473,11 @@ ag_header_end(struct repair_ctx *rc, uint32_t agno, const char *hdr,
 		bad_uuid(rc, hdr, agno, uuid);
 		bad = 1;
 	}
-	if (bad)
+	if (bad) {
 		xr_msg(rc, "%s bad %s for ag %u", rc->opt.no_modify ?
 		       "would reset" : "reset", hdr, agno);
+		rc->scan.ags[agno].xr_reset = 1;
+	}
 	return bad;
 }
 
@@ -525,8 +527,28 @@ xr_agf_header(struct repair_ctx *rc, uint32_t agno, const struct xk_agf *h)
 	}
 	if (!ag_header_end(rc, agno, "agf", h->agf_uuid, bad))
 		return;
+	/*
+	 * xfs_repair then walks the free list from flfirst to fllast (an
+	 * index too large reset to 0) and compares the count with flcount.
+	 */
+	if (!rc->opt.no_modify && xk_be32_get(h->agf_flcount)) {
+		uint32_t f = first < size ? first : 0;
+		uint32_t l = last < size ? last : 0;
+		uint32_t n = (l + size - f) % size + 1;
+
+		if (n != xk_be32_get(h->agf_flcount))
+			xr_msg(rc, "freeblk count %d != flcount %d in ag %u",
+			       (int)n, (int)xk_be32_get(h->agf_flcount), agno);
+	}
 	root_line(rc, agno, h->agf_roots[XK_AGF_BNO], "btbno");
 	root_line(rc, agno, h->agf_roots[XK_AGF_CNT], "btbcnt");
+}
+
+void
+xr_lost_space(struct repair_ctx *rc, uint32_t agno)
+{
+	if (rc->scan.ags[agno].xr_reset)
+		xr_covered(rc);
 }
 
 void
@@ -543,8 +565,10 @@ xr_agfl_slots(struct repair_ctx *rc, uint32_t agno, const struct xk_agf *agf,
 		uint32_t b = xk_be32_get(*xk_agfl_bno(agfl,
 						      (first + i) % size));
 
-		if (!root_ok(rc->mp, agno, b))
+		if (!root_ok(rc->mp, agno, b)) {
 			xr_msg(rc, "bad agbno %u in agfl, agno %u", b, agno);
+			rc->scan.ags[agno].xr_reset = 1;
+		}
 	}
 }
 
