@@ -104,6 +104,7 @@ operational_error(struct repair_ctx *rc, const char *msg)
 	int status = rc->found.error == -EINTR && repair_interrupted() ?
 		     128 + repair_interrupted() : REPAIR_EXIT_ERROR;
 
+	xr_flush(rc);	/* a finding held for xfs_repair's words: said */
 	fprintf(stderr, "xfskit-repair: %s: %s\n", rc->opt.device, msg);
 	if (rc->opt.json) {
 		/* What was changed before the error, listed all the same. */
@@ -178,6 +179,7 @@ finish_stopped(struct repair_ctx *rc, struct xk_undo *undo, int status)
 {
 	int err;
 
+	xr_flush(rc);
 	/* Blocks changed in the cache and not written stay unwritten. */
 	xk_mount_discard(rc->mp);
 	rc->mp = NULL;
