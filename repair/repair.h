@@ -164,7 +164,8 @@ struct ag_scan {
 	/*
 	 * xfs_repair's words said "reset bad agf/agi" for this AG (its
 	 * trees' blocks are then lost without a word of xfs_repair's), and
-	 * whether the AGI was past reading (no root chunk from its inobt).
+	 * whether xfs_repair reads no inobt here (the AGI past reading, or
+	 * the AG skipped under -n): no root chunk found in it.
 	 */
 	uint8_t		xr_reset, xr_agi_lost;
 	uint64_t	tree_blocks[XK_BT_NR];

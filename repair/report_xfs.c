@@ -463,22 +463,30 @@ bad_uuid(struct repair_ctx *rc, const char *hdr, uint32_t agno,
 
 /*
  * The header's UUID, then, when anything was wrong, "reset bad agf for
- * ag N".  Returns whether it was.
+ * ag N".  Returns whether xfs_repair goes on to the AG's trees: under -n
+ * it skips the AG ("bad uncorrected agheader N, skipping ag...", its
+ * inobt unread).
  */
 static int
 ag_header_end(struct repair_ctx *rc, uint32_t agno, const char *hdr,
 	      const uint8_t *uuid, int bad)
 {
+	struct ag_scan *as = &rc->scan.ags[agno];
+
 	if (memcmp(uuid, rc->mp->meta_uuid, 16)) {
 		bad_uuid(rc, hdr, agno, uuid);
 		bad = 1;
 	}
-	if (bad) {
-		xr_msg(rc, "%s bad %s for ag %u", rc->opt.no_modify ?
-		       "would reset" : "reset", hdr, agno);
-		rc->scan.ags[agno].xr_reset = 1;
+	if (!bad)
+		return 0;
+	xr_msg(rc, "%s bad %s for ag %u", rc->opt.no_modify ?
+	       "would reset" : "reset", hdr, agno);
+	if (rc->opt.no_modify && !as->xr_reset) {
+		xr_msg(rc, "bad uncorrected agheader %u, skipping ag...", agno);
+		as->xr_agi_lost = 1;
 	}
-	return bad;
+	as->xr_reset = 1;
+	return !rc->opt.no_modify;
 }
 
 /* A btree root the header names outside the AG's usable blocks. */
