@@ -654,10 +654,12 @@ main(int argc, char **argv)
 		close(fd);
 	}
 	{
-		const char *rargv[10] = { fc.repair, "--no-progress" };
+		/* What it changes, in its own report. */
+		const char *rargv[10] = { fc.repair, "--no-progress",
+					  "--report" };
 		int st2;
 
-		devs_args(&fc, rargv + 2);
+		devs_args(&fc, rargv + 3);
 		st2 = run(&fc, rargv, NULL, NULL);
 
 		if (cancelled || st2 == 128 + SIGINT ||

@@ -40,7 +40,9 @@ root_chunk_found(struct repair_ctx *rc)
 
 	if (agno >= mp->g.agcount)
 		return;
-	for (size_t i = 0; i < rc->scan.ags[agno].chunks.n; i++) {
+	/* xfs_repair looks in the inobt alone (ours may come from the rmapbt). */
+	for (size_t i = 0; !rc->scan.ags[agno].xr_agi_lost &&
+	     i < rc->scan.ags[agno].chunks.n; i++) {
 		uint32_t start = xk_be32_get(rc->scan.ags[agno].chunks.v[i]
 					     .ir_startino);
 
@@ -49,6 +51,9 @@ root_chunk_found(struct repair_ctx *rc)
 			return;
 		}
 	}
+	/* Not a finding of its own: the one before it stays printed. */
+	xr_flush(rc);
+	xr_msg(rc, "root inode chunk not found");
 }
 
 /* "agno = N" for each AG, as xfs_repair lists the AGs a step went over. */
@@ -180,6 +185,7 @@ repair_scan(struct repair_ctx *rc)
 	lists_report(rc);
 	xr_phase(rc, 4);
 	xr_step(rc, "setting up duplicate extent list...");
+	xr_root_check(rc);
 	phase(rc, 4, "check space ownership, free space, rmap and "
 	      "refcount...", "checking space ownership");
 	meter_start(rc, &meter, "Phase 4 - space cross-checks", "AGs", 1,
@@ -215,7 +221,9 @@ repair_scan(struct repair_ctx *rc)
 	if (repair_phase_end(rc, phase_counters(rc)))
 		return rc->found.error;
 	xr_phase(rc, 6);
-	if (rc->mp->sb.rblocks && !rc->opt.no_modify)
+	xr_phase6_remade(rc);
+	/* Printed with or without a realtime volume, as xfs_repair. */
+	if (!rc->opt.no_modify)
 		xr_step(rc, "resetting contents of realtime bitmap and "
 			"summary inodes");
 	xr_step(rc, "traversing filesystem ...");

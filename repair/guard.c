@@ -76,7 +76,7 @@ static void
 say_unchecked(struct repair_ctx *rc)
 {
 	for (int i = 0; i < rc->found.nunsup; i++)
-		info(rc, "%s was not checked: %s.\n", rc->found.unsup[i].what,
+		notice(rc, "%s was not checked: %s.\n", rc->found.unsup[i].what,
 		     rc->found.unsup[i].why);
 }
 

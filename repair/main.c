@@ -20,14 +20,15 @@ usage(FILE *to)
 	fprintf(to,
 "Usage: xfskit-repair [-nLePvfd] [-z UNDO_FILE] [-t SECONDS] [-m MB]\n"
 "                     [-o SUBOPT[=VALUE]] [-l LOGDEV] [-r RTDEV] [-c SUBOPT=V]\n"
-"                     [--spill-dir DIR] [--direct] [--json] [--no-progress]\n"
+"                     [--spill-dir DIR] [--direct] [--json] [--report]\n"
+"                     [--no-progress]\n"
 "                     DEVICE\n"
 "       xfskit-repair -V\n"
 "  -n      no modify: check only, open the device read-only, write nothing\n"
 "  -L      zero the log (its changes are lost) instead of replaying it\n"
 "  -e      exit with status 4 when corruption was found and repaired\n"
 "  -z F    record every block overwritten in undo file F (see xfskit-undo)\n"
-"  -v      verbose: report each phase and each btree walked\n"
+"  -v      verbose: --report, and each phase and each btree walked\n"
 "  -f      DEVICE is an image file (accepted as xfs_repair does; files\n"
 "          and block devices are told apart by themselves)\n"
 "  -P      no readahead (xfs_repair: disable prefetching)\n"
@@ -67,6 +68,9 @@ usage(FILE *to)
 "  --direct  read and write the device with O_DIRECT (no page cache)\n"
 "  --json  print one JSON document: problems, actions (every change\n"
 "          made) and a summary (doc/json.md)\n"
+"  --report  our own report beside xfs_repair's lines: each finding in\n"
+"          our words, each change made, the checking passes, a summary\n"
+"          (also XFSKIT_REPAIR_REPORT=1 in the environment)\n"
 "  --no-progress  no progress line on a terminal\n"
 "  --progress-fd=N  write e2fsck -C progress lines (phase done total\n"
 "          device) to file descriptor N, as fsck.xfskit -C does\n"
@@ -76,9 +80,10 @@ usage(FILE *to)
 "found repaired (each change reported, with the inode's path), and the\n"
 "check run again to confirm; from the first write to the last the primary\n"
 "superblock is marked NEEDSREPAIR (the kernel refuses to mount a run cut\n"
-"short until a repair completes).  xfs_repair's phase lines (\"Phase 1 - ...\",\n"
-"\"done\") go to standard error, our findings and changes to standard\n"
-"output.\n"
+"short until a repair completes).  The output is xfs_repair's, on the\n"
+"same streams: its phase lines and its words for each finding where it\n"
+"has them (ours where it has none) on standard error, \"No modify flag\n"
+"set, skipping phase 5\" on standard output; --report adds ours.\n"
 "Exit status: 0 clean or repaired (4 with -e if anything was repaired),\n"
 "1 corruption found (-n) or left unrepaired, a usage error, or an\n"
 "operational error (memory, I/O, a mounted filesystem: the run stopped,\n"
@@ -99,6 +104,7 @@ operational_error(struct repair_ctx *rc, const char *msg)
 	int status = rc->found.error == -EINTR && repair_interrupted() ?
 		     128 + repair_interrupted() : REPAIR_EXIT_ERROR;
 
+	xr_flush(rc);	/* a finding held for xfs_repair's words: said */
 	fprintf(stderr, "xfskit-repair: %s: %s\n", rc->opt.device, msg);
 	if (rc->opt.json) {
 		/* What was changed before the error, listed all the same. */
@@ -173,6 +179,7 @@ finish_stopped(struct repair_ctx *rc, struct xk_undo *undo, int status)
 {
 	int err;
 
+	xr_flush(rc);
 	/* Blocks changed in the cache and not written stay unwritten. */
 	xk_mount_discard(rc->mp);
 	rc->mp = NULL;
@@ -249,9 +256,12 @@ open_from_secondary(struct repair_ctx *rc, int why, struct xk_fail *f,
 	xk_sb_decode(&hint, &dsb);
 	info(rc, "Primary superblock is bad (%s); looking for a "
 	     "secondary...\n", line);
+	xr_sb_search(rc, why, f);
 	/* xfs_repair scans the whole device; 1 TiB bounds the search. */
 	err = find_secondary_sb(dev, &hint, 1ULL << 40, &sb, &agno);
 	if (err) {
+		xr_msg(rc, "Sorry, could not find valid secondary superblock");
+		xr_msg(rc, "Exiting now.");
 		snprintf(errmsg, errlen, "%s; no good secondary superblock "
 			 "found either", line);
 		xk_dev_close(dev);
@@ -270,6 +280,7 @@ open_from_secondary(struct repair_ctx *rc, int why, struct xk_fail *f,
 	secondary_sb_fixup(rc->mp);
 	report(rc, PR_SB_PRIMARY_BAD, "superblock", 0, 0, 0, "primary",
 	       "%s", line);
+	xr_sb_found(rc, &sb);
 	return 0;
 }
 
@@ -286,7 +297,7 @@ needsrepair_end(struct repair_ctx *rc, int status)
 
 	if (status != REPAIR_EXIT_CLEAN && status != REPAIR_EXIT_FIXED) {
 		if (xk_needsrepair_marked(rc->mp))
-			info(rc, "The primary superblock stays marked "
+			notice(rc, "The primary superblock stays marked "
 			     "NEEDSREPAIR: the kernel will not mount the "
 			     "filesystem until a repair completes.\n");
 		return status;
@@ -400,7 +411,7 @@ repair_run(struct repair_ctx *rc, unsigned long *found)
 	if (err)
 		return err;
 	if (last) {
-		info(rc, "%lu problem%s could not be repaired.\n", last,
+		notice(rc, "%lu problem%s could not be repaired.\n", last,
 		     last == 1 ? "" : "s");
 		return REPAIR_EXIT_CORRUPT;
 	}
@@ -489,6 +500,7 @@ main(int argc, char **argv)
 		{ "direct", no_argument, NULL, 'D' },
 		{ "spill-dir", required_argument, NULL, 'S' },
 		{ "no-progress", no_argument, NULL, 'N' },
+		{ "report", no_argument, NULL, 'R' },
 		{ "progress-fd", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -593,6 +605,10 @@ main(int argc, char **argv)
 			break;
 		case 'v':
 			rc.opt.verbose++;
+			rc.opt.report = 1;
+			break;
+		case 'R':
+			rc.opt.report = 1;
 			break;
 		case 'V':
 			printf("xfskit-repair version %s\n", xk_version());
@@ -613,6 +629,12 @@ main(int argc, char **argv)
 	}
 	rc.opt.device = argv[optind];
 	xr_fail_after_read(&rc);
+	{
+		const char *r = getenv("XFSKIT_REPAIR_REPORT");
+
+		if (r && *r && strcmp(r, "0"))
+			rc.opt.report = 1;
+	}
 	if (dangerous)
 		fprintf(stderr, "xfskit-repair: -d: a mounted filesystem is "
 			"still refused (nothing writes under one); "
@@ -852,8 +874,11 @@ main(int argc, char **argv)
 			xk_fault_count(XK_FAULT_WRITE),
 			xk_fault_count(XK_FAULT_THREAD),
 			xk_fault_count(XK_FAULT_PHASE));
+	xr_flush(&rc);
 	if (rc.opt.json) {
 		json_end(&rc, status);
+	} else if (!rc.opt.report) {
+		/* xfs_repair's lines alone. */
 	} else if (!rc.opt.no_modify && found) {
 		action_summary(&rc);
 	} else if (rc.opt.no_modify && found) {

@@ -87,7 +87,7 @@ slot_fits(struct repair_ctx *rc, uint64_t ino)
 static void
 refuse(struct repair_ctx *rc, const char *why, uint64_t ino)
 {
-	info(rc, "The metadata directory tree cannot be rebuilt: %s "
+	notice(rc, "The metadata directory tree cannot be rebuilt: %s "
 	     "(inode %llu).\n", why, (unsigned long long)ino);
 	plan_none(rc);
 	rc->plan.meta_refuse = 1;

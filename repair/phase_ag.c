@@ -163,6 +163,8 @@ scan_agfl(struct repair_ctx *rc, uint32_t agno, const struct xk_agf *agf)
 	}
 	if (err)
 		fix_problem(rc, PR_AGFL_BAD, &bp->fail);
+	if (err && err != XK_EBADCRC && !rc->found.error)
+		xr_agfl_slots(rc, agno, agf, bp->data);
 	if (err == 0 || err == XK_EBADCRC) {
 		uint32_t last = xk_be32_get(agf->agf_fllast);
 		uint32_t want = count ? (last + size - first) % size + 1 : 0;
@@ -227,6 +229,11 @@ scan_agf(struct repair_ctx *rc, uint32_t agno)
 	}
 	if (err)
 		fix_problem(rc, PR_AGF_BAD, &bp->fail);
+	if (err && !rc->found.error) {
+		if (err == XK_EBADCRC || bp->fail.crc_bad)
+			xr_msg(rc, "agf has bad CRC for ag %u", agno);
+		xr_agf_header(rc, agno, xk_buf_agf(bp));
+	}
 	if (!header_usable(err, &bp->fail)) {
 		xk_buf_release(bp);
 		return;
@@ -272,7 +279,13 @@ scan_agi(struct repair_ctx *rc, uint32_t agno)
 	}
 	if (err)
 		fix_problem(rc, PR_AGI_BAD, &bp->fail);
+	if (err && !rc->found.error) {
+		if (err == XK_EBADCRC || bp->fail.crc_bad)
+			xr_msg(rc, "agi has bad CRC for ag %u", agno);
+		xr_agi_header(rc, agno, xk_buf_agi(bp));
+	}
 	if (!header_usable(err, &bp->fail)) {
+		as->xr_agi_lost = 1;
 		xk_buf_release(bp);
 		return;
 	}

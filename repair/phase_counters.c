@@ -48,20 +48,32 @@ phase_counters(struct repair_ctx *rc)
 		if (mp->g.has_rmapbt)
 			fdblocks += as->tree_blocks[XK_BT_RMAP] - 1;
 	}
-	if (icount != mp->sb.icount)
+	if (icount != mp->sb.icount) {
 		report(rc, PR_SB_COUNTER, "superblock", 0, 0, 0, "icount",
 		       "superblock says %llu inodes, counted %llu",
 		       (unsigned long long)mp->sb.icount,
 		       (unsigned long long)icount);
-	if (ifree != mp->sb.ifree)
+		xr_msg(rc, "sb_icount %llu, counted %llu",
+		       (unsigned long long)mp->sb.icount,
+		       (unsigned long long)icount);
+	}
+	if (ifree != mp->sb.ifree) {
 		report(rc, PR_SB_COUNTER, "superblock", 0, 0, 0, "ifree",
 		       "superblock says %llu free inodes, counted %llu",
 		       (unsigned long long)mp->sb.ifree,
 		       (unsigned long long)ifree);
-	if (fdblocks != mp->sb.fdblocks)
+		xr_msg(rc, "sb_ifree %llu, counted %llu",
+		       (unsigned long long)mp->sb.ifree,
+		       (unsigned long long)ifree);
+	}
+	if (fdblocks != mp->sb.fdblocks) {
 		report(rc, PR_SB_COUNTER, "superblock", 0, 0, 0, "fdblocks",
 		       "superblock says %llu free blocks, counted %llu",
 		       (unsigned long long)mp->sb.fdblocks,
 		       (unsigned long long)fdblocks);
+		xr_msg(rc, "sb_fdblocks %llu, counted %llu",
+		       (unsigned long long)mp->sb.fdblocks,
+		       (unsigned long long)fdblocks);
+	}
 	return 0;
 }

@@ -242,6 +242,7 @@ check_inode(struct repair_ctx *rc, uint64_t ino, int marked_free,
 	uint64_t blocks;
 	unsigned long before, fixed;
 	int bad[2] = { 0, 0 };
+	int cleared = 0;	/* xfs_repair's words said it is cleared */
 	int err;
 
 	memset(&f, 0, sizeof(f));
@@ -265,6 +266,10 @@ check_inode(struct repair_ctx *rc, uint64_t ino, int marked_free,
 		}
 		if (fix_problem(rc, PR_INODE_BAD, &f))
 			plan_inode(rc, ino, copy ? IFIX_CORE : IFIX_CLEAR, 0);
+		if (!rc->found.error)
+			cleared = xr_inode_header(rc, ino, ondisk, !copy ||
+					!xk_be16_get(copy->di_mode)) ||
+				  (!copy && xr_inode_cleared(rc, ino, &f));
 		if (!copy)
 			return 0;
 		dip = copy;
@@ -277,10 +282,14 @@ check_inode(struct repair_ctx *rc, uint64_t ino, int marked_free,
 		       "free", "the inobt says free, but the inode is in use "
 		       "(mode 0%o)", mode);
 	if (!mode) {
-		if (marked_free == 0)
+		if (marked_free == 0) {
 			report(rc, PR_INODE_STATE, "inode", -1, ino, bp->daddr,
 			       "free", "the inobt says in use, but the inode "
 			       "is free");
+			/* xfs_repair: "cleared inode N" said it. */
+			if (cleared)
+				xr_covered(rc);
+		}
 		free(copy);
 		return 0;
 	}
@@ -499,6 +508,7 @@ worker_main(void *arg)
 		}
 		rc->out = out;
 		scan_ag(rc, &parent->scan.ags[agno], agno);
+		xr_flush(rc);
 		fclose(out);
 		rc->out = NULL;
 	}
@@ -518,6 +528,8 @@ worker_open(struct worker *w, struct repair_ctx *parent)
 	rc->opt.device = parent->opt.device;
 	rc->opt.no_modify = parent->opt.no_modify;
 	rc->opt.verbose = parent->opt.verbose;
+	rc->opt.report = parent->opt.report;
+	rc->pass = parent->pass;	/* later passes' findings: --report's */
 	rc->meter = parent->meter;	/* counted here, drawn by the parent */
 	err = xk_dev_open(parent->opt.device, XK_DEV_RDONLY |
 			  (parent->opt.direct ? XK_DEV_DIRECT : 0), &dev);

@@ -77,18 +77,29 @@ is_metadata_ino(const struct xk_sb *sb, uint64_t ino)
  * them too).  With one they describe the realtime volume, which is not
  * checked here (unsupported.c says so).
  */
+int
+rt_inode_lost(struct repair_ctx *rc, uint64_t ino)
+{
+	const struct inode_info *ii;
+
+	if (rc->mp->sb.rblocks || rc->mp->g.has_metadir ||
+	    ino == XK_NULLFSINO || !xk_ino_valid(rc->mp, ino))
+		return 0;
+	ii = find(rc, ino);
+	return !ii || (ii->mode & XK_S_IFMT) != XK_S_IFREG;
+}
+
 static void
 check_rt_inode(struct repair_ctx *rc, uint64_t ino, const char *which)
 {
-	const struct inode_info *ii = find(rc, ino);
-
-	if (ino == XK_NULLFSINO || !xk_ino_valid(rc->mp, ino) ||
-	    (ii && (ii->mode & XK_S_IFMT) == XK_S_IFREG))
+	if (!rt_inode_lost(rc, ino))
 		return;
 	if (report(rc, PR_INODE_BAD, "realtime inode", -1, ino, XK_NO_DADDR,
 		   which, "the realtime %s inode the superblock names is not "
 		   "a regular file in use", which))
 		plan_inode(rc, ino, IFIX_NEWRTINO, 0);
+	/* Phase 6 began with "reinitializing realtime ... inode". */
+	xr_covered(rc);
 }
 
 /* Drop an entry naming an inode not in use, in a directory we can edit. */
@@ -297,6 +308,8 @@ phase_links(struct repair_ctx *rc)
 				   "an entry names inode %llu, which is "
 				   "not in use", (unsigned long long)e->child))
 				plan_bad_entry(rc, in_meta, e);
+			if (!rc->found.error)
+				xr_entry_junked(rc, e->parent, e->child);
 			continue;
 		}
 		if (p && c->meta != p->meta) {
@@ -367,6 +380,9 @@ phase_links(struct repair_ctx *rc)
 			else
 				plan_none(rc);
 		}
+		/* Phase 6 began with "reinitializing root directory". */
+		if (rc->xr.root_lost)
+			xr_covered(rc);
 		root = NULL;
 	} else {
 		if (root->parent != root->ino)
@@ -381,10 +397,8 @@ phase_links(struct repair_ctx *rc)
 	if (rc->mp->g.has_metadir && check_metadir_root(rc))
 		return repair_error(rc, -ENOMEM, "walking the metadata "
 				    "directory tree");
-	if (!sb->rblocks && !rc->mp->g.has_metadir) {
-		check_rt_inode(rc, sb->rbmino, "bitmap");
-		check_rt_inode(rc, sb->rsumino, "summary");
-	}
+	check_rt_inode(rc, sb->rbmino, "bitmap");
+	check_rt_inode(rc, sb->rsumino, "summary");
 
 	/*
 	 * Every finding is reported and counted the same with and without

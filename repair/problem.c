@@ -315,8 +315,15 @@ fix_problem(struct repair_ctx *rc, enum problem pr, const struct xk_fail *f)
 		json_problem(rc, pr, f);
 		return !rc->opt.no_modify;
 	}
-	live_clear(rc);
-	fprintf(rc->out, "%s: %s\n", problems[pr].what, line);
+	if (rc->opt.report) {
+		live_clear(rc);
+		fprintf(rc->out, "%s: %s\n", problems[pr].what, line);
+	} else if (rc->pass <= 1) {
+		char both[sizeof(rc->xr.pending)];
+
+		snprintf(both, sizeof(both), "%s: %s", problems[pr].what, line);
+		xr_finding(rc, both);
+	}
 	/* The caller plans its fix now; repair applies it after the pass. */
 	return !rc->opt.no_modify;
 }
@@ -326,6 +333,20 @@ info(struct repair_ctx *rc, const char *fmt, ...)
 {
 	va_list ap;
 
+	if (!rc->opt.report && !rc->opt.json)
+		return;
+	live_clear(rc);
+	va_start(ap, fmt);
+	vfprintf(rc->opt.json ? stderr : rc->out, fmt, ap);
+	va_end(ap);
+}
+
+void
+notice(struct repair_ctx *rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	xr_flush(rc);
 	live_clear(rc);
 	va_start(ap, fmt);
 	vfprintf(rc->opt.json ? stderr : rc->out, fmt, ap);

@@ -622,7 +622,7 @@ quota_forget_lost(struct repair_ctx *rc, unsigned long *applied)
 				  "names inode %llu as the %s inode, and that "
 				  "type's usage is marked as not counted",
 				  (unsigned long long)qt->ino, qt->name);
-		info(rc, "Warning: %s information was cleared.  Limits must "
+		notice(rc, "Warning: %s information was cleared.  Limits must "
 		     "be set again; the kernel makes a new quota file and "
 		     "counts the usage at the next quota mount.\n",
 		     qt->name);

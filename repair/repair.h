@@ -162,6 +162,13 @@ struct ag_scan {
 	uint32_t	agf_rmap_blocks, agf_refc_blocks, agf_flcount;
 	uint32_t	agi_count, agi_freecount, agi_iblocks, agi_fblocks;
 	uint32_t	agfl_live;	/* live AGFL slots seen */
+	/*
+	 * xfs_repair's words said "reset bad agf/agi" for this AG (its
+	 * trees' blocks are then lost without a word of xfs_repair's), and
+	 * whether xfs_repair reads no inobt here (the AGI past reading, or
+	 * the AG skipped under -n): no root chunk found in it.
+	 */
+	uint8_t		xr_reset, xr_agi_lost;
 	uint64_t	tree_blocks[XK_BT_NR];
 	int		trees_ok[XK_BT_NR];
 	/*
@@ -215,6 +222,12 @@ struct repair_opts {
 	const char	*rtdev;		/* -r: the realtime device */
 	int		no_modify;
 	int		verbose;
+	/*
+	 * --report, -v or XFSKIT_REPAIR_REPORT: our own lines (findings in
+	 * our words, changes, later passes, the summary) beside xfs_repair's;
+	 * without it a run prints xfs_repair's lines alone where it has them.
+	 */
+	int		report;
 	int		json;		/* --json: one JSON document */
 	int		progress;	/* show progress on stderr */
 	int		progress_fd;	/* --progress-fd: e2fsck -C lines, or -1 */
@@ -363,6 +376,15 @@ struct repair_ctx {
 	struct {
 		int	phase;		/* the last phase line printed */
 		int	fail_after;	/* XFS_REPAIR_FAIL_AFTER_PHASE, or 0 */
+		/*
+		 * Without --report: the last finding, held until we know
+		 * whether xfs_repair's words for it follow (xr_msg).
+		 */
+		char	pending[600];
+		/* The primary made from a secondary: its stripe geometry. */
+		int		sb_copied;
+		uint32_t	sb_unit, sb_width;
+		int		root_lost;	/* phase 4 found no root */
 	} xr;
 	/* The log head's LSN once the log is read (0: none known). */
 	uint64_t	log_head_lsn;
@@ -463,9 +485,77 @@ void xr_fail_after_read(struct repair_ctx *rc);
 void xr_phase(struct repair_ctx *rc, int phase);
 void xr_step(struct repair_ctx *rc, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-/* One of xfs_repair's messages, in its words, beside our finding. */
+/*
+ * One of xfs_repair's messages, in its words, for the finding just
+ * reported: without --report it stands in for our line.
+ */
 void xr_msg(struct repair_ctx *rc, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/*
+ * Without --report: a first-pass finding (fix_problem) that no xr_msg
+ * followed is printed in our words at the next line of any kind, or
+ * here (before a worker's buffer closes, before the run's last lines).
+ */
+void xr_finding(struct repair_ctx *rc, const char *line);
+/*
+ * The primary superblock unusable (err, f: why): xfs_repair's lines
+ * before its search for a secondary, and once one is in use (WAS: the
+ * secondary as read, before the inodes it names were set).
+ */
+void xr_sb_search(struct repair_ctx *rc, int err, const struct xk_fail *f);
+void xr_sb_found(struct repair_ctx *rc, const struct xk_sb *was);
+/* The finding just reported was said in xfs_repair's words before. */
+void xr_covered(struct repair_ctx *rc);
+/*
+ * An inode core that failed its verifier: xfs_repair's lines when its
+ * header is what fails; returns 1 when they end with the inode cleared
+ * (freed: the check clears it or keeps it free).
+ */
+int xr_inode_header(struct repair_ctx *rc, uint64_t ino,
+		    const struct xk_dinode *dip, int freed);
+/*
+ * An inode cleared for a finding xfs_repair has words for ("bad inode
+ * format in inode N", "cleared inode N"); returns 1 when they were said.
+ */
+int xr_inode_cleared(struct repair_ctx *rc, uint64_t ino,
+		     const struct xk_fail *f);
+/*
+ * An entry of short-form directory dir naming child, not in use: "entry
+ * "NAME" in shortform directory ... references free inode ..." and
+ * "would have junked entry ..." ("junking entry ...").
+ */
+void xr_entry_junked(struct repair_ctx *rc, uint64_t dir, uint64_t child);
+/*
+ * An AGI or AGF that failed its verifier: xfs_repair's lines for its
+ * fields ("bad magic # 0x0 for agi 0", ..., "reset bad agi for ag 0",
+ * "bad agbno N for inobt root, agno 0").
+ */
+void xr_agi_header(struct repair_ctx *rc, uint32_t agno,
+		   const struct xk_agi *h);
+void xr_agf_header(struct repair_ctx *rc, uint32_t agno,
+		   const struct xk_agf *h);
+/*
+ * Blocks neither free nor used, or AG metadata rmap records matching
+ * nothing, in an AG whose AGF, AGI or AGFL xfs_repair's words reset: the
+ * old trees' blocks, which xfs_repair frees silently.
+ */
+void xr_lost_space(struct repair_ctx *rc, uint32_t agno);
+/* An AGFL that failed its verifier: "bad agbno N in agfl, agno A". */
+void xr_agfl_slots(struct repair_ctx *rc, uint32_t agno,
+		   const struct xk_agf *agf, void *agfl);
+/*
+ * Phase 4: "root inode lost"; phase 6: "reinitializing root directory"
+ * and the realtime inodes' lines.
+ */
+void xr_root_check(struct repair_ctx *rc);
+void xr_phase6_remade(struct repair_ctx *rc);
+/*
+ * phase_links.c: a realtime bitmap or summary inode (ino) of a
+ * filesystem without a realtime volume is not a regular file in use,
+ * once the inode list is ordered.
+ */
+int rt_inode_lost(struct repair_ctx *rc, uint64_t ino);
+void xr_flush(struct repair_ctx *rc);
 void xr_end(struct repair_ctx *rc);
 void xr_done(struct repair_ctx *rc);
 /*
@@ -488,8 +578,14 @@ int guard_unchecked(struct repair_ctx *rc, int status);
 void guard_json(struct repair_ctx *rc);
 void json_string(FILE *out, const char *s);
 
-/* An informational line, on stderr (rc->out, or stderr under --json). */
+/*
+ * An informational line, on stderr (rc->out, or stderr under --json):
+ * info() one of our report's (--report), notice() one every run prints
+ * (what was not checked, what was lost or left undone).
+ */
 void info(struct repair_ctx *rc, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void notice(struct repair_ctx *rc, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /*

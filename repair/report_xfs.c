@@ -17,9 +17,18 @@
  *      repairs and the passes that check them
  *
  * Only the first pass prints them: the later passes confirm the repairs
- * and report as our own lines do.  A few of xfs_repair's messages that
- * scripts look for come with our findings, in its words (xr_msg).  The last line is "done", or under -n
+ * and report as our own lines do.  The last line is "done", or under -n
  * "No modify flag set, skipping filesystem flush and exiting.".
+ *
+ * Findings: without --report (the default) the output is xfs_repair's.
+ * fix_problem holds each first-pass finding (xr_finding); an xr_msg
+ * right after it says it in xfs_repair's words instead, and a finding
+ * nothing said so is printed in ours at the next line of any kind
+ * (xr_flush).  The words come from the sites that know the raw fields:
+ * the primary superblock's search (xr_sb_*), inode headers, lost root and
+ * realtime inodes, AG headers, junked short-form entries, link counts
+ * and entry file types.  With --report our lines are printed as found
+ * and xfs_repair's beside them.
  *
  * At the end, metadata LSNs ahead of the log get xfs_repair's "Maximum
  * metadata LSN (C:B) is ahead of log (C:B)." and "[Would] Format log to
@@ -32,8 +41,10 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
+#include <xfskit/crc32c.h>
 #include <xfskit/logv.h>
 
 #include "repair.h"
@@ -75,10 +86,28 @@ phase_done(struct repair_ctx *rc)
 }
 
 void
+xr_finding(struct repair_ctx *rc, const char *line)
+{
+	xr_flush(rc);
+	snprintf(rc->xr.pending, sizeof(rc->xr.pending), "%s", line);
+}
+
+void
+xr_flush(struct repair_ctx *rc)
+{
+	if (!rc->xr.pending[0])
+		return;
+	live_clear(rc);
+	fprintf(rc->out, "%s\n", rc->xr.pending);
+	rc->xr.pending[0] = '\0';
+}
+
+void
 xr_phase(struct repair_ctx *rc, int phase)
 {
 	if (rc->pass > 1 || phase <= rc->xr.phase)
 		return;
+	xr_flush(rc);
 	phase_done(rc);
 	rc->xr.phase = phase;
 	if (!shown(rc))
@@ -125,9 +154,10 @@ vline(struct repair_ctx *rc, const char *prefix, const char *fmt, va_list ap)
 	if (rc->pass > 1 || !shown(rc))
 		return;
 	live_clear(rc);
-	fputs(prefix, stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	/* A scan worker's lines go to its AG's buffer, in order. */
+	fputs(prefix, rc->out);
+	vfprintf(rc->out, fmt, ap);
+	fputc('\n', rc->out);
 }
 
 void
@@ -135,6 +165,7 @@ xr_step(struct repair_ctx *rc, const char *fmt, ...)
 {
 	va_list ap;
 
+	xr_flush(rc);
 	va_start(ap, fmt);
 	vline(rc, "        - ", fmt, ap);
 	va_end(ap);
@@ -145,9 +176,441 @@ xr_msg(struct repair_ctx *rc, const char *fmt, ...)
 {
 	va_list ap;
 
+	/* Said in xfs_repair's words: our line is --report's alone. */
+	rc->xr.pending[0] = '\0';
 	va_start(ap, fmt);
 	vline(rc, "", fmt, ap);
 	va_end(ap);
+}
+
+/* xfs_repair's words for why a superblock is unusable, by our check. */
+static const char *
+sb_why(int err, const struct xk_fail *f)
+{
+	static const struct {
+		const char	*check;
+		const char	*why;
+	} words[] = {
+		{ "magic", "bad magic number" },
+		{ "version", "bad or unsupported version" },
+		{ "crc", "bad CRC in superblock" },
+		{ "blocksize", "bad blocksize field" },
+		{ "blocklog", "bad blocksize log field" },
+		{ "sectsize", "bad sector size" },
+		{ "sectlog", "bad sector size" },
+		{ "inodesize", "bad inode size or inconsistent with number "
+		  "of inodes/block" },
+		{ "inopblock", "bad inode size or inconsistent with number "
+		  "of inodes/block" },
+		{ "imax_pct", "maximum indicated percentage of inodes > 100%" },
+		{ "inoalignmt", "inconsistent inode alignment value" },
+		{ "unit", "bad stripe unit in superblock" },
+		{ "width", "bad stripe width in superblock" },
+	};
+
+	if (err == XK_ENOTXFS)
+		return words[0].why;
+	for (size_t i = 0; f->check && i < sizeof(words) / sizeof(*words);
+	     i++)
+		if (!strcmp(f->check, words[i].check))
+			return words[i].why;
+	return "inconsistent filesystem geometry information";
+}
+
+void
+xr_sb_search(struct repair_ctx *rc, int err, const struct xk_fail *f)
+{
+	xr_msg(rc, "bad primary superblock - %s !!!", sb_why(err, f));
+	xr_msg(rc, "%s", "");
+	xr_msg(rc, "attempting to find secondary superblock...");
+}
+
+/* One of the inodes the superblock names at a fixed place. */
+static void
+sb_ino(struct repair_ctx *rc, const char *tag, uint64_t was, uint64_t now)
+{
+	if (was == now)
+		return;
+	xr_msg(rc, "sb %s inode value %llu %sinconsistent with calculated "
+	       "value %llu", tag, (unsigned long long)was,
+	       was == XK_NULLFSINO ? "(NULLFSINO) " : "",
+	       (unsigned long long)now);
+	xr_msg(rc, "%s superblock %s inode pointer to %llu",
+	       rc->opt.no_modify ? "would reset" : "resetting", tag,
+	       (unsigned long long)now);
+}
+
+void
+xr_sb_found(struct repair_ctx *rc, const struct xk_sb *was)
+{
+	const struct xk_sb *sb = &rc->mp->sb;
+
+	rc->xr.sb_copied = 1;
+	rc->xr.sb_unit = sb->unit;
+	rc->xr.sb_width = sb->width;
+	/* One read of AG 1's superblock: one of xfs_repair's dots. */
+	xr_msg(rc, ".found candidate secondary superblock...");
+	xr_msg(rc, "verified secondary superblock...");
+	xr_msg(rc, "%s modified primary superblock", rc->opt.no_modify ?
+	       "would write" : "writing");
+	sb_ino(rc, "root", was->rootino, sb->rootino);
+	sb_ino(rc, "realtime bitmap", was->rbmino, sb->rbmino);
+	sb_ino(rc, "realtime summary", was->rsumino, sb->rsumino);
+}
+
+void
+xr_covered(struct repair_ctx *rc)
+{
+	rc->xr.pending[0] = '\0';
+}
+
+/* xfs_repair's name for a fixed-place inode, or NULL. */
+static const char *
+special_inode(const struct xk_sb *sb, uint64_t ino)
+{
+	if (ino == sb->rootino)
+		return "root inode";
+	if (ino == sb->rbmino)
+		return "realtime bitmap inode";
+	if (ino == sb->rsumino)
+		return "realtime summary inode";
+	return NULL;
+}
+
+/* "cleared inode N", or "would have cleared ..." under -n. */
+static void
+cleared_line(struct repair_ctx *rc, uint64_t ino)
+{
+	const char *what = special_inode(&rc->mp->sb, ino);
+	int nm = rc->opt.no_modify;
+
+	if (what)
+		xr_msg(rc, "%s %s %llu", nm ? "would clear" : "cleared", what,
+		       (unsigned long long)ino);
+	else
+		xr_msg(rc, "%s inode %llu", nm ? "would have cleared" :
+		       "cleared", (unsigned long long)ino);
+}
+
+/*
+ * An inode core whose header fails: xfs_repair checks it twice, first
+ * to judge ("bad magic number 0x0 on inode N"), then to fix (the same
+ * with ", resetting magic number"); an inode whose number or UUID is not
+ * its own ends both and is cleared.  FREED: we clear it too (or keep it
+ * free); else the "cleared" line is not ours to print.  Returns whether
+ * it was printed.
+ */
+int
+xr_inode_header(struct repair_ctx *rc, uint64_t ino,
+		const struct xk_dinode *dip, int freed)
+{
+	struct xk_mount *mp = rc->mp;
+	uint32_t next = xk_be32_get(dip->di_next_unlinked);
+	int nm = rc->opt.no_modify;
+	int crc = !xk_cksum_ok(dip, mp->g.inodesize, XK_DINODE_CRC_OFF);
+	int magic = xk_be16_get(dip->di_magic) != XK_DINODE_MAGIC;
+	int version = dip->di_version != 3;
+	int unlinked = next != XK_NULLAGINO &&
+		       !xk_agino_in_range(mp, xk_ino_to_agno(mp, ino), next);
+	int wrong_ino = xk_be64_get(dip->di_ino) != ino;
+	int uuid = memcmp(dip->di_uuid, mp->meta_uuid, 16) != 0;
+	int negative = (int64_t)xk_be64_get(dip->di_size) < 0;
+	int stop = wrong_ino || uuid || negative;
+
+	if (!crc && !magic && !version && !unlinked && !stop)
+		return 0;
+	for (int fixing = 0; fixing < 2; fixing++) {
+		if (crc)
+			xr_msg(rc, "bad CRC for inode %llu%s",
+			       (unsigned long long)ino, !fixing ? "" :
+			       nm ? ", would rewrite" : ", will rewrite");
+		if (magic)
+			xr_msg(rc, "bad magic number 0x%x on inode %llu%s",
+			       xk_be16_get(dip->di_magic),
+			       (unsigned long long)ino, !fixing ? "" : nm ?
+			       ", would reset magic number" :
+			       ", resetting magic number");
+		if (version)
+			xr_msg(rc, "bad version number 0x%x on inode %llu%s",
+			       (unsigned int)(int)(int8_t)dip->di_version,
+			       (unsigned long long)ino, !fixing ? "" : nm ?
+			       ", would reset version number" :
+			       ", resetting version number");
+		if (unlinked)
+			xr_msg(rc, "bad next_unlinked 0x%x on inode %llu%s",
+			       next, (unsigned long long)ino, !fixing ? "" :
+			       nm ? ", would reset next_unlinked" :
+			       ", resetting next_unlinked");
+		if (wrong_ino)
+			xr_msg(rc, "inode identifier %llu mismatch on inode "
+			       "%llu", (unsigned long long)
+			       xk_be64_get(dip->di_ino),
+			       (unsigned long long)ino);
+		else if (uuid)
+			xr_msg(rc, "UUID mismatch on inode %llu",
+			       (unsigned long long)ino);
+		else if (negative)
+			xr_msg(rc, "bad (negative) size %lld on inode %llu",
+			       (long long)xk_be64_get(dip->di_size),
+			       (unsigned long long)ino);
+	}
+	if (!stop || !freed)
+		return 0;
+	cleared_line(rc, ino);
+	return 1;
+}
+
+int
+xr_inode_cleared(struct repair_ctx *rc, uint64_t ino,
+		 const struct xk_fail *f)
+{
+	/* The data fork's format does not fit the file type. */
+	if (!f->check || strcmp(f->check, "format"))
+		return 0;
+	xr_msg(rc, "bad inode format in inode %llu", (unsigned long long)ino);
+	cleared_line(rc, ino);
+	return 1;
+}
+
+void
+xr_entry_junked(struct repair_ctx *rc, uint64_t dir, uint64_t child)
+{
+	struct inode_info *d;
+	struct dir_list l = { 0 };
+	char name[256] = "";	/* a name is at most 255 bytes */
+
+	/* Only short-form directories: xfs_repair words others otherwise. */
+	if (rc->pass > 1 || rc->opt.json)
+		return;
+	d = inode_info_find(rc, dir);
+	if (!d || !d->sfdir || dir_entries(rc, dir, &l))
+		return;
+	for (size_t i = 0; i < l.e.n; i++)
+		if (l.e.v[i].ino == child) {
+			snprintf(name, sizeof(name), "%.*s",
+				 (int)l.e.v[i].namelen,
+				 (const char *)l.e.v[i].name);
+			break;
+		}
+	dir_list_free(&l);
+	if (!name[0])
+		return;
+	xr_msg(rc, "entry \"%s\" in shortform directory %llu references %s "
+	       "inode %llu", name, (unsigned long long)dir,
+	       xk_ino_valid(rc->mp, child) ? "free" : "non-existent",
+	       (unsigned long long)child);
+	xr_msg(rc, "%s entry \"%s\" in directory inode %llu",
+	       rc->opt.no_modify ? "would have junked" : "junking", name,
+	       (unsigned long long)dir);
+}
+
+/* Where a btree root may be: past the AG headers, inside the AG. */
+static int
+root_ok(const struct xk_mount *mp, uint32_t agno, uint32_t bno)
+{
+	uint32_t agfl_block = (XK_AGFL_SECTOR * mp->g.sectsize) >>
+			      mp->g.blocklog;
+
+	return bno > agfl_block && bno < xk_ag_blocks(mp, agno);
+}
+
+/* The fields every AG header has, named as xfs_repair names them. */
+static int
+ag_header_common(struct repair_ctx *rc, uint32_t agno, const char *hdr,
+		 uint32_t magic, uint32_t want_magic, uint32_t version,
+		 uint32_t seqno, uint32_t length, const char *length_word)
+{
+	int bad = 0;
+
+	if (magic != want_magic) {
+		xr_msg(rc, "bad magic # 0x%x for %s %u", magic, hdr, agno);
+		bad = 1;
+	}
+	if (version != 1) {
+		xr_msg(rc, "bad version # %d for %s %u", (int)version, hdr,
+		       agno);
+		bad = 1;
+	}
+	if (seqno != agno) {
+		xr_msg(rc, "bad sequence # %d for %s %u", (int)seqno, hdr,
+		       agno);
+		bad = 1;
+	}
+	if (length != xk_ag_blocks(rc->mp, agno)) {
+		xr_msg(rc, "bad length %s%d for %s %u, should be %u",
+		       length_word, (int)length, hdr, agno,
+		       xk_ag_blocks(rc->mp, agno));
+		bad = 1;
+	}
+	return bad;
+}
+
+/* "bad uuid U for agf N", the UUID as uuid_unparse writes it. */
+static void
+bad_uuid(struct repair_ctx *rc, const char *hdr, uint32_t agno,
+	 const uint8_t *u)
+{
+	char text[37];
+	size_t n = 0;
+
+	for (int i = 0; i < 16; i++) {
+		if (i == 4 || i == 6 || i == 8 || i == 10)
+			text[n++] = '-';
+		n += (size_t)snprintf(text + n, sizeof(text) - n, "%02x", u[i]);
+	}
+	xr_msg(rc, "bad uuid %s for %s %u", text, hdr, agno);
+}
+
+/*
+ * The header's UUID, then, when anything was wrong, "reset bad agf for
+ * ag N".  Returns whether xfs_repair goes on to the AG's trees: under -n
+ * it skips the AG ("bad uncorrected agheader N, skipping ag...", its
+ * inobt unread).
+ */
+static int
+ag_header_end(struct repair_ctx *rc, uint32_t agno, const char *hdr,
+	      const uint8_t *uuid, int bad)
+{
+	struct ag_scan *as = &rc->scan.ags[agno];
+
+	if (memcmp(uuid, rc->mp->meta_uuid, 16)) {
+		bad_uuid(rc, hdr, agno, uuid);
+		bad = 1;
+	}
+	if (!bad)
+		return 0;
+	xr_msg(rc, "%s bad %s for ag %u", rc->opt.no_modify ?
+	       "would reset" : "reset", hdr, agno);
+	if (rc->opt.no_modify && !as->xr_reset) {
+		xr_msg(rc, "bad uncorrected agheader %u, skipping ag...", agno);
+		as->xr_agi_lost = 1;
+	}
+	as->xr_reset = 1;
+	return !rc->opt.no_modify;
+}
+
+/* A btree root the header names outside the AG's usable blocks. */
+static void
+root_line(struct repair_ctx *rc, uint32_t agno, xk_be32 bno, const char *bt)
+{
+	if (!root_ok(rc->mp, agno, xk_be32_get(bno)))
+		xr_msg(rc, "bad agbno %u for %s root, agno %u",
+		       xk_be32_get(bno), bt, agno);
+}
+
+void
+xr_agi_header(struct repair_ctx *rc, uint32_t agno, const struct xk_agi *h)
+{
+	int bad = ag_header_common(rc, agno, "agi",
+				   xk_be32_get(h->agi_magicnum), XK_AGI_MAGIC,
+				   xk_be32_get(h->agi_versionnum),
+				   xk_be32_get(h->agi_seqno),
+				   xk_be32_get(h->agi_length), "# ");
+
+	if (ag_header_end(rc, agno, "agi", h->agi_uuid, bad))
+		root_line(rc, agno, h->agi_root, "inobt");
+}
+
+void
+xr_agf_header(struct repair_ctx *rc, uint32_t agno, const struct xk_agf *h)
+{
+	uint32_t size = rc->mp->g.agfl_size;
+	uint32_t first = xk_be32_get(h->agf_flfirst);
+	uint32_t last = xk_be32_get(h->agf_fllast);
+	int bad = ag_header_common(rc, agno, "agf",
+				   xk_be32_get(h->agf_magicnum), XK_AGF_MAGIC,
+				   xk_be32_get(h->agf_versionnum),
+				   xk_be32_get(h->agf_seqno),
+				   xk_be32_get(h->agf_length), "");
+
+	if (first >= size) {
+		xr_msg(rc, "flfirst %d in agf %u too large (max = %u)",
+		       (int)first, agno, size - 1);
+		bad = 1;
+	}
+	if (last >= size) {
+		xr_msg(rc, "fllast %d in agf %u too large (max = %u)",
+		       (int)last, agno, size - 1);
+		bad = 1;
+	}
+	if (!ag_header_end(rc, agno, "agf", h->agf_uuid, bad))
+		return;
+	/*
+	 * xfs_repair then walks the free list from flfirst to fllast (an
+	 * index too large reset to 0) and compares the count with flcount.
+	 */
+	if (!rc->opt.no_modify && xk_be32_get(h->agf_flcount)) {
+		uint32_t f = first < size ? first : 0;
+		uint32_t l = last < size ? last : 0;
+		uint32_t n = (l + size - f) % size + 1;
+
+		if (n != xk_be32_get(h->agf_flcount))
+			xr_msg(rc, "freeblk count %d != flcount %d in ag %u",
+			       (int)n, (int)xk_be32_get(h->agf_flcount), agno);
+	}
+	root_line(rc, agno, h->agf_roots[XK_AGF_BNO], "btbno");
+	root_line(rc, agno, h->agf_roots[XK_AGF_CNT], "btbcnt");
+}
+
+void
+xr_lost_space(struct repair_ctx *rc, uint32_t agno)
+{
+	if (rc->scan.ags[agno].xr_reset)
+		xr_covered(rc);
+}
+
+void
+xr_agfl_slots(struct repair_ctx *rc, uint32_t agno, const struct xk_agf *agf,
+	      void *agfl)
+{
+	uint32_t size = rc->mp->g.agfl_size;
+	uint32_t first = xk_be32_get(agf->agf_flfirst);
+	uint32_t count = xk_be32_get(agf->agf_flcount);
+
+	if (first >= size)
+		return;
+	for (uint32_t i = 0; i < count && i < size; i++) {
+		uint32_t b = xk_be32_get(*xk_agfl_bno(agfl,
+						      (first + i) % size));
+
+		if (!root_ok(rc->mp, agno, b)) {
+			xr_msg(rc, "bad agbno %u in agfl, agno %u", b, agno);
+			rc->scan.ags[agno].xr_reset = 1;
+		}
+	}
+}
+
+/* Phase 4's look at the root: in use and a directory, or lost. */
+void
+xr_root_check(struct repair_ctx *rc)
+{
+	const struct inode_info *ii;
+
+	inodes_order(rc);
+	ii = inode_info_find(rc, rc->mp->sb.rootino);
+	rc->xr.root_lost = !ii || (ii->mode & XK_S_IFMT) != XK_S_IFDIR;
+	if (rc->xr.root_lost)
+		xr_msg(rc, rc->opt.no_modify ? "root inode would be lost" :
+		       "root inode lost");
+}
+
+/*
+ * Phase 6's first lines: what is lost is made anew (phase_links finds
+ * and plans the same; xr_covered there).
+ */
+void
+xr_phase6_remade(struct repair_ctx *rc)
+{
+	const char *nm = rc->opt.no_modify ? "would reinitialize" :
+			 "reinitializing";
+
+	if (rc->xr.root_lost)
+		xr_msg(rc, "%s root directory", nm);
+	inodes_order(rc);
+	if (rt_inode_lost(rc, rc->mp->sb.rbmino))
+		xr_msg(rc, "%s realtime bitmap inode", nm);
+	if (rt_inode_lost(rc, rc->mp->sb.rsumino))
+		xr_msg(rc, "%s realtime summary inode", nm);
 }
 
 void
@@ -160,14 +623,22 @@ xr_end(struct repair_ctx *rc)
 void
 xr_done(struct repair_ctx *rc)
 {
+	xr_flush(rc);
 	if (!shown(rc))
 		return;
 	live_clear(rc);
-	if (rc->opt.no_modify)
+	if (rc->opt.no_modify) {
 		fprintf(stderr, "No modify flag set, skipping filesystem "
 			"flush and exiting.\n");
-	else
-		fprintf(stderr, "done\n");
+		return;
+	}
+	/* A repaired primary took the stripe geometry of a secondary. */
+	if (rc->xr.sb_copied)
+		fprintf(stderr, "Note - stripe unit (%u) and width (%u) were "
+			"copied from a backup superblock.\nPlease reset with "
+			"mount -o sunit=<value>,swidth=<value> if necessary\n",
+			rc->xr.sb_unit, rc->xr.sb_width);
+	fprintf(stderr, "done\n");
 }
 
 /*
@@ -194,6 +665,7 @@ xr_log_behind(struct repair_ctx *rc, int *formatted)
 		return 0;
 	/* Only verified metadata counts, so a cycle this high is real. */
 	cycle = mc < UINT32_MAX - 3 ? mc + 3 : UINT32_MAX;
+	xr_flush(rc);
 	if (shown(rc)) {
 		live_clear(rc);
 		fprintf(stderr, "Maximum metadata LSN (%u:%u) is ahead of log "

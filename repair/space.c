@@ -283,14 +283,15 @@ check_free_vs_used(struct repair_ctx *rc, uint32_t agno, struct ag_scan *as)
 		const struct claim *c = &all.v[i];
 		uint64_t end = (uint64_t)c->agbno + c->len;
 
-		if (c->agbno > covered && reported++ < 20)
+		if (c->agbno > covered && reported++ < 20) {
 			report(rc, PR_SPACE_LOST, "space map", agno, 0,
 			       xk_agb_to_daddr(mp, agno, (uint32_t)covered),
 			       "free space", "AG blocks %llu+%llu are neither "
 			       "free nor in use",
 			       (unsigned long long)covered,
 			       (unsigned long long)(c->agbno - covered));
-		else if (c->agbno < covered && (c->owner == 0 ||
+			xr_lost_space(rc, agno);
+		} else if (c->agbno < covered && (c->owner == 0 ||
 			 cov_owner == 0) && reported++ < 20)
 			report(rc, PR_SPACE_CONFLICT, "space map", agno, 0,
 			       xk_agb_to_daddr(mp, agno, c->agbno),
@@ -301,13 +302,15 @@ check_free_vs_used(struct repair_ctx *rc, uint32_t agno, struct ag_scan *as)
 			cov_owner = c->owner;
 		}
 	}
-	if (covered < agblocks && reported++ < 20)
+	if (covered < agblocks && reported++ < 20) {
 		report(rc, PR_SPACE_LOST, "space map", agno, 0,
 		       xk_agb_to_daddr(mp, agno, (uint32_t)covered),
 		       "free space", "AG blocks %llu+%llu at the end of the "
 		       "AG are neither free nor in use",
 		       (unsigned long long)covered,
 		       (unsigned long long)(agblocks - covered));
+		xr_lost_space(rc, agno);
+	}
 	claims_free(&all);
 }
 
@@ -430,6 +433,9 @@ check_rmaps(struct repair_ctx *rc, uint32_t agno, struct ag_scan *as)
 			       r->agbno, r->len,
 			       owner_name(r->owner, b1, sizeof(b1)),
 			       (unsigned long long)r->offset);
+			/* An old tree of a header xfs_repair said it reset. */
+			if (xk_rmap_owner_is_special(r->owner))
+				xr_lost_space(rc, agno);
 			j++;
 		}
 		reported++;
@@ -554,6 +560,7 @@ space_worker(void *arg)
 		if (!ctx.out)
 			continue;
 		space_ag(&ctx, agno);
+		xr_flush(&ctx);		/* a finding held for xfs_repair's words */
 		fclose(ctx.out);
 		memcpy(pool->counts[agno], ctx.found.counts,
 		       sizeof(ctx.found.counts));

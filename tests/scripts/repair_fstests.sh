@@ -13,7 +13,13 @@
 #   file (xfs_repair 6.1 and 7.2 then clean, the host kernel mounts it
 #   with the same files and contents); xfskit-db's logformat makes that
 #   state as xfs_db's does;
-# - a short-form directory's entry file type fixed is reported as such.
+# - a short-form directory's entry file type fixed is reported as such;
+# - the default output (no --report) is xfs_repair's: what fstests diffs
+#   from "xfs_repair 2>&1 | _filter_repair" (common/repair) is the same
+#   from both on the images xfs/178 (the primary superblock's sector
+#   zeroed), xfs/033 (the root or a realtime inode zeroed or set to
+#   ones) and xfs/030 (an AG header zeroed or set to ones) make, and the lines xfs/348 greps under -n ("would have junked
+#   entry", "would fix ftype mismatch") name the same entries.
 . "$(dirname "$0")/lib.sh"
 need_xfsprogs
 have_xfs72 || true
@@ -146,4 +152,189 @@ else
 fi
 xfs_repair_clean "$T/ft.img" "$T/xr" && pass "ftype: xfs_repair -n clean after the repair" ||
 	fail "ftype: not clean after the repair: $(cat "$T/xr")"
+
+# 4. The default output against xfs_repair's, through fstests' filter:
+# the sed does what common/repair's _filter_repair does in perl, and
+# drops xfs_repair's remark on an image file (fstests runs it on block
+# devices).
+cat >"$T/filter.sed" <<'SED'
+/- agno = /d
+s/realtime bitmap inode pointer/realtime bitmap ino pointer/
+s/sb realtime bitmap inode value/sb realtime bitmap inode/
+s/realtime summary inode pointer/realtime summary ino pointer/
+s/sb realtime summary inode value/sb realtime summary inode/
+s/\(pointer to\) \([0-9][0-9]*\)/\1 INO/
+s/sb root inode value /sb root inode /
+s/realtime bitmap inode value /realtime bitmap inode /
+s/realtime summary inode value /realtime summary inode /
+s/ino pointer to /inode pointer to /
+s/\(sb root inode\) [0-9][0-9]*\( (NULLFSINO)\)\{0,1\}/\1 INO/
+s/\(realtime bitmap inode\) [0-9][0-9]*\( (NULLFSINO)\)\{0,1\}/\1 INO/
+s/\(realtime summary inode\) [0-9][0-9]*\( (NULLFSINO)\)\{0,1\}/\1 INO/
+s/\(inconsistent with calculated value\) [0-9][0-9]*/\1 INO/
+s/\.\.*\(found\)/\1/g
+s/\(bad length -\{0,1\}[0-9][0-9]* for ag. 0, should be\) [0-9][0-9]*/\1 LENGTH/
+s/\(bad length # -\{0,1\}[0-9][0-9]* for ag. 0, should be\) [0-9][0-9]*/\1 LENGTH/
+s/\(bad agbno\) [0-9][0-9]*/\1 AGBNO/g
+s/\(max =\) [0-9][0-9]*/\1 MAX/g
+s/\(bad levels\) [0-9][0-9]* \(for [a-z]* root, agno\) [0-9][0-9]*/\1 LEVELS \2 AGNO/
+s/\(on inode\) [0-9][0-9]*/\1 INO/g
+s/\(imap claims a free inode\) [0-9][0-9]*/\1 INO/
+s/\(imap claims in-use inode\) [0-9][0-9]*/\1 INO/
+s/\(cleared root inode\) [0-9][0-9]*/\1 INO/
+s/\(resetting inode\) [0-9][0-9]*/\1 INO/
+s/\(disconnected dir inode\) [0-9][0-9]*/\1 INO/
+s/internal log/<TYPEOF> log/g
+s/external log on [^ ]*/<TYPEOF> log/g
+/^agf_/d
+/^agi_/d
+/^sb_/d
+/^agi unlinked/d
+/XFS_CORRUPTION_ERROR/d
+/^bad uuid/d
+/^Metadata corruption detected/d
+/^Metadata CRC error detected/d
+/^agfl has bad CRC/d
+/^bad CRC for inode/d
+s/\(inode chunk\) [0-9][0-9]*\/[0-9][0-9]*/AGNO\/INO/
+s/^\(Note - .*\) were copied.*/\1 fields have been reset./
+s/^\(Please\) reset \(with .*\) if necessary/\1 set \2/
+/^bad next_unlinked/d
+s/\(stripe unit\) (.*) \(and width\) (.*)/\1 (SU) \2 (SW)/
+s/\(superblock\) [0-9][0-9]*/\1 AGNO/
+s/\(AG #\)[0-9][0-9]*/\1AGNO/
+s/\(reset bad sb for ag\) [0-9][0-9]*/\1 AGNO/
+s/\(unknown block state, ag \)[0-9][0-9]*\(, blocks\{0,1\} \)[0-9][0-9]*/\1AGNO\2AGBNO/
+s/^Superblock has \(bad magic number\) 0x.*/\1/
+/^Note - quota info will be regenerated on next quota mount.$/d
+/^Cannot get host filesystem geometry\.$/d
+/^Repair may fail if there is a sector size mismatch between$/d
+/^the image and the host filesystem\.$/d
+SED
+# filtered TOOL IMG [ARGS...]: TOOL's "2>&1 | _filter_repair" on IMG,
+# ours in its default output (no --report).
+filtered() {
+	local tool=$1 img=$2
+	shift 2
+	case $tool in
+	ours) env -u XFSKIT_REPAIR_REPORT "$REPAIR" "$@" "$img" ;;
+	61) xfs_repair "$@" "$img" ;;
+	72) xfs72 xfs_repair "$@" "$img" ;;
+	esac 2>&1 | sed -f "$T/filter.sed"
+}
+# check_ag_filter: what xfs/030's _check_ag does after _filter_repair.
+check_ag_filter() {
+	uniq | sed -e '/^error following ag 0 unlinked list$/d' \
+		-e '/^bad agbno AGBNO for finobt/d' -e '/^bad agbno AGBNO for rmapbt/d' \
+		-e '/^bad agbno AGBNO for refcntbt/d' -e '/^agf has bad CRC/d' \
+		-e '/^agi has bad CRC/d' -e '/^bad inobt block count/d' \
+		-e '/^bad finobt block count/d' -e '/^Missing reverse-mapping record.*/d' \
+		-e '/^bad levels LEVELS for [a-z]* root.*/d' \
+		-e '/^unknown block state, ag AGNO, block.*/d'
+}
+# same_filtered NAME SRC [FILTER [-n]]: each oracle's repair (check with
+# -n) and ours on a copy of SRC; the filtered outputs (then through
+# FILTER) equal, and after a repair xfs_repair clean after ours.
+same_filtered() {
+	local name=$1 src=$2 post=${3:-cat} v
+	shift $(($# < 3 ? $# : 3))
+	for v in $(oracles) ours; do
+		cp --sparse=always "$src" "$T/f$v.img"
+		filtered $v "$T/f$v.img" "$@" | $post >"$T/f$v.out"
+	done
+	for v in $(oracles); do
+		diff "$T/f$v.out" "$T/fours.out" >"$T/d" &&
+			pass "$name: the $(wc -l <"$T/fours.out") lines fstests keeps, as xfs_repair $v's" ||
+			fail "$name: the filtered output differs from xfs_repair $v's (< theirs, > ours):"$'\n'"$(head -20 "$T/d")"
+	done
+	[ "$*" = -n ] && return
+	xfs_repair_clean "$T/fours.img" "$T/xr" ||
+		fail "$name: not clean after our repair: $(cat "$T/xr")"
+}
+
+# xfs/178: the primary's first sector zeroed; eight AGs, so that the
+# secondary found names no root inode.
+mkfs_xfs_image "$T/sb.img" 1g -d agcount=8 || { cat "$T/mkfs.out" >&2; exit 99; }
+dd if=/dev/zero of="$T/sb.img" bs=512 count=1 conv=notrunc status=none
+same_filtered "xfs/178, primary superblock zeroed" "$T/sb.img"
+
+# set_bits IMG STRUCT ONES: what fstests' _zero_position does: the bytes
+# of STRUCT (an xfs_db address) all zeroes, or all ones if ONES is 1.
+set_bits() {
+	local img=$1 st=$2 ones=$3 off len
+	read -r off len < <(xfs_db -r -c "$st" -c stack "$img" |
+		sed -n 's/.*byte offset \([0-9]*\), length \([0-9]*\).*/\1 \2/p')
+	[ -n "$len" ] || return 1
+	if [ "$ones" = 1 ]; then
+		head -c "$len" /dev/zero | tr '\0' '\377'
+	else
+		head -c "$len" /dev/zero
+	fi | dd of="$img" bs=1 seek="$off" conv=notrunc status=none
+}
+bits() { [ "$1" = 1 ] && echo ones || echo zeroes; }
+
+# xfs/033: an inode's bytes all zeroes or all ones (fstests' devzero).
+mkfs_xfs_image "$T/ri.img" 300m -i size=512 || { cat "$T/mkfs.out" >&2; exit 99; }
+for c in "rootino 0" "rbmino 1" "rsumino 0"; do
+	read -r field ones <<<"$c"
+	ino=$(db_get "$T/ri.img" "sb 0" "$field")
+	cp --sparse=always "$T/ri.img" "$T/rix.img"
+	set_bits "$T/rix.img" "inode $ino" "$ones" ||
+		{ fail "xfs/033: no offset for inode $ino"; continue; }
+	same_filtered "xfs/033, $field inode set to $(bits "$ones")" "$T/rix.img"
+done
+
+# xfs/030: AG 0's AGF, AGI or AGFL set to zeroes or ones.
+for c in "agf 0" "agfl 0" "agi 1"; do
+	read -r st ones <<<"$c"
+	cp --sparse=always "$T/ri.img" "$T/ag.img"
+	set_bits "$T/ag.img" "$st 0" "$ones" || { fail "xfs/030: no offset for $st 0"; continue; }
+	same_filtered "xfs/030, $st 0 set to $(bits "$ones")" "$T/ag.img" check_ag_filter
+done
+# Under -n xfs_repair skips the AG whose header it would reset (the
+# image left by the last case: the AGI set to ones).
+same_filtered "xfs/030's AGI set to ones, -n" "$T/ag.img" check_ag_filter -n
+
+# xfs/348: every test file's mode set to one type; under -n, the entries
+# xfs_repair "would have junked" and whether it "would fix ftype
+# mismatch" (dt 1: a fifo; 10: a regular file).
+printf 'one\n' >"$T/data"
+printf 'proto\n0 0\nd--755 0 0\ntest d--755 0 0\nDIR d--755 0 0\n$\nDATA ---644 0 0 %s\nEMPTY ---644 0 0 /dev/null\nSYMLINK l--777 0 0 /mnt/test/DATA\nCHRDEV c--644 0 0 1 1\nBLKDEV b--644 0 0 1 1\nFIFO p--644 0 0\n$\n$\n' \
+	"$T/data" >"$T/proto348"
+mkfs_xfs_image "$T/m.img" 300m -p "$T/proto348" || { cat "$T/mkfs.out" >&2; exit 99; }
+xfs_db -r -c "ls /test" "$T/m.img" >"$T/ls"
+for dt in 1 10; do
+	cp --sparse=always "$T/m.img" "$T/mdt.img"
+	for f in DIR DATA EMPTY SYMLINK CHRDEV BLKDEV FIFO; do
+		ino=$(awk -v f=$f '$(NF-1) == f { print $2 }' "$T/ls")
+		xfs_db -x -c "inode $ino" -c "write core.mode 0${dt}0644" \
+			"$T/mdt.img" >/dev/null 2>&1
+	done
+	for v in $(oracles) ours; do
+		cp --sparse=always "$T/mdt.img" "$T/m$v.img"
+		filtered $v "$T/m$v.img" -n >"$T/m$v.out"
+		{
+			grep '^would have junked' "$T/m$v.out" | sort -u
+			grep -q '^would fix ftype mismatch' "$T/m$v.out" &&
+				echo "(would fix ftype mismatch)"
+		} >"$T/m$v.348"
+	done
+	for v in $(oracles); do
+		[ -s "$T/m$v.348" ] && cmp -s "$T/m$v.348" "$T/mours.348" &&
+			pass "xfs/348 dt=$dt, -n: $(tr '\n' '|' <"$T/mours.348") as xfs_repair $v" ||
+			fail "xfs/348 dt=$dt, -n: '$(tr '\n' '|' <"$T/mours.348")'; xfs_repair $v: '$(tr '\n' '|' <"$T/m$v.348")'"
+	done
+done
+
+# Our own lines under --report only (the damaged image of 1.).
+cp --sparse=always "$T/dmg.img" "$T/rep.img"
+env -u XFSKIT_REPAIR_REPORT "$REPAIR" -n "$T/rep.img" >"$T/rep.def" 2>&1
+"$REPAIR" -n --report "$T/rep.img" >"$T/rep.our" 2>&1
+if grep -q '^would have reset inode [0-9]* nlinks from 9 to 2$' "$T/rep.def" &&
+   ! grep -q '^link count is wrong: \| found\.$' "$T/rep.def" &&
+   grep -q '^link count is wrong: ' "$T/rep.our" && grep -q ' found\.$' "$T/rep.our"; then
+	pass "default output: xfs_repair's words for the link count; ours and the count under --report"
+else
+	fail "default output: '$(grep -v '^ \|^Phase' "$T/rep.def" | head -5)'; --report: '$(grep -v '^ \|^Phase' "$T/rep.our" | head -5)'"
+fi
 finish
