@@ -632,7 +632,16 @@ main(int argc, char **argv)
 	{
 		const char *r = getenv("XFSKIT_REPAIR_REPORT");
 
-		if (r && *r && strcmp(r, "0"))
+		/*
+		 * A person at a terminal gets our report too (which files a
+		 * repair removed or moved, by path); a script or a log reading
+		 * stderr gets xfs_repair's lines alone, as fstests diffs them.
+		 * XFSKIT_REPAIR_REPORT=0 or 1 decides either way; --report
+		 * and -v always add it.
+		 */
+		if (r && *r)
+			rc.opt.report |= strcmp(r, "0") != 0;
+		else if (isatty(STDERR_FILENO))
 			rc.opt.report = 1;
 	}
 	if (dangerous)

@@ -337,4 +337,21 @@ if grep -q '^would have reset inode [0-9]* nlinks from 9 to 2$' "$T/rep.def" &&
 else
 	fail "default output: '$(grep -v '^ \|^Phase' "$T/rep.def" | head -5)'; --report: '$(grep -v '^ \|^Phase' "$T/rep.our" | head -5)'"
 fi
+# On a terminal (script(1) gives the run one) the report is on by
+# default, and XFSKIT_REPAIR_REPORT=0 turns it off there.
+if command -v script >/dev/null 2>&1; then
+	env -u XFSKIT_REPAIR_REPORT script -qec "$REPAIR -n $T/rep.img" /dev/null >"$T/rep.tty" 2>&1
+	XFSKIT_REPAIR_REPORT=0 script -qec "$REPAIR -n $T/rep.img" /dev/null >"$T/rep.tty0" 2>&1
+	# The live progress line: carriage returns and erase-line codes.
+	for f in "$T/rep.tty" "$T/rep.tty0"; do
+		tr '\r' '\n' <"$f" | sed 's/\x1b\[K//g' >"$f.txt" && mv "$f.txt" "$f"
+	done
+	if grep -q '^link count is wrong: ' "$T/rep.tty" && grep -q ' found\.' "$T/rep.tty" &&
+	   ! grep -q '^link count is wrong: \| found\.' "$T/rep.tty0" &&
+	   grep -q 'would have reset inode [0-9]* nlinks from 9 to 2' "$T/rep.tty0"; then
+		pass "on a terminal: our report by default, xfs_repair's lines alone with XFSKIT_REPAIR_REPORT=0"
+	else
+		fail "on a terminal: default '$(grep -v '^ \|^Phase' "$T/rep.tty" | tr -d '\r' | head -5)'; XFSKIT_REPAIR_REPORT=0 '$(grep -v '^ \|^Phase' "$T/rep.tty0" | tr -d '\r' | head -5)'"
+	fi
+fi
 finish
