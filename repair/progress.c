@@ -110,11 +110,19 @@ meter_show(struct repair_ctx *rc, int force)
 	if (m->phase)
 		progress_fd_line(rc, m->phase, done, total);
 	if (rc->opt.progress) {
-		/* A slow unit (an AG) gets a decimal: never "0 AGs/s". */
-		fprintf(stderr, "\r\033[K%s: %u%% (%llu/%llu), %.*f %s/s%s",
+		char speed[48] = "";
+
+		/*
+		 * A slow unit (an AG) gets a decimal: never "0 AGs/s"; and no
+		 * rate at all before a tenth of a second has passed (a phase
+		 * done at once would show "0.0 AGs/s").
+		 */
+		if (spent >= 100)
+			snprintf(speed, sizeof(speed), ", %.*f %s/s",
+				 rate < 10 ? 1 : 0, rate, m->unit);
+		fprintf(stderr, "\r\033[K%s: %u%% (%llu/%llu)%s%s",
 			m->what, pct, (unsigned long long)done,
-			(unsigned long long)total, rate < 10 ? 1 : 0, rate,
-			m->unit, left);
+			(unsigned long long)total, speed, left);
 		fflush(stderr);
 		m->shown = 1;
 	}
