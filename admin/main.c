@@ -29,6 +29,7 @@
 #include <xfskit/libfs.h>
 #include <xfskit/mount.h>
 #include <xfskit/mounted.h>
+#include <xfskit/needsrepair.h>
 #include <xfskit/sb_feature.h>
 #include <xfskit/undo.h>
 #include <xfskit/unsupported.h>
@@ -223,6 +224,19 @@ print_uuid(const uint8_t *uuid, const char *prefix)
 	printf("%sUUID = %s\n", prefix, text);
 }
 
+/*
+ * The label and UUID rewrite every superblock (the UUID the log too)
+ * under the handle's NEEDSREPAIR guard, as the upgrades do: a crash
+ * half-way leaves the primary marked, and the guard's clear is the last
+ * write.  After a failure, what the message adds.
+ */
+static const char *
+marked(const struct admin *a)
+{
+	return xk_needsrepair_marked(a->mp) ? " (the filesystem is marked as "
+	       "needing repair)" : "";
+}
+
 static int
 set_label(struct admin *a, const char *arg)
 {
@@ -230,10 +244,14 @@ set_label(struct admin *a, const char *arg)
 	int err;
 
 	printf("writing all SBs\n");
-	err = xk_sb_set_label(a->mp, label);
+	err = xk_needsrepair_arm(a->mp);
+	if (!err)
+		err = xk_sb_set_label(a->mp, label);
+	if (!err)
+		err = xk_needsrepair_clear(a->mp);
 	if (err) {
 		fprintf(stderr, "xfskit-admin: %s: setting the label failed: "
-			"%s\n", a->image, xk_strerror(err));
+			"%s%s\n", a->image, xk_strerror(err), marked(a));
 		return ADMIN_EXIT_FAILED;
 	}
 	printf("new label = \"%s\"\n", label);
@@ -261,10 +279,16 @@ set_uuid(struct admin *a, const char *arg)
 	} else if (uuid_parse(arg, want)) {
 		return ADMIN_EXIT_FAILED;	/* checked before: unreachable */
 	}
-	err = xk_sb_set_uuid(mp, want, msg, sizeof(msg));
+	msg[0] = 0;
+	err = xk_needsrepair_arm(mp);
+	if (!err)
+		err = xk_sb_set_uuid(mp, want, msg, sizeof(msg));
+	if (!err)
+		err = xk_needsrepair_clear(mp);
 	if (err) {
 		fprintf(stderr, "xfskit-admin: %s: setting the UUID failed: "
-			"%s\n", a->image, msg[0] ? msg : xk_strerror(err));
+			"%s%s\n", a->image, msg[0] ? msg : xk_strerror(err),
+			marked(a));
 		return ADMIN_EXIT_FAILED;
 	}
 	printf("Clearing log and setting UUID\n");

@@ -9,8 +9,8 @@
 # kernel.  -C writes xfs_admin 7.2's configuration file.  Refusals: a
 # mounted image (no write system call at all, seen by strace), a dirty
 # log, bad options and a garbage image, each with the image unchanged;
-# a crash during an inobtcount upgrade leaves a NEEDSREPAIR mark
-# xfs_repair completes; -z records an undo file xfskit-undo applies.
+# a crash during an inobtcount upgrade, a label or a UUID change leaves a
+# NEEDSREPAIR mark xfs_repair completes; -z records an undo file xfskit-undo applies.
 . "$(dirname "$0")/lib.sh"
 need_xfsprogs
 need_xfs72
@@ -284,6 +284,18 @@ for n in 1 3 $((AGC + 2)); do
 	crash_completed "crash after $n of $nw writes" "$n" "$T/k.img" \
 		"$ADMIN" -O inobtcount=1 "$T/k.img"
 done
+
+# -L and -U write every superblock (-U the log too) under the same guard:
+# a crash after the primary or among the secondaries leaves the mark
+# (1 mark + AGC superblocks + 1 clear for -L), which xfs_repair 7.2
+# completes.
+for n in 2 $AGC; do
+	cp --sparse=always "$BASE" "$T/k.img"
+	crash_completed "-L, crash after $n of $((AGC + 2)) writes" "$n" "$T/k.img" \
+		"$ADMIN" -L crashed "$T/k.img"
+done
+cp --sparse=always "$BASE" "$T/k.img"
+crash_completed "-U, crash after 2 writes" 2 "$T/k.img" "$ADMIN" -U $U1 "$T/k.img"
 
 # -z: the undo file takes the upgrade back byte for byte.
 cp --sparse=always "$OLD" "$T/k.img" && cp --sparse=always "$OLD" "$T/before.img"
