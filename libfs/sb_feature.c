@@ -286,6 +286,7 @@ failed:
 	marked = xk_needsrepair_marked(mp);
 	if (err && !marked) {
 		/* Nothing written: the cache forgets the rebuilt trees. */
+		xk_needsrepair_disarm(mp);
 		if (primary)
 			xk_buf_release(primary);
 		primary = NULL;
