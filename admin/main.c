@@ -28,11 +28,10 @@
 #include <xfskit/errors.h>
 #include <xfskit/libfs.h>
 #include <xfskit/mount.h>
-#include <xfskit/mounted.h>
+#include <xfskit/needsrepair.h>
+#include <xfskit/open_check.h>
 #include <xfskit/sb_feature.h>
 #include <xfskit/undo.h>
-#include <xfskit/unsupported.h>
-#include <xfskit/write_crash.h>
 
 #include "admin.h"
 
@@ -223,6 +222,19 @@ print_uuid(const uint8_t *uuid, const char *prefix)
 	printf("%sUUID = %s\n", prefix, text);
 }
 
+/*
+ * The label and UUID rewrite every superblock (the UUID the log too)
+ * under the handle's NEEDSREPAIR guard, as the upgrades do: a crash
+ * half-way leaves the primary marked, and the guard's clear is the last
+ * write.  After a failure, what the message adds.
+ */
+static const char *
+marked(const struct admin *a)
+{
+	return xk_needsrepair_marked(a->mp) ? " (the filesystem is marked as "
+	       "needing repair)" : "";
+}
+
 static int
 set_label(struct admin *a, const char *arg)
 {
@@ -230,10 +242,14 @@ set_label(struct admin *a, const char *arg)
 	int err;
 
 	printf("writing all SBs\n");
-	err = xk_sb_set_label(a->mp, label);
+	err = xk_needsrepair_arm(a->mp);
+	if (!err)
+		err = xk_sb_set_label(a->mp, label);
+	if (!err)
+		err = xk_needsrepair_clear(a->mp);
 	if (err) {
 		fprintf(stderr, "xfskit-admin: %s: setting the label failed: "
-			"%s\n", a->image, xk_strerror(err));
+			"%s%s\n", a->image, xk_strerror(err), marked(a));
 		return ADMIN_EXIT_FAILED;
 	}
 	printf("new label = \"%s\"\n", label);
@@ -261,10 +277,16 @@ set_uuid(struct admin *a, const char *arg)
 	} else if (uuid_parse(arg, want)) {
 		return ADMIN_EXIT_FAILED;	/* checked before: unreachable */
 	}
-	err = xk_sb_set_uuid(mp, want, msg, sizeof(msg));
+	msg[0] = 0;
+	err = xk_needsrepair_arm(mp);
+	if (!err)
+		err = xk_sb_set_uuid(mp, want, msg, sizeof(msg));
+	if (!err)
+		err = xk_needsrepair_clear(mp);
 	if (err) {
 		fprintf(stderr, "xfskit-admin: %s: setting the UUID failed: "
-			"%s\n", a->image, msg[0] ? msg : xk_strerror(err));
+			"%s%s\n", a->image, msg[0] ? msg : xk_strerror(err),
+			marked(a));
 		return ADMIN_EXIT_FAILED;
 	}
 	printf("Clearing log and setting UUID\n");
@@ -354,52 +376,16 @@ run_upgrades(struct admin *a)
 	return 0;
 }
 
-/* Refuse what would write under a mount, or where libfs cannot follow. */
-static int
-open_checks(struct admin *a)
+/* The shared refusals (open_check.h): admin takes no -l or -r device. */
+static struct xk_open_check
+open_check(const struct admin *a)
 {
-	struct xk_unsupported un[XK_UNSUPPORTED_MAX];
-	struct xk_mounted ms;
-	char where[400], why[200];
-	int n;
+	struct xk_open_check c = {
+		.tool = "xfskit-admin", .path = a->image, .writes = a->writes,
+		.out = stderr,
+	};
 
-	if (a->writes && xk_write_crash_check_env(why, sizeof(why))) {
-		fprintf(stderr, "xfskit-admin: %s\n", why);
-		return ADMIN_EXIT_FAILED;
-	}
-	if (!xk_mounted_state(a->image, &ms) && ms.mounted && a->writes) {
-		xk_mounted_describe(&ms, where, sizeof(where));
-		fprintf(stderr, "xfskit-admin: %s: filesystem is mounted "
-			"(%s); unmount it first\n", a->image, where);
-		return ADMIN_EXIT_OFFLINE;
-	}
-	/* No -l: an external log's state is unknown, so it is named. */
-	n = xk_unsupported_probe(a->image, 0, un, XK_UNSUPPORTED_MAX);
-	if (n > 0 && a->writes) {
-		for (int i = 0; i < n; i++)
-			fprintf(stderr, "xfskit-admin: %s: %s is not "
-				"supported: %s\n", a->image, un[i].what,
-				un[i].why);
-		fprintf(stderr, "xfskit-admin: %s: nothing was changed\n",
-			a->image);
-		return ADMIN_EXIT_FAILED;
-	}
-	return 0;
-}
-
-/* Writes wait for a clean log: a replay would undo or garble them. */
-static int
-log_checks(struct admin *a)
-{
-	char msg[300];
-	int err = xk_log_require_clean(a->mp, msg, sizeof(msg));
-
-	if (!err)
-		return 0;
-	fprintf(stderr, "xfskit-admin: %s: %s; nothing was changed (mount "
-		"and unmount it, or run xfskit-repair, which replays it "
-		"offline)\n", a->image, msg);
-	return err == -EBUSY ? ADMIN_EXIT_OFFLINE : ADMIN_EXIT_FAILED;
+	return c;
 }
 
 static int
@@ -480,6 +466,7 @@ main(int argc, char **argv)
 {
 	struct admin a;
 	struct xk_undo *undo = NULL;
+	struct xk_open_check oc;
 	struct xk_fail f;
 	int rc, err;
 
@@ -500,10 +487,11 @@ main(int argc, char **argv)
 		free(a.acts);
 		return 0;
 	}
-	rc = open_checks(&a);
-	if (rc) {
+	oc = open_check(&a);
+	err = a.writes ? xk_open_check_before(&oc) : 0;
+	if (err) {
 		free(a.acts);
-		return rc;
+		return err == -EBUSY ? ADMIN_EXIT_OFFLINE : ADMIN_EXIT_FAILED;
 	}
 	err = xk_mount_open(a.image, a.writes ? 0 : XK_MOUNT_RDONLY, &a.mp, &f);
 	if (err) {
@@ -514,8 +502,9 @@ main(int argc, char **argv)
 		free(a.acts);
 		return ADMIN_EXIT_FAILED;
 	}
-	if (a.writes)
-		rc = log_checks(&a);
+	err = a.writes ? xk_open_check_after(&oc, a.mp) : 0;
+	if (err)
+		rc = err == -EBUSY ? ADMIN_EXIT_OFFLINE : ADMIN_EXIT_FAILED;
 	if (!rc && a.undo_path) {
 		err = xk_undo_create(a.mp->dev, a.undo_path, &undo);
 		if (err) {

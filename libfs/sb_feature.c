@@ -14,6 +14,7 @@
 #include <xfskit/btree.h>
 #include <xfskit/log_resv.h>
 #include <xfskit/mount.h>
+#include <xfskit/needsrepair.h>
 #include <xfskit/sb_feature.h>
 
 #include "sb_feature_priv.h"
@@ -262,36 +263,30 @@ xk_sb_add_features(struct xk_mount *mp, uint32_t ro_compat,
 			goto out;
 	}
 	err = xk_sb_read(mp, 0, 0, &primary);
+	/* The guard marks the primary before the first write below. */
+	if (!err)
+		err = xk_needsrepair_arm(mp);
+	if (!err && add_counts)
+		err = write_agi_counts(mp, counts);
+	if (!err && rebuilt)
+		err = xk_buf_flush(mp);
+	if (!err && rebuilt)
+		err = xk_dev_sync(mp->dev);
 	if (err)
 		goto failed;
-	if (add_counts || rebuilt) {
-		struct xk_dsb *d = (struct xk_dsb *)primary->data;
-
-		xk_be32_set(&d->sb_features_incompat, old.features_incompat |
-			    XK_SB_FEAT_INCOMPAT_NEEDSREPAIR);
-		err = xk_buf_write(primary);
-		if (!err)
-			err = xk_dev_sync(mp->dev);
-		marked = !err;
-		if (!err && add_counts)
-			err = write_agi_counts(mp, counts);
-		if (!err && rebuilt)
-			err = xk_buf_flush(mp);
-		if (!err && rebuilt)
-			err = xk_dev_sync(mp->dev);
-		if (err)
-			goto failed;
-	}
 	/* The counters stay as the rebuild left them. */
 	mp->sb.features_ro_compat = want.features_ro_compat;
 	mp->sb.features_incompat = want.features_incompat;
 	xk_mount_rederive(mp);
+	/* The new bits everywhere, then the guard's clear as the last write. */
 	err = write_sb_copies(mp, primary);
 	if (!err)
-		err = xk_dev_sync(mp->dev);
+		err = xk_needsrepair_clear(mp);
 failed:
-	if (err && rebuilt && !marked) {
+	marked = xk_needsrepair_marked(mp);
+	if (err && !marked) {
 		/* Nothing written: the cache forgets the rebuilt trees. */
+		xk_needsrepair_disarm(mp);
 		if (primary)
 			xk_buf_release(primary);
 		primary = NULL;

@@ -5,8 +5,8 @@
  * xfs_growfs -d / -D does, without a mount; or shrink it to -D blocks
  * where the part cut off holds no used block.  The work itself is
  * libfs/grow.c and libfs/shrink.c; this file parses, refuses what must
- * not be written (a mounted filesystem, a dirty log, a size beyond the
- * device) and reports.
+ * not be written (a mounted filesystem, a dirty log, a NEEDSREPAIR mark,
+ * a size beyond the device) and reports.
  *
  * Exit status: 0 resized or nothing to do, 1 refused or failed, 2 usage
  * error, mounted filesystem or dirty log (as xfskit-admin), 3 a shrink
@@ -25,11 +25,9 @@
 #include <xfskit/grow.h>
 #include <xfskit/libfs.h>
 #include <xfskit/mount.h>
-#include <xfskit/mounted.h>
+#include <xfskit/open_check.h>
 #include <xfskit/shrink.h>
 #include <xfskit/undo.h>
-#include <xfskit/unsupported.h>
-#include <xfskit/write_crash.h>
 
 #define RESIZE_EXIT_FAILED	1
 #define RESIZE_EXIT_USAGE	2
@@ -155,65 +153,26 @@ print_geometry(const struct resize *r, const struct xk_grow_plan *p)
 }
 
 /*
- * An external log or a realtime volume: the library's reason tells
- * xfskit-repair's users to give the device, which resize cannot take.
+ * The shared refusals (open_check.h), -n too: resize takes no device but
+ * the data device.  A clean log is checked before planning, as a replay
+ * would undo or garble a grow and the log may hold superblock changes
+ * (a growfs of its own) the plan would not see.
  */
-static int
-needs_device(const struct xk_unsupported *u)
+static struct xk_open_check
+open_check(const struct resize *r)
 {
-	return !strcmp(u->code, "external_log") || !strcmp(u->code, "realtime");
+	struct xk_open_check c = {
+		.tool = "xfskit-resize", .path = r->image,
+		.mounted_hint = ", or grow it mounted with xfs_growfs",
+		.writes = !r->dry_run, .out = stderr,
+	};
+
+	return c;
 }
 
-/* Refuse what would write under a mount, or where libfs cannot follow. */
 static int
-open_checks(struct resize *r)
+open_exit(int err)
 {
-	struct xk_unsupported un[XK_UNSUPPORTED_MAX];
-	struct xk_mounted ms;
-	char where[400], why[200];
-	int n;
-
-	if (!r->dry_run && xk_write_crash_check_env(why, sizeof(why))) {
-		fprintf(stderr, "xfskit-resize: %s\n", why);
-		return RESIZE_EXIT_FAILED;
-	}
-	if (!xk_mounted_state(r->image, &ms) && ms.mounted) {
-		xk_mounted_describe(&ms, where, sizeof(where));
-		fprintf(stderr, "xfskit-resize: %s: filesystem is mounted "
-			"(%s); unmount it first, or grow it mounted with "
-			"xfs_growfs\n", r->image, where);
-		return RESIZE_EXIT_OFFLINE;
-	}
-	n = xk_unsupported_probe(r->image, 0, un, XK_UNSUPPORTED_MAX);
-	if (n > 0) {
-		for (int i = 0; i < n; i++)
-			fprintf(stderr, "xfskit-resize: %s: %s is not "
-				"supported: %s\n", r->image, un[i].what,
-				needs_device(&un[i]) ? "xfskit-resize takes no "
-				"device but the data device" : un[i].why);
-		fprintf(stderr, "xfskit-resize: %s: nothing was changed\n",
-			r->image);
-		return RESIZE_EXIT_FAILED;
-	}
-	return 0;
-}
-
-/*
- * A clean log first, -n too: a replay would undo or garble a grow, and
- * the log may hold superblock changes (a growfs of its own) the plan
- * would not see.
- */
-static int
-log_checks(struct resize *r)
-{
-	char msg[300];
-	int err = xk_log_require_clean(r->mp, msg, sizeof(msg));
-
-	if (!err)
-		return 0;
-	fprintf(stderr, "xfskit-resize: %s: %s; nothing was changed (mount "
-		"and unmount it, or run xfskit-repair, which replays it "
-		"offline)\n", r->image, msg);
 	return err == -EBUSY ? RESIZE_EXIT_OFFLINE : RESIZE_EXIT_FAILED;
 }
 
@@ -643,6 +602,7 @@ int
 main(int argc, char **argv)
 {
 	struct resize r;
+	struct xk_open_check oc;
 	struct xk_fail f;
 	int rc, err, go;
 
@@ -650,9 +610,10 @@ main(int argc, char **argv)
 	rc = parse_args(&r, argc, argv);
 	if (rc)
 		return rc < 0 ? 0 : rc;
-	rc = open_checks(&r);
-	if (rc)
-		return rc;
+	oc = open_check(&r);
+	err = xk_open_check_before(&oc);
+	if (err)
+		return open_exit(err);
 	err = xk_mount_open(r.image, r.dry_run ? XK_MOUNT_RDONLY : 0, &r.mp,
 			    &f);
 	if (err) {
@@ -663,7 +624,8 @@ main(int argc, char **argv)
 		return RESIZE_EXIT_FAILED;
 	}
 	/* Before planning: a dirty log may hold a newer superblock. */
-	rc = log_checks(&r);
+	err = xk_open_check_after(&oc, r.mp);
+	rc = err ? open_exit(err) : 0;
 	if (!rc)
 		rc = plan(&r, &go);
 	if (!rc && go && r.dry_run)

@@ -67,11 +67,12 @@ struct xk_mount;
  *     blocks are missing).
  * Then, as xfs_repair leaves them: the primary gets the new bits, its
  * unset quota inodes written as NULLFSINO, and every secondary becomes a
- * copy of it.  With inobtcount, finobt, reflink, rmapbt or parent, the
- * primary is first marked NEEDSREPAIR (and synced) so that a crash while
- * the AG headers, trees and attr forks are written leaves a filesystem
- * the kernel refuses and xfs_repair finishes; the mark goes with the
- * last write (parent's bit with it: ATTRBIT too).  finobt and
+ * copy of it.  Every upgrade writes under the handle's NEEDSREPAIR
+ * guard (needsrepair.h, armed here: call it with none armed), so that a
+ * crash while the AG headers, trees, attr forks and superblocks are
+ * written leaves a filesystem the kernel refuses and xfs_repair
+ * finishes; the guard's clear is the last write, after every superblock
+ * has the new bits (parent's with ATTRBIT).  finobt and
  * reflink (and rmapbt) rebuild every per-AG btree of every AG (as xfskit-repair
  * does), so the AG headers, bnobt, cntbt, inobt and rmapbt are all
  * rewritten, and the superblock counters recomputed.  *up is filled

@@ -9,8 +9,9 @@
 # kernel.  -C writes xfs_admin 7.2's configuration file.  Refusals: a
 # mounted image (no write system call at all, seen by strace), a dirty
 # log, bad options and a garbage image, each with the image unchanged;
-# a crash during an inobtcount upgrade leaves a NEEDSREPAIR mark
-# xfs_repair completes; -z records an undo file xfskit-undo applies.
+# a crash during an inobtcount upgrade, a label or a UUID change leaves a
+# NEEDSREPAIR mark xfs_repair completes, and a marked image is refused;
+# -z records an undo file xfskit-undo applies.
 . "$(dirname "$0")/lib.sh"
 need_xfsprogs
 need_xfs72
@@ -233,6 +234,14 @@ mkimg "$T/k.img" 64m -m finobt=0,inobtcount=0
 unchanged "inobtcount without finobt" 1 -O inobtcount=1
 head -c 4m /dev/urandom >"$T/k.img"
 unchanged "garbage image" 1 -L x
+# An external log: admin takes no log device, so the refusal names none
+# of the options it lacks (the shared open check, as xfskit-resize's).
+truncate -s 64m "$T/klog.img"
+mkimg "$T/k.img" 300m -l logdev="$T/klog.img",size=64m
+unchanged "external log" 1 -L x
+grep -q "external device.*xfskit-admin takes no device" "$T/k.err" &&
+	! grep -q -- "-l LOGDEV" "$T/k.err" || fail "external log: $(cat "$T/k.err")"
+rm -f "$T/klog.img"
 
 # Dirty log (left by a shutdown): every write refused, exit 2.
 cp --sparse=always "$BASE" "$T/k.img"
@@ -284,6 +293,24 @@ for n in 1 3 $((AGC + 2)); do
 	crash_completed "crash after $n of $nw writes" "$n" "$T/k.img" \
 		"$ADMIN" -O inobtcount=1 "$T/k.img"
 done
+
+# -L and -U write every superblock (-U the log too) under the same guard:
+# a crash after the primary or among the secondaries leaves the mark
+# (1 mark + AGC superblocks + 1 clear for -L), which xfs_repair 7.2
+# completes; and a marked filesystem is refused, unchanged, by every
+# write (the run's guard would take the cut run's mark away).
+for n in 2 $AGC; do
+	cp --sparse=always "$BASE" "$T/k.img"
+	crash_completed "-L, crash after $n of $((AGC + 2)) writes" "$n" "$T/k.img" \
+		"$ADMIN" -L crashed "$T/k.img"
+done
+cp --sparse=always "$BASE" "$T/k.img"
+crash_completed "-U, crash after 2 writes" 2 "$T/k.img" "$ADMIN" -U $U1 "$T/k.img"
+cp --sparse=always "$BASE" "$T/k.img"
+LIBXFS_DEBUG_WRITE_CRASH=ddev=3 "$ADMIN" -L cut "$T/k.img" >/dev/null 2>&1
+unchanged "NEEDSREPAIR -L" 1 -L x
+grep -q "marked as needing repair" "$T/k.err" || fail "NEEDSREPAIR -L: $(cat "$T/k.err")"
+unchanged "NEEDSREPAIR -O" 1 -O nrext64=1
 
 # -z: the undo file takes the upgrade back byte for byte.
 cp --sparse=always "$OLD" "$T/k.img" && cp --sparse=always "$OLD" "$T/before.img"

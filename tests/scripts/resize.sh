@@ -16,8 +16,8 @@
 # leaves NEEDSREPAIR, which xfs_repair 7.2 completes; a loop device grows
 # as the image file does; a shrink to one AG (shrinking has its own
 # test, resize_shrink.sh), a size beyond the device, a tail too small for
-# an AG, a mounted image and a dirty log are refused with the image
-# unchanged; an external log is refused.
+# an AG, a mounted image, a dirty log and a NEEDSREPAIR mark are refused
+# with the image unchanged; an external log is refused.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/resize_lib.sh"
 
@@ -174,6 +174,11 @@ if have_xfs72 >/dev/null 2>&1; then
 		crash_at "$n" "$nw"
 	done
 fi
+# A run cut that way is refused (this run's guard would clear its mark).
+cp --sparse=always "$T/c.img" "$T/k.img" && truncate -s 600M "$T/k.img"
+LIBXFS_DEBUG_WRITE_CRASH=ddev=2 "$RESIZE" "$T/k.img" >/dev/null 2>&1
+unchanged "NEEDSREPAIR" 1
+grep -q "marked as needing repair" "$T/k.err" || fail "NEEDSREPAIR: $(cat "$T/k.err")"
 
 # A block device (loop): grown to the size it has, only once its size
 # is re-read (losetup -c), and byte for byte as the same image file.
