@@ -46,6 +46,11 @@ compare_with_primary(struct repair_ctx *rc, uint32_t agno, struct xk_buf *bp)
 
 	xk_sb_decode(&sec, (const struct xk_dsb *)bp->data);
 	/* (mkfs leaves inprogress set in the secondaries: it is not read.) */
+	if (sec.flags &&
+	    report(rc, PR_SB_SECONDARY_BAD, "superblock", agno, 0, bp->daddr,
+		   "flags", "bad flags field in superblock %u (0x%x: no flag "
+		   "is defined)", agno, sec.flags))
+		plan_sb_secondary(rc, agno);
 	if (sec.bad_features2 != sec.features2 &&
 	    report(rc, PR_SB_SECONDARY_BAD, "superblock", agno, 0, bp->daddr,
 		   "bad_features2", "bad_features2 0x%x differs from "
@@ -235,7 +240,9 @@ check_needsrepair(struct repair_ctx *rc)
  *  2. bad_features2 (where old kernels wrote features2) equal to
  *     features2: set to it;
  *  3. an LSN no log cycle can pass (xk_lsn_plausible): reset to 0, where
- *     xfs_repair formats the log in a negative cycle.
+ *     xfs_repair formats the log in a negative cycle;
+ *  4. the flags byte, where no flag is defined (xfs_repair 6.1 and 7.2
+ *     call any bit bad, in every copy): cleared.
  * Its LSN counts among the metadata's: one ahead of the log head (the
  * kernel refuses to mount: "Metadata has LSN ahead of current LSN") has
  * the log formatted past it at the end (xr_log_behind).
@@ -264,6 +271,13 @@ check_primary_fields(struct repair_ctx *rc)
 		   "bad_features2", "bad_features2 0x%x differs from "
 		   "features2 0x%x", sb->bad_features2, sb->features2)) {
 		sb->bad_features2 = sb->features2;
+		plan_sb_primary(rc);
+	}
+	if (sb->flags &&
+	    report(rc, PR_SB_PRIMARY_BAD, "superblock", 0, 0, 0, "flags",
+		   "bad flags field in superblock 0 (0x%x: no flag is "
+		   "defined)", sb->flags)) {
+		sb->flags = 0;
 		plan_sb_primary(rc);
 	}
 }

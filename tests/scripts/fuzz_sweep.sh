@@ -254,6 +254,9 @@ else
 	run_case agf freeblks add
 	run_case inode-dir core.size zeroes
 	run_case rmapbt "keys[1].owner" ones
+	# No superblock flag is defined: any bit is bad, in every copy.
+	run_case sb flags lastbit
+	run_case sb1 flags firstbit
 fi
 long_tests || cat "$T/table"
 echo "sweep: $cases cases ($noop no-op fuzzes skipped), $total entries and xattrs"
