@@ -141,7 +141,8 @@ rtgroups_check(const struct xk_sb *sb, struct xk_fail *f)
  *  8. agcount at least 1 and dblocks inside (agcount-1)*agblocks+64 ..
  *  agcount*agblocks; 9. the filesystem fits the device; 10. the internal
  *  log lies inside one AG; 11. the root inode is null or a possible inode;
- *  12. imax_pct at most 100, and realtime geometry consistent (all
+ *  12. imax_pct at most 100, shared_vn 0 (the kernel's "SB sanity check"
+ *  refuses any other), and realtime geometry consistent (all
  *  zero without a realtime section); 13. directory blocks at most 64k;
  *  14. alignment fields (inoalignmt, spino_align, unit/width) sane;
  *  15. with the metadata tree (METADIR), its root a possible inode and
@@ -251,6 +252,7 @@ xk_sb_check(const struct xk_sb *sb, uint64_t devsize, struct xk_fail *f)
 			  "rootino", 0, sb->rootino);
 	}
 	CHECK_VAL(sb->imax_pct <= 100, "imax_pct", 25, sb->imax_pct);
+	CHECK_VAL(sb->shared_vn == 0, "shared_vn", 0, sb->shared_vn);
 	/* Realtime geometry: all zero without a realtime section. */
 	if ((uint64_t)sb->rextsize * sb->blocksize < 4096 ||
 	    (uint64_t)sb->rextsize * sb->blocksize > (1ULL << 30))

@@ -257,6 +257,8 @@ else
 	# No superblock flag is defined: any bit is bad, in every copy.
 	run_case sb flags lastbit
 	run_case sb1 flags firstbit
+	# The kernel's verifier refuses a shared version number.
+	run_case sb shared_vn lastbit
 fi
 long_tests || cat "$T/table"
 echo "sweep: $cases cases ($noop no-op fuzzes skipped), $total entries and xattrs"
