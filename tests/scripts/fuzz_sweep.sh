@@ -25,11 +25,13 @@
 #
 # By default a fixed sample (the findings of issue 20's sweep, each a
 # regression case, and one field of a few types); XK_TEST_LONG=1 sweeps
-# every field of every type with every deterministic verb (hours);
-# XK_SWEEP_TYPES=a,b and XK_SWEEP_FIELDS=REGEX (grep -E) narrow it, and
-# XK_SWEEP_NOREPAIR=1 compares verdicts alone, and
-# XK_SWEEP_RANDOM=1 adds xfs_db's "random" verb (not seeded: its cases
-# differ from run to run, so it is never in the default sample).
+# every field of every type with every deterministic verb (hours).
+# Under it: XK_SWEEP_TYPES=a,b, XK_SWEEP_FIELDS=REGEX (grep -E) and
+# XK_SWEEP_VERBS=a,b narrow the sweep; XK_SWEEP_ELEMENTS=N fuzzes at most
+# N elements of an array printed element by element (directory entries);
+# XK_SWEEP_NOREPAIR=1 compares verdicts alone; XK_SWEEP_RANDOM=1 adds
+# xfs_db's "random" verb (not seeded: its cases differ from run to run,
+# so it is never in the default sample).
 . "$XK_SRCDIR/tests/scripts/lib.sh"
 . "$XK_SRCDIR/tests/scripts/populate.sh"
 . "$XK_SRCDIR/tests/scripts/repair_lib.sh"
@@ -79,6 +81,7 @@ TYPES=(
 )
 VERBS=(zeroes ones firstbit middlebit lastbit add sub)
 [ "${XK_SWEEP_RANDOM:-0}" = 1 ] && VERBS+=(random)
+[ -n "${XK_SWEEP_VERBS:-}" ] && read -ra VERBS <<<"${XK_SWEEP_VERBS//,/ }"
 
 nav_of() {
 	local t
@@ -117,7 +120,13 @@ fields_of() {
 				next
 			}
 			print name
-		}' | awk '!seen[$0]++'
+		}' | awk -v max="${XK_SWEEP_ELEMENTS:-}" '
+		# With XK_SWEEP_ELEMENTS=N, elements past the Nth of an array
+		# printed element by element (directory entries) are left out.
+		max != "" { s = $0; while (match(s, /\[[0-9]+\]/)) {
+			if (substr(s, RSTART + 1, RLENGTH - 2) + 0 > max) next
+			s = substr(s, RSTART + RLENGTH) } }
+		!seen[$0]++'
 }
 
 # verdict EXIT: xfskit-repair -n's verdict: yes (found something, or
@@ -156,11 +165,12 @@ run_case() {
 	read -r off len <<<"$loc"
 	dd if="$img" of="$T/orig" bs="$len" skip="$off" count=1 iflag=skip_bytes 2>/dev/null
 	xfs_db -x "${NAV[@]}" -c "fuzz -d $field $verb" "$img" >"$T/db.out" 2>&1
-	if grep -qiE 'not found|parsing error|invalid|unknown' "$T/db.out"; then
+	dd if="$img" of="$T/now" bs="$len" skip="$off" count=1 iflag=skip_bytes 2>/dev/null
+	if grep -qE 'not found|parsing error' "$T/db.out"; then
 		fail "$label $field $verb: xfs_db: $(head -3 "$T/db.out" | tr '\n' ' ')"
+		dd if="$T/orig" of="$img" bs="$len" seek="$off" oflag=seek_bytes conv=notrunc 2>/dev/null
 		return
 	fi
-	dd if="$img" of="$T/now" bs="$len" skip="$off" count=1 iflag=skip_bytes 2>/dev/null
 	if cmp -s "$T/orig" "$T/now"; then
 		noop=$((noop + 1))
 		return
@@ -259,6 +269,9 @@ else
 	run_case sb1 flags firstbit
 	# The kernel's verifier refuses a shared version number.
 	run_case sb shared_vn lastbit
+	# An attr leaf's usedbytes past the block: set to the records' sum,
+	# not to the block's size (the verifier named that as expected).
+	run_case attr-leaf hdr.usedbytes ones
 fi
 long_tests || cat "$T/table"
 echo "sweep: $cases cases ($noop no-op fuzzes skipped), $total entries and xattrs"
