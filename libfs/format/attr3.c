@@ -20,7 +20,8 @@
 /*
  * Rules: 1. header (magic, address, UUID, owner); 2. the entry array
  * ends at or before firstused, and firstused is inside the block;
- * 3. the free map inside the block; 4. for each entry: hashes never
+ * 3. the free map inside the block, its bases and sizes multiples of 4
+ * (names and values are 4-byte aligned: the kernel's verifier); 4. for each entry: hashes never
  * decrease and are the hash of the entry's name, only known flags, a
  * non-empty name record that starts at or after firstused and ends
  * inside the block; 5. usedbytes is the sum of the name records (judged
@@ -61,6 +62,10 @@ attr3_leaf_verify(struct xk_buf *bp, struct xk_fail *f)
 		if (base + size > len)
 			return xk_fail_set(f, "freemap", "free map %d (%u+%u) "
 					   "runs past the block", i, base,
+					   size);
+		if ((base | size) & 3)
+			return xk_fail_set(f, "freemap", "free map %d (%u+%u) "
+					   "is not 4-byte aligned", i, base,
 					   size);
 	}
 	ents = xk_attr3_leaf_entryp(h);
