@@ -277,6 +277,8 @@ else
 	# An INCOMPLETE entry: xfs_repair 6.1 clears the fork, 7.2 and the
 	# kernel pass it by; ours leaves that entry out, keeps the rest.
 	run_case attr-leaf "entries[0].incomplete" ones
+	# DAX only on regular files and directories (xfs_repair's rule).
+	run_case inode-symlink v3.flags2 lastbit
 fi
 long_tests || cat "$T/table"
 echo "sweep: $cases cases ($noop no-op fuzzes skipped), $total entries and xattrs"
