@@ -282,6 +282,11 @@ else
 	# A leaf1 entry's data block must have a bests slot (the kernel's
 	# verifier): the directory is rebuilt, every entry kept.
 	run_case dir-leaf ltail.bestcount zeroes
+	# Primary fields xfs_repair rejects were copied to every secondary,
+	# after which xfs_repair found no superblock at all: the log stripe
+	# unit and log sector fields are verified.
+	run_case sb logsunit ones
+	run_case sb logsectlog ones
 fi
 long_tests || cat "$T/table"
 echo "sweep: $cases cases ($noop no-op fuzzes skipped), $total entries and xattrs"
