@@ -141,20 +141,44 @@ vote_set(struct xk_sb *sb, size_t i, const struct xk_sb *from)
 }
 
 /*
- * The primary's feature fields against the secondaries: a field on which
- * every secondary that verifies agrees (at least two of them, or the one
- * there is) while the primary differs is damaged in the primary, and
- * takes their value, so that nothing is ever judged, nor copied to the
- * secondaries, by a damaged primary.  The handle is then opened again
- * from the corrected superblock (its geometry derives from the
- * features).  In repair the primary is rewritten.
+ * Whether same_fields[i] is voted on by vote_geometry: not the feature
+ * fields (voted with their masks), nor the UUIDs, nor the size and AG
+ * count, which a grow changes (the secondaries follow it, but a copy
+ * that missed it must not shrink the filesystem).
+ */
+static int
+geometry_voted(size_t i)
+{
+	static const char *const not[] = {
+		"versionnum", "features2", "features_compat",
+		"features_ro_compat", "features_incompat", "uuid",
+		"meta_uuid", "dblocks", "agcount",
+	};
+
+	for (size_t j = 0; j < sizeof(not) / sizeof(not[0]); j++)
+		if (!strcmp(same_fields[i].name, not[j]))
+			return 0;
+	return 1;
+}
+
+#define NSAME	(sizeof(same_fields) / sizeof(same_fields[0]))
+
+/*
+ * The primary's feature and geometry fields against the secondaries: a
+ * field on which every secondary that verifies agrees (at least two of
+ * them, or the one there is) while the primary differs is damaged in the
+ * primary, and takes their value, as xfs_repair takes the geometry most
+ * copies share: nothing is ever judged, nor copied to the secondaries,
+ * by a damaged primary.  The handle is then opened again from the
+ * corrected superblock (its geometry derives from these fields).  In
+ * repair the primary is rewritten.
  */
 int
 vote_primary_features(struct repair_ctx *rc)
 {
 	struct xk_mount *mp = rc->mp;
 	struct xk_sb want = mp->sb, first;
-	uint32_t nsec = 0, agree[5] = { 0 };
+	uint32_t nsec = 0, agree[5] = { 0 }, same[NSAME] = { 0 };
 	int changed = 0, err;
 
 	for (uint32_t agno = 1; agno < mp->g.agcount; agno++) {
@@ -175,6 +199,11 @@ vote_primary_features(struct repair_ctx *rc)
 		for (size_t i = 0; i < 5; i++)
 			if (vote_value(&sec, i) == vote_value(&first, i))
 				agree[i]++;
+		for (size_t i = 0; i < NSAME; i++)
+			if (!memcmp((const uint8_t *)&sec + same_fields[i].off,
+				    (const uint8_t *)&first +
+				    same_fields[i].off, same_fields[i].len))
+				same[i]++;
 	}
 	if (nsec == 0 || (nsec == 1 && mp->g.agcount > 2))
 		return 0;
@@ -189,6 +218,26 @@ vote_primary_features(struct repair_ctx *rc)
 			continue;
 		/* -n too: the check goes on as the repair would. */
 		vote_set(&want, i, &first);
+		changed = 1;
+	}
+	for (size_t i = 0; i < NSAME; i++) {
+		size_t o = same_fields[i].off, l = same_fields[i].len;
+		uint64_t pv = 0, sv = 0;
+
+		if (!geometry_voted(i) || l > 8 || same[i] != nsec ||
+		    !memcmp((const uint8_t *)&first + o,
+			    (const uint8_t *)&mp->sb + o, l))
+			continue;
+		memcpy(&pv, (const uint8_t *)&mp->sb + o, l);
+		memcpy(&sv, (const uint8_t *)&first + o, l);
+		if (!report(rc, PR_SB_PRIMARY_BAD, "superblock", 0, 0, 0,
+			    same_fields[i].name, "primary has %llu (0x%llx), "
+			    "all %u secondaries %llu (0x%llx)",
+			    (unsigned long long)pv, (unsigned long long)pv,
+			    nsec, (unsigned long long)sv,
+			    (unsigned long long)sv) && rc->opt.no_modify)
+			continue;
+		memcpy((uint8_t *)&want + o, (const uint8_t *)&first + o, l);
 		changed = 1;
 	}
 	if (!changed)

@@ -284,9 +284,11 @@ else
 	run_case dir-leaf ltail.bestcount zeroes
 	# Primary fields xfs_repair rejects were copied to every secondary,
 	# after which xfs_repair found no superblock at all: the log stripe
-	# unit and log sector fields are verified.
+	# unit and log sector fields are verified, and geometry all the
+	# secondaries share outvotes the primary.
 	run_case sb logsunit ones
 	run_case sb logsectlog ones
+	run_case sb dirblklog lastbit
 fi
 long_tests || cat "$T/table"
 echo "sweep: $cases cases ($noop no-op fuzzes skipped), $total entries and xattrs"
