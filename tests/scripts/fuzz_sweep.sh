@@ -289,6 +289,9 @@ else
 	run_case sb logsunit ones
 	run_case sb logsectlog ones
 	run_case sb dirblklog lastbit
+	# A realtime size in a damaged primary: the secondary opened says
+	# there is no realtime volume (the repair refused before).
+	run_case sb rbmblocks sub
 fi
 long_tests || cat "$T/table"
 echo "sweep: $cases cases ($noop no-op fuzzes skipped), $total entries and xattrs"
