@@ -292,6 +292,8 @@ else
 	# A realtime size in a damaged primary: the secondary opened says
 	# there is no realtime volume (the repair refused before).
 	run_case sb rbmblocks sub
+	# A NUL in a remote symlink target: cleared, as xfs_repair does.
+	run_case symlink data zeroes
 fi
 long_tests || cat "$T/table"
 echo "sweep: $cases cases ($noop no-op fuzzes skipped), $total entries and xattrs"
