@@ -274,6 +274,9 @@ else
 	run_case attr-leaf hdr.usedbytes ones
 	# Free map entries are 4-byte aligned (the kernel's verifier).
 	run_case attr-leaf "hdr.freemap[0].size" sub
+	# A free region over the entry table: 7.2 (and its kernel) refuse
+	# it, 6.1 does not check; ours follows the kernel.
+	run_case attr-leaf "hdr.freemap[0].base" zeroes
 	# An INCOMPLETE entry: xfs_repair 6.1 clears the fork, 7.2 and the
 	# kernel pass it by; ours leaves that entry out, keeps the rest.
 	run_case attr-leaf "entries[0].incomplete" ones
