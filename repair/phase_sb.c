@@ -141,18 +141,19 @@ vote_set(struct xk_sb *sb, size_t i, const struct xk_sb *from)
 }
 
 /*
- * Whether same_fields[i] is voted on by vote_geometry: not the feature
- * fields (voted with their masks), nor the UUIDs, nor the size and AG
- * count, which a grow changes (the secondaries follow it, but a copy
- * that missed it must not shrink the filesystem).
+ * Whether same_fields[i] is voted on by vote_primary_features: not the
+ * feature fields (voted with their masks), nor the size and AG count,
+ * which a grow changes (the secondaries follow it, but a copy that
+ * missed it must not shrink the filesystem).  The UUIDs are: only
+ * xfs_admin changes them, in every copy.
  */
 static int
 geometry_voted(size_t i)
 {
 	static const char *const not[] = {
 		"versionnum", "features2", "features_compat",
-		"features_ro_compat", "features_incompat", "uuid",
-		"meta_uuid", "dblocks", "agcount",
+		"features_ro_compat", "features_incompat", "dblocks",
+		"agcount",
 	};
 
 	for (size_t j = 0; j < sizeof(not) / sizeof(not[0]); j++)
@@ -224,18 +225,28 @@ vote_primary_features(struct repair_ctx *rc)
 		size_t o = same_fields[i].off, l = same_fields[i].len;
 		uint64_t pv = 0, sv = 0;
 
-		if (!geometry_voted(i) || l > 8 || same[i] != nsec ||
+		int said;
+
+		if (!geometry_voted(i) || same[i] != nsec ||
 		    !memcmp((const uint8_t *)&first + o,
 			    (const uint8_t *)&mp->sb + o, l))
 			continue;
-		memcpy(&pv, (const uint8_t *)&mp->sb + o, l);
-		memcpy(&sv, (const uint8_t *)&first + o, l);
-		if (!report(rc, PR_SB_PRIMARY_BAD, "superblock", 0, 0, 0,
-			    same_fields[i].name, "primary has %llu (0x%llx), "
-			    "all %u secondaries %llu (0x%llx)",
-			    (unsigned long long)pv, (unsigned long long)pv,
-			    nsec, (unsigned long long)sv,
-			    (unsigned long long)sv) && rc->opt.no_modify)
+		if (l <= 8) {
+			memcpy(&pv, (const uint8_t *)&mp->sb + o, l);
+			memcpy(&sv, (const uint8_t *)&first + o, l);
+			said = report(rc, PR_SB_PRIMARY_BAD, "superblock", 0,
+				      0, 0, same_fields[i].name, "primary has "
+				      "%llu (0x%llx), all %u secondaries %llu "
+				      "(0x%llx)", (unsigned long long)pv,
+				      (unsigned long long)pv, nsec,
+				      (unsigned long long)sv,
+				      (unsigned long long)sv);
+		} else {
+			said = report(rc, PR_SB_PRIMARY_BAD, "superblock", 0,
+				      0, 0, same_fields[i].name, "the primary "
+				      "differs from all %u secondaries", nsec);
+		}
+		if (!said && rc->opt.no_modify)
 			continue;
 		memcpy((uint8_t *)&want + o, (const uint8_t *)&first + o, l);
 		changed = 1;

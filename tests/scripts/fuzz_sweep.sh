@@ -292,6 +292,7 @@ else
 	run_case sb logsunit ones
 	run_case sb logsectlog ones
 	run_case sb dirblklog lastbit
+	run_case sb meta_uuid ones
 	# A realtime size in a damaged primary: the secondary opened says
 	# there is no realtime volume (the repair refused before).
 	run_case sb rbmblocks sub
