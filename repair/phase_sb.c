@@ -46,6 +46,12 @@ compare_with_primary(struct repair_ctx *rc, uint32_t agno, struct xk_buf *bp)
 
 	xk_sb_decode(&sec, (const struct xk_dsb *)bp->data);
 	/* (mkfs leaves inprogress set in the secondaries: it is not read.) */
+	/* xfs_repair: "non-null quota flags in superblock N". */
+	if ((sec.qflags & ~rc->mp->sb.qflags) &&
+	    report(rc, PR_SB_SECONDARY_BAD, "superblock", agno, 0, bp->daddr,
+		   "qflags", "non-null quota flags in superblock %u (0x%x, "
+		   "the primary 0x%x)", agno, sec.qflags, rc->mp->sb.qflags))
+		plan_sb_secondary(rc, agno);
 	if (sec.flags &&
 	    report(rc, PR_SB_SECONDARY_BAD, "superblock", agno, 0, bp->daddr,
 		   "flags", "bad flags field in superblock %u (0x%x: no flag "
