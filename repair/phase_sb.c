@@ -46,6 +46,30 @@ compare_with_primary(struct repair_ctx *rc, uint32_t agno, struct xk_buf *bp)
 
 	xk_sb_decode(&sec, (const struct xk_dsb *)bp->data);
 	/* (mkfs leaves inprogress set in the secondaries: it is not read.) */
+	/*
+	 * xfs_repair: "non-null user quota inode field in superblock N":
+	 * a secondary names no quota inode but the primary's (growfs
+	 * copies the primary's fields).
+	 */
+	{
+		static const char *const which[] = { "user", "group",
+						      "project" };
+		const uint64_t mine[] = { sec.uquotino, sec.gquotino,
+					  sec.pquotino };
+		const uint64_t prim[] = { rc->mp->sb.uquotino,
+					  rc->mp->sb.gquotino,
+					  rc->mp->sb.pquotino };
+
+		for (int q = 0; q < 3; q++)
+			if (mine[q] && mine[q] != XK_NULLFSINO &&
+			    mine[q] != prim[q] &&
+			    report(rc, PR_SB_SECONDARY_BAD, "superblock",
+				   agno, 0, bp->daddr, "quotino", "non-null "
+				   "%s quota inode field in superblock %u "
+				   "(%llu)", which[q], agno,
+				   (unsigned long long)mine[q]))
+				plan_sb_secondary(rc, agno);
+	}
 	/* xfs_repair: "non-null quota flags in superblock N". */
 	if ((sec.qflags & ~rc->mp->sb.qflags) &&
 	    report(rc, PR_SB_SECONDARY_BAD, "superblock", agno, 0, bp->daddr,

@@ -281,9 +281,11 @@ else
 	run_case sb1 flags firstbit
 	# The kernel's verifier refuses a shared version number.
 	run_case sb shared_vn lastbit
-	# Quota flags in a secondary that the primary lacks (xfs_repair).
+	# Quota flags, or a quota inode, in a secondary that the primary
+	# lacks (xfs_repair).
 	run_case sb1 qflags firstbit
 	run_case sb1 qflags ones
+	run_case sb1 uquotino firstbit
 	# An attr leaf's usedbytes past the block: set to the records' sum,
 	# not to the block's size (the verifier named that as expected).
 	run_case attr-leaf hdr.usedbytes ones
