@@ -56,6 +56,7 @@ xfs_repair -n "$img" >/dev/null 2>&1 || { echo "base image not clean" >&2; exit 
 
 kept "$img" "$T/base.kept"
 total=$(wc -l <"$T/base.kept")
+[ "$total" -gt 0 ] || { echo "the base image does not mount" >&2; exit 99; }
 
 # target name|path: the inodes whose fields are fuzzed.
 TARGETS=(
