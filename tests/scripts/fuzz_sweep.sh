@@ -46,9 +46,11 @@ loop_mount "$img" || exit 99
 if long_tests; then
 	populate_all_formats "$MNT" || { echo "populate failed" >&2; exit 99; }
 else
-	# What the sample fuzzes (a leaf directory, a remote symlink, an
-	# attr leaf), with the names populate.sh gives them, and a file.
-	mkdir -p "$MNT/leaf" "$MNT/links" "$MNT/attrs"
+	# What the sample fuzzes (a block and a leaf directory, a remote
+	# symlink, an attr leaf), with the names populate.sh gives them,
+	# and a file.
+	mkdir -p "$MNT/block" "$MNT/leaf" "$MNT/links" "$MNT/attrs"
+	(cd "$MNT/block" && touch $(seq -f "file_%g" 1 40))
 	(cd "$MNT/leaf" && touch $(seq -f "file_with_longer_name_%g" 1 400))
 	ln -s "$(head -c 600 /dev/zero | tr '\0' d)" "$MNT/links/long"
 	head -c 3000 /dev/urandom >"$MNT/small"
@@ -80,6 +82,7 @@ TYPES=(
 	"bmbt|path /bmbt;addr u3.bmbt.ptrs[1]"
 	"dir-block|path /block;dblock 0"
 	"dir-data|path /node;dblock 0"
+	"dir-leafdata|path /leaf;dblock 0"
 	"dir-leaf|path /leaf;dblock 8388608"
 	"dir-node|path /node;dblock 8388608"
 	"dir-free|path /node;dblock 16777216"
@@ -302,6 +305,14 @@ else
 	# A leaf1 entry's data block must have a bests slot (the kernel's
 	# verifier): the directory is rebuilt, every entry kept.
 	run_case dir-leaf ltail.bestcount zeroes
+	# A data block whose magic alone is damaged keeps its entries (its
+	# header names the block and the directory), as xfs_repair keeps
+	# them; "." or ".." renamed is still "." or "..", never a second
+	# link to the directory or its parent.
+	run_case dir-block bhdr.hdr.magic ones
+	run_case dir-leafdata dhdr.hdr.magic sub
+	run_case dir-block "bu[0].name" sub
+	run_case dir-block "bu[1].name" sub
 	# Primary fields xfs_repair rejects were copied to every secondary,
 	# after which xfs_repair found no superblock at all: the log stripe
 	# unit and log sector fields are verified, and geometry all the
