@@ -216,14 +216,29 @@ vote_primary_features(struct repair_ctx *rc)
 		struct xk_buf *bp;
 		struct xk_sb sec;
 
-		err = xk_sb_read(mp, agno, 0, &bp);
+		err = xk_sb_read(mp, agno, XK_READ_SALVAGE, &bp);
 		/* Memory or I/O: no vote on a partial electorate. */
-		if (err && repair_oserr(rc, err, "reading superblock %u",
-					agno))
+		if (err && !bp && repair_oserr(rc, err, "reading superblock "
+					       "%u", agno))
 			return rc->found.error;
-		if (err)
+		/*
+		 * A copy whose only fault is a UUID other than the
+		 * primary's votes (the primary's may be the damaged one)
+		 * when it has the primary's AG geometry, which the
+		 * verifier checks after the UUID.
+		 */
+		if (err && !(bp && !bp->fail.crc_bad && bp->fail.check &&
+			     !strcmp(bp->fail.check, "uuid"))) {
+			xk_buf_release(bp);
 			continue;
+		}
 		xk_sb_decode(&sec, (const struct xk_dsb *)bp->data);
+		if (err && (sec.agcount != mp->sb.agcount ||
+			    sec.agblocks != mp->sb.agblocks ||
+			    sec.blocksize != mp->sb.blocksize)) {
+			xk_buf_release(bp);
+			continue;
+		}
 		xk_buf_release(bp);
 		if (!nsec++)
 			first = sec;

@@ -321,6 +321,9 @@ else
 	run_case sb logsectlog ones
 	run_case sb dirblklog lastbit
 	run_case sb meta_uuid ones
+	# The UUID too: the secondaries that differ only by it vote (the
+	# log's records carry theirs: the repair asked for -L).
+	run_case sb uuid ones
 	# A realtime size in a damaged primary: the secondary opened says
 	# there is no realtime volume (the repair refused before).
 	run_case sb rbmblocks sub
