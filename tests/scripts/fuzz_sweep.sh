@@ -335,7 +335,7 @@ else
 fi
 long_tests || cat "$T/table"
 echo "sweep: $cases cases ($noop no-op fuzzes skipped), $total entries and xattrs"
-echo "verdicts: neither detects $undetected; both detect $agree; xfs_repair detects and ours not $missed; 6.1 and 7.2 disagree and ours not $split; only ours $only_ours; crashes $crashes"
+echo "verdicts: none detects $undetected; ours and xfs_repair (6.1, 7.2 or both) $agree; both xfs_repair and not ours $missed; one xfs_repair, not the other nor ours $split; only ours $only_ours; crashes $crashes"
 echo "repairs: not clean or failed after ours $unclean; ours keeps less than xfs_repair $worse; ours keeps everything (xfs_repair not run) $all_kept"
 [ $cases -gt 0 ] || fail "no case ran"
 # Every object was put back: the base image must be as it was.
