@@ -16,6 +16,7 @@
 #include <xfskit/errors.h>
 #include <xfskit/format/rtgroup.h>
 #include <xfskit/format/sb.h>
+#include <xfskit/mount.h>
 #include <xfskit/unsupported.h>
 
 static int
@@ -132,6 +133,14 @@ xk_unsupported_scan(const struct xk_sb *sb, unsigned int have,
 	return n;
 }
 
+/* A part that is a device not given (the external log, the realtime
+ * volume), rather than a feature. */
+static int
+is_device_part(const struct xk_unsupported *u)
+{
+	return !strcmp(u->code, "external_log") || !strcmp(u->code, "realtime");
+}
+
 int
 xk_unsupported_probe(const char *path, unsigned int have,
 		     struct xk_unsupported *v, int max)
@@ -140,7 +149,8 @@ xk_unsupported_probe(const char *path, unsigned int have,
 	struct xk_dsb dsb;
 	struct xk_sb sb;
 	uint8_t *sector = NULL;
-	int err, ok = 0;
+	struct xk_fail f;
+	int err, ok = 0, n;
 
 	err = xk_dev_open(path, XK_DEV_RDONLY, &dev);
 	if (err)
@@ -162,5 +172,36 @@ xk_unsupported_probe(const char *path, unsigned int have,
 	xk_dev_close(dev);
 	if (err)
 		return err == XK_ETRUNC ? 0 : err;
-	return ok ? xk_unsupported_scan(&sb, have, v, max) : 0;
+	if (!ok)
+		return 0;
+	n = xk_unsupported_scan(&sb, have, v, max);
+	/*
+	 * A primary whose geometry fails the verifier (not one that only
+	 * names unknown features) does not say where the log and the
+	 * realtime volume are: the copy the open takes does, and
+	 * xk_unsupported_devices() reads those parts from it.
+	 */
+	memset(&f, 0, sizeof(f));
+	err = xk_sb_check(&sb, 0, &f);
+	if (err && err != XK_EUNSUPP) {
+		int k = 0;
+
+		for (int i = 0; i < n; i++)
+			if (!is_device_part(&v[i]))
+				v[k++] = v[i];
+		n = k;
+	}
+	return n;
+}
+
+int
+xk_unsupported_devices(const struct xk_sb *sb, unsigned int have,
+		       struct xk_unsupported *v, int max)
+{
+	int n = xk_unsupported_scan(sb, have, v, max), k = 0;
+
+	for (int i = 0; i < n; i++)
+		if (is_device_part(&v[i]))
+			v[k++] = v[i];
+	return k;
 }

@@ -358,7 +358,7 @@ plan_needs_path(const struct repair_ctx *rc, const struct ifix *f)
 	if (rc->opt.json)
 		return 1;
 	return !(f->what & (IFIX_NLINK | IFIX_NBLOCKS | IFIX_FLAGS |
-			    IFIX_PAD | IFIX_NSEC | IFIX_DOTDOT |
+			    IFIX_FLAGS2 | IFIX_PAD | IFIX_NSEC | IFIX_DOTDOT |
 			    IFIX_SF_PARENT | IFIX_DIR_SIZE));
 }
 

@@ -118,7 +118,6 @@ attr_leaf_fn(void *ctx, struct xk_buf *bp, uint64_t lblk)
 	uint32_t firstused = xk_be16_get(h->firstused);
 	uint32_t lowest = bp->len;
 
-	(void)lblk;
 	for (uint32_t i = 0; i < count; i++)
 		if (xk_be16_get(ents[i].nameidx) < lowest)
 			lowest = xk_be16_get(ents[i].nameidx);
@@ -134,6 +133,20 @@ attr_leaf_fn(void *ctx, struct xk_buf *bp, uint64_t lblk)
 		const struct xk_attr_leaf_name_remote *n;
 		uint32_t idx = xk_be16_get(ents[i].nameidx);
 
+		/*
+		 * A set or remove that never finished: the kernel skips the
+		 * entry and xfs_repair 6.1 calls the fork bad (and clears
+		 * it; 7.2 lets it be).  The rewrite leaves the entry out
+		 * (attrfix.c), losing nothing the kernel shows.
+		 */
+		if (ents[i].flags & XK_ATTR_INCOMPLETE) {
+			report(as->rc, PR_ATTR_BAD, "attr3 leaf block", -1,
+			       as->ino, bp->daddr, "incomplete", "attribute "
+			       "entry #%u in attr block %llu, inode %llu is "
+			       "INCOMPLETE", i, (unsigned long long)lblk,
+			       (unsigned long long)as->ino);
+			continue;
+		}
 		if (ents[i].flags & XK_ATTR_LOCAL) {
 			check_local_acl(as, bp, i);
 			continue;

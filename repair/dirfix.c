@@ -147,11 +147,10 @@ entry_at(const uint8_t *blk, uint32_t p, uint32_t end, int ftype,
  * 0, or -ENOMEM: a list without every readable entry is never used.
  */
 static int
-salvage_block(struct repair_ctx *rc, const uint8_t *blk, uint32_t size,
-	      struct salvage *s)
+salvage_block(struct repair_ctx *rc, uint64_t dir, const uint8_t *blk,
+	      uint32_t size, uint32_t magic, int first, struct salvage *s)
 {
 	int ftype = rc->mp->g.has_ftype;
-	uint32_t magic = xk_get_be32(blk);
 	uint32_t end = size;
 	uint32_t p = sizeof(struct xk_dir3_data_hdr);
 	int err;
@@ -183,15 +182,26 @@ salvage_block(struct repair_ctx *rc, const uint8_t *blk, uint32_t size,
 		}
 		ino = xk_get_be64(at);
 		namelen = at[8];
-		p += len;
-		if (namelen == 1 && at[9] == '.')
-			continue;
-		if (namelen == 2 && at[9] == '.' && at[10] == '.') {
+		ii = inode_info_find(rc, ino);
+		/*
+		 * The second entry of the first block is "..", whatever
+		 * its name says: a directory there under another name is
+		 * the parent, never a second link to it.
+		 */
+		if ((namelen == 2 && at[9] == '.' && at[10] == '.') ||
+		    (first && p == sizeof(struct xk_dir3_data_hdr) +
+		     xk_dir3_data_entsize(1, ftype) && ii &&
+		     (ii->mode & XK_S_IFMT) == XK_S_IFDIR)) {
+			p += len;
 			s->dotdot = ino;
 			continue;
 		}
-		ii = inode_info_find(rc, ino);
-		if (!name_ok(at + 9, namelen) || (!ii && !s->any))
+		p += len;
+		if (namelen == 1 && at[9] == '.')
+			continue;
+		/* Only "." names the directory itself ("." renamed). */
+		if (!name_ok(at + 9, namelen) || (!ii && !s->any) ||
+		    ino == dir)
 			continue;
 		err = salvage_push(rc, s, at + 9, namelen,
 				   ii ? xk_mode_to_ftype(ii->mode) : 0, ino);
@@ -273,6 +283,31 @@ dir_extents(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
 	return err;
 }
 
+/*
+ * The magic a data block is read by: its own, or, where only the magic
+ * is damaged (the header names this block and this directory), the one
+ * the directory's form gives it (block form: a single block and no
+ * leaf), as xfs_repair keeps such a block's entries.
+ */
+static uint32_t
+block_magic(const struct xk_mount *mp, uint64_t ino,
+	    const struct xk_dinode *dip, const struct xk_fork_map *map,
+	    const struct xk_buf *bp)
+{
+	uint64_t leaf_fsb = XK_DIR2_LEAF_OFFSET >> mp->g.blocklog;
+	uint32_t magic = xk_get_be32(bp->data);
+
+	if (magic == XK_DIR3_BLOCK_MAGIC || magic == XK_DIR3_DATA_MAGIC ||
+	    xk_get_be64(bp->data + 8) != bp->daddr ||
+	    xk_get_be64(bp->data + 40) != ino)
+		return magic;
+	for (uint64_t i = 0; i < map->next; i++)
+		if (map->ext[i].startoff + map->ext[i].blockcount > leaf_fsb)
+			return XK_DIR3_DATA_MAGIC;
+	return xk_be64_get(dip->di_size) == mp->g.dirblksize ?
+	       XK_DIR3_BLOCK_MAGIC : XK_DIR3_DATA_MAGIC;
+}
+
 /* Read every data block of the directory. */
 static int
 salvage_blocks(struct repair_ctx *rc, uint64_t ino,
@@ -308,7 +343,10 @@ salvage_blocks(struct repair_ctx *rc, uint64_t ino,
 				goto out;
 			if (err)
 				continue;
-			err = salvage_block(rc, bp->data, mp->g.dirblksize, s);
+			err = salvage_block(rc, ino, bp->data,
+					    mp->g.dirblksize,
+					    block_magic(mp, ino, dip, &map, bp),
+					    r.startoff + off == 0, s);
 			xk_buf_release(bp);
 			if (err)
 				goto out;

@@ -522,6 +522,14 @@ fix_one_inode(struct repair_ctx *rc, const struct ifix *v, size_t n,
 				      xk_be16_get(dip->di_flags));
 			xk_be16_set(&dip->di_flags, (uint16_t)v[i].val);
 			break;
+		case IFIX_FLAGS2:
+			action_report(rc, ACT_INODE_FIXED, ino, -1, NULL,
+				      ": flags2 0x%llx (were 0x%llx)",
+				      (unsigned long long)v[i].val,
+				      (unsigned long long)
+				      xk_be64_get(dip->di_flags2));
+			xk_be64_set(&dip->di_flags2, v[i].val);
+			break;
 		case IFIX_NSEC: {
 			xk_timestamp *ts[4] = { &dip->di_atime, &dip->di_mtime,
 						&dip->di_ctime,

@@ -138,7 +138,20 @@ guard_unsupported(struct repair_ctx *rc)
 	return guard_decide(rc);
 }
 
-/* After the superblock vote: the read-only-compatible bits that remain. */
+static int
+guard_has(const struct repair_ctx *rc, const char *code)
+{
+	for (int i = 0; i < rc->found.nunsup; i++)
+		if (!strcmp(rc->found.unsup[i].code, code))
+			return 1;
+	return 0;
+}
+
+/*
+ * After the superblock vote: the read-only-compatible bits that remain,
+ * and the devices of the superblock opened (when the primary was too
+ * damaged for the probe to name them).
+ */
 int
 guard_unsupported_voted(struct repair_ctx *rc)
 {
@@ -148,6 +161,12 @@ guard_unsupported_voted(struct repair_ctx *rc)
 
 	for (int i = 0; i < n && rc->found.nunsup < XK_UNSUPPORTED_MAX; i++)
 		if (!strcmp(found[i].code, "ro_compat"))
+			rc->found.unsup[rc->found.nunsup++] = found[i];
+	/* What the probe could not take from a damaged primary. */
+	n = xk_unsupported_devices(&rc->mp->sb, unsup_have(rc), found,
+				   XK_UNSUPPORTED_MAX);
+	for (int i = 0; i < n && rc->found.nunsup < XK_UNSUPPORTED_MAX; i++)
+		if (!guard_has(rc, found[i].code))
 			rc->found.unsup[rc->found.nunsup++] = found[i];
 	return guard_decide(rc);
 }

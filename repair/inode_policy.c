@@ -15,7 +15,9 @@
  *  4. an inode in use is on no unlinked list (the repair empties the
  *     AGI's buckets), so its di_next_unlinked is null;
  *  5. an inode in use without an attr fork says extents for its format
- *     (the kernel also takes 0, which a new cluster's free inodes have).
+ *     (the kernel also takes 0, which a new cluster's free inodes have);
+ *  6. the DAX flag (di_flags2) only on regular files and directories,
+ *     for an inode in use (xfs_repair 6.1 and 7.2 clear it elsewhere).
  * Each fix is planned as the field with the offending bits cleared.
  */
 #include "repair.h"
@@ -49,7 +51,9 @@ check_core_policy(struct repair_ctx *rc, uint64_t ino,
 	uint16_t flags = xk_be16_get(dip->di_flags);
 	uint16_t want = flags_wanted(rc, ino, xk_be16_get(dip->di_mode),
 				     flags);
-	int big = (xk_be64_get(dip->di_flags2) & XK_DIFLAG2_NREXT64) != 0;
+	uint64_t flags2 = xk_be64_get(dip->di_flags2);
+	uint16_t type = xk_be16_get(dip->di_mode) & XK_S_IFMT;
+	int big = (flags2 & XK_DIFLAG2_NREXT64) != 0;
 
 	if (want != flags &&
 	    report(rc, PR_INODE_BAD, "inode", -1, ino, daddr, "flags",
@@ -73,6 +77,12 @@ check_core_policy(struct repair_ctx *rc, uint64_t ino,
 		   "attr fork format %u without an attr fork, not extents",
 		   dip->di_aformat))
 		plan_inode(rc, ino, IFIX_AFORMAT, 0);
+	if (type && type != XK_S_IFREG && type != XK_S_IFDIR &&
+	    (flags2 & XK_DIFLAG2_DAX) &&
+	    report(rc, PR_INODE_BAD, "inode", -1, ino, daddr, "flags2",
+		   "DAX flag set on special inode %llu",
+		   (unsigned long long)ino))
+		plan_inode(rc, ino, IFIX_FLAGS2, flags2 & ~XK_DIFLAG2_DAX);
 	if (bad_nsec_mask(dip) &&
 	    report(rc, PR_INODE_BAD, "inode", -1, ino, daddr, "nsec",
 		   "a timestamp has 10^9 nanoseconds or more"))

@@ -186,6 +186,8 @@ check_symlink(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
 				       xk_strerror(err));
 			if (!err) {
 				uint32_t o = xk_get_be32(bp->data + 4);
+				uint32_t n = xk_get_be32(bp->data + 8);
+				size_t h = sizeof(struct xk_dsymlink_hdr);
 
 				if (o != got)
 					report(rc, PR_SYMLINK_BAD,
@@ -193,7 +195,17 @@ check_symlink(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip,
 					       bp->daddr, "offset", "piece "
 					       "says offset %u, expected %llu",
 					       o, (unsigned long long)got);
-				got += xk_get_be32(bp->data + 8);
+				/* xfs_repair's words; the kernel's readlink
+				 * would stop there. */
+				if (n <= bp->len - h &&
+				    memchr(bp->data + h, 0, n))
+					report(rc, PR_SYMLINK_BAD,
+					       "symlink block", -1, ino,
+					       bp->daddr, "target", "found "
+					       "illegal null character in "
+					       "symlink inode %llu",
+					       (unsigned long long)ino);
+				got += n;
 			}
 			xk_buf_release(bp);
 		}

@@ -46,6 +46,41 @@ compare_with_primary(struct repair_ctx *rc, uint32_t agno, struct xk_buf *bp)
 
 	xk_sb_decode(&sec, (const struct xk_dsb *)bp->data);
 	/* (mkfs leaves inprogress set in the secondaries: it is not read.) */
+	/*
+	 * xfs_repair: "non-null user quota inode field in superblock N":
+	 * a secondary names no quota inode but the primary's (growfs
+	 * copies the primary's fields).
+	 */
+	{
+		static const char *const which[] = { "user", "group",
+						      "project" };
+		const uint64_t mine[] = { sec.uquotino, sec.gquotino,
+					  sec.pquotino };
+		const uint64_t prim[] = { rc->mp->sb.uquotino,
+					  rc->mp->sb.gquotino,
+					  rc->mp->sb.pquotino };
+
+		for (int q = 0; q < 3; q++)
+			if (mine[q] && mine[q] != XK_NULLFSINO &&
+			    mine[q] != prim[q] &&
+			    report(rc, PR_SB_SECONDARY_BAD, "superblock",
+				   agno, 0, bp->daddr, "quotino", "non-null "
+				   "%s quota inode field in superblock %u "
+				   "(%llu)", which[q], agno,
+				   (unsigned long long)mine[q]))
+				plan_sb_secondary(rc, agno);
+	}
+	/* xfs_repair: "non-null quota flags in superblock N". */
+	if ((sec.qflags & ~rc->mp->sb.qflags) &&
+	    report(rc, PR_SB_SECONDARY_BAD, "superblock", agno, 0, bp->daddr,
+		   "qflags", "non-null quota flags in superblock %u (0x%x, "
+		   "the primary 0x%x)", agno, sec.qflags, rc->mp->sb.qflags))
+		plan_sb_secondary(rc, agno);
+	if (sec.flags &&
+	    report(rc, PR_SB_SECONDARY_BAD, "superblock", agno, 0, bp->daddr,
+		   "flags", "bad flags field in superblock %u (0x%x: no flag "
+		   "is defined)", agno, sec.flags))
+		plan_sb_secondary(rc, agno);
 	if (sec.bad_features2 != sec.features2 &&
 	    report(rc, PR_SB_SECONDARY_BAD, "superblock", agno, 0, bp->daddr,
 		   "bad_features2", "bad_features2 0x%x differs from "
@@ -136,40 +171,85 @@ vote_set(struct xk_sb *sb, size_t i, const struct xk_sb *from)
 }
 
 /*
- * The primary's feature fields against the secondaries: a field on which
- * every secondary that verifies agrees (at least two of them, or the one
- * there is) while the primary differs is damaged in the primary, and
- * takes their value, so that nothing is ever judged, nor copied to the
- * secondaries, by a damaged primary.  The handle is then opened again
- * from the corrected superblock (its geometry derives from the
- * features).  In repair the primary is rewritten.
+ * Whether same_fields[i] is voted on by vote_primary_features: not the
+ * feature fields (voted with their masks), nor the size and AG count,
+ * which a grow changes (the secondaries follow it, but a copy that
+ * missed it must not shrink the filesystem).  The UUIDs are: only
+ * xfs_admin changes them, in every copy.
+ */
+static int
+geometry_voted(size_t i)
+{
+	static const char *const not[] = {
+		"versionnum", "features2", "features_compat",
+		"features_ro_compat", "features_incompat", "dblocks",
+		"agcount",
+	};
+
+	for (size_t j = 0; j < sizeof(not) / sizeof(not[0]); j++)
+		if (!strcmp(same_fields[i].name, not[j]))
+			return 0;
+	return 1;
+}
+
+#define NSAME	(sizeof(same_fields) / sizeof(same_fields[0]))
+
+/*
+ * The primary's feature and geometry fields against the secondaries: a
+ * field on which every secondary that verifies agrees (at least two of
+ * them, or the one there is) while the primary differs is damaged in the
+ * primary, and takes their value, as xfs_repair takes the geometry most
+ * copies share: nothing is ever judged, nor copied to the secondaries,
+ * by a damaged primary.  The handle is then opened again from the
+ * corrected superblock (its geometry derives from these fields).  In
+ * repair the primary is rewritten.
  */
 int
 vote_primary_features(struct repair_ctx *rc)
 {
 	struct xk_mount *mp = rc->mp;
 	struct xk_sb want = mp->sb, first;
-	uint32_t nsec = 0, agree[5] = { 0 };
+	uint32_t nsec = 0, agree[5] = { 0 }, same[NSAME] = { 0 };
 	int changed = 0, err;
 
 	for (uint32_t agno = 1; agno < mp->g.agcount; agno++) {
 		struct xk_buf *bp;
 		struct xk_sb sec;
 
-		err = xk_sb_read(mp, agno, 0, &bp);
+		err = xk_sb_read(mp, agno, XK_READ_SALVAGE, &bp);
 		/* Memory or I/O: no vote on a partial electorate. */
-		if (err && repair_oserr(rc, err, "reading superblock %u",
-					agno))
+		if (err && !bp && repair_oserr(rc, err, "reading superblock "
+					       "%u", agno))
 			return rc->found.error;
-		if (err)
+		/*
+		 * A copy whose only fault is a UUID other than the
+		 * primary's votes (the primary's may be the damaged one)
+		 * when it has the primary's AG geometry, which the
+		 * verifier checks after the UUID.
+		 */
+		if (err && !(bp && !bp->fail.crc_bad && bp->fail.check &&
+			     !strcmp(bp->fail.check, "uuid"))) {
+			xk_buf_release(bp);
 			continue;
+		}
 		xk_sb_decode(&sec, (const struct xk_dsb *)bp->data);
+		if (err && (sec.agcount != mp->sb.agcount ||
+			    sec.agblocks != mp->sb.agblocks ||
+			    sec.blocksize != mp->sb.blocksize)) {
+			xk_buf_release(bp);
+			continue;
+		}
 		xk_buf_release(bp);
 		if (!nsec++)
 			first = sec;
 		for (size_t i = 0; i < 5; i++)
 			if (vote_value(&sec, i) == vote_value(&first, i))
 				agree[i]++;
+		for (size_t i = 0; i < NSAME; i++)
+			if (!memcmp((const uint8_t *)&sec + same_fields[i].off,
+				    (const uint8_t *)&first +
+				    same_fields[i].off, same_fields[i].len))
+				same[i]++;
 	}
 	if (nsec == 0 || (nsec == 1 && mp->g.agcount > 2))
 		return 0;
@@ -184,6 +264,36 @@ vote_primary_features(struct repair_ctx *rc)
 			continue;
 		/* -n too: the check goes on as the repair would. */
 		vote_set(&want, i, &first);
+		changed = 1;
+	}
+	for (size_t i = 0; i < NSAME; i++) {
+		size_t o = same_fields[i].off, l = same_fields[i].len;
+		uint64_t pv = 0, sv = 0;
+
+		int said;
+
+		if (!geometry_voted(i) || same[i] != nsec ||
+		    !memcmp((const uint8_t *)&first + o,
+			    (const uint8_t *)&mp->sb + o, l))
+			continue;
+		if (l <= 8) {
+			memcpy(&pv, (const uint8_t *)&mp->sb + o, l);
+			memcpy(&sv, (const uint8_t *)&first + o, l);
+			said = report(rc, PR_SB_PRIMARY_BAD, "superblock", 0,
+				      0, 0, same_fields[i].name, "primary has "
+				      "%llu (0x%llx), all %u secondaries %llu "
+				      "(0x%llx)", (unsigned long long)pv,
+				      (unsigned long long)pv, nsec,
+				      (unsigned long long)sv,
+				      (unsigned long long)sv);
+		} else {
+			said = report(rc, PR_SB_PRIMARY_BAD, "superblock", 0,
+				      0, 0, same_fields[i].name, "the primary "
+				      "differs from all %u secondaries", nsec);
+		}
+		if (!said && rc->opt.no_modify)
+			continue;
+		memcpy((uint8_t *)&want + o, (const uint8_t *)&first + o, l);
 		changed = 1;
 	}
 	if (!changed)
@@ -235,7 +345,9 @@ check_needsrepair(struct repair_ctx *rc)
  *  2. bad_features2 (where old kernels wrote features2) equal to
  *     features2: set to it;
  *  3. an LSN no log cycle can pass (xk_lsn_plausible): reset to 0, where
- *     xfs_repair formats the log in a negative cycle.
+ *     xfs_repair formats the log in a negative cycle;
+ *  4. the flags byte, where no flag is defined (xfs_repair 6.1 and 7.2
+ *     call any bit bad, in every copy): cleared.
  * Its LSN counts among the metadata's: one ahead of the log head (the
  * kernel refuses to mount: "Metadata has LSN ahead of current LSN") has
  * the log formatted past it at the end (xr_log_behind).
@@ -264,6 +376,13 @@ check_primary_fields(struct repair_ctx *rc)
 		   "bad_features2", "bad_features2 0x%x differs from "
 		   "features2 0x%x", sb->bad_features2, sb->features2)) {
 		sb->bad_features2 = sb->features2;
+		plan_sb_primary(rc);
+	}
+	if (sb->flags &&
+	    report(rc, PR_SB_PRIMARY_BAD, "superblock", 0, 0, 0, "flags",
+		   "bad flags field in superblock 0 (0x%x: no flag is "
+		   "defined)", sb->flags)) {
+		sb->flags = 0;
 		plan_sb_primary(rc);
 	}
 }

@@ -58,6 +58,7 @@ struct xk_mount;
 #define IFIX_NEWMETAROOT (1u << 26)	/* a new, empty metadata tree root */
 #define IFIX_AFORMAT	(1u << 27)	/* no attr fork: format extents */
 #define IFIX_SCAN_AFORK	(1u << 28)	/* attr fork from the scan's bmbt */
+#define IFIX_FLAGS2	(1u << 29)	/* set di_flags2 to val */
 
 struct ifix {
 	uint64_t	ino;

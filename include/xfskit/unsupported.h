@@ -51,4 +51,13 @@ int xk_unsupported_scan(const struct xk_sb *sb, unsigned int have,
 int xk_unsupported_probe(const char *path, unsigned int have,
 			 struct xk_unsupported *v, int max);
 
+/*
+ * The device parts alone (an external log or a realtime volume without
+ * its device) that sb declares: xk_unsupported_probe leaves them out
+ * when the primary's geometry fails the verifier, and the caller asks
+ * again of the superblock it opened with.
+ */
+int xk_unsupported_devices(const struct xk_sb *sb, unsigned int have,
+			   struct xk_unsupported *v, int max);
+
 #endif /* XFSKIT_UNSUPPORTED_H */

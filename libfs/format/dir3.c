@@ -254,15 +254,16 @@ dir3_block_verify(struct xk_buf *bp, struct xk_fail *f)
 /*
  * Leaf blocks.  Rules: header; count entries fit (in LEAF1, together
  * with the bests array and tail); stale not above count and equal to the
- * null addresses; hashes never decrease.
+ * null addresses; hashes never decrease; in LEAF1, every live entry's
+ * data block has a slot in the bests array (the kernel's verifier).
  */
 static int
 dir3_leaf_check(struct xk_buf *bp, uint16_t magic, struct xk_fail *f)
 {
 	const struct xk_dir3_leaf_hdr *h = (const void *)bp->data;
 	const struct xk_dir2_leaf_entry *ents = xk_dir3_leaf_ents(h);
-	uint32_t count, stale, nstale = 0;
-	uint64_t room = bp->len - sizeof(*h);
+	uint32_t count, stale, nstale = 0, db;
+	uint64_t room = bp->len - sizeof(*h), bests = 0;
 	int err = da_hdr_check(bp, magic, sizeof(*h), f);
 
 	if (err)
@@ -272,8 +273,7 @@ dir3_leaf_check(struct xk_buf *bp, uint16_t magic, struct xk_fail *f)
 	if (magic == XK_DIR3_LEAF1_MAGIC) {
 		const struct xk_dir2_leaf_tail *t =
 			xk_dir2_leaf_tail_p(bp->data, bp->len);
-		uint64_t bests = xk_be32_get(t->bestcount);
-
+		bests = xk_be32_get(t->bestcount);
 		if (bests * 2 + sizeof(*t) > room)
 			return xk_fail_set(f, "bestcount", "%llu bests do not "
 					   "fit the block",
@@ -290,8 +290,18 @@ dir3_leaf_check(struct xk_buf *bp, uint16_t magic, struct xk_fail *f)
 			 xk_be32_get(ents[i - 1].hashval))
 			return xk_fail_set(f, "hashval", "entry %u is out of "
 					   "hash order", i);
-		if (xk_be32_get(ents[i].address) == XK_DIR2_NULL_DATAPTR)
+		if (xk_be32_get(ents[i].address) == XK_DIR2_NULL_DATAPTR) {
 			nstale++;
+			continue;
+		}
+		db = xk_dir2_dataptr_to_db(xk_be32_get(ents[i].address),
+					   bp->mp->g.blocklog +
+					   bp->mp->g.dirblklog);
+		if (magic == XK_DIR3_LEAF1_MAGIC && db >= bests)
+			return xk_fail_set(f, "bestcount", "entry %u is in "
+					   "data block %u, past the %llu "
+					   "bests", i, db,
+					   (unsigned long long)bests);
 	}
 	if (nstale != stale)
 		return xk_fail_val(f, "stale", nstale, stale);

@@ -310,6 +310,14 @@ dinode_check(struct xk_mount *mp, uint64_t ino, const struct xk_dinode *dip,
 		return xk_fail_set(f, "next_unlinked", "0x%x is neither null "
 				   "nor an inode of the AG",
 				   xk_be32_get(dip->di_next_unlinked));
+	/*
+	 * Before anything reads the extent counters, whose layout the
+	 * flag chooses: a stray flag must be what is reported (and
+	 * cleared), not the counters it misreads.
+	 */
+	if ((flags2 & XK_DIFLAG2_NREXT64) && !mp->g.has_nrext64)
+		return xk_fail_set(f, "flags2", "large extent counters "
+				   "without the nrext64 feature");
 	if (size >> 63)
 		return xk_fail_set(f, "size", "size 0x%llx is negative",
 				   (unsigned long long)size);
@@ -433,9 +441,6 @@ dinode_check(struct xk_mount *mp, uint64_t ino, const struct xk_dinode *dip,
 	if ((flags2 & XK_DIFLAG2_BIGTIME) && !mp->g.has_bigtime)
 		return xk_fail_set(f, "flags2", "bigtime timestamps without "
 				   "the bigtime feature");
-	if ((flags2 & XK_DIFLAG2_NREXT64) && !mp->g.has_nrext64)
-		return xk_fail_set(f, "flags2", "large extent counters "
-				   "without the nrext64 feature");
 	err = check_cowextsize(mp, dip, mode, flags, flags2, f);
 	if (err)
 		return err;

@@ -10,6 +10,7 @@
 
 #include <xfskit/errors.h>
 #include <xfskit/format/ag.h>
+#include <xfskit/format/log.h>
 #include <xfskit/format/rtgroup.h>
 #include <xfskit/rtbitmap.h>
 #include <xfskit/format/sb.h>
@@ -140,8 +141,10 @@ rtgroups_check(const struct xk_sb *sb, struct xk_fail *f)
  *  least 64 blocks and at most 1 TiB, agblklog its rounded-up log;
  *  8. agcount at least 1 and dblocks inside (agcount-1)*agblocks+64 ..
  *  agcount*agblocks; 9. the filesystem fits the device; 10. the internal
- *  log lies inside one AG; 11. the root inode is null or a possible inode;
- *  12. imax_pct at most 100, and realtime geometry consistent (all
+ *  log lies inside one AG, its sector and stripe unit fields sane;
+ *  11. the root inode is null or a possible inode;
+ *  12. imax_pct at most 100, shared_vn 0 (the kernel's "SB sanity check"
+ *  refuses any other), and realtime geometry consistent (all
  *  zero without a realtime section); 13. directory blocks at most 64k;
  *  14. alignment fields (inoalignmt, spino_align, unit/width) sane;
  *  15. with the metadata tree (METADIR), its root a possible inode and
@@ -234,11 +237,25 @@ xk_sb_check(const struct xk_sb *sb, uint64_t devsize, struct xk_fail *f)
 					   "filesystem", sb->logblocks,
 					   (unsigned long long)sb->logstart);
 	}
+	/*
+	 * Log sector fields only with the sector feature bit (xfs_repair:
+	 * "bad log/data device sector size fields"); a log stripe unit of
+	 * 0 or 1 (none), or whole blocks up to the largest log record,
+	 * 256 KiB (xfs_repair: "inconsistent log geometry").
+	 */
+	if (!(sb->versionnum & XK_SB_VERSION_SECTORBIT) &&
+	    (sb->logsectsize || sb->logsectlog))
+		return xk_fail_set(f, "logsectsize", "log sector fields "
+				   "%u and %u without the sector feature",
+				   sb->logsectsize, sb->logsectlog);
 	CHECK_VAL(sb->logsectsize == 0 ||
 		  (is_pow2(sb->logsectsize) && sb->logsectsize >= 512 &&
 		   sb->logsectsize <= 32768 && sb->logsectlog <= 15 &&
 		   (1u << sb->logsectlog) == sb->logsectsize),
 		  "logsectsize", 512, sb->logsectsize);
+	CHECK_VAL(sb->logsunit <= 1 || (sb->logsunit % sb->blocksize == 0 &&
+		  sb->logsunit <= XK_LOG_MAX_RECORD_BSIZE), "logsunit", 1,
+		  sb->logsunit);
 	{
 		uint64_t agno = sb->rootino >> (sb->agblklog + sb->inopblog);
 		uint64_t agino = sb->rootino &
@@ -251,6 +268,7 @@ xk_sb_check(const struct xk_sb *sb, uint64_t devsize, struct xk_fail *f)
 			  "rootino", 0, sb->rootino);
 	}
 	CHECK_VAL(sb->imax_pct <= 100, "imax_pct", 25, sb->imax_pct);
+	CHECK_VAL(sb->shared_vn == 0, "shared_vn", 0, sb->shared_vn);
 	/* Realtime geometry: all zero without a realtime section. */
 	if ((uint64_t)sb->rextsize * sb->blocksize < 4096 ||
 	    (uint64_t)sb->rextsize * sb->blocksize > (1ULL << 30))
