@@ -154,10 +154,11 @@ const struct db_cmd db_cmds[] = {
 	  "instead; -t type (sb, agf, agi, agfl, bnobt, cntbt, inobt, "
 	  "finobt, rmapbt, refcntbt, inodes, bmbt, dir3-block, dir3-data, "
 	  "dir3-leaf1, dir3-leafn, dir3-free, da3-node, attr3-leaf, "
-	  "attr3-rmt, symlink) and -o owner filter the list; -g shows "
-	  "progress; -T sets the threads; -m MiB lets the lists spill to "
-	  "temporary files ($TMPDIR) above that size.  Unreadable ranges "
-	  "are reported and the command fails; it never writes.", 0 },
+	  "attr3-rmt, symlink, rtrmapbt, rtrefcntbt) and -o owner filter "
+	  "the list; -g shows progress; -T sets the threads; -m MiB lets "
+	  "the lists spill to temporary files ($TMPDIR) above that size.  "
+	  "Unreadable ranges are reported and the command fails; it never "
+	  "writes.", 0 },
 	{ "sb", {NULL}, "[agno]", db_cmd_sb,
 	  "set address to a superblock", NULL, 0 },
 	{ "stack", {NULL}, "", db_cmd_stack,

@@ -443,8 +443,10 @@ db_cmd_addr(struct db_ctx *c, int argc, char **argv)
 	memset(&loc, 0, sizeof(loc));
 	loc.type = t;
 	loc.len = db_type_len(c, t);
-	loc.ino = (!strcmp(t->name, "bmapbta") || !strcmp(t->name, "bmapbtd")) ?
-		  c->cur.ino : 0;
+	/* Blocks of an inode's tree keep naming it (their owner). */
+	loc.ino = (!strcmp(t->name, "bmapbta") || !strcmp(t->name, "bmapbtd") ||
+		   !strcmp(t->name, "rtrmapbt") ||
+		   !strcmp(t->name, "rtrefcntbt")) ? c->cur.ino : 0;
 	switch (r.field->unit) {
 	case XK_FU_AGBLOCK:
 		if (c->cur.agno < 0 ||

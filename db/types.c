@@ -33,6 +33,8 @@ OPS_FN(ino_ops, xk_inobt_ops.buf_ops)
 OPS_FN(fino_ops, xk_finobt_ops.buf_ops)
 OPS_FN(rmap_ops, xk_rmapbt_ops.buf_ops)
 OPS_FN(refc_ops, xk_refcountbt_ops.buf_ops)
+OPS_FN(rtrmap_ops, xk_rtrmapbt_ops.buf_ops)
+OPS_FN(rtrefc_ops, xk_rtrefcountbt_ops.buf_ops)
 OPS_FN(bmbt_ops, xk_bmbt_ops.buf_ops)
 OPS_FN(inode_ops, &xk_dinode_buf_ops)
 OPS_FN(symlink_ops, &xk_symlink_buf_ops)
@@ -52,6 +54,8 @@ const struct db_type db_types[] = {
 	{ "finobt", &xk_finobt_ftype, fino_ops, 0, 0, 0 },
 	{ "rmapbt", &xk_rmapbt_ftype, rmap_ops, 0, 0, 0 },
 	{ "refcntbt", &xk_refcntbt_ftype, refc_ops, 0, 0, 0 },
+	{ "rtrmapbt", &xk_rtrmapbt_ftype, rtrmap_ops, 0, 0, 0 },
+	{ "rtrefcntbt", &xk_rtrefcntbt_ftype, rtrefc_ops, 0, 0, 0 },
 	{ "bmapbta", &xk_bmapbta_ftype, bmbt_ops, 0, 0, 0 },
 	{ "bmapbtd", &xk_bmapbtd_ftype, bmbt_ops, 0, 0, 0 },
 	{ "inode", &xk_inode_ftype, inode_ops, 1, 0, 0 },

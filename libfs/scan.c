@@ -76,8 +76,12 @@ static const struct kind kinds[] = {
 	SHORT_BT(XK_SCAN_FINOBT, XK_FIBT_CRC_MAGIC, XK_BT_FINO),
 	SHORT_BT(XK_SCAN_RMAPBT, XK_RMAP_CRC_MAGIC, XK_BT_RMAP),
 	SHORT_BT(XK_SCAN_REFCBT, XK_REFC_CRC_MAGIC, XK_BT_REFC),
-	{ XK_SCAN_BMBT, 4, XK_BMAP_CRC_MAGIC, LBLK(bb_uuid), LBLK(bb_blkno),
-	  LBLK(bb_owner), 8, LEN_BLOCK, XK_BT_BMAP, -1, NULL },
+#define LONG_BT(t, m, bt) \
+	{ t, 4, m, LBLK(bb_uuid), LBLK(bb_blkno), LBLK(bb_owner), 8, \
+	  LEN_BLOCK, bt, -1, NULL }
+	LONG_BT(XK_SCAN_BMBT, XK_BMAP_CRC_MAGIC, XK_BT_BMAP),
+	LONG_BT(XK_SCAN_RTRMAPBT, XK_RTRMAP_CRC_MAGIC, XK_BT_RTRMAP),
+	LONG_BT(XK_SCAN_RTREFCBT, XK_RTREFC_CRC_MAGIC, XK_BT_RTREFC),
 	{ XK_SCAN_DIR3_BLOCK, 4, XK_DIR3_BLOCK_MAGIC, DIR3(uuid), DIR3(blkno),
 	  DIR3(owner), 8, LEN_DIRBLK, -1, -1, &xk_dir3_block_buf_ops },
 	{ XK_SCAN_DIR3_DATA, 4, XK_DIR3_DATA_MAGIC, DIR3(uuid), DIR3(blkno),
@@ -120,6 +124,8 @@ static const char *const type_names[XK_SCAN_TYPE_NR] = {
 	[XK_SCAN_ATTR3_LEAF] = "attr3-leaf",
 	[XK_SCAN_ATTR3_RMT] = "attr3-rmt",
 	[XK_SCAN_SYMLINK] = "symlink",
+	[XK_SCAN_RTRMAPBT] = "rtrmapbt",
+	[XK_SCAN_RTREFCBT] = "rtrefcntbt",
 };
 
 static const char *const verdict_names[XK_SCAN_VERDICT_NR] = {
@@ -374,7 +380,8 @@ judge(struct worker *w, const struct kind *k, uint64_t daddr, uint8_t *b,
 		agno = (int64_t)(daddr / ag_bb);
 		e.owner = k->owner_len ? xk_get_be32(b + k->owner_off) :
 			  (uint64_t)agno;
-	} else if (k->btnum >= 0 && k->btnum != XK_BT_BMAP) {
+	} else if (k->btnum >= 0 &&
+		   !xk_btree_ops_get((enum xk_btnum)k->btnum)->long_ptrs) {
 		agno = (int64_t)(daddr / ag_bb);
 		e.owner = (uint64_t)agno;
 	} else {

@@ -122,6 +122,8 @@ extern const struct xk_ftype xk_inobt_ftype;
 extern const struct xk_ftype xk_finobt_ftype;
 extern const struct xk_ftype xk_rmapbt_ftype;
 extern const struct xk_ftype xk_refcntbt_ftype;
+extern const struct xk_ftype xk_rtrmapbt_ftype;
+extern const struct xk_ftype xk_rtrefcntbt_ftype;
 extern const struct xk_ftype xk_bmapbta_ftype;
 extern const struct xk_ftype xk_bmapbtd_ftype;
 extern const struct xk_ftype xk_inode_ftype;

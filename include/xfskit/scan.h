@@ -53,6 +53,8 @@ enum xk_scan_type {
 	XK_SCAN_ATTR3_LEAF,
 	XK_SCAN_ATTR3_RMT,
 	XK_SCAN_SYMLINK,
+	XK_SCAN_RTRMAPBT,	/* a realtime group's btrees, rooted in */
+	XK_SCAN_RTREFCBT,	/* their metadata inodes */
 	XK_SCAN_TYPE_NR
 };
 

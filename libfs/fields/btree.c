@@ -90,6 +90,8 @@ PTR_FN(inobt_ptr, 56, 4, 4)
 PTR_FN(rmap_ptr, 56, 40, 4)
 PTR_FN(refc_ptr, 56, 4, 4)
 PTR_FN(bmbt_ptr, 72, 8, 8)
+PTR_FN(rtrmap_ptr, 72, 40, 8)
+PTR_FN(rtrefc_ptr, 72, 4, 8)
 
 #define RECS(subtab, size, hdr) \
 	S("recs", hdr, subtab, .flags = XK_FF_ARRAY | XK_FF_BASE1 | \
@@ -201,12 +203,20 @@ always(const struct xk_fctx *c, size_t base)
 	return 1;
 }
 
-static const struct xk_field rmap_rec_fields[] = {
-	R("startblock", 0, 0, 32, XK_FK_UINT, .unit = XK_FU_AGBLOCK),
-	R("blockcount", 4, 0, 32, XK_FK_UINT),
-	R("owner", 8, 0, 64, XK_FK_INT),
-	RMAP_OFF_FIELDS("", 16, always),
+/* Realtime groups' records name group blocks: no unit db can follow. */
+#define RMAP_REC(unit_) \
+	R("startblock", 0, 0, 32, XK_FK_UINT, .unit = unit_), \
+	R("blockcount", 4, 0, 32, XK_FK_UINT), \
+	R("owner", 8, 0, 64, XK_FK_INT), \
+	RMAP_OFF_FIELDS("", 16, always), \
 	FEND
+
+static const struct xk_field rmap_rec_fields[] = {
+	RMAP_REC(XK_FU_AGBLOCK)
+};
+
+const struct xk_field xk_rtrmap_rec_fields[] = {
+	RMAP_REC(XK_FU_NONE)
 };
 
 /*
@@ -229,6 +239,20 @@ static const struct xk_field rmap_key_fields[] = {
 	FEND
 };
 
+/* The realtime tree's keys: xfs_db 7.2 shows no unwritten bit there. */
+#define RTRMAP_KEY_HALF(sfx, at) \
+	R("startblock" sfx, at, 0, 32, XK_FK_UINT), \
+	R("owner" sfx, at + 4, 0, 64, XK_FK_INT), \
+	R("offset" sfx, at + 12, 10, 54, XK_FK_UINT), \
+	R("attrfork" sfx, at + 12, 0, 1, XK_FK_UINT), \
+	R("bmbtblock" sfx, at + 12, 1, 1, XK_FK_UINT)
+
+const struct xk_field xk_rtrmap_key_fields[] = {
+	RTRMAP_KEY_HALF("", 0),
+	RTRMAP_KEY_HALF("_hi", 20),
+	FEND
+};
+
 static const struct xk_field rmapbt_fields[] = {
 	SHORT_HDR("rmapbt"),
 	RECS(rmap_rec_fields, 24, 56),
@@ -239,18 +263,23 @@ static const struct xk_field rmapbt_fields[] = {
 
 /* ---- reference counts ---- */
 
-static const struct xk_field refc_rec_fields[] = {
-	R("startblock", 0, 1, 31, XK_FK_UINT, .unit = XK_FU_AGBLOCK),
-	R("blockcount", 4, 0, 32, XK_FK_UINT),
-	R("refcount", 8, 0, 32, XK_FK_UINT),
-	R("cowflag", 0, 0, 1, XK_FK_UINT),
+#define REFC_KEY(unit_) \
+	R("startblock", 0, 1, 31, XK_FK_UINT, .unit = unit_), \
+	R("cowflag", 0, 0, 1, XK_FK_UINT), \
 	FEND
+#define REFC_REC(unit_) \
+	R("startblock", 0, 1, 31, XK_FK_UINT, .unit = unit_), \
+	R("blockcount", 4, 0, 32, XK_FK_UINT), \
+	R("refcount", 8, 0, 32, XK_FK_UINT), \
+	R("cowflag", 0, 0, 1, XK_FK_UINT), \
+	FEND
+
+static const struct xk_field refc_rec_fields[] = {
+	REFC_REC(XK_FU_AGBLOCK)
 };
 
 static const struct xk_field refc_key_fields[] = {
-	R("startblock", 0, 1, 31, XK_FK_UINT, .unit = XK_FU_AGBLOCK),
-	R("cowflag", 0, 0, 1, XK_FK_UINT),
-	FEND
+	REFC_KEY(XK_FU_AGBLOCK)
 };
 
 static const struct xk_field refcntbt_fields[] = {
@@ -258,6 +287,32 @@ static const struct xk_field refcntbt_fields[] = {
 	RECS(refc_rec_fields, 12, 56),
 	KEYS(refc_key_fields, 4, 56),
 	PTRS(refc_ptr, 32, XK_FU_AGBLOCK, "refcntbt"),
+	FEND
+};
+
+const struct xk_field xk_rtrefc_rec_fields[] = {
+	REFC_REC(XK_FU_NONE)
+};
+
+const struct xk_field xk_rtrefc_key_fields[] = {
+	REFC_KEY(XK_FU_NONE)
+};
+
+/* ---- realtime groups' trees: long headers, rooted in an inode ---- */
+
+static const struct xk_field rtrmapbt_fields[] = {
+	LONG_HDR("rtrmapbt"),
+	RECS(xk_rtrmap_rec_fields, 24, 72),
+	KEYS(xk_rtrmap_key_fields, 40, 72),
+	PTRS(rtrmap_ptr, 64, XK_FU_FSBLOCK, "rtrmapbt"),
+	FEND
+};
+
+static const struct xk_field rtrefcntbt_fields[] = {
+	LONG_HDR("rtrefcntbt"),
+	RECS(xk_rtrefc_rec_fields, 12, 72),
+	KEYS(xk_rtrefc_key_fields, 4, 72),
+	PTRS(rtrefc_ptr, 64, XK_FU_FSBLOCK, "rtrefcntbt"),
 	FEND
 };
 
@@ -298,5 +353,9 @@ const struct xk_ftype xk_inobt_ftype = { "inobt", inobt_fields };
 const struct xk_ftype xk_finobt_ftype = { "finobt", finobt_fields };
 const struct xk_ftype xk_rmapbt_ftype = { "rmapbt", rmapbt_fields };
 const struct xk_ftype xk_refcntbt_ftype = { "refcntbt", refcntbt_fields };
+const struct xk_ftype xk_rtrmapbt_ftype = { "rtrmapbt", rtrmapbt_fields };
+const struct xk_ftype xk_rtrefcntbt_ftype = {
+	"rtrefcntbt", rtrefcntbt_fields
+};
 const struct xk_ftype xk_bmapbta_ftype = { "bmapbta", bmapbta_fields };
 const struct xk_ftype xk_bmapbtd_ftype = { "bmapbtd", bmapbtd_fields };

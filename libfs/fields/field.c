@@ -16,7 +16,8 @@
 const struct xk_ftype *const xk_ftypes[] = {
 	&xk_sb_ftype, &xk_agf_ftype, &xk_agi_ftype, &xk_agfl_ftype,
 	&xk_bnobt_ftype, &xk_cntbt_ftype, &xk_inobt_ftype, &xk_finobt_ftype,
-	&xk_rmapbt_ftype, &xk_refcntbt_ftype, &xk_bmapbta_ftype,
+	&xk_rmapbt_ftype, &xk_refcntbt_ftype, &xk_rtrmapbt_ftype,
+	&xk_rtrefcntbt_ftype, &xk_bmapbta_ftype,
 	&xk_bmapbtd_ftype, &xk_inode_ftype, &xk_dir3_ftype, &xk_attr3_ftype,
 	&xk_symlink_ftype, &xk_dqblk_ftype, NULL
 };

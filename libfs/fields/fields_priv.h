@@ -43,6 +43,10 @@ fp_get(const struct xk_fctx *c, size_t at, unsigned int width)
 /* Shared pieces, defined in btree.c and dir3.c. */
 extern const struct xk_field xk_bmbt_rec_fields[];
 extern const struct xk_field xk_bmbt_key_fields[];
+extern const struct xk_field xk_rtrmap_rec_fields[];
+extern const struct xk_field xk_rtrmap_key_fields[];
+extern const struct xk_field xk_rtrefc_rec_fields[];
+extern const struct xk_field xk_rtrefc_key_fields[];
 extern const struct xk_field xk_da3_blkinfo_fields[];
 extern const struct xk_field xk_da3_node_fields[];
 extern const struct xk_field xk_parent_rec_fields[];

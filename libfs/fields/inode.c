@@ -8,6 +8,7 @@
  * "a.sfattr.list[1].name").  Every fork element is kept inside its fork
  * and inside the buffer, whatever the counts in the core claim.
  */
+#include <xfskit/btree.h>
 #include <xfskit/format/attr.h>
 #include <xfskit/format/dinode.h>
 #include <xfskit/format/dir.h>
@@ -273,6 +274,100 @@ static const struct xk_field bmroot_a_fields[] = {
 	FEND
 };
 
+/*
+ * ---- realtime groups' btree roots (data fork, format meta_btree) ----
+ * A 4-byte level/numrecs header, then records (a leaf root) or keys and
+ * 64-bit pointers, the pointers after room for as many keys as the fork
+ * holds.
+ */
+
+static int
+is_meta_root(const struct xk_fctx *c, size_t base, uint16_t type)
+{
+	const struct xk_dinode *d = core(c);
+
+	return fork_format(c, base) == XK_DINODE_FMT_META_BTREE &&
+	       fork_of(base) == XK_DATA_FORK && xk_dinode_is_metafile(d) &&
+	       xk_dinode_metatype(d) == type;
+}
+
+static int
+is_rtrmap_root(const struct xk_fctx *c, size_t base)
+{
+	return is_meta_root(c, base, XK_METAFILE_RTRMAP);
+}
+
+static int
+is_rtrefc_root(const struct xk_fctx *c, size_t base)
+{
+	return is_meta_root(c, base, XK_METAFILE_RTREFCOUNT);
+}
+
+static int
+root_is_leaf(const struct xk_fctx *c, size_t base)
+{
+	return fp_get(c, base, 2) == 0;
+}
+
+static int
+root_is_node(const struct xk_fctx *c, size_t base)
+{
+	return !root_is_leaf(c, base);
+}
+
+/* Where the root's pointers start follows the tree's own rule (btree.h). */
+static size_t
+meta_root_ptr(const struct xk_fctx *c, size_t base, uint32_t i,
+	      const struct xk_btree_ops *ops)
+{
+	size_t size = fork_size(c, base), maxrecs;
+	size_t slot = ops->key_len * (ops->overlapping ? 2 : 1);
+
+	if (size < 4)
+		return XK_FOFF_NONE;
+	maxrecs = (size - 4) /
+		  ((ops->iroot_two_keys ? 2 : 1) * slot + ops->ptr_len);
+	if (i >= maxrecs)
+		return XK_FOFF_NONE;
+	return base + 4 + maxrecs * slot + (size_t)i * ops->ptr_len;
+}
+
+static size_t
+rtrmap_root_ptr(const struct xk_fctx *c, size_t base, uint32_t i)
+{
+	return meta_root_ptr(c, base, i, &xk_rtrmapbt_ops);
+}
+
+static size_t
+rtrefc_root_ptr(const struct xk_fctx *c, size_t base, uint32_t i)
+{
+	return meta_root_ptr(c, base, i, &xk_rtrefcountbt_ops);
+}
+
+#define META_ROOT(rec, rlen, key, klen, ptr_fn, next_type) \
+	R("level", 0, 0, 16, XK_FK_UINT), \
+	R("numrecs", 2, 0, 16, XK_FK_UINT), \
+	S("recs", 4, rec, .flags = XK_FF_ARRAY | XK_FF_BASE1 | \
+	  XK_FF_COMPACT, .stride = (rlen), .present = root_is_leaf, \
+	  .count_fn = bmroot_count), \
+	S("keys", 4, key, .flags = XK_FF_ARRAY | XK_FF_BASE1 | \
+	  XK_FF_COMPACT, .stride = (klen), .present = root_is_node, \
+	  .count_fn = bmroot_count), \
+	R("ptrs", 0, 0, 64, XK_FK_UINT, .flags = XK_FF_ARRAY | XK_FF_BASE1 | \
+	  XK_FF_NULL, .present = root_is_node, .count_fn = bmroot_count, \
+	  .elem_fn = ptr_fn, .unit = XK_FU_FSBLOCK, .next = next_type), \
+	FEND
+
+static const struct xk_field rtrmap_root_fields[] = {
+	META_ROOT(xk_rtrmap_rec_fields, 24, xk_rtrmap_key_fields, 40,
+		  rtrmap_root_ptr, "rtrmapbt")
+};
+
+static const struct xk_field rtrefc_root_fields[] = {
+	META_ROOT(xk_rtrefc_rec_fields, 12, xk_rtrefc_key_fields, 4,
+		  rtrefc_root_ptr, "rtrefcntbt")
+};
+
 /* ---- short-form directory (data fork only) ---- */
 
 static unsigned int
@@ -459,6 +554,8 @@ static const struct xk_field dfork_fields[] = {
 	S("bmx", 0, xk_bmbt_rec_fields, .flags = XK_FF_ARRAY | XK_FF_COMPACT,
 	  .stride = 16, .present = is_extents, .count_fn = bmx_count),
 	S("bmbt", 0, bmroot_d_fields, .present = is_btree),
+	S("rtrmapbt", 0, rtrmap_root_fields, .present = is_rtrmap_root),
+	S("rtrefcbt", 0, rtrefc_root_fields, .present = is_rtrefc_root),
 	R("symlink", 0, 0, 0, XK_FK_CHARS, .present = is_symlink,
 	  .bits_fn = symlink_bits),
 	S("sfdir3", 0, sfdir_fields, .present = is_sfdir),

@@ -20,6 +20,10 @@
 # second image, made by mkfs.xfs 7.2 with its defaults (parent pointers,
 # nrext64), has its parent pointers compared too.
 #
+# A third image has realtime groups (mkfs.xfs 7.2 -m metadir=1 with a
+# realtime device): the realtime rmap and refcount btrees, their roots
+# in their inodes and their blocks.
+#
 # Documented differences: none in print output.  freesp -h follows the
 # man page (buckets from the given lower ends), as 6.1 does; 7.2 puts
 # everything in one bucket there, so -h is compared with 6.1's first
@@ -259,6 +263,73 @@ compare "inode $I_MANY|ablock 0|print"
 compare "inode $I_ONE|print a.sfattr.list[0].parent_dir a.sfattr.list[0].parent"
 compare "inode $I_MANY|ablock 0|print nvlist[1].parent_dir.inumber"
 compare "inode $I_MANY|ablock 0|print entries[1].parent nvlist[1].name"
+
+# A realtime-groups filesystem (mkfs.xfs 7.2 -m metadir=1): group 0's
+# rmap btree (a root in its inode, a node, leaves) and refcount btree (a
+# root and leaves); group 1's roots are leaves in their inodes (two
+# files moved there, sharing one extent: two rmap records, one refcount).
+# The inode roots, blocks reached from them, the types by name.
+. "$(dirname "$0")/rt_lib.sh"
+IMG="$T/rtg.img"
+RTG="$T/rtg.rt"
+db72() {
+	xfs72 xfs_db -r "$@" "$IMG" 2>/dev/null | sed 's/^[^=]* = //'
+}
+if rt_groups_image "$IMG" "$RTG"; then
+	a198=$(awk '$2 == "a198" {print $1}' "$T/names")
+	a199=$(awk '$2 == "a199" {print $1}' "$T/names")
+	g1=$(( (1 << $(db72 -c sb -c "print rgblklog")) + 100 ))
+	xfs72 xfs_db -x -c "inode $a198" -c "write u3.bmx[0].startblock $g1" \
+		-c "write v3.reflink 1" -c "inode $a199" \
+		-c "write u3.bmx[0].startblock $g1" -c "write v3.reflink 1" \
+		"$IMG" >/dev/null 2>&1
+	xfs72 xfs_repair -r "$RTG" "$IMG" >"$T/settle.out" 2>&1 ||
+		fail "settling with xfs_repair 7.2 -r: $(tail -3 "$T/settle.out")"
+	meta() {
+		xfs72 xfs_db -c "ls -m /rtgroups" "$IMG" |
+			awk -v n="$1" '$6 == n {print $2}'
+	}
+	rm0=$(meta 0.rmap) rc0=$(meta 0.refcount)
+	rm1=$(meta 1.rmap) rc1=$(meta 1.refcount)
+	[ "$(db72 -c "inode $rm0" -c "print u3.rtrmapbt.level")" = 2 ] &&
+	[ "$(db72 -c "inode $rc0" -c "print u3.rtrefcbt.level")" = 1 ] &&
+	[ "$(db72 -c "inode $rm1" -c "print u3.rtrmapbt.numrecs")" = 2 ] &&
+	[ "$(db72 -c "inode $rc1" -c "print u3.rtrefcbt.numrecs")" = 1 ] ||
+		fail "the realtime btrees are not of the shape wanted"
+	for i in "$rm0" "$rc0" "$rm1" "$rc1"; do
+		compare "inode $i|print"
+	done
+	node="inode $rm0|addr u3.rtrmapbt.ptrs[1]"
+	compare "$node|print"
+	compare "$node|addr ptrs[1]|print"
+	compare "$node|addr ptrs[2]|addr leftsib|print"
+	compare "inode $rc0|addr u3.rtrefcbt.ptrs[1]|print"
+	compare "inode $rc0|addr u3.rtrefcbt.ptrs[2]|print"
+	compare "inode $rm0|print u3.rtrmapbt.keys[1] u3.rtrmapbt.ptrs[1]"
+	compare "inode $rm1|print u3.rtrmapbt.recs[1].owner"
+	compare "inode $rc1|print u3.rtrefcbt.recs[1]"
+	compare "$node|print keys[2].owner_hi ptrs[3]"
+	# The types by name, on blocks reached by address.
+	b=$(db72 -c "inode $rm0" -c "print u3.rtrmapbt.ptrs[1]")
+	compare "fsblock $b|type rtrmapbt|print"
+	b=$(db72 -c "inode $rc0" -c "print u3.rtrefcbt.ptrs[2]")
+	compare "fsblock $b|type rtrefcntbt|print recs[3]"
+	# The device scan finds group 0's blocks (the node and its leaves,
+	# the refcount leaves), each owned by its tree's inode.
+	n=$(db72 -c "inode $rm0" -c "addr u3.rtrmapbt.ptrs[1]" -c "print numrecs")
+	want="$(db72 -c "inode $rc0" -c "print u3.rtrefcbt.numrecs") rtrefcntbt $rc0
+$((n + 1)) rtrmapbt $rm0"
+	got=$("$DB" -r -c "scan -t rtrmapbt" -c "scan -t rtrefcntbt" "$IMG" \
+		2>/dev/null | awk '$NF == "ok" && $4 == "inode" {print $1, $5}' |
+		sort | uniq -c | sed 's/^ *//')
+	if [ "$got" = "$want" ]; then
+		pass "scan: the realtime btrees' blocks, owners as xfs_db shows"
+	else
+		fail "scan of the realtime btrees: got [$got], want [$want]"
+	fi
+else
+	fail "$(cat "$T/rt_why")"
+fi
 
 echo "compared $compared outputs ($lines lines) with xfs_db"
 [ "$compared" -ge 60 ] || fail "only $compared comparisons ran"

@@ -30,39 +30,10 @@ d=$T/d.img
 r=$T/r.img
 
 # 1. The image: 200 files of 3 blocks and 350 pairs of 1-block files.
-head -c 4096 /dev/urandom >"$T/one"
-head -c 12288 /dev/urandom >"$T/three"
-{
-	printf 'rt\n0 0\nd--755 0 0\n'
-	for i in $(seq 0 199); do echo "a$i ---644 0 0 $T/three"; done
-	for i in $(seq 0 349); do
-		echo "s$i ---644 0 0 $T/one"
-		echo "t$i ---644 0 0 $T/one"
-	done
-	echo '$'
-} >"$T/proto"
-truncate -s 512m "$d"
-truncate -s 256m "$r"
-xfs72 mkfs.xfs -q -f -m metadir=1 -p "$T/proto" -r rtdev="$r",rgcount=3 \
-	"$d" >"$T/mk.out" 2>&1 || { fail "mkfs.xfs 7.2: $(cat "$T/mk.out")"; finish; }
-xfs72 xfs_db -c "ls /" "$d" | awk 'NR > 2 {print $2, $(NF - 1)}' >"$T/names"
+rt_groups_image "$d" "$r" || { fail "$(cat "$T/rt_why")"; finish; }
 ino_of() {
 	awk -v n="$1" '$2 == n {print $1}' "$T/names"
 }
-# One xfs_db run each: the flags, the first files' blocks, the second
-# files pointed at them (one argument a line).
-mapfile -t args < <(awk '{ print "-c"; print "inode " $1
-	print "-c"; print "write core.realtime 1"
-	if ($2 ~ /^[st][0-9]/) { print "-c"; print "write v3.reflink 1" } }' "$T/names")
-xfs72 xfs_db -x "${args[@]}" "$d" >/dev/null 2>&1
-awk '$2 ~ /^s[0-9]/' "$T/names" >"$T/firsts"
-mapfile -t args < <(awk '{ print "-c"; print "inode " $1
-	print "-c"; print "print u3.bmx[0].startblock" }' "$T/firsts")
-xfs72 xfs_db "${args[@]}" "$d" | sed 's/.*= //' | paste -d ' ' "$T/firsts" - >"$T/starts"
-mapfile -t args < <(awk 'NR == FNR { ino[$2] = $1; next }
-	{ print "-c"; print "inode " ino["t" substr($2, 2)]
-	  print "-c"; print "write u3.bmx[0].startblock " $3 }' "$T/names" "$T/starts")
-xfs72 xfs_db -x "${args[@]}" "$d" >/dev/null 2>&1
 xfs72 xfs_repair -r "$r" "$d" >"$T/settle.out" 2>&1 ||
 	fail "settling with xfs_repair 7.2 -r: $(tail -3 "$T/settle.out")"
 meta() {

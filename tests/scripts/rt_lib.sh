@@ -123,3 +123,48 @@ rt_untouched() {
 		fail "$1: xfskit-repair -r: exit $rc, images $( [ "$(image_state "$2" "$3")" = "$before" ] && echo unchanged || echo CHANGED): $(tail -3 "$T/r.out")"
 	fi
 }
+
+# rt_groups_image DATA RT: mkfs.xfs 7.2 -m metadir=1 with three realtime
+# groups and 200 files of 3 blocks (a0..a199) and 350 pairs of 1-block
+# files (s0/t0..s349/t349) in the root, all made realtime and each pair
+# sharing s's extent (mkfs.xfs -p puts them on the data device, xfs_db
+# sets the flags and points t at s's block), names and inode numbers in
+# $T/names.  Not settled: xfs_repair 7.2 -r then builds group 0's rmap
+# btree (root, node and 7 leaves) and refcount btree (root and 2 leaves).
+# Fails with the reason in $T/rt_why.
+rt_groups_image() {
+	local args
+	head -c 4096 /dev/urandom >"$T/one"
+	head -c 12288 /dev/urandom >"$T/three"
+	{
+		printf 'rt\n0 0\nd--755 0 0\n'
+		for i in $(seq 0 199); do echo "a$i ---644 0 0 $T/three"; done
+		for i in $(seq 0 349); do
+			echo "s$i ---644 0 0 $T/one"
+			echo "t$i ---644 0 0 $T/one"
+		done
+		echo '$'
+	} >"$T/proto"
+	truncate -s 512m "$1"
+	truncate -s 256m "$2"
+	if ! xfs72 mkfs.xfs -q -f -m metadir=1 -p "$T/proto" -r rtdev="$2",rgcount=3 \
+		"$1" >"$T/mk.out" 2>&1; then
+		echo "mkfs.xfs 7.2: $(cat "$T/mk.out")" >"$T/rt_why"
+		return 1
+	fi
+	xfs72 xfs_db -c "ls /" "$1" | awk 'NR > 2 {print $2, $(NF - 1)}' >"$T/names"
+	# One xfs_db run each: the flags, the first files' blocks, the second
+	# files pointed at them (one argument a line).
+	mapfile -t args < <(awk '{ print "-c"; print "inode " $1
+		print "-c"; print "write core.realtime 1"
+		if ($2 ~ /^[st][0-9]/) { print "-c"; print "write v3.reflink 1" } }' "$T/names")
+	xfs72 xfs_db -x "${args[@]}" "$1" >/dev/null 2>&1
+	awk '$2 ~ /^s[0-9]/' "$T/names" >"$T/firsts"
+	mapfile -t args < <(awk '{ print "-c"; print "inode " $1
+		print "-c"; print "print u3.bmx[0].startblock" }' "$T/firsts")
+	xfs72 xfs_db "${args[@]}" "$1" | sed 's/.*= //' | paste -d ' ' "$T/firsts" - >"$T/starts"
+	mapfile -t args < <(awk 'NR == FNR { ino[$2] = $1; next }
+		{ print "-c"; print "inode " ino["t" substr($2, 2)]
+		  print "-c"; print "write u3.bmx[0].startblock " $3 }' "$T/names" "$T/starts")
+	xfs72 xfs_db -x "${args[@]}" "$1" >/dev/null 2>&1
+}
