@@ -52,14 +52,6 @@ struct attr_rewrites {
 	size_t		n;
 };
 
-static int
-cmp_u64(const void *a, const void *b)
-{
-	const uint64_t *x = a, *y = b;
-
-	return (*x > *y) - (*x < *y);
-}
-
 /*
  * Keep the inodes whose fork can be salvaged: sorted, unique, in use,
  * verifying, not a directory being rewritten (dirfix.c keeps its attr

@@ -36,14 +36,6 @@
 #include "repair.h"
 #include "reasm.h"
 
-static int
-cmp_u64(const void *a, const void *b)
-{
-	const uint64_t *x = a, *y = b;
-
-	return (*x > *y) - (*x < *y);
-}
-
 struct salvage {
 	struct dir_list		l;
 	size_t			nold;	/* read from the directory */

@@ -56,14 +56,6 @@ lf_extra(const struct repair_ctx *rc, uint64_t dir,
 	}
 }
 
-static int
-cmp_u64(const void *a, const void *b)
-{
-	const uint64_t *x = a, *y = b;
-
-	return (*x > *y) - (*x < *y);
-}
-
 /*
  * A free inode slot for /lost+found: free as the scan saw it, named by
  * no entry, not touched by this pass's plans.

@@ -276,14 +276,6 @@ grow_done(struct grow *g)
 }
 
 static int
-cmp_u64(const void *a, const void *b)
-{
-	const uint64_t *x = a, *y = b;
-
-	return (*x > *y) - (*x < *y);
-}
-
-static int
 cmp_startoff(const void *a, const void *b)
 {
 	const struct xk_bmbt_irec *x = a, *y = b;

@@ -62,14 +62,6 @@
 #include "repair.h"
 #include "reasm.h"
 
-static int
-cmp_u64(const void *a, const void *b)
-{
-	const uint64_t *x = a, *y = b;
-
-	return (*x > *y) - (*x < *y);
-}
-
 _Static_assert(offsetof(struct reasm_dir, ino) == 0,
 	       "directories are sorted by their leading inode number");
 

@@ -134,14 +134,6 @@ daddr_to_fsb(const struct xk_mount *mp, uint64_t daddr)
 }
 
 static int
-cmp_u64(const void *a, const void *b)
-{
-	const uint64_t *x = a, *y = b;
-
-	return (*x > *y) - (*x < *y);
-}
-
-static int
 cmp_off(const void *a, const void *b)
 {
 	const struct found_rec *x = a, *y = b;

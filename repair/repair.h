@@ -694,6 +694,15 @@ search_poll(struct repair_ctx *rc)
 /* Stop spilling (after the run; its vectors freed); -v prints the figures. */
 void repair_memory_done(struct repair_ctx *rc);
 
+/* Orders uint64_t values (inode numbers) for sort_v. */
+static inline int
+cmp_u64(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+
+	return (*x > *y) - (*x < *y);
+}
+
 /* qsort that accepts an empty (NULL) array. */
 static inline void
 sort_v(void *base, size_t n, size_t size,

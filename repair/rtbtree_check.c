@@ -68,14 +68,6 @@ rtb_fork_blocks(struct repair_ctx *rc, uint64_t ino,
 	return 0;
 }
 
-static int
-cmp_u64(const void *a, const void *b)
-{
-	const uint64_t *x = a, *y = b;
-
-	return (*x > *y) - (*x < *y);
-}
-
 /*
  * Every file with an extent in a shared run of group g carries the
  * reflink flag (xfs_repair sets it: "setting reflink flag on inode").

@@ -140,6 +140,47 @@ cmp_event(const void *a, const void *b)
 }
 
 /*
+ * The runs of file data that two or more claims share, in block order,
+ * to *shared as (agbno, len, count).  0, or an operational error.
+ */
+static int
+find_shared(const struct claims *used, struct claims *shared)
+{
+	const struct claim *v = used->v;
+	size_t n = used->n, nev = 0;
+	struct event *ev = xk_malloc(sizeof(*ev) * 2 * (n + 1));
+	int depth = 0, err = 0;
+	uint32_t last = 0;
+
+	if (!ev)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		if (!is_file_data(&v[i]))
+			continue;
+		ev[nev++] = (struct event){ v[i].agbno, 1 };
+		ev[nev++] = (struct event){ v[i].agbno + v[i].len, -1 };
+	}
+	sort_v(ev, nev, sizeof(*ev), cmp_event);
+	for (size_t i = 0; i < nev && !err; i++) {
+		if (ev[i].at != last && depth >= 2) {
+			struct claim *t = shared->n ?
+				&shared->v[shared->n - 1] : NULL;
+
+			if (t && t->agbno + t->len == last &&
+			    t->owner == (uint64_t)depth)
+				t->len += ev[i].at - last;
+			else
+				err = claims_add(shared, last, ev[i].at - last,
+						 depth, 0);
+		}
+		depth += ev[i].delta;
+		last = ev[i].at;
+	}
+	free(ev);
+	return err;
+}
+
+/*
  * Overlaps.  Metadata overlapping anything is a conflict.  File data
  * overlapping file data is sharing, allowed with reflink; the sharing
  * counts go to *shared as (agbno, len, count) for the refcount check.
@@ -152,8 +193,6 @@ check_overlaps(struct repair_ctx *rc, uint32_t agno, struct claims *used,
 	size_t n = used->n, reported = 0;
 	uint64_t maxend = 0;
 	size_t maxidx = 0;
-	struct event *ev;
-	size_t nev = 0;
 	char b1[32], b2[32];
 
 	for (size_t i = 0; i < n; i++) {
@@ -179,47 +218,9 @@ check_overlaps(struct repair_ctx *rc, uint32_t agno, struct claims *used,
 			maxidx = i;
 		}
 	}
-	if (!rc->mp->g.has_reflink)
-		return;
-	ev = xk_malloc(sizeof(*ev) * 2 * (n + 1));
-	if (!ev) {
+	if (rc->mp->g.has_reflink && find_shared(used, shared))
 		repair_error(rc, -ENOMEM, "finding the shared blocks of AG %u",
 			     agno);
-		return;
-	}
-	for (size_t i = 0; i < n; i++) {
-		if (!is_file_data(&v[i]))
-			continue;
-		ev[nev++] = (struct event){ v[i].agbno, 1 };
-		ev[nev++] = (struct event){ v[i].agbno + v[i].len, -1 };
-	}
-	sort_v(ev, nev, sizeof(*ev), cmp_event);
-	{
-		int depth = 0;
-		uint32_t last = 0;
-
-		for (size_t i = 0; i < nev; i++) {
-			if (ev[i].at != last && depth >= 2) {
-				struct claim *t = shared->n ?
-					&shared->v[shared->n - 1] : NULL;
-
-				if (t && t->agbno + t->len == last &&
-				    t->owner == (uint64_t)depth)
-					t->len += ev[i].at - last;
-				else if (claims_add(shared, last,
-						    ev[i].at - last, depth,
-						    0)) {
-					repair_error(rc, -ENOMEM, "finding the "
-						     "shared blocks of AG %u",
-						     agno);
-					break;
-				}
-			}
-			depth += ev[i].delta;
-			last = ev[i].at;
-		}
-	}
-	free(ev);
 }
 
 /*
@@ -645,6 +646,81 @@ out:
 	return err;
 }
 
+/*
+ * The owners (inode numbers) of the file data claims of agno that lie in
+ * a shared run, onto *inos.  The claims are in block order (space_ag
+ * sorted them), as are the runs.
+ */
+static int
+shared_owners(struct repair_ctx *rc, uint32_t agno, struct xk_vec *inos)
+{
+	const struct claims *used = &rc->scan.ags[agno].used;
+	struct claims shared = { 0 };
+	int err = find_shared(used, &shared);
+	size_t r = 0;
+
+	for (size_t i = 0; i < used->n && !err; i++) {
+		const struct claim *c = &used->v[i];
+
+		if (!is_file_data(c))
+			continue;
+		while (r < shared.n &&
+		       shared.v[r].agbno + shared.v[r].len <= c->agbno)
+			r++;
+		if (r < shared.n && shared.v[r].agbno < c->agbno + c->len)
+			err = xk_vec_push(inos, &c->owner, sizeof(c->owner));
+	}
+	claims_free(&shared);
+	return err;
+}
+
+/*
+ * Every regular file with data in a shared run carries the reflink flag:
+ * the kernel shares only such files' blocks, and unshares on write only
+ * where it is set.  xfs_repair sets a missing one ("setting reflink flag
+ * on inode N"); an exchange-range of written parts (the kernel moves
+ * the flags though only some blocks move) leaves one missing.  Serial,
+ * after the AGs' checks: it plans fixes.
+ */
+static int
+check_reflink_flags(struct repair_ctx *rc)
+{
+	XK_VEC_OF(uint64_t) inos = { 0 };
+	int err = 0;
+
+	for (uint32_t agno = 0; agno < rc->mp->g.agcount && !err; agno++)
+		if (rc->scan.ags[agno].trees_ok[XK_BT_REFC])
+			err = shared_owners(rc, agno, &inos.vec);
+	sort_v(inos.v, inos.n, sizeof(*inos.v), cmp_u64);
+	for (size_t k = 0; k < inos.n && !err; k++) {
+		struct xk_dinode *dip;
+		struct xk_buf *bp;
+		uint64_t flags2;
+
+		if (k && inos.v[k] == inos.v[k - 1])
+			continue;
+		err = xk_inode_read(rc->mp, inos.v[k], 0, &bp, &dip);
+		if (err) {
+			/* The inode phase judged an unreadable inode. */
+			err = xk_err_operational(err) ? err : 0;
+			continue;
+		}
+		flags2 = xk_be64_get(dip->di_flags2);
+		if ((xk_be16_get(dip->di_mode) & XK_S_IFMT) == XK_S_IFREG &&
+		    !(flags2 & XK_DIFLAG2_REFLINK) &&
+		    report(rc, PR_INODE_BAD, "inode", -1, inos.v[k], bp->daddr,
+			   "flags2", "shares blocks with another file but "
+			   "lacks the reflink flag (setting reflink flag on "
+			   "inode %llu)", (unsigned long long)inos.v[k]))
+			plan_inode(rc, inos.v[k], IFIX_FLAGS2,
+				   flags2 | XK_DIFLAG2_REFLINK);
+		xk_buf_release(bp);
+	}
+	xk_vec_free(&inos.vec);
+	return err ? repair_error(rc, err, "checking the reflink flags of "
+				  "files with shared blocks") : 0;
+}
+
 int
 phase_space(struct repair_ctx *rc)
 {
@@ -656,13 +732,15 @@ phase_space(struct repair_ctx *rc)
 	 * JSON keeps one stream of objects: one thread writes it.  Without
 	 * memory for the pool, the AGs are checked here one by one.
 	 */
-	if (n > 1 && !rc->opt.json && !space_parallel(rc, n))
-		return rc->found.error;
-	for (uint32_t agno = 0; agno < rc->mp->g.agcount && !rc->found.error;
-	     agno++) {
-		space_ag(rc, agno);
-		meter_add(rc, 1);
-		meter_show(rc, 0);
+	if (n <= 1 || rc->opt.json || space_parallel(rc, n)) {
+		for (uint32_t agno = 0;
+		     agno < rc->mp->g.agcount && !rc->found.error; agno++) {
+			space_ag(rc, agno);
+			meter_add(rc, 1);
+			meter_show(rc, 0);
+		}
 	}
+	if (!rc->found.error && rc->mp->g.has_reflink)
+		check_reflink_flags(rc);
 	return rc->found.error;
 }

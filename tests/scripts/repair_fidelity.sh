@@ -33,7 +33,8 @@
 # the realtime bitmap and summary inodes of a filesystem without a
 # realtime volume (xfs/033: left free, the kernel shut down); inode flag
 # bits and fork formats no feature of the filesystem defines (xfs_repair
-# 7.2 clears the file for the metadata flag; ours keeps it).
+# 7.2 clears the file for the metadata flag; ours keeps it); the reflink
+# flag of a file that shares blocks cleared (xfs_repair sets it again).
 # The side-by-side table is printed; a case where ours is worse fails.
 . "$XK_SRCDIR/tests/scripts/lib.sh"
 . "$XK_SRCDIR/tests/scripts/populate.sh"
@@ -172,7 +173,7 @@ img="$T/kernel.img"
 base_kernel || { fail "populating the mkfs.xfs image"; finish; }
 header "mkfs.xfs image populated by the kernel"
 declare -A INO
-for p in sf leaf node attrs/leaf attrs/node small; do
+for p in sf leaf node attrs/leaf attrs/node small reflinked; do
 	INO[$p]=$(ino_of "$img" "/$p")
 done
 root=$(db_get "$img" "sb 0" rootino)
@@ -203,7 +204,8 @@ for c in \
 	"flags2-metadata|inode ${INO[small]};write -d v3.flags2 0x28" \
 	"flags2-bit10|inode ${INO[small]};write -d v3.flags2 0x408" \
 	"format-unknown|inode ${INO[small]};write -d core.format 5" \
-	"aformat-unknown|inode ${INO[attrs/leaf]};write -d core.aformat 5"; do
+	"aformat-unknown|inode ${INO[attrs/leaf]};write -d core.aformat 5" \
+	"reflink-flag-cleared|inode ${INO[reflinked]};write -d v3.reflink 0"; do
 	run_case "$c"
 done
 # Inode flag bits and fork formats no feature of this filesystem defines
