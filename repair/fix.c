@@ -320,6 +320,71 @@ cmp_ifix(const void *a, const void *b)
 	return (x->what > y->what) - (x->what < y->what);
 }
 
+/* Whether the sorted plans v[0..n) name ino. */
+static int
+planned(const struct ifix *v, size_t n, uint64_t ino)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid].ino < ino)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && v[lo].ino == ino;
+}
+
+/*
+ * The cluster holding ino was changed and will be written: its slots
+ * that no plan names and whose core is no inode's (magic, version: what
+ * the cluster's write verifier checks) become valid free inodes, else
+ * the write is refused and the repair stops.  They are the free inodes
+ * of a zeroed cluster, which the scan does not judge (bench/reasm, 5%
+ * of metadata zeroed).  *last is the last cluster settled.
+ */
+static int
+settle_cluster(struct repair_ctx *rc, uint64_t ino, const struct ifix *v,
+	       size_t n, uint64_t *last)
+{
+	struct xk_mount *mp = rc->mp;
+	uint32_t isz = mp->g.inodesize;
+	struct xk_dinode *dip;
+	struct xk_buf *bp;
+	uint64_t base;
+	int err = xk_inode_read(mp, ino, XK_READ_SALVAGE, &bp, &dip);
+	int changed = 0;
+
+	if (err && !bp)
+		return err;
+	if (bp->daddr == *last) {
+		xk_buf_release(bp);
+		return 0;
+	}
+	*last = bp->daddr;
+	base = ino - (uint64_t)((uint8_t *)dip - bp->data) / isz;
+	for (uint32_t off = 0; off + isz <= bp->len; off += isz) {
+		struct xk_dinode *d = (struct xk_dinode *)(bp->data + off);
+		uint64_t slot = base + off / isz;
+
+		if ((xk_be16_get(d->di_magic) == XK_DINODE_MAGIC &&
+		     d->di_version == XK_DINODE_VERSION_3) ||
+		    planned(v, n, slot))
+			continue;
+		xk_inode_init_free(mp, d, slot);
+		action_report(rc, ACT_INODE_FIXED, slot, -1, NULL, ": made a "
+			      "valid free inode, its core being no inode's, "
+			      "in a cluster written for another inode");
+		changed = 1;
+	}
+	if (changed)
+		xk_buf_dirty(bp);
+	xk_buf_release(bp);
+	return 0;
+}
+
 /*
  * Apply the plans v[0..n) of one inode; *changed says whether anything
  * was written.
@@ -739,6 +804,7 @@ apply_fixes(struct repair_ctx *rc, unsigned long *applied)
 {
 	struct xk_mount *mp = rc->mp;
 	struct ifixes *p = &rc->plan.ifix;
+	uint64_t last_cluster;
 	int err = 0, changed, inode_fixes;
 
 	if (REPAIR_DEBUG)
@@ -811,6 +877,7 @@ apply_fixes(struct repair_ctx *rc, unsigned long *applied)
 			return err;
 	}
 	inode_fixes = p->n || rc->plan.dirfix.n || rc->plan.orphans.n;
+	last_cluster = XK_NO_DADDR;
 	sort_v(p->v, p->n, sizeof(*p->v), cmp_ifix);
 	/* Paths as the check saw them, before any entry changes. */
 	action_prepare(rc);
@@ -820,6 +887,9 @@ apply_fixes(struct repair_ctx *rc, unsigned long *applied)
 		while (j < p->n && p->v[j].ino == p->v[i].ino)
 			j++;
 		err = fix_one_inode(rc, &p->v[i], j - i, &changed);
+		if (!err && changed)
+			err = settle_cluster(rc, p->v[i].ino, p->v, p->n,
+					     &last_cluster);
 		if (err)
 			return err;
 		*applied += changed;
