@@ -64,12 +64,6 @@ base_small() {
 	walk "$img" "$T/tree.base" >/dev/null
 }
 
-# ino_of IMG PATH: the inode number of PATH in IMG (xfs_db).
-ino_of() {
-	xfs_db -r -c "path $2" -c "inode" "$1" 2>/dev/null |
-		sed -n 's/^current inode number is \([0-9]*\).*/\1/p'
-}
-
 # base_kernel OPTS: mkfs.xfs OPTS, populated by the kernel.
 base_kernel() {
 	rm -f "$img"

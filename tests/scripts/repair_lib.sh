@@ -164,6 +164,12 @@ kept() {
 	rm -f "$T/k.img"
 }
 
+# ino_of IMG PATH: the inode number of PATH in IMG (xfs_db).
+ino_of() {
+	xfs_db -r -c "path $2" -c "inode" "$1" 2>/dev/null |
+		sed -n 's/^current inode number is \([0-9]*\).*/\1/p'
+}
+
 # xfs_repair_kept IMG: IMG repaired by xfs_repair_admin, then, when
 # xfs_repair -n calls it clean, walked into $T/tree.theirs; prints the
 # entries preserved, 0 when it is not clean.
