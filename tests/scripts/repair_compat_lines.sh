@@ -79,8 +79,17 @@ for mode in -n repair; do
 	done
 	# The steps (indented lines), the realtime one included (xfs_repair
 	# 6.1 and 7.2 print it with or without a realtime volume).
-	grep '^        - ' "$T/61$mode" >"$T/61.steps"
-	grep '^        - ' "$T/ours$mode" >"$T/ours.steps"
+	# xfs_repair's threads print a run of "- agno = N" lines in any
+	# order (seen under load): each run is compared in AG order.
+	for v in 61 ours; do
+		# Each line keyed by its run (and the AG number in a run of
+		# agno lines), sorted on that, the key then dropped.
+		grep '^        - ' "$T/$v$mode" | awk '
+			/^        - agno = [0-9]+$/ { if (!inrun) r++; inrun = 1
+				printf "%d %d\t%s\n", r, $4, $0; next }
+			{ inrun = 0; r++; printf "%d 0\t%s\n", r, $0 }' |
+			sort -s -k1,1n -k2,2n | cut -f2- >"$T/$v.steps"
+	done
 	diff "$T/61.steps" "$T/ours.steps" >"$T/d" &&
 		pass "clean, $mode: the $(wc -l <"$T/ours.steps") step lines of xfs_repair 6.1" ||
 		fail "clean, $mode: step lines differ from xfs_repair 6.1's (< theirs, > ours):"$'\n'"$(cat "$T/d")"
