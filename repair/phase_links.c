@@ -307,7 +307,12 @@ phase_links(struct repair_ctx *rc)
 				   e->parent, XK_NO_DADDR, "entry",
 				   "an entry names inode %llu, which is "
 				   "not in use", (unsigned long long)e->child))
-				plan_bad_entry(rc, in_meta, e);
+				/*
+				 * Even in the metadata tree: the entry of a
+				 * cleared metadata file (a quota file the
+				 * kernel makes anew) goes, the tree stays.
+				 */
+				plan_entry_drop(rc, e->parent, e->child);
 			if (!rc->found.error)
 				xr_entry_junked(rc, e->parent, e->child);
 			continue;

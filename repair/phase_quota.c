@@ -301,7 +301,10 @@ named(const struct repair_ctx *rc, uint64_t ino)
  *  4. its data fork maps to extents;
  *  5. it is not plainly a user's file: one that a directory names or
  *     that has permission bits (quota inodes have neither), none of
- *     whose records looks like a dquot of its type.
+ *     whose records looks like a dquot of its type.  Not in a metadir
+ *     filesystem, where /quota names it by rule and the metadata tree's
+ *     checks judge its flags: one without records is an empty quota
+ *     file, which the usage comparison then fills.
  * A quota inode failing 1, 2, 4 or 5 is lost for the usage comparison;
  * repair then forgets it, as xfs_repair does for 1, 2 and 4 (the inode
  * scan clears such an inode).  A user's file (5) is left as it is: the
@@ -369,7 +372,7 @@ check_qinode(struct repair_ctx *rc, struct qtype *qt)
 	}
 	qt->usable = 1;
 	err = check_blocks(rc, qt);
-	if (!err && qt->usable && !qt->dq_like &&
+	if (!err && qt->usable && !qt->dq_like && !mp->g.has_metadir &&
 	    (named(rc, qt->ino) || (qt->map.n && (mode & 07777)))) {
 		report_lost(rc, qt, XK_NO_DADDR, "contents", "quota inode "
 			    "holds no %s record and is a user's file",
@@ -662,12 +665,6 @@ phase_quota(struct repair_ctx *rc)
 	planned = rc->plan.quota_flags_clear != 0;
 	for (int t = 0; t < NQTYPES; t++)
 		planned |= rc->plan.quota_fix[t] != 0;
-	/*
-	 * The quota fixes rewrite the superblock's quota words, which a
-	 * metadir filesystem does not use: not done there (yet).
-	 */
-	if (planned && mp->g.has_metadir)
-		rc->plan.meta_refuse = 1;
 	rc->scan.quota = qs;
 	if (err || rc->opt.no_modify || !planned)
 		quota_free(rc);

@@ -41,6 +41,7 @@
 #include <xfskit/btree.h>
 #include <xfskit/build.h>
 #include <xfskit/init.h>
+#include <xfskit/format/attr.h>
 #include <xfskit/format/sb.h>
 
 /* Grace periods when the id 0 record sets none: one week, as the kernel. */
@@ -442,6 +443,32 @@ write_new_block(struct repair_ctx *rc, struct qtype *qt, uint64_t fsbno,
 }
 
 /*
+ * Put back in the inode the builder rewrote what it does not carry:
+ * the generation, and the metafile type in the old link count word
+ * (metadir; zero on other filesystems).
+ */
+static int
+restore_core(struct xk_mount *mp, uint64_t ino, uint32_t gen,
+	     uint16_t metatype)
+{
+	struct xk_dinode *dip;
+	struct xk_buf *bp;
+	void *p;
+	int err = xk_inode_init_get(mp, ino, &bp, &p);
+
+	if (err)
+		return err;
+	dip = p;
+	xk_be32_set(&dip->di_gen, gen);
+	if (mp->g.has_metadir)
+		xk_be16_set(&dip->di_onlink, metatype);
+	xk_inode_init_crc(mp, dip);
+	xk_buf_dirty(bp);
+	xk_buf_release(bp);
+	return 0;
+}
+
+/*
  * Rewrite the quota inode with the extents it has plus a block for
  * each missing one, through the builder: it allocates the new blocks,
  * writes the fork (a new bmbt when the extents do not fit; the old
@@ -461,14 +488,22 @@ grow_file(struct repair_ctx *rc, struct qtype *qt, unsigned long *nblocks)
 	struct xk_dinode *dip;
 	uint64_t *fsbs = NULL;
 	size_t e = 0;
+	uint32_t gen;
+	uint16_t metatype;
 	int err;
 
 	err = xk_inode_read(mp, qt->ino, 0, &bp, &dip);
 	if (err)
 		return err;
-	if (xk_dinode_anextents(dip) || dip->di_forkoff) {
+	/*
+	 * Quota inodes have no attrs, but in a metadir filesystem with
+	 * parent pointers, where one names /quota in a short-form fork:
+	 * kept as it is.
+	 */
+	if (dip->di_forkoff && (dip->di_aformat != XK_DINODE_FMT_LOCAL ||
+				xk_dinode_anextents(dip))) {
 		xk_buf_release(bp);
-		return XK_ECORRUPT;	/* quota inodes have no attrs */
+		return XK_ECORRUPT;
 	}
 	err = grow_plan(rc, qt, dip, &g);
 	if (!err && !g.nfb)
@@ -493,6 +528,24 @@ grow_file(struct repair_ctx *rc, struct qtype *qt, unsigned long *nblocks)
 	in.diflags = xk_be16_get(dip->di_flags);
 	in.diflags2 = xk_be64_get(dip->di_flags2) &
 		      ~(XK_DIFLAG2_BIGTIME | XK_DIFLAG2_NREXT64);
+	/* What the builder does not carry: put back after its write. */
+	gen = xk_be32_get(dip->di_gen);
+	metatype = xk_be16_get(dip->di_onlink);
+	if (dip->di_forkoff) {
+		const struct xk_attr_sf_hdr *sf = (const void *)xk_dfork_aptr(dip);
+		uint32_t len = xk_be16_get(sf->totsize);
+
+		if (len < sizeof(*sf) ||
+		    len > xk_dfork_asize(dip, mp->g.inodesize))
+			err = XK_ECORRUPT;
+		else if (!(in.attr.local = xk_malloc(len)))
+			err = -ENOMEM;
+		else {
+			memcpy(in.attr.local, sf, len);
+			in.attr.local_len = len;
+			in.attr.format = XK_BLD_FMT_LOCAL;
+		}
+	}
 	/* The builder lays the inode into its cluster anew. */
 	xk_buf_release(bp);
 	bp = NULL;
@@ -519,7 +572,10 @@ grow_file(struct repair_ctx *rc, struct qtype *qt, unsigned long *nblocks)
 		err = write_new_block(rc, qt, fsbs[i], g.fbs[i]);
 	if (!err)
 		err = xk_bld_inode_write(b, &in);
+	if (!err)
+		err = restore_core(mp, qt->ino, gen, metatype);
 	free(in.data.ext);	/* what the write did not release */
+	free(in.attr.local);
 	if (!err)
 		err = xk_bld_commit(b);
 	/* Out with the CRCs, so that what follows reads them verified. */
@@ -569,6 +625,12 @@ fix_sb(struct repair_ctx *rc, uint16_t clear, unsigned int lost)
 	xk_sb_decode(&sb, (const struct xk_dsb *)bp->data);
 	sb.qflags &= (uint16_t)~clear;
 	mp->sb.qflags &= (uint16_t)~clear;
+	/*
+	 * A metadir filesystem names its quota files in /quota (the
+	 * entry of a cleared one goes with it) and keeps these words 0.
+	 */
+	if (mp->g.has_metadir)
+		lost = 0;
 	if (lost & XK_DQTYPE_USER)
 		sb.uquotino = mp->sb.uquotino = XK_NULLFSINO;
 	if (lost & XK_DQTYPE_GROUP)

@@ -32,16 +32,6 @@ make_quota_image "$base" || finish
 # The ids the tree and the damage use, by type.
 IDS="u:0 u:1000 u:1001 u:1002 u:1003 u:1004 u:3000 u:3079 u:5000 u:100000
 g:0 g:100 g:2000 g:4000 g:5580 g:65000 p:0 p:7 p:42 p:300 p:5000 p:70000"
-usage() {
-	local args=() t
-	for t in $IDS; do
-		args+=(-c "echo ${t%%:*} ${t#*:}" -c "dquot -${t%%:*} ${t#*:}"
-		       -c "print diskdq.bcount diskdq.icount diskdq.rtbcount")
-	done
-	xfs_db -r "${args[@]}" "$1" 2>&1
-}
-nids=$(echo $IDS | wc -w)
-
 CASES=() ACCT=() IMGS=()
 declare -A KQ
 # add_case NAME XFS_DB_ARGS...: damage a copy of the base, repair it,
@@ -88,64 +78,8 @@ add_case "quota inode core zeroed" -c "inode $(db_get "$base" sb uquotino)" \
 # it, then its copy to recount if any.  Each is mounted with quotas and
 # unmounted; the kernel's messages in between say whether it ran a
 # quotacheck.
-vm_initrd '
-for d in /dev/vd*; do
-	n=${d#/dev/}
-	dmesg -c >/dev/null
-	if mount -o uquota,gquota,pquota $d /mnt; then
-		umount /mnt || echo "XK-ERR umount $n"
-		qc=0; dmesg | grep -q "Quotacheck needed" && qc=1
-		bad=$(dmesg | grep -ic "corrupt\|error\|fail\|shut")
-		echo "XK-MOUNT $n qc=$qc bad=$bad"
-	else
-		echo "XK-MOUNT $n failed: $(dmesg | grep -i xfs | tail -3 | tr "\n" " ")"
-	fi
-done'
+vm_initrd "$VM_QUOTA_MOUNTS"
 vm_boot "" "${IMGS[@]}" || { fail "the VM did not run: $(tail -5 "$T/vm.out" | tr -d '\r')"; finish; }
 
-# vd name of drive i.
-vd() {
-	local i=$1 s=""
-	while :; do
-		s=$(printf "\\$(printf %o $((97 + i % 26)))")$s
-		i=$((i / 26 - 1))
-		[ $i -ge 0 ] || break
-	done
-	echo "vd$s"
-}
-drive=0
-for ((n = 0; n < ${#CASES[@]}; n++)); do
-	name=${CASES[$n]}
-	# (A kernel message may share the console line.)
-	mo=$(sed -n "s/.*XK-MOUNT $(vd $drive) //p" "$T/vm.marks")
-	drive=$((drive + 1))
-	mk="qc=1 bad=0"
-	if [ -n "${KQ[$n]:-}" ]; then
-		mk=$(sed -n "s/.*XK-MOUNT $(vd $drive) //p" "$T/vm.marks")
-		drive=$((drive + 1))
-	fi
-	acct=${ACCT[$n]}
-	# No quotacheck where ours left every type counted.
-	want_qc=1
-	[ $acct -eq $((0x504)) ] && want_qc=0
-	if [ "$mo" != "qc=$want_qc bad=0" ]; then
-		fail "[$name] the kernel's mount of ours: '$mo' (quotacheck expected: $want_qc, CHKD bits $(printf %#x $acct))"
-		continue
-	fi
-	case $mk in
-	"qc=1 bad=0") ;;
-	*) fail "[$name] the kernel's recount: '$mk'"; continue ;;
-	esac
-	[ -n "${KQ[$n]:-}" ] || {
-		pass "[$name] xfs_repair -n clean; ours marked a type not counted (CHKD bits $(printf %#x $acct)): the kernel mounts it with a quotacheck and no error"
-		continue
-	}
-	usage "$T/c$n.ours" >"$T/c$n.ours.use"
-	usage "$T/c$n.kq" >"$T/c$n.kq.use"
-	if ! same_image "$T/c$n.ours.use" "$T/c$n.kq.use"; then
-		fail "[$name] usage as ours left it differs from the kernel's recount: $(diff "$T/c$n.ours.use" "$T/c$n.kq.use" | head -4)"
-		continue
-	fi
-	pass "[$name] xfs_repair -n clean; the kernel mounts ours with quotas and no quotacheck, and its recount equals ours for $nids ids"
-done
+vm_quota_verdicts "xfs_repair -n clean"
 finish
