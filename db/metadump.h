@@ -169,14 +169,11 @@ uint64_t md_log_scrub_stale(uint8_t *buf, uint32_t nbb, uint32_t head,
 			    uint32_t tail);
 
 /*
- * What xfskit-metadump and xfskit-db's metadump print about a dirty log
- * in an obfuscated dump (xfs_metadump warns likewise).
+ * What xfskit-metadump and xfskit-db's metadump print about the log of
+ * an obfuscated dump whose log keeps names (xfs_metadump warns
+ * likewise), or NULL.
  */
-#define MD_DIRTY_LOG_WARNING \
-	"warning: the log is dirty: it is carried as it is from its tail " \
-	"to its head, names included, and replaying it (mounting the " \
-	"restored image) brings back names that are not obfuscated.  " \
-	"Mount and unmount the filesystem first to clean its log, or " \
-	"dump with -o."
+const char *md_log_warning(const struct md_opts *o,
+			   const struct md_stats *st);
 
 #endif /* XFSKIT_DB_METADUMP_H */

@@ -71,8 +71,8 @@ db_cmd_metadump(struct db_ctx *c, int argc, char **argv)
 		       xk_strerror(err));
 		return 1;
 	}
-	if (st.dirty_log && o.obfuscate)
-		db_err(c, "metadump: %s", MD_DIRTY_LOG_WARNING);
+	if (md_log_warning(&o, &st))
+		db_err(c, "metadump: %s", md_log_warning(&o, &st));
 	if (fp != stdout)
 		db_note(c, "metadump: %llu bytes of metadata copied (%llu "
 			"inodes), %llu names obfuscated; %s",

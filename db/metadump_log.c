@@ -148,3 +148,20 @@ md_log_scrub_stale(uint8_t *buf, uint32_t nbb, uint32_t head, uint32_t tail)
 	}
 	return n;
 }
+
+const char *
+md_log_warning(const struct md_opts *o, const struct md_stats *st)
+{
+	if (!o->obfuscate || !st->dirty_log)
+		return NULL;
+	if (st->log_action == MD_LOG_SCRUBBED)
+		return "warning: the log is dirty: its records from tail to "
+		       "head are carried as they are, and replaying them "
+		       "(mounting the restored image) brings back names that "
+		       "are not obfuscated.  Mount and unmount the filesystem "
+		       "first to clean its log, or dump with -o.";
+	return "warning: the log is dirty or could not be read: it is "
+	       "carried as it is, and it holds names that are not "
+	       "obfuscated.  Mount and unmount the filesystem first to "
+	       "clean its log, or dump with -o.";
+}
