@@ -75,9 +75,11 @@ const struct db_cmd db_cmds[] = {
 	  "regular files, -l symbolic links, -q quota files, -R the realtime "
 	  "bitmap and summary, -r realtime files; none of them selects all.  "
 	  "-v prints each inode's counts.", 0 },
-	{ "freesp", {NULL}, "[-bcds] [-A alignment] [-a agno]... [-e binsize] "
+	{ "freesp", {NULL}, "[-bcdrs] [-A alignment] [-a agno]... [-e binsize] "
 	  "[-h h1]... [-m binmult]", db_cmd_freesp,
-	  "show a histogram of free space extent sizes", NULL, 0 },
+	  "show a histogram of free space extent sizes",
+	  "-r: of the realtime volume (from its bitmap, in filesystem "
+	  "blocks; -a then names realtime groups).", 0 },
 	{ "fsblock", {"fsb"}, "[fsb]", db_cmd_fsblock,
 	  "set address to a filesystem block",
 	  "Go to filesystem block fsb (absolute, not AG relative), typed "

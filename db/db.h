@@ -154,6 +154,14 @@ int db_dir_list(struct db_ctx *c, uint64_t dino, struct db_dirent **ents,
 		size_t *n);
 int db_path_lookup(struct db_ctx *c, const char *path, uint64_t *ino);
 
+/*
+ * rtbitmap.c: realtime group rgno's bitmap (the classic volume's when the
+ * filesystem has no groups) as its words in host order, *nbits the
+ * group's extents; errors are printed.  Free *bm.
+ */
+int db_rt_bitmap_load(struct db_ctx *c, uint32_t rgno, uint8_t **bm,
+		      uint64_t *nbits);
+
 /* Command functions, by file. */
 int db_cmd_sb(struct db_ctx *c, int argc, char **argv);
 int db_cmd_agf(struct db_ctx *c, int argc, char **argv);

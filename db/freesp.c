@@ -7,6 +7,14 @@
  * -e size (equal buckets), -m mult (buckets at powers of mult), -h low
  * (repeatable: the buckets' lower ends), -d (every extent), -s (totals).
  * The table has the cumulative columns xfs_db 7.2 added.
+ *
+ * -r reports the realtime volume instead, from its bitmap (neither
+ * xfs_db 6.1 nor 7.2 can; xfs_spaceman's freesp -r asks the kernel for
+ * the same on a mounted filesystem): each maximal run of free realtime
+ * extents is one free extent, counted in filesystem blocks; -a then
+ * names realtime groups (a volume without groups is group 0), -d prints
+ * each extent's group, block in the group and length, and -A applies to
+ * the extent's block number on the realtime device.
  */
 #include <getopt.h>
 #include <stdlib.h>
@@ -14,6 +22,8 @@
 
 #include <xfskit/ag.h>
 #include <xfskit/btree.h>
+#include <xfskit/format/rtgroup.h>
+#include <xfskit/rtbitmap.h>
 
 #include "db.h"
 
@@ -26,11 +36,13 @@ struct freesp {
 	struct db_ctx	*c;
 	struct bucket	*b;
 	size_t		nb;
-	uint32_t	*ags;		/* -a list; none: every AG */
+	uint32_t	*ags;		/* -a list; none: every AG or group */
 	size_t		nags;
 	uint64_t	align;
 	int		dump;
-	uint32_t	agno;		/* of the records being added */
+	int		rt;		/* -r: the realtime volume */
+	uint32_t	agno;		/* AG or realtime group being added */
+	uint64_t	rt_base;	/* its first realtime block */
 	uint64_t	totexts, totblocks;
 };
 
@@ -104,17 +116,15 @@ make_buckets(struct freesp *fs, uint64_t equal, uint64_t mult,
 	return 0;
 }
 
+/* An extent at block bno of the AG or group; addr is what -A tests. */
 static void
-add_extent(struct freesp *fs, uint32_t agbno, uint64_t len)
+add_extent(struct freesp *fs, uint64_t bno, uint64_t len, uint64_t addr)
 {
-	struct xk_mount *mp = fs->c->mp;
-	uint64_t fsb = ((uint64_t)fs->agno << mp->g.agblklog) | agbno;
-
-	if (fs->align && fsb % fs->align)
+	if (fs->align && addr % fs->align)
 		return;
 	if (fs->dump)
-		db_out(fs->c, "%8u %8u %8llu", fs->agno, agbno,
-		       (unsigned long long)len);
+		db_out(fs->c, "%8u %8llu %8llu", fs->agno,
+		       (unsigned long long)bno, (unsigned long long)len);
 	fs->totexts++;
 	fs->totblocks += len;
 	for (size_t i = 0; i < fs->nb; i++)
@@ -125,13 +135,21 @@ add_extent(struct freesp *fs, uint32_t agbno, uint64_t len)
 		}
 }
 
+static void
+add_ag_extent(struct freesp *fs, uint32_t agbno, uint64_t len)
+{
+	uint64_t fsb = ((uint64_t)fs->agno << fs->c->mp->g.agblklog) | agbno;
+
+	add_extent(fs, agbno, len, fsb);
+}
+
 static int
 alloc_rec(void *ctx, const void *rec)
 {
 	const struct xk_alloc_rec *r = rec;
 
-	add_extent(ctx, xk_be32_get(r->ar_startblock),
-		   xk_be32_get(r->ar_blockcount));
+	add_ag_extent(ctx, xk_be32_get(r->ar_startblock),
+		      xk_be32_get(r->ar_blockcount));
 	return 0;
 }
 
@@ -159,7 +177,7 @@ scan_agfl(struct freesp *fs, const struct xk_agf *agf)
 		return 1;
 	}
 	for (uint32_t i = 0; i < count; i++)
-		add_extent(fs, xk_be32_get(*xk_agfl_bno(bp->data,
+		add_ag_extent(fs, xk_be32_get(*xk_agfl_bno(bp->data,
 						(first + i) % size)), 1);
 	xk_buf_release(bp);
 	return 0;
@@ -194,6 +212,36 @@ scan_ag(struct freesp *fs, int by_size)
 		rc = 1;
 	}
 	return rc;
+}
+
+/* A run of free realtime extents of the group at hand, in blocks. */
+static void
+rt_run(void *ctx, uint64_t start, uint64_t len)
+{
+	struct freesp *fs = ctx;
+	uint32_t rextsize = fs->c->mp->sb.rextsize;
+
+	add_extent(fs, start * rextsize, len * rextsize,
+		   fs->rt_base + start * rextsize);
+}
+
+static int
+scan_rt_group(struct freesp *fs)
+{
+	const struct xk_sb *sb = &fs->c->mp->sb;
+	uint8_t *bm;
+	uint64_t nbits;
+	int err = db_rt_bitmap_load(fs->c, fs->agno, &bm, &nbits);
+
+	if (err) {
+		db_err(fs->c, "skipping realtime group %u", fs->agno);
+		return 1;
+	}
+	fs->rt_base = xk_sb_has_rtgroups(sb) ?
+		      (uint64_t)fs->agno * xk_rtg_blocks(sb) : 0;
+	xk_rtbitmap_runs(bm, nbits, rt_run, fs);
+	free(bm);
+	return 0;
 }
 
 static int
@@ -236,11 +284,12 @@ int
 db_cmd_freesp(struct db_ctx *c, int argc, char **argv)
 {
 	struct freesp fs = { .c = c };
-	uint64_t equal = 0, mult = 0, v;
+	uint64_t equal = 0, mult = 0, v, maxlen = c->mp->g.agblocks;
+	uint32_t ngroups = c->mp->g.agcount;
 	int by_size = 0, summary = 0, speced = 0, opt, rc = 0;
 
 	optind = 0;		/* GNU getopt: start over for this command */
-	while ((opt = getopt(argc, argv, "A:a:bcde:h:m:s")) != -1) {
+	while ((opt = getopt(argc, argv, "A:a:bcde:h:m:rs")) != -1) {
 		switch (opt) {
 		case 'A':
 			if (parse_num(c, opt, optarg, 1, &fs.align))
@@ -251,12 +300,8 @@ db_cmd_freesp(struct db_ctx *c, int argc, char **argv)
 
 			if (parse_num(c, opt, optarg, 0, &v))
 				goto bad;
-			if (v >= c->mp->g.agcount) {
-				db_err(c, "freesp: AG %s does not exist (the "
-				       "filesystem has %u)", optarg,
-				       c->mp->g.agcount);
-				goto bad;
-			}
+			if (v > UINT32_MAX)
+				v = UINT32_MAX;
 			n = realloc(fs.ags, (fs.nags + 1) * sizeof(*n));
 			if (!n)
 				goto nomem;
@@ -291,6 +336,9 @@ db_cmd_freesp(struct db_ctx *c, int argc, char **argv)
 		case 'd':
 			fs.dump = 1;
 			break;
+		case 'r':
+			fs.rt = 1;
+			break;
 		case 's':
 			summary = 1;
 			break;
@@ -302,13 +350,33 @@ db_cmd_freesp(struct db_ctx *c, int argc, char **argv)
 		goto usage;
 	if (!speced)
 		mult = 2;
-	if (make_buckets(&fs, equal, mult, c->mp->g.agblocks))
+	if (fs.rt && !c->mp->sb.rextents) {
+		db_err(c, "freesp: the filesystem has no realtime volume");
+		goto bad;
+	}
+	if (fs.rt && xk_sb_has_rtgroups(&c->mp->sb)) {
+		ngroups = c->mp->sb.rgcount;
+		maxlen = xk_rtg_blocks(&c->mp->sb);
+	} else if (fs.rt) {
+		ngroups = 1;
+		maxlen = c->mp->sb.rextents * c->mp->sb.rextsize;
+	}
+	for (size_t i = 0; i < fs.nags; i++) {
+		if (fs.ags[i] < ngroups)
+			continue;
+		db_err(c, "freesp: %s %u does not exist (the filesystem has "
+		       "%u)", fs.rt ? "realtime group" : "AG", fs.ags[i],
+		       ngroups);
+		goto bad;
+	}
+	if (make_buckets(&fs, equal, mult, maxlen))
 		goto nomem;
 	if (fs.dump)
-		db_out(c, "%8s %8s %8s", "agno", "agbno", "len");
-	for (fs.agno = 0; fs.agno < c->mp->g.agcount; fs.agno++)
+		db_out(c, "%8s %8s %8s", fs.rt ? "rgno" : "agno",
+		       fs.rt ? "rgbno" : "agbno", "len");
+	for (fs.agno = 0; fs.agno < ngroups; fs.agno++)
 		if (wanted(&fs, fs.agno))
-			rc |= scan_ag(&fs, by_size);
+			rc |= fs.rt ? scan_rt_group(&fs) : scan_ag(&fs, by_size);
 	print_table(&fs);
 	if (summary) {
 		db_out(c, "total free extents %llu",

@@ -5,8 +5,9 @@
  * sparse image with the same metadata -- superblocks and AG headers of
  * every AG, every btree block, every inode cluster, the bmbt, directory,
  * attribute and remote symlink blocks of every inode, quota and realtime
- * metadata inodes' blocks, and the log as it is (a dirty log stays
- * dirty).  File data is never copied.
+ * metadata inodes' blocks, and the log (emptied when clean, its stale
+ * blocks scrubbed when dirty, unless -o -a: metadump_log.c).  File data
+ * is never copied.
  *
  * The blocks come from libfs's metadata walker (walk.h), depth first:
  * each block is written as the walk meets it, an inode cluster before
@@ -63,7 +64,9 @@ struct md_ctx {
 	uint64_t	*seen;
 	size_t		nseen, seencap;
 	uint64_t	devbb;		/* device size in 512-byte units */
-	uint32_t	log_rec_blk;	/* clean log: its unmount record */
+	/* the log as found: whether it was read, its head and tail */
+	int		log_known;
+	struct xk_log_state log;
 	uint64_t	dev_bits;	/* v2 device of what emit() writes */
 	/* the AGFL's live range, from this AG's AGF when it passed */
 	int		agf_ok;
@@ -301,36 +304,73 @@ dump_extlog_piece(struct md_ctx *c, struct xk_dev *dev, uint64_t daddr,
 }
 
 /*
+ * The log rewritten in memory (metadump_log.c), unless the dump keeps
+ * everything (-o -a), the log could not be read, or its head was found
+ * behind a torn write (where the kernel may place it otherwise): a clean
+ * log emptied as xfs_metadump empties it, a dirty one's stale blocks
+ * scrubbed.  NULL: carry it as it is (a message says why, when it is
+ * not what the options ask for).
+ */
+static uint8_t *
+log_rewrite(struct md_ctx *c, struct xk_dev *dev, uint64_t start,
+	    uint64_t bb)
+{
+	const struct xk_log_state *s = &c->log;
+	uint8_t *buf;
+	int err;
+
+	if ((!c->o->obfuscate && !c->o->zero_stale) || !c->log_known ||
+	    s->empty || bb != s->size_bb)
+		return NULL;
+	if (s->torn_blk != XK_LOG_NOBLK) {
+		md_warnf(c, "the log's head follows a torn write; the log is "
+			 "carried as it is");
+		return NULL;
+	}
+	buf = malloc(bb << XK_BBSHIFT);
+	if (!buf) {
+		c->err = -ENOMEM;
+		return NULL;
+	}
+	if (!c->st->dirty_log) {
+		err = md_log_clear(buf, (uint32_t)bb, c->mp->sb.uuid,
+				   c->mp->sb.logsunit, s->head_cycle);
+		if (!err) {
+			c->st->log_action = MD_LOG_CLEARED;
+			return buf;
+		}
+		md_warnf(c, "the clean log cannot be emptied (cycle %u, "
+			 "stripe unit %u); it is carried as it is",
+			 s->head_cycle, c->mp->sb.logsunit);
+		free(buf);
+		return NULL;
+	}
+	err = dev == c->mp->dev ? rd(c, start, (uint32_t)(bb << XK_BBSHIFT),
+				     buf) :
+	      xk_dev_pread(dev, buf, bb << XK_BBSHIFT, start << XK_BBSHIFT);
+	if (err) {
+		free(buf);
+		return NULL;
+	}
+	c->st->log_stale = md_log_scrub_stale(buf, (uint32_t)bb, s->head_blk,
+					      s->tail_blk);
+	c->st->log_action = MD_LOG_SCRUBBED;
+	return buf;
+}
+
+/*
  * The log in pieces of at most 1 MiB: bb basic blocks from start on
- * dev, as they are, except that a clean log is replaced by an empty one
- * when obfuscating (its last checkpoints hold names; see
- * metadump_log.c).  The internal log goes through rd() and seen(); an
- * external one (v2 only) is read from its own device.
+ * dev, rewritten by log_rewrite() or as they are.  The internal log
+ * goes through rd() and seen(); an external one (v2 only) is read from
+ * its own device.
  */
 static void
 dump_log_region(struct md_ctx *c, struct xk_dev *dev, uint64_t start,
 		uint64_t bb)
 {
 	int internal = dev == c->mp->dev;
-	uint8_t *buf = NULL;
-	int err = 0;
+	uint8_t *buf = log_rewrite(c, dev, start, bb);
 
-	if (c->o->obfuscate && !c->st->dirty_log &&
-	    c->log_rec_blk != XK_LOG_NOBLK && bb <= UINT32_MAX) {
-		buf = malloc(bb << XK_BBSHIFT);
-		if (buf)
-			err = internal ?
-			      rd(c, start, (uint32_t)(bb << XK_BBSHIFT), buf) :
-			      xk_dev_pread(dev, buf, bb << XK_BBSHIFT,
-					   start << XK_BBSHIFT);
-		if (!buf || err ||
-		    md_log_scrub(buf, (uint32_t)bb, c->log_rec_blk)) {
-			md_warnf(c, "the clean log could not be emptied; it "
-				 "is carried as it is, names included");
-			free(buf);
-			buf = NULL;
-		}
-	}
 	for (uint64_t o = 0; o < bb && !c->err; o += 2048) {
 		uint32_t n = (uint32_t)((bb - o < 2048 ? bb - o : 2048) <<
 					XK_BBSHIFT);
@@ -391,11 +431,9 @@ log_is_dirty(struct md_ctx *c)
 		return 0;
 	err = xk_log_open(c->mp, &log);
 	if (!err) {
-		const struct xk_log_state *s = xk_log_get_state(log);
-
-		dirty = !(s->clean || s->empty);
-		if (s->clean && !s->empty)
-			c->log_rec_blk = s->last_rec_blk;
+		c->log = *xk_log_get_state(log);
+		c->log_known = 1;
+		dirty = !(c->log.clean || c->log.empty);
 	} else {
 		md_warnf(c, "the log cannot be read (%s); it is marked dirty",
 			 log ? xk_log_errmsg(log) : xk_strerror(err));
@@ -599,13 +637,9 @@ md_dump(struct xk_mount *mp, FILE *out, const struct md_opts *o,
 		free(c);
 		return -ENOMEM;
 	}
-	c->log_rec_blk = XK_LOG_NOBLK;
 	c->fork_owner = XK_NO_DADDR;
 	w.ctx = c;
 	st->dirty_log = log_is_dirty(c);
-	if (st->dirty_log && o->obfuscate)
-		md_warnf(c, "the log is dirty: the dump carries it as it is, "
-			 "with names in it not obfuscated");
 	c->info = MD_V1_INFO_FLAGS;
 	if (o->obfuscate)
 		c->info |= MD_V1_OBFUSCATED;

@@ -82,7 +82,14 @@ struct md_stats {
 	uint64_t	names_kept;	/* too short or no solution */
 	unsigned int	warnings;
 	int		dirty_log;
+	/* What became of the log: LOG_* below, and the blocks scrubbed. */
+	int		log_action;
+	uint64_t	log_stale;
 };
+
+#define MD_LOG_KEPT	0	/* carried as it is */
+#define MD_LOG_CLEARED	1	/* clean: replaced by an empty log */
+#define MD_LOG_SCRUBBED	2	/* dirty: stale blocks scrubbed */
 
 /*
  * Dump the metadata of mp into out.  Returns 0, or a negative errno when
@@ -144,10 +151,29 @@ int md_fix_attr(struct md_obf *ob, uint8_t *buf, uint32_t len);
 int md_fix_symlink(struct md_obf *ob, uint8_t *buf, uint32_t len);
 
 /*
- * metadump_log.c: replace a clean log (nbb basic blocks in buf, its
- * unmount record at rec_blk) by an empty one a cycle later.  Returns 0,
- * or a negative errno with buf unchanged.
+ * metadump_log.c: the log of a dump that does not keep everything.
+ *
+ * md_log_clear: the nbb-block log in buf made an empty, clean log one
+ * cycle past head_cycle, as xfs_metadump makes it (uuid: the
+ * filesystem's, logsunit: sb_logsunit in bytes).  Returns 0, or -EINVAL
+ * (buf unchanged) when the geometry does not allow it.
+ *
+ * md_log_scrub_stale: in a dirty log, every block from head up to tail
+ * (circularly: the blocks no replay reads) keeps only its cycle number
+ * (its first word; a record header its magic and h_cycle).  Returns the
+ * blocks scrubbed.
  */
-int md_log_scrub(uint8_t *buf, uint32_t nbb, uint32_t rec_blk);
+int md_log_clear(uint8_t *buf, uint32_t nbb, const uint8_t *uuid,
+		 uint32_t logsunit, uint32_t head_cycle);
+uint64_t md_log_scrub_stale(uint8_t *buf, uint32_t nbb, uint32_t head,
+			    uint32_t tail);
+
+/*
+ * What xfskit-metadump and xfskit-db's metadump print about the log of
+ * an obfuscated dump whose log keeps names (xfs_metadump warns
+ * likewise), or NULL.
+ */
+const char *md_log_warning(const struct md_opts *o,
+			   const struct md_stats *st);
 
 #endif /* XFSKIT_DB_METADUMP_H */

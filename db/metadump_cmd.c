@@ -71,13 +71,19 @@ db_cmd_metadump(struct db_ctx *c, int argc, char **argv)
 		       xk_strerror(err));
 		return 1;
 	}
+	if (md_log_warning(&o, &st))
+		db_err(c, "metadump: %s", md_log_warning(&o, &st));
 	if (fp != stdout)
 		db_note(c, "metadump: %llu bytes of metadata copied (%llu "
-			"inodes), %llu names obfuscated%s",
+			"inodes), %llu names obfuscated; %s",
 			(unsigned long long)st.bytes,
 			(unsigned long long)st.inodes,
 			(unsigned long long)st.names,
-			st.dirty_log ? ", log dirty" : "");
+			st.log_action == MD_LOG_CLEARED ? "clean log emptied" :
+			st.log_action == MD_LOG_SCRUBBED ?
+			"dirty log, its stale blocks scrubbed" :
+			st.dirty_log ? "dirty log carried as it is" :
+			"log carried as it is");
 	return 0;
 usage:
 	db_err(c, "usage: metadump [-o] [-a] [-g] [-v 1|2] file");

@@ -1,169 +1,167 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The log of an obfuscated metadump.  A clean log still holds the last
- * checkpoints the kernel wrote -- whole directory blocks and inodes,
- * names included -- so when names are obfuscated a clean log is replaced
- * by an empty one, one cycle further on:
+ * The log in a metadump.  Its blocks hold whole copies of recently
+ * logged metadata -- directory blocks and inodes, names included -- so
+ * unless the dump keeps everything (-o -a) the log is not carried as it
+ * is:
  *
- *   block 0..n-1  the filesystem's own unmount record (header, extended
- *                 headers, data), moved to block 0 and restamped with
- *                 cycle C+1 and LSN (C+1, 0), the bytes after its ops
- *                 zeroed (the kernel pads a record with whatever its
- *                 in-memory log buffer held, old names included), its
- *                 CRC recomputed;
- *   the rest      blocks carrying only the old cycle number C in their
- *                 first word, so the head search (first block whose
- *                 cycle differs from block 0's) stops right after the
- *                 unmount record and finds the log clean.
- *
- * Every metadata LSN in the filesystem is at most (C, head), behind the
- * new log's (C+1, 0), so neither the kernel nor xfs_repair sees
- * metadata from the future.  Before anything is rewritten our CRC of the
- * original unmount record must match the stored one; if it does not (or
- * the record wraps the end of the log), the log is carried unchanged.
- * A dirty log is always carried as it is: replaying it needs its
- * contents.
+ *  - a clean log is replaced by an empty one a cycle later, laid out
+ *    exactly as xfs_metadump (6.1 and 7.2) lays it out, so that a -o
+ *    dump restores byte for byte like xfs_metadump's:
+ *      block 0       a record of cycle C+1, LSN (C+1, 0), tail LSN
+ *                    (C, L - n) for a log of L blocks and a first record
+ *                    of n = max(2, logsunit in blocks) blocks, holding
+ *                    one unmount record;
+ *      from 512      records of 512 blocks (256 KiB, 8 header blocks;
+ *                    the last one what is left) of cycle C, LSN (C, b),
+ *                    tail LSN (C, b - length), each an unmount record;
+ *      all else      zero; every CRC 0, every h_prev_block -1.
+ *    C is the cycle at the log head, so every metadata LSN, at most
+ *    (C, head), is behind the new log.
+ *  - a dirty log must stay replayable, so the records from the tail to
+ *    the head are carried as they are (with obfuscation their names
+ *    then come back when the log is replayed: the caller warns, as
+ *    xfs_metadump does).  The blocks outside that range are stale:
+ *    neither the kernel nor xfs_repair reads anything of them but the
+ *    cycle number (the first word, or a record header's h_cycle after
+ *    its magic), which the head search compares.  They keep those words
+ *    and lose the rest.  xfs_metadump carries them unchanged.
  */
 #include <errno.h>
 #include <stddef.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include <xfskit/format/log.h>
 
 #include "metadump.h"
 
-/* CRC of a record copied contiguously (headers, then data). */
+/* xfs_metadump's records: 256 KiB, the first at block 512. */
+#define MD_LOG_FILL_BB		512u
+/* Ticket id of the unmount op xfs_metadump writes, as it writes it. */
+#define MD_LOG_TID		0xb0c0d0d0u
+
+/*
+ * One record of rec_bytes (h_size is at least 32 KiB) at blk, holding
+ * an unmount record: its header, extended headers, the op, and every
+ * other block stamped with the cycle.  Returns the blocks it fills, or
+ * 0 when they do not fit before avail.
+ */
 static uint32_t
-rec_crc(const uint8_t *rec, uint32_t version, uint32_t len, uint32_t hblks)
+put_record(uint8_t *blk, uint32_t avail, const uint8_t *uuid,
+	   uint32_t rec_bytes, uint32_t cycle, uint64_t lsn, uint64_t tail)
 {
-	static const uint8_t zero[4];
-	size_t co = offsetof(struct xk_log_rec_header, h_crc);
-	uint32_t crc = ~0u;
+	uint32_t hblks = 1, nblks, len;
+	uint8_t *op;
 
-	crc = xk_crc32c_update(crc, rec, co);
-	crc = xk_crc32c_update(crc, zero, 4);
-	crc = xk_crc32c_update(crc, rec + co + 4, XK_LOG_REC_SIZE - co - 4);
-	if (version & XK_LOG_VERSION_2) {
-		uint32_t xheads = (len + XK_LOG_HEADER_CYCLE_SIZE - 1) /
-				  XK_LOG_HEADER_CYCLE_SIZE;
-
-		for (uint32_t i = 1; i < xheads && i < hblks; i++)
-			crc = xk_crc32c_update(crc, rec + i * XK_BBSIZE,
-					       XK_LOG_REC_EXT_SIZE);
-	}
-	crc = xk_crc32c_update(crc, rec + (size_t)hblks * XK_BBSIZE, len);
-	return ~crc;
+	if (rec_bytes > XK_LOG_HEADER_CYCLE_SIZE)
+		hblks = (rec_bytes + XK_LOG_HEADER_CYCLE_SIZE - 1) /
+			XK_LOG_HEADER_CYCLE_SIZE;
+	nblks = (rec_bytes + XK_BBSIZE - 1) / XK_BBSIZE;
+	if (nblks < hblks + 1)
+		nblks = hblks + 1;
+	if (nblks > avail)
+		return 0;
+	len = (rec_bytes > 2 * XK_BBSIZE ? rec_bytes : 2 * XK_BBSIZE) -
+	      hblks * XK_BBSIZE;
+	memset(blk, 0, (size_t)nblks * XK_BBSIZE);
+	xk_put_be32(blk, XK_LOG_HEADER_MAGIC_NUM);
+	xk_put_be32(blk + offsetof(struct xk_log_rec_header, h_cycle), cycle);
+	xk_put_be32(blk + offsetof(struct xk_log_rec_header, h_version),
+		    XK_LOG_VERSION_2);
+	xk_put_be32(blk + offsetof(struct xk_log_rec_header, h_len), len);
+	xk_put_be64(blk + offsetof(struct xk_log_rec_header, h_lsn), lsn);
+	xk_put_be64(blk + offsetof(struct xk_log_rec_header, h_tail_lsn),
+		    tail);
+	xk_put_be32(blk + offsetof(struct xk_log_rec_header, h_prev_block),
+		    0xffffffffu);
+	xk_put_be32(blk + offsetof(struct xk_log_rec_header, h_num_logops),
+		    1);
+	xk_put_be32(blk + offsetof(struct xk_log_rec_header, h_fmt),
+		    XK_LOG_FMT_NATIVE);
+	memcpy(blk + offsetof(struct xk_log_rec_header, h_fs_uuid), uuid, 16);
+	xk_put_be32(blk + offsetof(struct xk_log_rec_header, h_size),
+		    rec_bytes > XK_LOG_BIG_RECORD_BSIZE ?
+		    rec_bytes : XK_LOG_BIG_RECORD_BSIZE);
+	/* The op's first word (its ticket) goes to the header's slot 0. */
+	op = blk + (size_t)hblks * XK_BBSIZE;
+	xk_put_be32(blk + xk_log_rec_cycle_slot(0), MD_LOG_TID);
+	xk_put_be32(op + offsetof(struct xk_log_op_header, oh_len),
+		    sizeof(struct xk_unmount_log_format));
+	op[offsetof(struct xk_log_op_header, oh_clientid)] = XK_LOG;
+	op[offsetof(struct xk_log_op_header, oh_flags)] = XK_LOG_UNMOUNT_TRANS;
+	xk_put_ne16(op + sizeof(struct xk_log_op_header), XK_LOG_UNMOUNT_TYPE);
+	for (uint32_t i = 1; i < nblks; i++)
+		xk_put_be32(blk + (size_t)i * XK_BBSIZE, cycle);
+	return nblks;
 }
 
-/*
- * Zero the data of a record (hblks header blocks, dblks data blocks in
- * rec) after its num_logops ops, and the saved cycle words of blocks it
- * does not have.  The first word of each data block is the cycle stamp;
- * the real word sits in the headers, so the data is unpacked first and
- * packed again after.
- */
-static void
-rec_zero_tail(uint8_t *rec, uint32_t hblks, uint32_t dblks, uint32_t len,
-	      uint32_t nops)
-{
-	uint8_t *data = rec + (size_t)hblks * XK_BBSIZE;
-	size_t p = 0, slots = (size_t)hblks * XK_LOG_CYCLE_DATA_SIZE;
-
-	for (uint32_t i = 0; i < dblks && i < slots; i++)
-		memcpy(data + (size_t)i * XK_BBSIZE,
-		       rec + xk_log_rec_cycle_slot(i), 4);
-	for (uint32_t i = 0; i < nops; i++) {
-		uint64_t olen;
-
-		if (p + sizeof(struct xk_log_op_header) > len)
-			break;
-		olen = xk_get_be32(data + p + offsetof(struct xk_log_op_header,
-						       oh_len));
-		if (olen > len - p - sizeof(struct xk_log_op_header))
-			break;
-		p += sizeof(struct xk_log_op_header) + olen;
-	}
-	memset(data + p, 0, (size_t)dblks * XK_BBSIZE - p);
-	for (size_t i = 0; i < slots; i++) {
-		uint8_t *slot = rec + xk_log_rec_cycle_slot((unsigned int)i);
-
-		if (i < dblks)
-			memcpy(slot, data + i * XK_BBSIZE, 4);
-		else
-			memset(slot, 0, 4);
-	}
-}
-
-/*
- * Rewrite the nbb-block log in buf whose last record (an unmount record)
- * starts at rec_blk.  Rules checked first: 1. the header has the magic;
- * 2. its length and iclog size are sane and the record lies inside the
- * log without wrapping; 3. our CRC reproduces the stored one (a stored
- * zero, as mkfs writes, is accepted).  Returns 0, or -EINVAL with buf
- * untouched (-ENOMEM when out of memory).
- */
 int
-md_log_scrub(uint8_t *buf, uint32_t nbb, uint32_t rec_blk)
+md_log_clear(uint8_t *buf, uint32_t nbb, const uint8_t *uuid,
+	     uint32_t logsunit, uint32_t head_cycle)
 {
-	const uint8_t *h;
-	uint32_t cycle, ncycle, version, len, size, hblks, dblks, stored, nops;
-	size_t co = offsetof(struct xk_log_rec_header, h_crc);
-	uint8_t *rec;
-	uint32_t nrec;
+	uint32_t cycle = head_cycle + 1, first, len, blk;
 
-	if (rec_blk >= nbb)
+	if (!head_cycle || cycle == XK_LOG_HEADER_MAGIC_NUM ||
+	    logsunit > XK_LOG_MAX_RECORD_BSIZE)
 		return -EINVAL;
-	h = buf + (size_t)rec_blk * XK_BBSIZE;
-	if (xk_get_be32(h) != XK_LOG_HEADER_MAGIC_NUM)
+	first = (logsunit + XK_BBSIZE - 1) / XK_BBSIZE;
+	if (first < 2)
+		first = 2;
+	if (first > nbb)
 		return -EINVAL;
-	cycle = xk_get_be32(h + offsetof(struct xk_log_rec_header, h_cycle));
-	version = xk_get_be32(h + offsetof(struct xk_log_rec_header,
-					   h_version));
-	len = xk_get_be32(h + offsetof(struct xk_log_rec_header, h_len));
-	size = xk_get_be32(h + offsetof(struct xk_log_rec_header, h_size));
-	nops = xk_get_be32(h + offsetof(struct xk_log_rec_header,
-					h_num_logops));
-	if (!len || len > XK_LOG_MAX_RECORD_BSIZE ||
-	    size > XK_LOG_MAX_RECORD_BSIZE || !cycle)
-		return -EINVAL;
-	hblks = xk_log_rec_hblks(version, size);
-	dblks = (len + XK_BBSIZE - 1) / XK_BBSIZE;
-	nrec = hblks + dblks;
-	if (nrec > nbb - rec_blk || nrec >= nbb)
-		return -EINVAL;
-	rec = malloc((size_t)nrec * XK_BBSIZE);
-	if (!rec)
-		return -ENOMEM;
-	memcpy(rec, h, (size_t)nrec * XK_BBSIZE);
-	stored = xk_get_le32(rec + co);
-	if (stored && stored != rec_crc(rec, version, len, hblks)) {
-		free(rec);
-		return -EINVAL;
-	}
-
-	rec_zero_tail(rec, hblks, dblks, len, nops);
-	ncycle = cycle + 1;
-	if (ncycle == XK_LOG_HEADER_MAGIC_NUM)
-		ncycle++;
-	xk_put_be32(rec + offsetof(struct xk_log_rec_header, h_cycle),
-		    ncycle);
-	xk_put_be64(rec + offsetof(struct xk_log_rec_header, h_lsn),
-		    (uint64_t)ncycle << 32);
-	xk_put_be64(rec + offsetof(struct xk_log_rec_header, h_tail_lsn),
-		    (uint64_t)ncycle << 32);
-	xk_put_be32(rec + offsetof(struct xk_log_rec_header, h_prev_block),
-		    0);
-	for (uint32_t i = 1; i < hblks; i++)
-		xk_put_be32(rec + (size_t)i * XK_BBSIZE, ncycle);
-	for (uint32_t i = 0; i < dblks; i++)
-		xk_put_be32(rec + (size_t)(hblks + i) * XK_BBSIZE, ncycle);
-	xk_put_le32(rec + co, rec_crc(rec, version, len, hblks));
-
 	memset(buf, 0, (size_t)nbb * XK_BBSIZE);
-	memcpy(buf, rec, (size_t)nrec * XK_BBSIZE);
-	free(rec);
-	for (uint32_t b = nrec; b < nbb; b++)
-		xk_put_be32(buf + (size_t)b * XK_BBSIZE, cycle);
+	if (!put_record(buf, nbb, uuid, logsunit, cycle,
+			xk_lsn_make(cycle, 0),
+			xk_lsn_make(cycle - 1, nbb - first)))
+		return -EINVAL;
+	cycle--;
+	blk = MD_LOG_FILL_BB;
+	len = blk < nbb ? (nbb - blk < MD_LOG_FILL_BB ? nbb - blk :
+			   MD_LOG_FILL_BB) : 0;
+	while (blk < nbb) {
+		/* A last record too short for its headers is left zero. */
+		if (!put_record(buf + (size_t)blk * XK_BBSIZE, nbb - blk, uuid,
+				len * XK_BBSIZE, cycle,
+				xk_lsn_make(cycle, blk),
+				xk_lsn_make(cycle, blk - len)))
+			break;
+		blk += len;
+		if (nbb - blk < len)
+			len = nbb - blk;
+	}
 	return 0;
+}
+
+uint64_t
+md_log_scrub_stale(uint8_t *buf, uint32_t nbb, uint32_t head, uint32_t tail)
+{
+	uint64_t n = 0;
+
+	if (head >= nbb || tail >= nbb)
+		return 0;
+	for (uint32_t b = head; b != tail; b = (b + 1) % nbb) {
+		uint8_t *p = buf + (size_t)b * XK_BBSIZE;
+		size_t keep = xk_get_be32(p) == XK_LOG_HEADER_MAGIC_NUM ? 8 : 4;
+
+		memset(p + keep, 0, XK_BBSIZE - keep);
+		n++;
+	}
+	return n;
+}
+
+const char *
+md_log_warning(const struct md_opts *o, const struct md_stats *st)
+{
+	if (!o->obfuscate || !st->dirty_log)
+		return NULL;
+	if (st->log_action == MD_LOG_SCRUBBED)
+		return "warning: the log is dirty: its records from tail to "
+		       "head are carried as they are, and replaying them "
+		       "(mounting the restored image) brings back names that "
+		       "are not obfuscated.  Mount and unmount the filesystem "
+		       "first to clean its log, or dump with -o.";
+	return "warning: the log is dirty or could not be read: it is "
+	       "carried as it is, and it holds names that are not "
+	       "obfuscated.  Mount and unmount the filesystem first to "
+	       "clean its log, or dump with -o.";
 }

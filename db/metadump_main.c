@@ -173,6 +173,8 @@ main(int argc, char **argv)
 			argv[optind + 1], xk_strerror(err));
 		return 1;
 	}
+	if (md_log_warning(&o, &st))
+		fprintf(stderr, "xfskit-metadump: %s\n", md_log_warning(&o, &st));
 	if (st.warnings && !show_warnings)
 		fprintf(stderr, "xfskit-metadump: %u warning%s about damaged "
 			"metadata (-w shows them)\n", st.warnings,

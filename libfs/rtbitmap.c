@@ -124,14 +124,12 @@ count_run(const struct xk_rtbm_geo *geo, uint8_t *sum, uint64_t start,
 }
 
 void
-xk_rtsummary_compute_geo(const struct xk_rtbm_geo *geo, const uint8_t *bm,
-			 uint8_t *sum, uint64_t *nfree)
+xk_rtbitmap_runs(const uint8_t *bm, uint64_t nbits, xk_rtrun_fn fn,
+		 void *ctx)
 {
-	uint64_t nbits = (uint64_t)geo->blocks * geo->block_bytes * 8;
-	uint64_t x = 0, start = 0, total = 0;
+	uint64_t x = 0, start = 0;
 	int in_run = 0;
 
-	memset(sum, 0, (size_t)geo->sum_blocks * geo->block_bytes);
 	while (x < nbits) {
 		uint32_t w = xk_rtword_get(bm, x / 32);
 
@@ -143,8 +141,7 @@ xk_rtsummary_compute_geo(const struct xk_rtbm_geo *geo, const uint8_t *bm,
 				start = x;
 			} else if (!w && in_run) {
 				in_run = 0;
-				count_run(geo, sum, start, x - start);
-				total += x - start;
+				fn(ctx, start, x - start);
 			}
 			x += 32;
 			continue;
@@ -154,16 +151,39 @@ xk_rtsummary_compute_geo(const struct xk_rtbm_geo *geo, const uint8_t *bm,
 			start = x;
 		} else if (!bit_free(bm, x) && in_run) {
 			in_run = 0;
-			count_run(geo, sum, start, x - start);
-			total += x - start;
+			fn(ctx, start, x - start);
 		}
 		x++;
 	}
-	if (in_run) {
-		count_run(geo, sum, start, x - start);
-		total += x - start;
-	}
-	*nfree = total;
+	if (in_run)
+		fn(ctx, start, x - start);
+}
+
+struct sum_ctx {
+	const struct xk_rtbm_geo *geo;
+	uint8_t		*sum;
+	uint64_t	total;
+};
+
+static void
+sum_run(void *ctx, uint64_t start, uint64_t len)
+{
+	struct sum_ctx *s = ctx;
+
+	count_run(s->geo, s->sum, start, len);
+	s->total += len;
+}
+
+void
+xk_rtsummary_compute_geo(const struct xk_rtbm_geo *geo, const uint8_t *bm,
+			 uint8_t *sum, uint64_t *nfree)
+{
+	struct sum_ctx s = { geo, sum, 0 };
+
+	memset(sum, 0, (size_t)geo->sum_blocks * geo->block_bytes);
+	xk_rtbitmap_runs(bm, (uint64_t)geo->blocks * geo->block_bytes * 8,
+			 sum_run, &s);
+	*nfree = s.total;
 }
 
 void

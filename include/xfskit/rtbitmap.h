@@ -117,6 +117,14 @@ void xk_rtbm_geo_classic(const struct xk_sb *sb, struct xk_rtbm_geo *geo);
 void xk_rtbm_geo_group(const struct xk_sb *sb, uint32_t rgno,
 		       struct xk_rtbm_geo *geo);
 
+/*
+ * Call fn(ctx, start, len) for every maximal run of free extents (set
+ * bits) among the first nbits bits of bm, in order.
+ */
+typedef void (*xk_rtrun_fn)(void *ctx, uint64_t start, uint64_t len);
+void xk_rtbitmap_runs(const uint8_t *bm, uint64_t nbits, xk_rtrun_fn fn,
+		      void *ctx);
+
 /* xk_rtsummary_compute for any geometry. */
 void xk_rtsummary_compute_geo(const struct xk_rtbm_geo *geo,
 			      const uint8_t *bm, uint8_t *sum,

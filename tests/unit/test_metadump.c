@@ -185,69 +185,97 @@ START_TEST(test_dir_data_tail)
 }
 END_TEST
 
-#define NBB	64
-#define RBLK	10
+#define NBB	1100	/* 2 records of 512 blocks after block 512: 76 left */
 
-START_TEST(test_log_scrub)
+static uint32_t
+hdr32(const uint8_t *log, uint32_t blk, size_t off)
 {
-	uint8_t *log = calloc(NBB, 512), *h, *d;
-	size_t co = offsetof(struct xk_log_rec_header, h_crc);
-	uint32_t crc;
+	return xk_get_be32(log + (size_t)blk * 512 + off);
+}
+
+static uint64_t
+hdr64(const uint8_t *log, uint32_t blk, size_t off)
+{
+	return xk_get_be64(log + (size_t)blk * 512 + off);
+}
+
+/*
+ * A clean log emptied as xfs_metadump empties it (the layout its 6.1
+ * and 7.2 dumps restore to; metadump_log.sh compares the bytes): cycle
+ * C+1 at block 0, cycle C records of 512 blocks from block 512, the
+ * last one shorter, zeros between.
+ */
+START_TEST(test_log_clear)
+{
+	uint8_t *log = malloc(NBB * 512), uuid[16];
+	const size_t lsn = offsetof(struct xk_log_rec_header, h_lsn);
+	const size_t tail = offsetof(struct xk_log_rec_header, h_tail_lsn);
+	const size_t len = offsetof(struct xk_log_rec_header, h_len);
+	const size_t size = offsetof(struct xk_log_rec_header, h_size);
 
 	ck_assert_ptr_nonnull(log);
-	for (int b = 0; b < NBB; b++)
-		xk_put_be32(log + b * 512, b < RBLK + 2 ? 3 : 2);
-	h = log + RBLK * 512;
-	d = h + 512;
-	xk_put_be32(h, XK_LOG_HEADER_MAGIC_NUM);
-	xk_put_be32(h + offsetof(struct xk_log_rec_header, h_cycle), 3);
-	xk_put_be32(h + offsetof(struct xk_log_rec_header, h_version), 2);
-	xk_put_be32(h + offsetof(struct xk_log_rec_header, h_len), 512);
-	xk_put_be32(h + offsetof(struct xk_log_rec_header, h_size), 32768);
-	xk_put_be32(h + offsetof(struct xk_log_rec_header, h_num_logops), 1);
-	xk_put_be64(h + offsetof(struct xk_log_rec_header, h_lsn),
-		    (3ULL << 32) | RBLK);
-	/* the op: tid (saved in the header), len 8, unmount flags */
-	xk_put_be32(h + offsetof(struct xk_log_rec_header, h_cycle_data),
-		    0xdeadbeef);
-	xk_put_be32(d + 4, 8);
-	d[8] = 0xaa;
-	d[9] = 0x20;
-	memcpy(d + 20, "secret_name_in_padding", 22);
+	memset(log, 0x5a, NBB * 512);
+	memset(uuid, 0x11, sizeof(uuid));
+	ck_assert_int_eq(md_log_clear(log, NBB, uuid, 1, 7), 0);
+	ck_assert_uint_eq(hdr32(log, 0, 0), XK_LOG_HEADER_MAGIC_NUM);
+	ck_assert_uint_eq(hdr32(log, 0, 4), 8);
+	ck_assert_uint_eq(hdr64(log, 0, lsn), 8ULL << 32);
+	ck_assert_uint_eq(hdr64(log, 0, tail), (7ULL << 32) | (NBB - 2));
+	ck_assert_uint_eq(hdr32(log, 0, len), 512);
+	ck_assert_uint_eq(hdr32(log, 0, size), 32768);
+	ck_assert_uint_eq(hdr32(log, 0, xk_log_rec_cycle_slot(0)), 0xb0c0d0d0);
+	/* the unmount op, its first word the cycle */
+	ck_assert_uint_eq(hdr32(log, 1, 0), 8);
+	ck_assert_uint_eq(hdr32(log, 1, 4), 8);
+	ck_assert_uint_eq(log[512 + 8], 0xaa);
+	ck_assert_uint_eq(log[512 + 9], 0x20);
+	for (uint32_t i = 2 * 512; i < 512 * 512; i++)
+		ck_assert_uint_eq(log[i], 0);
+	/* block 512: 8 header blocks, the op at 520, cycle 7 */
+	ck_assert_uint_eq(hdr32(log, 512, 4), 7);
+	ck_assert_uint_eq(hdr64(log, 512, lsn), (7ULL << 32) | 512);
+	ck_assert_uint_eq(hdr64(log, 512, tail), 7ULL << 32);
+	ck_assert_uint_eq(hdr32(log, 512, len), 262144 - 8 * 512);
+	ck_assert_uint_eq(hdr32(log, 513, 0), 7);
+	ck_assert_uint_eq(hdr32(log, 520, 4), 8);
+	ck_assert_uint_eq(hdr32(log, 1023, 0), 7);
+	/* the last record: 76 blocks, 2 header blocks */
+	ck_assert_uint_eq(hdr64(log, 1024, tail), (7ULL << 32) | (1024 - 76));
+	ck_assert_uint_eq(hdr32(log, 1024, size), 76 * 512);
+	ck_assert_uint_eq(hdr32(log, 1024, len), 74 * 512);
+	ck_assert_uint_eq(hdr32(log, 1026, 4), 8);
+	ck_assert_uint_eq(hdr32(log, NBB - 1, 0), 7);
+	/* refused, buffer untouched: no cycle, a stripe unit too large */
+	memset(log, 0x5a, NBB * 512);
+	ck_assert_int_eq(md_log_clear(log, NBB, uuid, 1, 0), -EINVAL);
+	ck_assert_int_eq(md_log_clear(log, NBB, uuid, 1 << 20, 3), -EINVAL);
+	ck_assert_uint_eq(log[0], 0x5a);
+	free(log);
+}
+END_TEST
 
-	ck_assert_int_eq(md_log_scrub(log, NBB, RBLK), 0);
-	ck_assert_uint_eq(xk_get_be32(log), XK_LOG_HEADER_MAGIC_NUM);
-	ck_assert_uint_eq(xk_get_be32(log + 4), 4);
-	ck_assert_uint_eq(xk_get_be64(log + offsetof(struct xk_log_rec_header,
-						     h_lsn)), 4ULL << 32);
-	ck_assert_uint_eq(xk_get_be64(log + offsetof(struct xk_log_rec_header,
-						     h_tail_lsn)), 4ULL << 32);
-	ck_assert_uint_eq(xk_get_be32(log + 512), 4);	/* stamped */
-	ck_assert_uint_eq(xk_get_be32(log + offsetof(struct xk_log_rec_header,
-						     h_cycle_data)),
-			  0xdeadbeef);
-	ck_assert_uint_eq(xk_get_be32(log + 512 + 4), 8);
-	for (int i = 20; i < 512; i++)
-		ck_assert_uint_eq(log[512 + i], 0);
-	for (int b = 2; b < NBB; b++) {
-		ck_assert_uint_eq(xk_get_be32(log + b * 512), 3);
-		for (int i = 4; i < 512; i++)
-			ck_assert_uint_eq(log[b * 512 + i], 0);
+/* A dirty log's blocks from head round to tail keep their cycle only. */
+START_TEST(test_log_scrub_stale)
+{
+	uint8_t *log = malloc(64 * 512);
+
+	ck_assert_ptr_nonnull(log);
+	memset(log, 0x5a, 64 * 512);
+	xk_put_be32(log + 60 * 512, XK_LOG_HEADER_MAGIC_NUM);
+	/* live: 10..49; stale: 50..63 and 0..9 */
+	ck_assert_uint_eq(md_log_scrub_stale(log, 64, 50, 10), 24);
+	for (uint32_t b = 0; b < 64; b++) {
+		const uint8_t *p = log + b * 512;
+		uint32_t keep = b == 60 ? 8 : 4;
+
+		ck_assert_uint_eq(p[0], b == 60 ? 0xfe : 0x5a);
+		ck_assert_uint_eq(p[keep - 1], 0x5a);
+		ck_assert_uint_eq(p[keep], b >= 10 && b < 50 ? 0x5a : 0);
+		ck_assert_uint_eq(p[511], b >= 10 && b < 50 ? 0x5a : 0);
 	}
-	/* The record rule: header (CRC as zero), then h_len data bytes. */
-	memcpy(&crc, log + co, 4);
-	memset(log + co, 0, 4);
-	ck_assert_uint_eq(xk_get_le32(&crc),
-			  ~xk_crc32c_update(xk_crc32c_update(~0u, log,
-					    XK_LOG_REC_SIZE), log + 512, 512));
-
-	/* A stored CRC that our rule does not reproduce: untouched. */
-	xk_put_le32(log + co, 0x12345678);
-	h = malloc(NBB * 512);
-	memcpy(h, log, NBB * 512);
-	ck_assert_int_eq(md_log_scrub(log, NBB, 0), -EINVAL);
-	ck_assert_mem_eq(h, log, NBB * 512);
-	free(h);
+	/* clean (head == tail) or out of range: nothing */
+	ck_assert_uint_eq(md_log_scrub_stale(log, 64, 20, 20), 0);
+	ck_assert_uint_eq(md_log_scrub_stale(log, 64, 64, 3), 0);
 	free(log);
 }
 END_TEST
@@ -264,7 +292,8 @@ main(void)
 	tcase_add_test(tc, test_names_kept);
 	tcase_add_test(tc, test_btree_zero);
 	tcase_add_test(tc, test_dir_data_tail);
-	tcase_add_test(tc, test_log_scrub);
+	tcase_add_test(tc, test_log_clear);
+	tcase_add_test(tc, test_log_scrub_stale);
 	suite_add_tcase(s, tc);
 	return unit_run(s);
 }
