@@ -332,6 +332,14 @@ else
 	run_case sb rbmblocks sub
 	# A NUL in a remote symlink target: cleared, as xfs_repair does.
 	run_case symlink data zeroes
+	# Unknown incompat bits on a primary that fails the verifier even
+	# without them: a secondary is taken, as xfs_repair 6.1 and 7.2 take
+	# one (refused before).  Unknown log-incompat bits on a clean log:
+	# cleared (the kernel's superblock write verifier refuses them;
+	# xfs_repair -n passes them and its repair fails).  The rest of
+	# these decisions: repair_sb_features.sh.
+	run_case sb features_incompat add
+	run_case sb features_log_incompat ones
 fi
 long_tests || cat "$T/table"
 echo "sweep: $cases cases ($noop no-op fuzzes skipped), $total entries and xattrs"
