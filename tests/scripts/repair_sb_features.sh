@@ -38,13 +38,8 @@ need_xfsprogs
 have_xfs72 || true
 
 img="$T/base.img"
-mkfs_xfs_image "$img" 320m || { echo "mkfs.xfs failed" >&2; exit 99; }
-loop_mount "$img" || exit 99
-mkdir "$MNT/d"
-for i in $(seq 20); do echo "file $i" >"$MNT/d/f$i"; done
-loop_umount || exit 99
-walk "$img" "$T/tree.base" >/dev/null || { echo "walking the base image" >&2; exit 99; }
-total=$(wc -l <"$T/tree.base")
+files_image "$img" 20
+total=$TOTAL
 
 # fuzzed NAME FIELD VERB: $T/NAME.img, the base with the primary's FIELD
 # fuzzed by xfs_db (its CRC recomputed).
