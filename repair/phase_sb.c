@@ -342,6 +342,20 @@ check_needsrepair(struct repair_ctx *rc)
 	       "refuses to mount it until a repair completes");
 }
 
+/* The log-incompatible bits a 6.18 kernel knows. */
+#define LOG_INCOMPAT_KERNEL	(XK_SB_FEAT_LOG_INCOMPAT_XATTRS | \
+				 XK_SB_FEAT_LOG_INCOMPAT_EXCHMAPS)
+
+/* Whether the guard named the log's features as not checked (dirty log). */
+static int
+log_incompat_unchecked(const struct repair_ctx *rc)
+{
+	for (int i = 0; i < rc->found.nunsup; i++)
+		if (!strcmp(rc->found.unsup[i].code, "log_incompat"))
+			return 1;
+	return 0;
+}
+
 /*
  * Primary fields that are not geometry and that xfs_repair corrects:
  *  1. the mkfs-in-progress flag: cleared;
@@ -364,20 +378,6 @@ check_needsrepair(struct repair_ctx *rc)
  * kernel refuses to mount: "Metadata has LSN ahead of current LSN") has
  * the log formatted past it at the end (xr_log_behind).
  */
-/* The log-incompatible bits a 6.18 kernel knows. */
-#define LOG_INCOMPAT_KERNEL	(XK_SB_FEAT_LOG_INCOMPAT_XATTRS | \
-				 XK_SB_FEAT_LOG_INCOMPAT_EXCHMAPS)
-
-/* Whether the guard named the log's features as not checked (dirty log). */
-static int
-log_incompat_unchecked(const struct repair_ctx *rc)
-{
-	for (int i = 0; i < rc->found.nunsup; i++)
-		if (!strcmp(rc->found.unsup[i].code, "log_incompat"))
-			return 1;
-	return 0;
-}
-
 static void
 check_primary_fields(struct repair_ctx *rc)
 {
