@@ -14,6 +14,8 @@
  */
 #include <string.h>
 
+#include <xfskit/logv.h>
+
 #include "repair.h"
 
 int
@@ -118,10 +120,54 @@ unsup_have(const struct repair_ctx *rc)
 }
 
 /*
+ * Whether the primary's unknown incompatible feature bits are damage: the
+ * primary fails the verifier even with them left out (xfs_repair 6.1 and
+ * 7.2 then take a secondary, as they do for any primary that fails it).
+ * A primary that passes without them may carry a feature newer than
+ * xfskit, as the kernel and xfs_repair assume: refused.  So is one marked
+ * NEEDSREPAIR, which an upgrade stopped half-way leaves (its new feature
+ * in the primary alone, the metadata half converted).
+ */
+static int
+incompat_is_damage(struct repair_ctx *rc)
+{
+	struct xk_dev *dev;
+	struct xk_dsb dsb;
+	struct xk_sb sb;
+	struct xk_fail f;
+	char line[300];
+	int err;
+
+	if (xk_dev_open(rc->opt.device, XK_DEV_RDONLY, &dev))
+		return 0;
+	err = xk_dev_pread(dev, &dsb, sizeof(dsb), 0);
+	xk_dev_close(dev);
+	if (err)
+		return 0;
+	xk_sb_decode(&sb, &dsb);
+	if (xk_sb_has_incompat(&sb, XK_SB_FEAT_INCOMPAT_NEEDSREPAIR))
+		return 0;
+	sb.features_incompat &= XK_SB_FEAT_INCOMPAT_KNOWN;
+	memset(&f, 0, sizeof(f));
+	err = xk_sb_check(&sb, 0, &f);
+	if (!err || err == XK_EUNSUPP || xk_err_operational(err))
+		return 0;
+	xk_fail_format(&f, line, sizeof(line));
+	info(rc, "The primary superblock's unknown incompatible feature bits "
+	     "are damage: without them it still fails the verifier (%s).\n",
+	     line);
+	return 1;
+}
+
+/*
  * Before the open, from the primary as it is on disk.  Unknown
  * read-only-compatible bits wait for guard_unsupported_voted(): the
  * secondaries may show them to be damage to the primary, which the
- * repair corrects (the open and the vote need nothing they name).
+ * repair corrects (the open and the vote need nothing they name).  So do
+ * unknown log-incompatible bits: they name what the log may hold, so
+ * they matter only when the log is dirty.  Unknown incompatible bits of
+ * a primary damaged anyway are left to the open, which then takes a
+ * secondary (main.c).
  */
 int
 guard_unsupported(struct repair_ctx *rc)
@@ -132,9 +178,15 @@ guard_unsupported(struct repair_ctx *rc)
 
 	if (n <= 0)
 		return 0;	/* unreadable: the open reports it */
-	for (int i = 0; i < n; i++)
-		if (strcmp(found[i].code, "ro_compat"))
-			rc->found.unsup[rc->found.nunsup++] = found[i];
+	for (int i = 0; i < n; i++) {
+		if (!strcmp(found[i].code, "ro_compat") ||
+		    !strcmp(found[i].code, "log_incompat"))
+			continue;
+		if (!strcmp(found[i].code, "incompat") &&
+		    incompat_is_damage(rc))
+			continue;
+		rc->found.unsup[rc->found.nunsup++] = found[i];
+	}
 	return guard_decide(rc);
 }
 
@@ -145,6 +197,27 @@ guard_has(const struct repair_ctx *rc, const char *code)
 		if (!strcmp(rc->found.unsup[i].code, code))
 			return 1;
 	return 0;
+}
+
+/*
+ * Whether the log is known to hold nothing to replay: then no record
+ * needs the log features it names, and the check judges unknown ones
+ * (phase_sb.c); so with -L.  A log that cannot be read counts as dirty.
+ */
+static int
+log_known_clean(struct repair_ctx *rc)
+{
+	struct xk_log *log;
+	int clean = 0;
+
+	if (!xk_mount_log_dev(rc->mp))
+		return 0;
+	if (rc->opt.zero_log)
+		return 1;	/* -L: whatever it holds is dropped */
+	if (!xk_log_open(rc->mp, &log))
+		clean = xk_log_get_state(log)->clean;
+	xk_log_close(log);
+	return clean;
 }
 
 /*
@@ -160,7 +233,9 @@ guard_unsupported_voted(struct repair_ctx *rc)
 				    XK_UNSUPPORTED_MAX);
 
 	for (int i = 0; i < n && rc->found.nunsup < XK_UNSUPPORTED_MAX; i++)
-		if (!strcmp(found[i].code, "ro_compat"))
+		if (!strcmp(found[i].code, "ro_compat") ||
+		    (!strcmp(found[i].code, "log_incompat") &&
+		     !log_known_clean(rc)))
 			rc->found.unsup[rc->found.nunsup++] = found[i];
 	/* What the probe could not take from a damaged primary. */
 	n = xk_unsupported_devices(&rc->mp->sb, unsup_have(rc), found,

@@ -710,10 +710,13 @@ main(int argc, char **argv)
 			    (rc.opt.direct ? XK_MOUNT_DIRECT : 0), &rc.mp, &f);
 	/*
 	 * A version the primary alone claims is damage to the primary when
-	 * a secondary is a good v5 one (a real older filesystem has none).
+	 * a secondary is a good v5 one (a real older filesystem has none);
+	 * so are unknown incompatible features the guard found to be damage
+	 * (it refused any other).
 	 */
 	if (err == XK_ECORRUPT || err == XK_ENOTXFS ||
-	    (err == XK_EUNSUPP && f.check && !strcmp(f.check, "version"))) {
+	    (err == XK_EUNSUPP && f.check && (!strcmp(f.check, "version") ||
+	     !strcmp(f.check, "features_incompat")))) {
 		char msg[640];
 
 		err = open_from_secondary(&rc, err, &f, msg, sizeof(msg));

@@ -257,20 +257,24 @@ vote_primary_features(struct repair_ctx *rc)
 		if (agree[i] != nsec ||
 		    vote_value(&first, i) == vote_value(&mp->sb, i))
 			continue;
-		if (!report(rc, PR_SB_PRIMARY_BAD, "superblock", 0, 0, 0,
-			    vote_fields[i].name, "primary has 0x%x, all %u "
-			    "secondaries 0x%x", vote_value(&mp->sb, i), nsec,
-			    vote_value(&first, i)) && rc->opt.no_modify)
-			continue;
-		/* -n too: the check goes on as the repair would. */
+		report(rc, PR_SB_PRIMARY_BAD, "superblock", 0, 0, 0,
+		       vote_fields[i].name, "primary has 0x%x, all %u "
+		       "secondaries 0x%x", vote_value(&mp->sb, i), nsec,
+		       vote_value(&first, i));
+		if (rc->found.error)
+			return rc->found.error;
+		/*
+		 * -n too: the check goes on as the repair would, with the
+		 * problem counted once (judged by the damaged value, each
+		 * secondary and every structure the feature shapes would be
+		 * findings the repair never meets).
+		 */
 		vote_set(&want, i, &first);
 		changed = 1;
 	}
 	for (size_t i = 0; i < NSAME; i++) {
 		size_t o = same_fields[i].off, l = same_fields[i].len;
 		uint64_t pv = 0, sv = 0;
-
-		int said;
 
 		if (!geometry_voted(i) || same[i] != nsec ||
 		    !memcmp((const uint8_t *)&first + o,
@@ -279,20 +283,19 @@ vote_primary_features(struct repair_ctx *rc)
 		if (l <= 8) {
 			memcpy(&pv, (const uint8_t *)&mp->sb + o, l);
 			memcpy(&sv, (const uint8_t *)&first + o, l);
-			said = report(rc, PR_SB_PRIMARY_BAD, "superblock", 0,
-				      0, 0, same_fields[i].name, "primary has "
-				      "%llu (0x%llx), all %u secondaries %llu "
-				      "(0x%llx)", (unsigned long long)pv,
-				      (unsigned long long)pv, nsec,
-				      (unsigned long long)sv,
-				      (unsigned long long)sv);
+			report(rc, PR_SB_PRIMARY_BAD, "superblock", 0, 0, 0,
+			       same_fields[i].name, "primary has %llu "
+			       "(0x%llx), all %u secondaries %llu (0x%llx)",
+			       (unsigned long long)pv, (unsigned long long)pv,
+			       nsec, (unsigned long long)sv,
+			       (unsigned long long)sv);
 		} else {
-			said = report(rc, PR_SB_PRIMARY_BAD, "superblock", 0,
-				      0, 0, same_fields[i].name, "the primary "
-				      "differs from all %u secondaries", nsec);
+			report(rc, PR_SB_PRIMARY_BAD, "superblock", 0, 0, 0,
+			       same_fields[i].name, "the primary differs "
+			       "from all %u secondaries", nsec);
 		}
-		if (!said && rc->opt.no_modify)
-			continue;
+		if (rc->found.error)
+			return rc->found.error;
 		memcpy((uint8_t *)&want + o, (const uint8_t *)&first + o, l);
 		changed = 1;
 	}
@@ -339,6 +342,20 @@ check_needsrepair(struct repair_ctx *rc)
 	       "refuses to mount it until a repair completes");
 }
 
+/* The log-incompatible bits a 6.18 kernel knows. */
+#define LOG_INCOMPAT_KERNEL	(XK_SB_FEAT_LOG_INCOMPAT_XATTRS | \
+				 XK_SB_FEAT_LOG_INCOMPAT_EXCHMAPS)
+
+/* Whether the guard named the log's features as not checked (dirty log). */
+static int
+log_incompat_unchecked(const struct repair_ctx *rc)
+{
+	for (int i = 0; i < rc->found.nunsup; i++)
+		if (!strcmp(rc->found.unsup[i].code, "log_incompat"))
+			return 1;
+	return 0;
+}
+
 /*
  * Primary fields that are not geometry and that xfs_repair corrects:
  *  1. the mkfs-in-progress flag: cleared;
@@ -347,7 +364,16 @@ check_needsrepair(struct repair_ctx *rc)
  *  3. an LSN no log cycle can pass (xk_lsn_plausible): reset to 0, where
  *     xfs_repair formats the log in a negative cycle;
  *  4. the flags byte, where no flag is defined (xfs_repair 6.1 and 7.2
- *     call any bit bad, in every copy): cleared.
+ *     call any bit bad, in every copy): cleared;
+ *  5. log-incompatible bits no kernel knows, on a log with nothing to
+ *     replay (guard.c lists them as not checked on a dirty one): they
+ *     only say what records the log may hold, so none needs them, and
+ *     the kernel's superblock write verifier refuses them (the mount
+ *     passes them on a clean log; the first superblock write shuts the
+ *     filesystem down).  All the bits are cleared, as the kernel clears
+ *     the ones it knows on a clean log (older kernels know fewer).
+ *     xfs_repair 6.1 and 7.2 -n pass them, and their repair stops at
+ *     that write verifier.
  * Its LSN counts among the metadata's: one ahead of the log head (the
  * kernel refuses to mount: "Metadata has LSN ahead of current LSN") has
  * the log formatted past it at the end (xr_log_behind).
@@ -383,6 +409,17 @@ check_primary_fields(struct repair_ctx *rc)
 		   "bad flags field in superblock 0 (0x%x: no flag is "
 		   "defined)", sb->flags)) {
 		sb->flags = 0;
+		plan_sb_primary(rc);
+	}
+	if ((sb->features_log_incompat & ~LOG_INCOMPAT_KERNEL) &&
+	    !log_incompat_unchecked(rc) &&
+	    report(rc, PR_SB_PRIMARY_BAD, "superblock", 0, 0, 0,
+		   "features_log_incompat", "unknown log-incompatible feature "
+		   "bits 0x%x on a log with nothing to replay (the kernel "
+		   "refuses to write a superblock carrying them)",
+		   sb->features_log_incompat & ~LOG_INCOMPAT_KERNEL)) {
+		/* Known ones too: the kernel clears them once the log is. */
+		sb->features_log_incompat = 0;
 		plan_sb_primary(rc);
 	}
 }

@@ -472,6 +472,7 @@ xk_bld_add_ichunk(struct xk_bld *b, uint32_t agno, uint32_t startino,
 		.freemask = freemask,
 	};
 	uint32_t per_bit = XK_INODES_PER_HOLEMASK_BIT;
+	uint32_t last = UINT32_MAX;
 	int err;
 
 	if (agno >= b->agcount || (startino & (XK_INODES_PER_CHUNK - 1)))
@@ -483,9 +484,15 @@ xk_bld_add_ichunk(struct xk_bld *b, uint32_t agno, uint32_t startino,
 			continue;
 		c.count += per_bit;
 		agino = startino + k * per_bit;
-		if (g->inopblock >= per_bit && (agino % g->inopblock))
-			continue;	/* block claimed with an earlier bit */
 		agbno = agino >> g->inopblog;
+		/*
+		 * A block holding inodes of several bits is claimed once, by
+		 * the first that is no hole: a hole may cover its first
+		 * inodes alone, and the rest are still in it.
+		 */
+		if (agbno == last)
+			continue;
+		last = agbno;
 		blks = g->inopblock >= per_bit ? 1 : per_bit / g->inopblock;
 		err = xk_bld_claim(b, agno, agbno, blks, XK_RMAP_OWN_INODES,
 				   0, 0);

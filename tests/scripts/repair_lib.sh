@@ -164,6 +164,22 @@ kept() {
 	rm -f "$T/k.img"
 }
 
+# files_image IMG N [MKFS_OPTS...]: IMG a 320 MiB filesystem made by
+# mkfs.xfs with MKFS_OPTS and filled through a loop mount with /d/f1 ..
+# /d/fN ("file I" each); its tree recorded in $T/tree.base, its entry
+# count in TOTAL.  Exits 99 when any step fails.
+files_image() {
+	local img=$1 n=$2 i
+	shift 2
+	mkfs_xfs_image "$img" 320m "$@" || { echo "mkfs.xfs failed" >&2; exit 99; }
+	loop_mount "$img" || exit 99
+	mkdir "$MNT/d"
+	for i in $(seq "$n"); do echo "file $i" >"$MNT/d/f$i"; done
+	loop_umount || exit 99
+	walk "$img" "$T/tree.base" >/dev/null || { echo "walking $img" >&2; exit 99; }
+	TOTAL=$(wc -l <"$T/tree.base")
+}
+
 # ino_of IMG PATH: the inode number of PATH in IMG (xfs_db).
 ino_of() {
 	xfs_db -r -c "path $2" -c "inode" "$1" 2>/dev/null |

@@ -5,8 +5,8 @@
 # after it, and it keeps at least the entries xfs_repair 6.1 keeps.
 # (bench/reasm's "5% of metadata zeroed" made repair stop on clusters
 # written with free slots left zero, fixed in repair/fix.c
-# settle_cluster; this small case does not reach that path, so only the
-# bench shows that fix: see bench/README.md.)
+# settle_cluster; this case does not reach that path:
+# repair_settle_cluster.sh does.)
 . "$XK_SRCDIR/tests/scripts/lib.sh"
 . "$XK_SRCDIR/tests/scripts/repair_lib.sh"
 need_xfsprogs

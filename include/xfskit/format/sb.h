@@ -62,6 +62,8 @@
 
 /* sb_features_log_incompat */
 #define XK_SB_FEAT_LOG_INCOMPAT_XATTRS	(1u << 0)
+/* Mapping-exchange intents (kernels after 6.1; log/recover.c replays them). */
+#define XK_SB_FEAT_LOG_INCOMPAT_EXCHMAPS (1u << 1)
 #define XK_SB_FEAT_LOG_INCOMPAT_KNOWN	0x00000001u
 
 /* sb_qflags */
