@@ -11,7 +11,8 @@
 #  - The inode chunks: no live directory names them any more, but the
 #    directory blocks outside the zeroed MiB do; found through the
 #    device scan, their files come back (under /lost+found, in the
-#    directory rebuilt from those blocks).  xfs_repair finds none.
+#    directory rebuilt from those blocks), those of a directory whose
+#    own inode was lost (/d0) included.  xfs_repair finds none.
 #    Before, ours found none either.
 #  - Trust: a directory removed before the damage left its blocks and
 #    its freed inode chunks on disk, looking live; none of its files may
@@ -26,15 +27,16 @@ need_xfsprogs
 img="$T/base.img"
 mkfs_xfs_image "$img" 512m || { fail "mkfs.xfs: $(cat "$T/mkfs.out")"; finish; }
 loop_mount "$img" || finish
-# Four 800-entry directories, one file in ten with data; each file's
-# content names it, so that a file found anywhere is known.  Then, by
+# Four directories (/d0 of 2,400 entries, the others of 800), one file
+# in ten with data; each file's content names it, so that a file found
+# anywhere is known.  Then, by
 # the directory rotor, /gone lands in AG 2, past the log (outside the
 # zeroed MiB): its 400 files are written back (unmounted), then removed
 # in another mount, which frees their chunks whole without writing them
 # again: its blocks and chunks stay on disk looking live.
 for d in 0 1 2 3; do
 	mkdir "$MNT/d$d"
-	for i in $(seq 800); do
+	for i in $(seq $((d ? 800 : 2400))); do
 		if [ $((i % 10)) = 0 ]; then
 			{ echo "d$d/f$i"; head -c 6000 /dev/zero; } >"$MNT/d$d/f$i"
 		else
@@ -92,6 +94,15 @@ if [ "$ours" -gt 0 ] && [ "$ours" -ge "$theirs" ]; then
 	pass "files read back with their content: ours $ours, xfs_repair $theirs (of $total)"
 else
 	fail "files read back with their content: ours $ours, xfs_repair $theirs (of $total)"
+fi
+# /d0 (the first directory: its inode in the root's zeroed chunk) grew
+# past AG 0's first MiB: its later blocks name files whose chunks
+# survive; those blocks' owner is gone, which says nothing against them.
+d0=$(files_kept <(grep '^\./d0/' "$T/tree.base") "$T/tree.ours")
+if [ "$d0" -gt 0 ]; then
+	pass "files of /d0, whose inode was lost, found through its blocks: $d0"
+else
+	fail "no file of /d0 found, though blocks of it name them"
 fi
 # Nothing else: no removed file, no file whose content is none of the tree's.
 stray=$(LC_ALL=C comm -13 <(contents "$T/tree.base" | sort -u) <(contents "$T/tree.ours" | sort -u) | wc -l)
