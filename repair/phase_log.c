@@ -26,8 +26,11 @@
 /*
  * The head LSN: metadata stamped with it or later is ahead of the log,
  * which the run's end then formats in a later cycle (xr_log_behind), as
- * xfs_repair does; the blocks themselves are not damaged.  Memory or
- * I/O is recorded (rc->found.error: main stops the run).
+ * xfs_repair does; the blocks themselves are not damaged.  A zeroed log
+ * (never written, or its blocks lost) has its head at 0:0, behind every
+ * metadata LSN: xfs_repair formats it at the end too, else the kernel
+ * and xfs_repair -n find the metadata ahead of it.  Memory or I/O is
+ * recorded (rc->found.error: main stops the run).
  */
 static void
 set_log_head(struct repair_ctx *rc)
@@ -39,6 +42,7 @@ set_log_head(struct repair_ctx *rc)
 	if (repair_oserr(rc, err, "finding the head of the log") || err)
 		goto out;
 	st = xk_log_get_state(log);
+	rc->log_zeroed = st->empty;
 	if (!st->empty && st->head_cycle)
 		rc->log_head_lsn = ((uint64_t)st->head_cycle << 32) |
 				   st->head_blk;

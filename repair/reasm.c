@@ -568,7 +568,7 @@ scan_progress(void *ctx, uint64_t done, uint64_t total)
 }
 
 int
-reasm_scan(struct repair_ctx *rc, const char *why)
+reasm_scan_device(struct repair_ctx *rc, const char *why)
 {
 	struct reasm_state *st = rc->reasm;
 	struct xk_scan_opts o = {
@@ -579,10 +579,12 @@ reasm_scan(struct repair_ctx *rc, const char *why)
 	uint64_t found = 0;
 	int err;
 
-	/* The pass's claims, for reasm_block_takeable. */
-	err = reasm_index(rc);
-	if (err)
-		return repair_error(rc, err, "indexing the claimed blocks");
+	if (!st) {
+		st = xk_calloc(1, sizeof(*st));
+		if (!st)
+			return repair_error(rc, -ENOMEM, "scanning the device");
+		rc->reasm = st;
+	}
 	if (st->scanned)
 		return 0;
 	info(rc, "        - %s: scanning the device%s...\n", why,
@@ -604,6 +606,17 @@ reasm_scan(struct repair_ctx *rc, const char *why)
 		info(rc, "        - %llu bytes could not be read by the "
 		     "scan\n", (unsigned long long)st->res.unread_bytes);
 	return 0;
+}
+
+int
+reasm_scan(struct repair_ctx *rc, const char *why)
+{
+	/* The pass's claims, for reasm_block_takeable. */
+	int err = reasm_index(rc);
+
+	if (err)
+		return repair_error(rc, err, "indexing the claimed blocks");
+	return reasm_scan_device(rc, why);
 }
 
 /* Take back the plans (IFIX_* in what) the pass made for ino. */

@@ -99,6 +99,15 @@ struct reasm_state {
 	/* The forks whose map this pass plans from the scan. */
 	struct reasm_fork	*forks;
 	size_t			nforks;
+	/*
+	 * chunkfind.c: what the disk said of each inode the scan's blocks
+	 * name (ino << 2 | state), as the first pass read it, before the
+	 * repair wrote anything; sorted once that pass is done with it.
+	 * Later passes judge by it, not by slots the repair itself wrote
+	 * (a zeroed cluster's slots become valid free inodes).
+	 */
+	XK_VEC_OF(uint64_t)	judged;
+	int			judged_sorted;
 	/* The AGs' claim lists indexed for this pass (reasm_index.c). */
 	struct reasm_ag_index	*agx;
 	uint32_t		nagx;
@@ -156,6 +165,12 @@ void reasm_would(struct repair_ctx *rc, const char *what, uint64_t ino,
 void reasm_fork_losses(const struct reasm_fork *f, char *buf, size_t len);
 /* Shared by reasm.c and reasm_fork.c. */
 XK_MUST_CHECK int reasm_scan(struct repair_ctx *rc, const char *why);
+/*
+ * The device scan alone, once per run (rc->reasm made if need be), for
+ * a phase before the pass's claims are complete (chunkfind.c); 0 or an
+ * operational error (recorded).
+ */
+XK_MUST_CHECK int reasm_scan_device(struct repair_ctx *rc, const char *why);
 /*
  * blocks from daddr, for owner as kind (0 or XK_RMAP_OFF_BMBT_BLOCK);
  * shared: file data that may be reflinked.

@@ -42,6 +42,7 @@ reasm_free(struct repair_ctx *rc)
 	reasm_forks_free(st);
 	reasm_index_free(st);
 	xk_vec_free(&st->tried.vec);
+	xk_vec_free(&st->judged.vec);
 	xk_scan_free(&st->res);
 	free(st);
 	rc->reasm = NULL;

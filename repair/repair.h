@@ -388,6 +388,8 @@ struct repair_ctx {
 	} xr;
 	/* The log head's LSN once the log is read (0: none known). */
 	uint64_t	log_head_lsn;
+	/* The log was read and is empty (zeroed): its head is 0:0. */
+	int		log_zeroed;
 };
 
 /*

@@ -661,7 +661,8 @@ xr_log_behind(struct repair_ctx *rc, int *formatted)
 	int err;
 
 	*formatted = 0;
-	if (!head || max < head)
+	/* A zeroed log's head is 0:0: any metadata is ahead of it. */
+	if ((!head && !rc->log_zeroed) || (head && max < head))
 		return 0;
 	/* Only verified metadata counts, so a cycle this high is real. */
 	cycle = mc < UINT32_MAX - 3 ? mc + 3 : UINT32_MAX;

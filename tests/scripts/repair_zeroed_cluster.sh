@@ -40,18 +40,7 @@ dd if=/dev/zero of="$img" bs="$bsize" seek="$root" count=1 conv=notrunc status=n
 
 cp --sparse=always "$img" "$T/ours.img"
 cp --sparse=always "$img" "$T/theirs.img"
-"$REPAIR" "$T/ours.img" >"$T/ours.out" 2>&1
-rc=$?
-if [ "$rc" -ne 0 ] && [ "$rc" -ne 4 ]; then
-	fail "xfskit-repair exit $rc: $(grep -v '^ *-\|^Phase' "$T/ours.out" | tail -2)"
-	finish
-fi
-pass "xfskit-repair completed in one run (exit $rc)"
-if xfs_repair_clean "$T/ours.img" "$T/xr.out"; then
-	pass "xfs_repair -n clean after ours"
-else
-	fail "xfs_repair -n after ours: $(grep -v '^ *-\|^Phase' "$T/xr.out" | head -3)"
-fi
+ours_repaired "$T/ours.img" "$T/ours.out"
 walk "$T/ours.img" "$T/tree.ours" >/dev/null
 ours=$(preserved "$T/tree.ours")
 theirs=$(xfs_repair_kept "$T/theirs.img")
