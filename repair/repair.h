@@ -192,8 +192,10 @@ struct inode_info {
 	uint8_t		sfdir;		/* a short-form directory */
 	uint8_t		meta;		/* in the metadata tree (metadir) */
 	uint8_t		metatype;	/* XK_METAFILE_*, if meta */
-	uint8_t		fork_lost;	/* its data fork is damaged */
-	uint8_t		afork_lost;	/* its attr fork's map is damaged */
+	uint8_t		fork_lost:1;	/* its data fork is damaged */
+	uint8_t		afork_lost:1;	/* its attr fork's map is damaged */
+	/* Its content decided a clear: entries naming it name no inode. */
+	uint8_t		clearing:1;
 };
 
 /* A realtime file's mapping: realtime blocks start..start+len-1. */
@@ -519,6 +521,12 @@ int xr_inode_header(struct repair_ctx *rc, uint64_t ino,
  */
 int xr_inode_cleared(struct repair_ctx *rc, uint64_t ino,
 		     const struct xk_fail *f);
+/*
+ * An inode in use that the check clears (a symlink's target, a core
+ * xfs_repair words otherwise): our findings said why, then xfs_repair's
+ * "would have cleared inode N" ("cleared inode N") says what.
+ */
+void xr_inode_clearing(struct repair_ctx *rc, uint64_t ino);
 /*
  * An entry of short-form directory dir naming child, not in use: "entry
  * "NAME" in shortform directory ... references free inode ..." and

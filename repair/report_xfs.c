@@ -373,6 +373,14 @@ xr_inode_cleared(struct repair_ctx *rc, uint64_t ino,
 }
 
 void
+xr_inode_clearing(struct repair_ctx *rc, uint64_t ino)
+{
+	/* xfs_repair's reasons differ check by check: ours stay. */
+	xr_flush(rc);
+	cleared_line(rc, ino);
+}
+
+void
 xr_entry_junked(struct repair_ctx *rc, uint64_t dir, uint64_t child)
 {
 	struct inode_info *d;
