@@ -299,15 +299,30 @@ done
 # image left by the last case: the AGI set to ones).
 same_filtered "xfs/030's AGI set to ones, -n" "$T/ag.img" check_ag_filter -n
 
-# xfs/348: every test file's mode set to one type; under -n, the entries
-# xfs_repair "would have junked" and whether it "would fix ftype
-# mismatch" (dt 1: a fifo; 10: a regular file).
+# xfs/348: every test file's mode set to one type (dt: mode >> 12).
+# Under -n, the entries xfs_repair "would have junked", the inodes it
+# "would have cleared" and whether it "would fix ftype mismatch", from
+# ours as from each oracle, except where ours keeps what it junks; a
+# repair then keeps every entry each oracle keeps, leaves xfs_repair -n
+# clean, and what ours keeps beyond it the kernel mounts and reads
+# (only the repaired image is mounted).  dt 1 (fifo: ftype fixes), 4
+# (directory: the file DATA, its block no directory block, kept as an
+# empty directory where xfs_repair clears it), 10 (regular), 12
+# (symlink: the bad targets cleared, their entries junked), 14
+# (socket); XK_TEST_LONG=1: all sixteen.
 printf 'one\n' >"$T/data"
 printf 'proto\n0 0\nd--755 0 0\ntest d--755 0 0\nDIR d--755 0 0\n$\nDATA ---644 0 0 %s\nEMPTY ---644 0 0 /dev/null\nSYMLINK l--777 0 0 /mnt/test/DATA\nCHRDEV c--644 0 0 1 1\nBLKDEV b--644 0 0 1 1\nFIFO p--644 0 0\n$\n$\n' \
 	"$T/data" >"$T/proto348"
 mkfs_xfs_image "$T/m.img" 300m -p "$T/proto348" || { cat "$T/mkfs.out" >&2; exit 99; }
 xfs_db -r -c "ls /test" "$T/m.img" >"$T/ls"
-for dt in 1 10; do
+# kept IMG: /test's entries as "NAME TYPE", sorted.
+kept() {
+	xfs_db -r -c "ls /test" "$1" 2>/dev/null |
+		awk 'NR > 1 && $(NF-1) != "." && $(NF-1) != ".." { print $(NF-1), $3 }' | sort
+}
+dts="1 4 10 12 14"
+[ "${XK_TEST_LONG:-0}" = 1 ] && dts="0 1 2 3 4 5 6 7 10 11 12 13 14 15 16 17"
+for dt in $dts; do
 	cp --sparse=always "$T/m.img" "$T/mdt.img"
 	for f in DIR DATA EMPTY SYMLINK CHRDEV BLKDEV FIFO; do
 		ino=$(awk -v f=$f '$(NF-1) == f { print $2 }' "$T/ls")
@@ -317,17 +332,59 @@ for dt in 1 10; do
 	for v in $(oracles) ours; do
 		cp --sparse=always "$T/mdt.img" "$T/m$v.img"
 		filtered $v "$T/m$v.img" -n >"$T/m$v.out"
-		{
-			grep '^would have junked' "$T/m$v.out" | sort -u
-			grep -q '^would fix ftype mismatch' "$T/m$v.out" &&
-				echo "(would fix ftype mismatch)"
-		} >"$T/m$v.348"
+		grep '^would have junked' "$T/m$v.out" | sort -u >"$T/m$v.junk"
+		grep -o '^would have cleared inode [0-9]*$' "$T/m$v.out" | sort -u >"$T/m$v.clr"
+		grep -q '^would fix ftype mismatch' "$T/m$v.out" && echo ftype >"$T/m$v.ft" || : >"$T/m$v.ft"
+		filtered $v "$T/m$v.img" >/dev/null
+		kept "$T/m$v.img" >"$T/m$v.kept"
 	done
+	xfs_repair_clean "$T/mours.img" "$T/xr" ||
+		fail "xfs/348 dt=$dt: not clean after our repair: $(cat "$T/xr")"
 	for v in $(oracles); do
-		[ -s "$T/m$v.348" ] && cmp -s "$T/m$v.348" "$T/mours.348" &&
-			pass "xfs/348 dt=$dt, -n: $(tr '\n' '|' <"$T/mours.348") as xfs_repair $v" ||
-			fail "xfs/348 dt=$dt, -n: '$(tr '\n' '|' <"$T/mours.348")'; xfs_repair $v: '$(tr '\n' '|' <"$T/m$v.348")'"
+		# What ours keeps beyond xfs_repair: its entries and inodes.
+		comm -13 <(cut -d' ' -f1 "$T/m$v.kept") <(cut -d' ' -f1 "$T/mours.kept") >"$T/more"
+		# Kept by both: under the same type.
+		missing=$(comm -23 "$T/m$v.kept" "$T/mours.kept" | tr '\n' ' ')
+		: >"$T/more.ino"
+		while read -r f; do
+			awk -v f="$f" '$(NF-1) == f { print "would have cleared inode " $2 }' "$T/ls" >>"$T/more.ino"
+		done <"$T/more"
+		junk_more=$(comm -23 "$T/m$v.junk" "$T/mours.junk" |
+			sed 's/^would have junked entry "\(.*\)" in directory inode [0-9]*$/\1/' | sort)
+		clr_more=$(comm -23 "$T/m$v.clr" "$T/mours.clr")
+		if [ -n "$missing" ]; then
+			fail "xfs/348 dt=$dt: xfs_repair $v keeps '$missing', ours does not"
+		elif [ -s "$T/m$v.junk" ] && [ "$junk_more" = "$(cat "$T/more")" ] &&
+		     [ "$clr_more" = "$(sort "$T/more.ino")" ] &&
+		     [ -z "$(comm -13 "$T/m$v.junk" "$T/mours.junk")" ] &&
+		     [ -z "$(comm -13 "$T/m$v.clr" "$T/mours.clr")" ] &&
+		     cmp -s "$T/m$v.ft" "$T/mours.ft"; then
+			pass "xfs/348 dt=$dt, -n: $(wc -l <"$T/mours.junk") entries junked, $(wc -l <"$T/mours.clr") inodes cleared, ftype fix: $([ -s "$T/mours.ft" ] && echo yes || echo no)${junk_more:+; beyond xfs_repair $v we keep $(echo $junk_more)} (xfs_repair $v)"
+		else
+			fail "xfs/348 dt=$dt, -n: ours junks '$(tr '\n' '|' <"$T/mours.junk")' clears '$(tr '\n' '|' <"$T/mours.clr")' ftype '$(cat "$T/mours.ft")'; xfs_repair $v: '$(tr '\n' '|' <"$T/m$v.junk")' '$(tr '\n' '|' <"$T/m$v.clr")' '$(cat "$T/m$v.ft")'; kept beyond it: '$(cat "$T/more")'"
+		fi
 	done
+	# Beyond the oracles: the kernel mounts it, and each entry we keep
+	# is there, of the type we kept it as, and readable.
+	if [ -s "$T/more" ]; then
+		mark=$(kmsg_mark)
+		loop_mount "$T/mours.img" || continue
+		bad=
+		while read -r f type; do
+			case $type in directory) want=directory; ls "$MNT/test/$f" >/dev/null 2>&1 || bad="$bad $f(ls)";;
+			regular) want="regular*"; cat "$MNT/test/$f" >/dev/null 2>&1 || bad="$bad $f(read)";;
+			symlink) want="symbolic link"; readlink "$MNT/test/$f" >/dev/null 2>&1 || bad="$bad $f(readlink)";;
+			*) want="*";;
+			esac
+			# shellcheck disable=SC2254
+			case $(stat -c %F "$MNT/test/$f" 2>&1) in $want) ;; *) bad="$bad $f($type)";; esac
+		done <"$T/mours.kept"
+		loop_umount
+		errs=$(xfs_kernel_errors "$mark")
+		[ -z "$bad$errs" ] && xfs_repair_clean "$T/mours.img" "$T/xr" &&
+			pass "xfs/348 dt=$dt: what ours keeps beyond xfs_repair ($(echo $(cat "$T/more"))) the kernel mounts and reads; xfs_repair -n clean after" ||
+			fail "xfs/348 dt=$dt: the kernel on ours: '$bad' $errs $(cat "$T/xr" 2>/dev/null)"
+	fi
 done
 
 # Our own lines under --report only (the damaged image of 1.).
