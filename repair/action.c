@@ -590,6 +590,12 @@ action_scan_free(struct repair_ctx *rc)
 	}
 }
 
+unsigned long
+action_count(const struct repair_ctx *rc)
+{
+	return rc->found.acts ? rc->found.acts->count : 0;
+}
+
 void
 action_summary(struct repair_ctx *rc)
 {

@@ -410,6 +410,7 @@ repair_run(struct repair_ctx *rc, unsigned long *found)
 		repair_error(rc, err, "repairing");
 	if (err)
 		return err;
+	rc->tally.left = last;
 	if (last) {
 		notice(rc, "%lu problem%s could not be repaired.\n", last,
 		     last == 1 ? "" : "s");
@@ -897,6 +898,13 @@ main(int argc, char **argv)
 		fprintf(rc.out, "No problems found.\n");
 	}
 	xr_done(&rc);
+	/*
+	 * Our report ends every run that completes with its verdict;
+	 * xfs_repair's lines alone end with its last line, as scripts
+	 * that diff them expect.
+	 */
+	if (rc.opt.report && !rc.opt.json)
+		summary_line(&rc, status);
 	action_free(&rc);
 	return status;
 }

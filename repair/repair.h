@@ -390,6 +390,13 @@ struct repair_ctx {
 	} xr;
 	/* The log head's LSN once the log is read (0: none known). */
 	uint64_t	log_head_lsn;
+	/* The last check pass's count, for the summary line (summary.c). */
+	struct {
+		int		counted;	/* every AG's trees were read */
+		uint64_t	inodes;		/* in use, by the inobt */
+		uint64_t	used, blocks;	/* data blocks not free, all */
+		unsigned long	left;		/* problems a repair left */
+	} tally;
 };
 
 /*
@@ -630,6 +637,10 @@ void action_note_scan(struct repair_ctx *rc);
 void action_scan_free(struct repair_ctx *rc);
 /* The summary lines (text), or the JSON members; then free. */
 void action_summary(struct repair_ctx *rc);
+/* The changes made so far. */
+unsigned long action_count(const struct repair_ctx *rc);
+/* The run's last line with our report on (summary.c): its verdict. */
+void summary_line(struct repair_ctx *rc, int status);
 void action_json(struct repair_ctx *rc);
 /*
  * -n: what a repair would rebuild from the device scan (what:

@@ -37,6 +37,23 @@ run() {
 	echo $? >"$out.rc"
 }
 oracles() { echo 61; [ "${XK_HAVE72:-0}" = 1 ] && echo 72; }
+# run_default ours OUT IMG [ARGS...]: run, in our default output
+# (xfs_repair's lines alone, as a script reading them gets it).
+run_default() {
+	local out=$2 img=$3
+	shift 3
+	env -u XFSKIT_REPAIR_REPORT "$REPAIR" "$@" "$img" >"$out.1" 2>"$out.2"
+	echo $? >"$out.rc"
+}
+# sb_tally IMG: what the summary line says of a filesystem whose
+# superblock counters are right, from xfs_db: "I inodes, U of T blocks
+# used" (inodes in use, data blocks not free, all).
+sb_tally() {
+	local ic ifr fd db
+	ic=$(db_get "$1" "sb 0" icount); ifr=$(db_get "$1" "sb 0" ifree)
+	fd=$(db_get "$1" "sb 0" fdblocks); db=$(db_get "$1" "sb 0" dblocks)
+	echo "$((ic - ifr)) inodes, $((db - fd)) of $db blocks used"
+}
 # run_all MODE SRC P: each oracle and ours, -n or repair (MODE), on a
 # copy of SRC ($T/P<tool>.img); outputs $T/P<tool>.{1,2,rc}.
 run_all() {
@@ -68,6 +85,36 @@ for mode in -n repair; do
 	grep -q "link count 9" "$T/sours.2" && grep -q "nlinks from 9 to 2" "$T/sours.2" &&
 		pass "damaged, $mode: our finding and xfs_repair's line on stderr" ||
 		fail "damaged, $mode: the finding is not on stderr: $(repair_own "$T/sours.2" | head -5)"
+done
+
+# The summary line (issue 22: "every run ends with a summary line"):
+# our report's last line, its figures those xfs_db reads in the
+# superblock when its counters are right (a clean image, and the image
+# our repair left, which xfs_repair -n then calls clean); xfs_repair's
+# lines alone end as xfs_repair's do, with nothing after them.
+"$REPAIR" -n "$IMG" >"$T/sum.clean" 2>&1
+[ "$(tail -1 "$T/sum.clean")" = "clean: $(sb_tally "$IMG")" ] &&
+	pass "summary, clean -n: '$(tail -1 "$T/sum.clean")'" ||
+	fail "summary, clean -n: last line '$(tail -1 "$T/sum.clean")', want 'clean: $(sb_tally "$IMG")'"
+cp --sparse=always "$T/dmg.img" "$T/sum.img"
+"$REPAIR" -n "$T/sum.img" >"$T/sum.n" 2>&1
+"$REPAIR" "$T/sum.img" >"$T/sum.r" 2>&1
+n=$(sed -n 's/^\([0-9]*\) problems\{0,1\} found\.$/\1/p' "$T/sum.n")
+chg=$(sed -n 's/^[0-9]* problems\{0,1\} found, \([0-9]*\) changes\{0,1\} made;.*/\1/p' "$T/sum.r")
+[ -n "$n" ] && [ "$(tail -1 "$T/sum.n")" = "corrupt: $n problems found, nothing written; $(sb_tally "$IMG")" ] &&
+	xfs_repair_clean "$T/sum.img" "$T/xr" &&
+	[ "$(tail -1 "$T/sum.r")" = "repaired: $n problems, $chg changes; $(sb_tally "$T/sum.img")" ] &&
+	pass "summary, damaged: -n '$(tail -1 "$T/sum.n")'; repair '$(tail -1 "$T/sum.r")'" ||
+	fail "summary, damaged: -n '$(tail -1 "$T/sum.n")', repair '$(tail -1 "$T/sum.r")' ($n problems, $chg changes; xfs_db after: $(sb_tally "$T/sum.img")) $(cat "$T/xr")"
+for mode in -n repair; do
+	args=(); [ $mode = -n ] && args=(-n)
+	cp --sparse=always "$T/dmg.img" "$T/sum.img"
+	xfs_repair "${args[@]}" "$T/sum.img" >/dev/null 2>"$T/sum.61"
+	cp --sparse=always "$T/dmg.img" "$T/sum.img"
+	run_default ours "$T/sumd" "$T/sum.img" "${args[@]}"
+	[ -n "$(tail -1 "$T/sum.61")" ] && [ "$(tail -1 "$T/sumd.2")" = "$(tail -1 "$T/sum.61")" ] &&
+		pass "summary, default output, $mode: none; the last line is xfs_repair's ('$(tail -1 "$T/sumd.2")')" ||
+		fail "summary, default output, $mode: last line '$(tail -1 "$T/sumd.2")', xfs_repair 6.1's '$(tail -1 "$T/sum.61")'"
 done
 
 # 2. Metadata LSNs ahead of the log (xfs/137): the log formatted in cycle
@@ -407,10 +454,14 @@ if command -v script >/dev/null 2>&1; then
 	for f in "$T/rep.tty" "$T/rep.tty0"; do
 		tr '\r' '\n' <"$f" | sed 's/\x1b\[K//g' >"$f.txt" && mv "$f.txt" "$f"
 	done
+	# Our report ends with the verdict; xfs_repair's lines alone end
+	# with xfs_repair's last line.
 	if grep -q '^link count is wrong: ' "$T/rep.tty" && grep -q ' found\.' "$T/rep.tty" &&
+	   grep -v '^$' "$T/rep.tty" | tail -1 | grep -q '^corrupt: [0-9]* problems found, nothing written; ' &&
+	   [ "$(grep -v '^$' "$T/rep.tty0" | tail -1)" = "No modify flag set, skipping filesystem flush and exiting." ] &&
 	   ! grep -q '^link count is wrong: \| found\.' "$T/rep.tty0" &&
 	   grep -q 'would have reset inode [0-9]* nlinks from 9 to 2' "$T/rep.tty0"; then
-		pass "on a terminal: our report by default, xfs_repair's lines alone with XFSKIT_REPAIR_REPORT=0"
+		pass "on a terminal: our report by default, ending with its verdict; xfs_repair's lines alone with XFSKIT_REPAIR_REPORT=0"
 	else
 		fail "on a terminal: default '$(grep -v '^ \|^Phase' "$T/rep.tty" | tr -d '\r' | head -5)'; XFSKIT_REPAIR_REPORT=0 '$(grep -v '^ \|^Phase' "$T/rep.tty0" | tr -d '\r' | head -5)'"
 	fi
