@@ -225,7 +225,8 @@ stop_run(struct repair_ctx *rc, struct xk_undo *undo, const char *undo_path,
 
 /*
  * The primary is unusable: say why, find a secondary, and check with its
- * geometry.  The bad primary is reported as a finding.
+ * geometry.  The bad primary is reported as a finding.  Returns 1 when
+ * the run stops there (-n with xfs_repair's lines alone: xr_sb_found).
  */
 static int
 open_from_secondary(struct repair_ctx *rc, int why, struct xk_fail *f,
@@ -280,8 +281,7 @@ open_from_secondary(struct repair_ctx *rc, int why, struct xk_fail *f,
 	secondary_sb_fixup(rc->mp);
 	report(rc, PR_SB_PRIMARY_BAD, "superblock", 0, 0, 0, "primary",
 	       "%s", line);
-	xr_sb_found(rc, &sb);
-	return 0;
+	return xr_sb_found(rc, &sb);
 }
 
 /*
@@ -718,6 +718,12 @@ main(int argc, char **argv)
 		char msg[640];
 
 		err = open_from_secondary(&rc, err, &f, msg, sizeof(msg));
+		if (err > 0) {
+			/* As xfs_repair -n: nothing more read, exit 1. */
+			xk_mount_discard(rc.mp);
+			action_free(&rc);
+			return REPAIR_EXIT_CORRUPT;
+		}
 		if (err)
 			return operational_error(&rc, msg);
 	} else if (err) {

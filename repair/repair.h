@@ -509,10 +509,11 @@ void xr_finding(struct repair_ctx *rc, const char *line);
 /*
  * The primary superblock unusable (err, f: why): xfs_repair's lines
  * before its search for a secondary, and once one is in use (WAS: the
- * secondary as read, before the inodes it names were set).
+ * secondary as read, before the inodes it names were set).  xr_sb_found
+ * returns 1 when the run stops there, as xfs_repair -n does.
  */
 void xr_sb_search(struct repair_ctx *rc, int err, const struct xk_fail *f);
-void xr_sb_found(struct repair_ctx *rc, const struct xk_sb *was);
+int xr_sb_found(struct repair_ctx *rc, const struct xk_sb *was);
 /* The finding just reported was said in xfs_repair's words before. */
 void xr_covered(struct repair_ctx *rc);
 /*

@@ -240,7 +240,7 @@ sb_ino(struct repair_ctx *rc, const char *tag, uint64_t was, uint64_t now)
 	       (unsigned long long)now);
 }
 
-void
+int
 xr_sb_found(struct repair_ctx *rc, const struct xk_sb *was)
 {
 	const struct xk_sb *sb = &rc->mp->sb;
@@ -253,9 +253,28 @@ xr_sb_found(struct repair_ctx *rc, const struct xk_sb *was)
 	xr_msg(rc, "verified secondary superblock...");
 	xr_msg(rc, "%s modified primary superblock", rc->opt.no_modify ?
 	       "would write" : "writing");
+	if (rc->opt.no_modify) {
+		xr_msg(rc, "Primary superblock would have been modified.");
+		/*
+		 * xfs_repair -n ends here, exit 1, the rest unread: its
+		 * lines alone do the same.  Our report (a person reading,
+		 * or --report, -v, --json) goes on with the secondary's
+		 * geometry, writing nothing, so that -n tells what else a
+		 * repair would find before one is run.
+		 */
+		if (!rc->opt.report && !rc->opt.json) {
+			xr_msg(rc, "Cannot proceed further in no_modify "
+			       "mode.");
+			xr_msg(rc, "Exiting now.");
+			return 1;
+		}
+		info(rc, "xfs_repair -n stops here; the check goes on with "
+		     "the secondary superblock's geometry.\n");
+	}
 	sb_ino(rc, "root", was->rootino, sb->rootino);
 	sb_ino(rc, "realtime bitmap", was->rbmino, sb->rbmino);
 	sb_ino(rc, "realtime summary", was->rsumino, sb->rsumino);
+	return 0;
 }
 
 void

@@ -18,8 +18,14 @@
 #   from "xfs_repair 2>&1 | _filter_repair" (common/repair) is the same
 #   from both on the images xfs/178 (the primary superblock's sector
 #   zeroed), xfs/033 (the root or a realtime inode zeroed or set to
-#   ones) and xfs/030 (an AG header zeroed or set to ones) make, and the lines xfs/348 greps under -n ("would have junked
-#   entry", "would fix ftype mismatch") name the same entries.
+#   ones) and xfs/030 (an AG header zeroed or set to ones) make;
+# - xfs/178 under -n: the default output stops where xfs_repair -n
+#   stops, with its lines and exit status; our report checks on;
+# - xfs/348: the lines it greps under -n ("would have junked entry",
+#   "would fix ftype mismatch") and the inodes cleared, the same but
+#   where ours keeps more, which the kernel then mounts and reads;
+# - the summary line ending our report (figures as xfs_db reads them),
+#   and none after xfs_repair's last line in the default output.
 . "$(dirname "$0")/lib.sh"
 need_xfsprogs
 have_xfs72 || true
@@ -306,8 +312,38 @@ same_filtered() {
 # xfs/178: the primary's first sector zeroed; eight AGs, so that the
 # secondary found names no root inode.
 mkfs_xfs_image "$T/sb.img" 1g -d agcount=8 || { cat "$T/mkfs.out" >&2; exit 99; }
+sbt=$(sb_tally "$T/sb.img")
 dd if=/dev/zero of="$T/sb.img" bs=512 count=1 conv=notrunc status=none
 same_filtered "xfs/178, primary superblock zeroed" "$T/sb.img"
+
+# The same under -n: xfs_repair -n stops once it knows the primary would
+# be rewritten ("Cannot proceed further in no_modify mode.", exit 1,
+# nothing else read).  Our default output does the same, byte for byte
+# on both streams; our report goes on with the secondary's geometry
+# (what else a repair would find), writes nothing, and ends with its
+# verdict, the figures those mkfs left in the superblocks.
+host_note='^Cannot get host filesystem geometry\.$\|^Repair may fail if there is a sector size mismatch between$\|^the image and the host filesystem\.$'
+for v in $(oracles) ours; do
+	cp --sparse=always "$T/sb.img" "$T/z$v.img"
+	if [ $v = ours ]; then
+		run_default ours "$T/z$v" "$T/z$v.img" -n
+	else
+		run $v "$T/z$v" "$T/z$v.img" -n
+	fi
+	grep -v "$host_note" "$T/z$v.2" >"$T/z$v.2f"
+done
+for v in $(oracles); do
+	cmp -s "$T/z$v.1" "$T/zours.1" && cmp -s "$T/z$v.2f" "$T/zours.2f" &&
+	   cmp -s "$T/z$v.rc" "$T/zours.rc" && grep -q '^Exiting now\.$' "$T/zours.2" &&
+		pass "xfs/178 -n: xfs_repair $v's lines and exit status ($(cat "$T/zours.rc")), ending '$(tail -1 "$T/zours.2")'" ||
+		fail "xfs/178 -n: ours (exit $(cat "$T/zours.rc")) differs from xfs_repair $v (exit $(cat "$T/z$v.rc")):"$'\n'"$(diff "$T/z$v.2f" "$T/zours.2f" | head -10)"
+done
+"$REPAIR" -n "$T/zours.img" >"$T/zrep.out" 2>&1; rc=$?
+cmp -s "$T/sb.img" "$T/zours.img" && [ $rc = 1 ] &&
+   grep -q '^Phase 7 - verify link counts\.\.\.$' "$T/zrep.out" &&
+   [ "$(tail -1 "$T/zrep.out")" = "corrupt: 1 problem found, nothing written; $sbt" ] &&
+	pass "xfs/178 -n, our report: checked to the end, nothing written, exit 1, '$(tail -1 "$T/zrep.out")'" ||
+	fail "xfs/178 -n, our report: exit $rc, last lines '$(tail -3 "$T/zrep.out" | tr '\n' '|')' (want the verdict '$sbt')"
 
 # set_bits IMG STRUCT ONES: what fstests' _zero_position does: the bytes
 # of STRUCT (an xfs_db address) all zeroes, or all ones if ONES is 1.
