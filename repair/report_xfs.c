@@ -18,14 +18,18 @@
  *
  * Only the first pass prints them: the later passes confirm the repairs
  * and report as our own lines do.  The last line is "done", or under -n
- * "No modify flag set, skipping filesystem flush and exiting.".
+ * "No modify flag set, skipping filesystem flush and exiting."; our
+ * report adds the summary line after it (summary.c).  Under -n, a
+ * primary superblock that a secondary must replace ends the run where
+ * xfs_repair -n ends it, unless our report is on (xr_sb_found).
  *
  * Findings: without --report (the default) the output is xfs_repair's.
  * fix_problem holds each first-pass finding (xr_finding); an xr_msg
  * right after it says it in xfs_repair's words instead, and a finding
  * nothing said so is printed in ours at the next line of any kind
  * (xr_flush).  The words come from the sites that know the raw fields:
- * the primary superblock's search (xr_sb_*), inode headers, lost root and
+ * the primary superblock's search (xr_sb_*), inode headers, inodes
+ * cleared for a check it words otherwise (after ours), lost root and
  * realtime inodes, AG headers, junked short-form entries, link counts
  * and entry file types.  With --report our lines are printed as found
  * and xfs_repair's beside them.

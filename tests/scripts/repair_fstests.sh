@@ -106,6 +106,16 @@ cp --sparse=always "$T/dmg.img" "$T/sum.img"
 "$REPAIR" -n "$T/sum.img" >"$T/sum.n" 2>&1
 "$REPAIR" "$T/sum.img" >"$T/sum.r" 2>&1
 n=$(sed -n 's/^\([0-9]*\) problems\{0,1\} found\.$/\1/p' "$T/sum.n")
+# --json: the same figures in its summary object.
+if command -v python3 >/dev/null 2>&1; then
+	"$REPAIR" -n --json "$IMG" 2>/dev/null | python3 -c '
+import json, sys
+s = json.load(sys.stdin)["summary"]
+print("%d inodes, %d of %d blocks used" % (s["inodes"], s["blocks_used"], s["blocks"]))' >"$T/sum.json" 2>&1
+	[ "$(cat "$T/sum.json")" = "$(sb_tally "$IMG")" ] &&
+		pass "summary, --json: inodes, blocks_used and blocks as xfs_db ($(cat "$T/sum.json"))" ||
+		fail "summary, --json: '$(cat "$T/sum.json")', xfs_db: '$(sb_tally "$IMG")'"
+fi
 chg=$(sed -n 's/^[0-9]* problems\{0,1\} found, \([0-9]*\) changes\{0,1\} made;.*/\1/p' "$T/sum.r")
 [ -n "$n" ] && [ "$(tail -1 "$T/sum.n")" = "corrupt: $n problems found, nothing written; $(sb_tally "$IMG")" ] &&
 	xfs_repair_clean "$T/sum.img" "$T/xr" &&
