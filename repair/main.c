@@ -748,9 +748,21 @@ main(int argc, char **argv)
 		rc.mp = NULL;
 		return operational_error(&rc, line);
 	}
-	err = vote_primary_features(&rc);
-	if (err)
-		return operational_error(&rc, xk_strerror(err));
+	{
+		unsigned long before = rc.found.counts[PR_SB_PRIMARY_BAD];
+
+		err = vote_primary_features(&rc);
+		if (err)
+			return operational_error(&rc, xk_strerror(err));
+		/* Outvoted: xfs_repair's words, and -n's stop with them. */
+		if (!rc.from_secondary &&
+		    rc.found.counts[PR_SB_PRIMARY_BAD] > before &&
+		    xr_sb_voted(&rc)) {
+			xk_mount_discard(rc.mp);
+			action_free(&rc);
+			return REPAIR_EXIT_CORRUPT;
+		}
+	}
 	status = guard_unsupported_voted(&rc);
 	if (status)
 		return finish_stopped(&rc, NULL, status);

@@ -514,6 +514,12 @@ void xr_finding(struct repair_ctx *rc, const char *line);
  */
 void xr_sb_search(struct repair_ctx *rc, int err, const struct xk_fail *f);
 int xr_sb_found(struct repair_ctx *rc, const struct xk_sb *was);
+/*
+ * The secondaries outvoted the primary's geometry (vote_primary_features
+ * reported it): "[would write|writing] modified primary superblock";
+ * returns 1 when the run stops there, as xfs_repair -n does.
+ */
+int xr_sb_voted(struct repair_ctx *rc);
 /* The finding just reported was said in xfs_repair's words before. */
 void xr_covered(struct repair_ctx *rc);
 /*

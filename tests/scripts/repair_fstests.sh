@@ -333,27 +333,44 @@ same_filtered "xfs/178, primary superblock zeroed" "$T/sb.img"
 # (what else a repair would find), writes nothing, and ends with its
 # verdict, the figures those mkfs left in the superblocks.
 host_note='^Cannot get host filesystem geometry\.$\|^Repair may fail if there is a sector size mismatch between$\|^the image and the host filesystem\.$'
-for v in $(oracles) ours; do
-	cp --sparse=always "$T/sb.img" "$T/z$v.img"
-	if [ $v = ours ]; then
-		run_default ours "$T/z$v" "$T/z$v.img" -n
-	else
-		run $v "$T/z$v" "$T/z$v.img" -n
-	fi
-	grep -v "$host_note" "$T/z$v.2" >"$T/z$v.2f"
-done
-for v in $(oracles); do
-	cmp -s "$T/z$v.1" "$T/zours.1" && cmp -s "$T/z$v.2f" "$T/zours.2f" &&
-	   cmp -s "$T/z$v.rc" "$T/zours.rc" && grep -q '^Exiting now\.$' "$T/zours.2" &&
-		pass "xfs/178 -n: xfs_repair $v's lines and exit status ($(cat "$T/zours.rc")), ending '$(tail -1 "$T/zours.2")'" ||
-		fail "xfs/178 -n: ours (exit $(cat "$T/zours.rc")) differs from xfs_repair $v (exit $(cat "$T/z$v.rc")):"$'\n'"$(diff "$T/z$v.2f" "$T/zours.2f" | head -10)"
-done
-"$REPAIR" -n "$T/zours.img" >"$T/zrep.out" 2>&1; rc=$?
-cmp -s "$T/sb.img" "$T/zours.img" && [ $rc = 1 ] &&
-   grep -q '^Phase 7 - verify link counts\.\.\.$' "$T/zrep.out" &&
-   [ "$(tail -1 "$T/zrep.out")" = "corrupt: 1 problem found, nothing written; $sbt" ] &&
-	pass "xfs/178 -n, our report: checked to the end, nothing written, exit 1, '$(tail -1 "$T/zrep.out")'" ||
-	fail "xfs/178 -n, our report: exit $rc, last lines '$(tail -3 "$T/zrep.out" | tr '\n' '|')' (want the verdict '$sbt')"
+# stops_as_xfs_repair NAME IMG VERDICT: -n on IMG: our default output is
+# each oracle's, both streams, exit status; our report reaches phase 7,
+# writes nothing, exits 1 and ends with a line matching VERDICT.
+stops_as_xfs_repair() {
+	local name=$1 img=$2 verdict=$3 v rc
+	for v in $(oracles) ours; do
+		cp --sparse=always "$img" "$T/z$v.img"
+		if [ $v = ours ]; then
+			run_default ours "$T/z$v" "$T/z$v.img" -n
+		else
+			run $v "$T/z$v" "$T/z$v.img" -n
+		fi
+		grep -v "$host_note" "$T/z$v.2" >"$T/z$v.2f"
+	done
+	for v in $(oracles); do
+		cmp -s "$T/z$v.1" "$T/zours.1" && cmp -s "$T/z$v.2f" "$T/zours.2f" &&
+		   cmp -s "$T/z$v.rc" "$T/zours.rc" && grep -q '^Exiting now\.$' "$T/zours.2" &&
+			pass "$name, -n: xfs_repair $v's $(wc -l <"$T/zours.2f") lines and exit status ($(cat "$T/zours.rc")), ending '$(tail -1 "$T/zours.2")'" ||
+			fail "$name, -n: ours (exit $(cat "$T/zours.rc")) differs from xfs_repair $v (exit $(cat "$T/z$v.rc")):"$'\n'"$(diff "$T/z$v.2f" "$T/zours.2f" | head -10)"
+	done
+	"$REPAIR" -n "$T/zours.img" >"$T/zrep.out" 2>&1; rc=$?
+	cmp -s "$img" "$T/zours.img" && [ $rc = 1 ] &&
+	   grep -q '^Phase 7 - verify link counts\.\.\.$' "$T/zrep.out" &&
+	   tail -1 "$T/zrep.out" | grep -qx "$verdict" &&
+		pass "$name, -n, our report: checked to the end, nothing written, exit 1, '$(tail -1 "$T/zrep.out")'" ||
+		fail "$name, -n, our report: exit $rc, last lines '$(tail -3 "$T/zrep.out" | tr '\n' '|')' (want '$verdict')"
+}
+stops_as_xfs_repair "xfs/178" "$T/sb.img" "corrupt: 1 problem found, nothing written; $sbt"
+# The same stop where the secondaries outvote the primary's geometry
+# (its log size changed): xfs_repair -n "would write modified primary
+# superblock" and exits.
+# (-n checks on with the primary as it is: the secondaries then differ
+# from it too, and the figures are not compared.)
+mkfs_xfs_image "$T/vote.img" 1g -d agcount=8 || { cat "$T/mkfs.out" >&2; exit 99; }
+lb=$(db_get "$T/vote.img" "sb 0" logblocks)
+xfs_db -x -c "sb 0" -c "write -d logblocks $((lb - 1000))" "$T/vote.img" >/dev/null 2>&1
+stops_as_xfs_repair "primary log size outvoted" "$T/vote.img" \
+	"corrupt: [0-9]* problems\{0,1\} found, nothing written; .*"
 
 # set_bits IMG STRUCT ONES: what fstests' _zero_position does: the bytes
 # of STRUCT (an xfs_db address) all zeroes, or all ones if ONES is 1.
