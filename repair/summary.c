@@ -6,6 +6,7 @@
  * device blocks not free, of all).
  *
  *   clean: 1234 inodes, 5678 of 76800 blocks used
+ *   clean after 1 change; ...                       (a log replayed, -L)
  *   repaired: 3 problems, 5 changes; 1234 inodes, 5678 of 76800 blocks used
  *   corrupt: 3 problems found, nothing written; ...            (-n)
  *   not repaired: 2 of 3 problems left; ...
@@ -29,6 +30,10 @@ summary_line(struct repair_ctx *rc, int status)
 	if (status == REPAIR_EXIT_UNCHECKED)
 		snprintf(what, sizeof(what), "not checked in full: %lu "
 			 "problem%s found elsewhere", found, s);
+	else if (!found && action_count(rc))
+		/* A log replayed or zeroed (-L): written, though no finding. */
+		snprintf(what, sizeof(what), "clean after %lu change%s",
+			 action_count(rc), action_count(rc) == 1 ? "" : "s");
 	else if (!found)
 		snprintf(what, sizeof(what), "clean");
 	else if (rc->opt.no_modify)

@@ -442,6 +442,6 @@ repair_own() {
 		-e '^bad uuid [0-9a-f-]* for ag[fi] ' -e '^\(would \)\{0,1\}reset bad ag[fi] for ag ' \
 		-e '^bad agbno [0-9]* \(for [a-z]* root\|in agfl\), agno ' \
 		-e '^ag[fi] has bad CRC for ag ' -e '^root inode chunk not found$' \
-		-e '^\(clean\|repaired\|corrupt\|not repaired\|not checked in full\): .*\(blocks used\|btrees are damaged)\)$' \
+		-e '^\(clean\|clean after [0-9]* changes\{0,1\}\|repaired\|corrupt\|not repaired\|not checked in full\)[:;] .*\(blocks used\|btrees are damaged)\)$' \
 		"$@"
 }

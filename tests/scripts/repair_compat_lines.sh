@@ -17,7 +17,7 @@ have_xfs72 || true
 # our report (lib.sh turns it on; repair_fstests checks it).
 col1() {
 	grep -v '^[[:space:]]\|^$\|host filesystem geometry\|^Repair may fail\|^the image and the host' "$1" |
-		grep -v '^\(clean\|repaired\|corrupt\|not repaired\|not checked in full\): .*\(blocks used\|btrees are damaged)\)$'
+		grep -v '^\(clean\|clean after [0-9]* changes\{0,1\}\|repaired\|corrupt\|not repaired\|not checked in full\)[:;] .*\(blocks used\|btrees are damaged)\)$'
 }
 # The phase lines alone (the findings differ between the tools).
 phases() {

@@ -122,6 +122,19 @@ chg=$(sed -n 's/^[0-9]* problems\{0,1\} found, \([0-9]*\) changes\{0,1\} made;.*
 	[ "$(tail -1 "$T/sum.r")" = "repaired: $n problems, $chg changes; $(sb_tally "$T/sum.img")" ] &&
 	pass "summary, damaged: -n '$(tail -1 "$T/sum.n")'; repair '$(tail -1 "$T/sum.r")'" ||
 	fail "summary, damaged: -n '$(tail -1 "$T/sum.n")', repair '$(tail -1 "$T/sum.r")' ($n problems, $chg changes; xfs_db after: $(sb_tally "$T/sum.img")) $(cat "$T/xr")"
+# A log the kernel left dirty (the golden image): replaying or zeroing
+# it writes though nothing is found; the verdict says so, with the
+# figures of the filesystem then (xfs_repair -n clean after it).
+xz -dc "$XK_SRCDIR/tests/images/log/image.xz" >"$T/log0.img" 2>/dev/null || { echo "no log image" >&2; exit 99; }
+for a in replay -L; do
+	args=(); [ $a = -L ] && args=(-L)
+	cp --sparse=always "$T/log0.img" "$T/sumlog.img"
+	"$REPAIR" "${args[@]}" "$T/sumlog.img" >"$T/sum.log" 2>&1
+	xfs_repair_clean "$T/sumlog.img" "$T/xr" &&
+	   [ "$(tail -1 "$T/sum.log")" = "clean after 1 change; $(sb_tally "$T/sumlog.img")" ] &&
+		pass "summary, a dirty log, $a: '$(tail -1 "$T/sum.log")'" ||
+		fail "summary, a dirty log, $a: '$(tail -1 "$T/sum.log")' (xfs_db: $(sb_tally "$T/sumlog.img")) $(cat "$T/xr")"
+done
 for mode in -n repair; do
 	args=(); [ $mode = -n ] && args=(-n)
 	cp --sparse=always "$T/dmg.img" "$T/sum.img"
@@ -418,8 +431,8 @@ same_filtered "xfs/030's AGI set to ones, -n" "$T/ag.img" check_ag_filter -n
 # (only the repaired image is mounted).  dt 1 (fifo: ftype fixes), 4
 # (directory: the file DATA, its block no directory block, kept as an
 # empty directory where xfs_repair clears it), 10 (regular), 12
-# (symlink: the bad targets cleared, their entries junked), 14
-# (socket); XK_TEST_LONG=1: all sixteen.
+# (symlink: the bad targets cleared, their entries junked);
+# XK_TEST_LONG=1: all sixteen.
 printf 'one\n' >"$T/data"
 printf 'proto\n0 0\nd--755 0 0\ntest d--755 0 0\nDIR d--755 0 0\n$\nDATA ---644 0 0 %s\nEMPTY ---644 0 0 /dev/null\nSYMLINK l--777 0 0 /mnt/test/DATA\nCHRDEV c--644 0 0 1 1\nBLKDEV b--644 0 0 1 1\nFIFO p--644 0 0\n$\n$\n' \
 	"$T/data" >"$T/proto348"
@@ -430,7 +443,7 @@ kept() {
 	xfs_db -r -c "ls /test" "$1" 2>/dev/null |
 		awk 'NR > 1 && $(NF-1) != "." && $(NF-1) != ".." { print $(NF-1), $3 }' | sort
 }
-dts="1 4 10 12 14"
+dts="1 4 10 12"
 [ "${XK_TEST_LONG:-0}" = 1 ] && dts="0 1 2 3 4 5 6 7 10 11 12 13 14 15 16 17"
 for dt in $dts; do
 	cp --sparse=always "$T/m.img" "$T/mdt.img"
