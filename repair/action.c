@@ -590,6 +590,12 @@ action_scan_free(struct repair_ctx *rc)
 	}
 }
 
+unsigned long
+action_count(const struct repair_ctx *rc)
+{
+	return rc->found.acts ? rc->found.acts->count : 0;
+}
+
 void
 action_summary(struct repair_ctx *rc)
 {
@@ -620,9 +626,17 @@ action_json(struct repair_ctx *rc)
 		fprintf(o, "\n  ");
 	}
 	fprintf(o, "],\n  \"summary\": {\"actions\": %lu, \"files_removed\": "
-		"%lu, \"files_moved\": %lu, \"files_kept\": %lu}",
+		"%lu, \"files_moved\": %lu, \"files_kept\": %lu",
 		al ? al->count : 0, al ? al->by_kind[ACT_INODE_CLEARED] : 0,
 		al ? al->by_kind[ACT_MOVED] : 0, al ? al->kept : 0);
+	/* The summary line's figures, when the last pass counted them. */
+	if (rc->tally.counted)
+		fprintf(o, ", \"inodes\": %llu, \"blocks_used\": %llu, "
+			"\"blocks\": %llu",
+			(unsigned long long)rc->tally.inodes,
+			(unsigned long long)rc->tally.used,
+			(unsigned long long)rc->tally.blocks);
+	fputc('}', o);
 	/* -n: what the device scan would give back. */
 	if (rc->opt.no_modify) {
 		fprintf(o, ",\n  \"would_rebuild\": [");

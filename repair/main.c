@@ -225,7 +225,8 @@ stop_run(struct repair_ctx *rc, struct xk_undo *undo, const char *undo_path,
 
 /*
  * The primary is unusable: say why, find a secondary, and check with its
- * geometry.  The bad primary is reported as a finding.
+ * geometry.  The bad primary is reported as a finding.  Returns 1 when
+ * the run stops there (-n with xfs_repair's lines alone: xr_sb_found).
  */
 static int
 open_from_secondary(struct repair_ctx *rc, int why, struct xk_fail *f,
@@ -280,8 +281,7 @@ open_from_secondary(struct repair_ctx *rc, int why, struct xk_fail *f,
 	secondary_sb_fixup(rc->mp);
 	report(rc, PR_SB_PRIMARY_BAD, "superblock", 0, 0, 0, "primary",
 	       "%s", line);
-	xr_sb_found(rc, &sb);
-	return 0;
+	return xr_sb_found(rc, &sb);
 }
 
 /*
@@ -410,6 +410,7 @@ repair_run(struct repair_ctx *rc, unsigned long *found)
 		repair_error(rc, err, "repairing");
 	if (err)
 		return err;
+	rc->tally.left = last;
 	if (last) {
 		notice(rc, "%lu problem%s could not be repaired.\n", last,
 		     last == 1 ? "" : "s");
@@ -720,6 +721,12 @@ main(int argc, char **argv)
 		char msg[640];
 
 		err = open_from_secondary(&rc, err, &f, msg, sizeof(msg));
+		if (err > 0) {
+			/* As xfs_repair -n: nothing more read, exit 1. */
+			xk_mount_discard(rc.mp);
+			action_free(&rc);
+			return REPAIR_EXIT_CORRUPT;
+		}
 		if (err)
 			return operational_error(&rc, msg);
 	} else if (err) {
@@ -744,9 +751,21 @@ main(int argc, char **argv)
 		rc.mp = NULL;
 		return operational_error(&rc, line);
 	}
-	err = vote_primary_features(&rc);
-	if (err)
-		return operational_error(&rc, xk_strerror(err));
+	{
+		unsigned long before = rc.found.counts[PR_SB_PRIMARY_BAD];
+
+		err = vote_primary_features(&rc);
+		if (err)
+			return operational_error(&rc, xk_strerror(err));
+		/* Outvoted: xfs_repair's words, and -n's stop with them. */
+		if (!rc.from_secondary &&
+		    rc.found.counts[PR_SB_PRIMARY_BAD] > before &&
+		    xr_sb_voted(&rc)) {
+			xk_mount_discard(rc.mp);
+			action_free(&rc);
+			return REPAIR_EXIT_CORRUPT;
+		}
+	}
 	status = guard_unsupported_voted(&rc);
 	if (status)
 		return finish_stopped(&rc, NULL, status);
@@ -900,6 +919,13 @@ main(int argc, char **argv)
 		fprintf(rc.out, "No problems found.\n");
 	}
 	xr_done(&rc);
+	/*
+	 * Our report ends every run that completes with its verdict;
+	 * xfs_repair's lines alone end with its last line, as scripts
+	 * that diff them expect.
+	 */
+	if (rc.opt.report && !rc.opt.json)
+		summary_line(&rc, status);
 	action_free(&rc);
 	return status;
 }

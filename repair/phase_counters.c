@@ -10,6 +10,7 @@
  * Skipped when any AG's trees could not be read (a sum over a damaged AG
  * would only repeat that damage as a counter error) and when the
  * geometry came from a secondary (only the primary keeps counters).
+ * The sums are also the run's summary line's (rc->tally).
  */
 #include "repair.h"
 
@@ -19,9 +20,7 @@ phase_counters(struct repair_ctx *rc)
 	struct xk_mount *mp = rc->mp;
 	uint64_t icount = 0, ifree = 0, fdblocks = 0;
 
-	if (rc->from_secondary)
-		return 0;
-
+	rc->tally.counted = 0;
 	for (uint32_t agno = 0; agno < mp->g.agcount; agno++) {
 		struct ag_scan *as = &rc->scan.ags[agno];
 
@@ -48,6 +47,15 @@ phase_counters(struct repair_ctx *rc)
 		if (mp->g.has_rmapbt)
 			fdblocks += as->tree_blocks[XK_BT_RMAP] - 1;
 	}
+	/* Counts that do not fit the geometry are no count at all. */
+	if (ifree <= icount && fdblocks <= mp->sb.dblocks) {
+		rc->tally.counted = 1;
+		rc->tally.inodes = icount - ifree;
+		rc->tally.used = mp->sb.dblocks - fdblocks;
+		rc->tally.blocks = mp->sb.dblocks;
+	}
+	if (rc->from_secondary)
+		return 0;
 	if (icount != mp->sb.icount) {
 		report(rc, PR_SB_COUNTER, "superblock", 0, 0, 0, "icount",
 		       "superblock says %llu inodes, counted %llu",

@@ -282,6 +282,13 @@ check_inode(struct repair_ctx *rc, uint64_t ino, int marked_free,
 			cleared = xr_inode_header(rc, ino, ondisk, !copy ||
 					!xk_be16_get(copy->di_mode)) ||
 				  (!copy && xr_inode_cleared(rc, ino, &f));
+		/* An inode in use cleared for a check xfs_repair words
+		 * otherwise: ours said why, xfs_repair's line says what. */
+		if (!rc->found.error && !copy && !cleared &&
+		    xk_be16_get(ondisk->di_mode)) {
+			xr_inode_clearing(rc, ino);
+			cleared = 1;
+		}
 		if (!copy)
 			return 0;
 		dip = copy;
@@ -343,8 +350,13 @@ check_inode(struct repair_ctx *rc, uint64_t ino, int marked_free,
 		break;
 	case XK_S_IFLNK:
 		check_symlink(rc, ino, dip, &maps[XK_DATA_FORK]);
-		if (rc->found.nproblems != before)
-			plan_inode(rc, ino, IFIX_CLEAR, 0);
+		if (rc->found.nproblems == before)
+			break;
+		plan_inode(rc, ino, IFIX_CLEAR, 0);
+		ii->clearing = 1;
+		/* Our words for why, then xfs_repair's for what. */
+		if (!rc->found.error)
+			xr_inode_clearing(rc, ino);
 		break;
 	}
 	before = rc->found.nproblems;

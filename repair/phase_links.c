@@ -211,7 +211,8 @@ reach_from_root(struct repair_ctx *rc, struct inode_info *root)
 
 			lists_poll(rc, ++visited);
 			/* An entry across the two trees is dropped, not walked. */
-			if (!c || c->reached || c->meta != root->meta)
+			if (!c || c->clearing || c->reached ||
+			    c->meta != root->meta)
 				continue;
 			c->reached = 1;
 			if (is_dir(c))
@@ -301,12 +302,18 @@ phase_links(struct repair_ctx *rc)
 
 		lists_poll(rc, i);
 		meter_step(rc);
-		if (!c) {
+		/*
+		 * An inode the check clears (its content is bad) is named
+		 * by no entry: the entry goes with it in the same repair,
+		 * as xfs_repair junks it, rather than getting its file type.
+		 */
+		if (!c || c->clearing) {
 			if (report(rc, PR_DIR_BAD, in_meta ? "metadata "
 				   "directory" : "directory", -1,
 				   e->parent, XK_NO_DADDR, "entry",
 				   "an entry names inode %llu, which is "
-				   "not in use", (unsigned long long)e->child))
+				   "%s", (unsigned long long)e->child,
+				   c ? "being cleared" : "not in use"))
 				/*
 				 * Even in the metadata tree: the entry of a
 				 * cleared metadata file (a quota file the
@@ -456,7 +463,7 @@ phase_links(struct repair_ctx *rc)
 		meter_step(rc);
 		/* The new metadata root takes its slot, whatever it held. */
 		if (is_metadata_ino(sb, ii->ino) || ii->meta ||
-		    ii->ino == mtarget)
+		    ii->ino == mtarget || ii->clearing)
 			continue;
 		if (root && !ii->reached) {
 			if (!report(rc, PR_DISCONNECTED, "inode", -1, ii->ino,

@@ -192,8 +192,10 @@ struct inode_info {
 	uint8_t		sfdir;		/* a short-form directory */
 	uint8_t		meta;		/* in the metadata tree (metadir) */
 	uint8_t		metatype;	/* XK_METAFILE_*, if meta */
-	uint8_t		fork_lost;	/* its data fork is damaged */
-	uint8_t		afork_lost;	/* its attr fork's map is damaged */
+	uint8_t		fork_lost:1;	/* its data fork is damaged */
+	uint8_t		afork_lost:1;	/* its attr fork's map is damaged */
+	/* Its content decided a clear: entries naming it name no inode. */
+	uint8_t		clearing:1;
 };
 
 /* A realtime file's mapping: realtime blocks start..start+len-1. */
@@ -390,6 +392,13 @@ struct repair_ctx {
 	uint64_t	log_head_lsn;
 	/* The log was read and is empty (zeroed): its head is 0:0. */
 	int		log_zeroed;
+	/* The last check pass's count, for the summary line (summary.c). */
+	struct {
+		int		counted;	/* every AG's trees were read */
+		uint64_t	inodes;		/* in use, by the inobt */
+		uint64_t	used, blocks;	/* data blocks not free, all */
+		unsigned long	left;		/* problems a repair left */
+	} tally;
 };
 
 /*
@@ -502,10 +511,17 @@ void xr_finding(struct repair_ctx *rc, const char *line);
 /*
  * The primary superblock unusable (err, f: why): xfs_repair's lines
  * before its search for a secondary, and once one is in use (WAS: the
- * secondary as read, before the inodes it names were set).
+ * secondary as read, before the inodes it names were set).  xr_sb_found
+ * returns 1 when the run stops there, as xfs_repair -n does.
  */
 void xr_sb_search(struct repair_ctx *rc, int err, const struct xk_fail *f);
-void xr_sb_found(struct repair_ctx *rc, const struct xk_sb *was);
+int xr_sb_found(struct repair_ctx *rc, const struct xk_sb *was);
+/*
+ * The secondaries outvoted the primary's geometry (vote_primary_features
+ * reported it): "[would write|writing] modified primary superblock";
+ * returns 1 when the run stops there, as xfs_repair -n does.
+ */
+int xr_sb_voted(struct repair_ctx *rc);
 /* The finding just reported was said in xfs_repair's words before. */
 void xr_covered(struct repair_ctx *rc);
 /*
@@ -521,6 +537,12 @@ int xr_inode_header(struct repair_ctx *rc, uint64_t ino,
  */
 int xr_inode_cleared(struct repair_ctx *rc, uint64_t ino,
 		     const struct xk_fail *f);
+/*
+ * An inode in use that the check clears (a symlink's target, a core
+ * xfs_repair words otherwise): our findings said why, then xfs_repair's
+ * "would have cleared inode N" ("cleared inode N") says what.
+ */
+void xr_inode_clearing(struct repair_ctx *rc, uint64_t ino);
 /*
  * An entry of short-form directory dir naming child, not in use: "entry
  * "NAME" in shortform directory ... references free inode ..." and
@@ -624,6 +646,10 @@ void action_note_scan(struct repair_ctx *rc);
 void action_scan_free(struct repair_ctx *rc);
 /* The summary lines (text), or the JSON members; then free. */
 void action_summary(struct repair_ctx *rc);
+/* The changes made so far. */
+unsigned long action_count(const struct repair_ctx *rc);
+/* The run's last line with our report on (summary.c): its verdict. */
+void summary_line(struct repair_ctx *rc, int status);
 void action_json(struct repair_ctx *rc);
 /*
  * -n: what a repair would rebuild from the device scan (what:

@@ -18,14 +18,19 @@
  *
  * Only the first pass prints them: the later passes confirm the repairs
  * and report as our own lines do.  The last line is "done", or under -n
- * "No modify flag set, skipping filesystem flush and exiting.".
+ * "No modify flag set, skipping filesystem flush and exiting."; our
+ * report adds the summary line after it (summary.c).  Under -n, a
+ * primary superblock that a secondary must replace, or whose geometry
+ * the secondaries outvote, ends the run where xfs_repair -n ends it,
+ * unless our report is on (xr_sb_found, xr_sb_voted).
  *
  * Findings: without --report (the default) the output is xfs_repair's.
  * fix_problem holds each first-pass finding (xr_finding); an xr_msg
  * right after it says it in xfs_repair's words instead, and a finding
  * nothing said so is printed in ours at the next line of any kind
  * (xr_flush).  The words come from the sites that know the raw fields:
- * the primary superblock's search (xr_sb_*), inode headers, lost root and
+ * the primary superblock's search (xr_sb_*), inode headers, inodes
+ * cleared for a check it words otherwise (after ours), lost root and
  * realtime inodes, AG headers, junked short-form entries, link counts
  * and entry file types.  With --report our lines are printed as found
  * and xfs_repair's beside them.
@@ -240,7 +245,37 @@ sb_ino(struct repair_ctx *rc, const char *tag, uint64_t was, uint64_t now)
 	       (unsigned long long)now);
 }
 
-void
+/*
+ * xfs_repair -n once it knows the primary would be rewritten: it ends
+ * here, exit 1, the rest unread, and its lines alone do the same.  Our
+ * report (a person reading, or --report, -v, --json) goes on (with
+ * HOW), writing nothing, so that -n tells what else a repair would find
+ * before one is run.  Returns 1 to stop.
+ */
+static int
+nomodify_primary(struct repair_ctx *rc, const char *how)
+{
+	xr_msg(rc, "Primary superblock would have been modified.");
+	if (!rc->opt.report && !rc->opt.json) {
+		xr_msg(rc, "Cannot proceed further in no_modify mode.");
+		xr_msg(rc, "Exiting now.");
+		return 1;
+	}
+	info(rc, "xfs_repair -n stops here; the check goes on %s.\n", how);
+	return 0;
+}
+
+int
+xr_sb_voted(struct repair_ctx *rc)
+{
+	xr_msg(rc, "%s modified primary superblock", rc->opt.no_modify ?
+	       "would write" : "writing");
+	/* -n leaves the primary as it is (phase_sb.c). */
+	return rc->opt.no_modify &&
+	       nomodify_primary(rc, "with the primary's geometry as it is");
+}
+
+int
 xr_sb_found(struct repair_ctx *rc, const struct xk_sb *was)
 {
 	const struct xk_sb *sb = &rc->mp->sb;
@@ -253,9 +288,13 @@ xr_sb_found(struct repair_ctx *rc, const struct xk_sb *was)
 	xr_msg(rc, "verified secondary superblock...");
 	xr_msg(rc, "%s modified primary superblock", rc->opt.no_modify ?
 	       "would write" : "writing");
+	if (rc->opt.no_modify &&
+	    nomodify_primary(rc, "with the secondary superblock's geometry"))
+		return 1;
 	sb_ino(rc, "root", was->rootino, sb->rootino);
 	sb_ino(rc, "realtime bitmap", was->rbmino, sb->rbmino);
 	sb_ino(rc, "realtime summary", was->rsumino, sb->rsumino);
+	return 0;
 }
 
 void
@@ -370,6 +409,14 @@ xr_inode_cleared(struct repair_ctx *rc, uint64_t ino,
 	xr_msg(rc, "bad inode format in inode %llu", (unsigned long long)ino);
 	cleared_line(rc, ino);
 	return 1;
+}
+
+void
+xr_inode_clearing(struct repair_ctx *rc, uint64_t ino)
+{
+	/* xfs_repair's reasons differ check by check: ours stay. */
+	xr_flush(rc);
+	cleared_line(rc, ino);
 }
 
 void

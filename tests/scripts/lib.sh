@@ -408,8 +408,9 @@ db_get() {
 }
 
 # repair_own [FILE...]: xfskit-repair's output without the xfs_repair
-# phase lines and messages every run prints (repair/report_xfs.c), for
-# tests that look at our own lines alone.
+# phase lines and messages every run prints (repair/report_xfs.c) and
+# without the summary line that ends it (repair/summary.c), for tests
+# that look at our own lines alone.
 repair_own() {
 	grep -v -e '^Phase [1-7] - ' -e '^        - ' -e '^done$' \
 		-e '^No modify flag set, skipping ' \
@@ -440,5 +441,7 @@ repair_own() {
 		-e '^fl\(first\|last\) -\{0,1\}[0-9]* in agf [0-9]* too large' \
 		-e '^bad uuid [0-9a-f-]* for ag[fi] ' -e '^\(would \)\{0,1\}reset bad ag[fi] for ag ' \
 		-e '^bad agbno [0-9]* \(for [a-z]* root\|in agfl\), agno ' \
-		-e '^ag[fi] has bad CRC for ag ' -e '^root inode chunk not found$' "$@"
+		-e '^ag[fi] has bad CRC for ag ' -e '^root inode chunk not found$' \
+		-e '^\(clean\|clean after [0-9]* changes\{0,1\}\|repaired\|corrupt\|not repaired\|not checked in full\)[:;] .*\(blocks used\|btrees are damaged)\)$' \
+		"$@"
 }

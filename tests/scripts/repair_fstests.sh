@@ -18,8 +18,14 @@
 #   from "xfs_repair 2>&1 | _filter_repair" (common/repair) is the same
 #   from both on the images xfs/178 (the primary superblock's sector
 #   zeroed), xfs/033 (the root or a realtime inode zeroed or set to
-#   ones) and xfs/030 (an AG header zeroed or set to ones) make, and the lines xfs/348 greps under -n ("would have junked
-#   entry", "would fix ftype mismatch") name the same entries.
+#   ones) and xfs/030 (an AG header zeroed or set to ones) make;
+# - xfs/178 under -n: the default output stops where xfs_repair -n
+#   stops, with its lines and exit status; our report checks on;
+# - xfs/348: the lines it greps under -n ("would have junked entry",
+#   "would fix ftype mismatch") and the inodes cleared, the same but
+#   where ours keeps more, which the kernel then mounts and reads;
+# - the summary line ending our report (figures as xfs_db reads them),
+#   and none after xfs_repair's last line in the default output.
 . "$(dirname "$0")/lib.sh"
 need_xfsprogs
 have_xfs72 || true
@@ -37,6 +43,23 @@ run() {
 	echo $? >"$out.rc"
 }
 oracles() { echo 61; [ "${XK_HAVE72:-0}" = 1 ] && echo 72; }
+# run_default ours OUT IMG [ARGS...]: run, in our default output
+# (xfs_repair's lines alone, as a script reading them gets it).
+run_default() {
+	local out=$2 img=$3
+	shift 3
+	env -u XFSKIT_REPAIR_REPORT "$REPAIR" "$@" "$img" >"$out.1" 2>"$out.2"
+	echo $? >"$out.rc"
+}
+# sb_tally IMG: what the summary line says of a filesystem whose
+# superblock counters are right, from xfs_db: "I inodes, U of T blocks
+# used" (inodes in use, data blocks not free, all).
+sb_tally() {
+	local ic ifr fd db
+	ic=$(db_get "$1" "sb 0" icount); ifr=$(db_get "$1" "sb 0" ifree)
+	fd=$(db_get "$1" "sb 0" fdblocks); db=$(db_get "$1" "sb 0" dblocks)
+	echo "$((ic - ifr)) inodes, $((db - fd)) of $db blocks used"
+}
 # run_all MODE SRC P: each oracle and ours, -n or repair (MODE), on a
 # copy of SRC ($T/P<tool>.img); outputs $T/P<tool>.{1,2,rc}.
 run_all() {
@@ -68,6 +91,59 @@ for mode in -n repair; do
 	grep -q "link count 9" "$T/sours.2" && grep -q "nlinks from 9 to 2" "$T/sours.2" &&
 		pass "damaged, $mode: our finding and xfs_repair's line on stderr" ||
 		fail "damaged, $mode: the finding is not on stderr: $(repair_own "$T/sours.2" | head -5)"
+done
+
+# The summary line (issue 22: "every run ends with a summary line"):
+# our report's last line, its figures those xfs_db reads in the
+# superblock when its counters are right (a clean image, and the image
+# our repair left, which xfs_repair -n then calls clean); xfs_repair's
+# lines alone end as xfs_repair's do, with nothing after them.
+"$REPAIR" -n "$IMG" >"$T/sum.clean" 2>&1
+[ "$(tail -1 "$T/sum.clean")" = "clean: $(sb_tally "$IMG")" ] &&
+	pass "summary, clean -n: '$(tail -1 "$T/sum.clean")'" ||
+	fail "summary, clean -n: last line '$(tail -1 "$T/sum.clean")', want 'clean: $(sb_tally "$IMG")'"
+cp --sparse=always "$T/dmg.img" "$T/sum.img"
+"$REPAIR" -n "$T/sum.img" >"$T/sum.n" 2>&1
+"$REPAIR" "$T/sum.img" >"$T/sum.r" 2>&1
+n=$(sed -n 's/^\([0-9]*\) problems\{0,1\} found\.$/\1/p' "$T/sum.n")
+# --json: the same figures in its summary object.
+if command -v python3 >/dev/null 2>&1; then
+	"$REPAIR" -n --json "$IMG" 2>/dev/null | python3 -c '
+import json, sys
+s = json.load(sys.stdin)["summary"]
+print("%d inodes, %d of %d blocks used" % (s["inodes"], s["blocks_used"], s["blocks"]))' >"$T/sum.json" 2>&1
+	[ "$(cat "$T/sum.json")" = "$(sb_tally "$IMG")" ] &&
+		pass "summary, --json: inodes, blocks_used and blocks as xfs_db ($(cat "$T/sum.json"))" ||
+		fail "summary, --json: '$(cat "$T/sum.json")', xfs_db: '$(sb_tally "$IMG")'"
+fi
+chg=$(sed -n 's/^[0-9]* problems\{0,1\} found, \([0-9]*\) changes\{0,1\} made;.*/\1/p' "$T/sum.r")
+[ -n "$n" ] && [ "$(tail -1 "$T/sum.n")" = "corrupt: $n problems found, nothing written; $(sb_tally "$IMG")" ] &&
+	xfs_repair_clean "$T/sum.img" "$T/xr" &&
+	[ "$(tail -1 "$T/sum.r")" = "repaired: $n problems, $chg changes; $(sb_tally "$T/sum.img")" ] &&
+	pass "summary, damaged: -n '$(tail -1 "$T/sum.n")'; repair '$(tail -1 "$T/sum.r")'" ||
+	fail "summary, damaged: -n '$(tail -1 "$T/sum.n")', repair '$(tail -1 "$T/sum.r")' ($n problems, $chg changes; xfs_db after: $(sb_tally "$T/sum.img")) $(cat "$T/xr")"
+# A log the kernel left dirty (the golden image): replaying or zeroing
+# it writes though nothing is found; the verdict says so, with the
+# figures of the filesystem then (xfs_repair -n clean after it).
+xz -dc "$XK_SRCDIR/tests/images/log/image.xz" >"$T/log0.img" 2>/dev/null || { echo "no log image" >&2; exit 99; }
+for a in replay -L; do
+	args=(); [ $a = -L ] && args=(-L)
+	cp --sparse=always "$T/log0.img" "$T/sumlog.img"
+	"$REPAIR" "${args[@]}" "$T/sumlog.img" >"$T/sum.log" 2>&1
+	xfs_repair_clean "$T/sumlog.img" "$T/xr" &&
+	   [ "$(tail -1 "$T/sum.log")" = "clean after 1 change; $(sb_tally "$T/sumlog.img")" ] &&
+		pass "summary, a dirty log, $a: '$(tail -1 "$T/sum.log")'" ||
+		fail "summary, a dirty log, $a: '$(tail -1 "$T/sum.log")' (xfs_db: $(sb_tally "$T/sumlog.img")) $(cat "$T/xr")"
+done
+for mode in -n repair; do
+	args=(); [ $mode = -n ] && args=(-n)
+	cp --sparse=always "$T/dmg.img" "$T/sum.img"
+	xfs_repair "${args[@]}" "$T/sum.img" >/dev/null 2>"$T/sum.61"
+	cp --sparse=always "$T/dmg.img" "$T/sum.img"
+	run_default ours "$T/sumd" "$T/sum.img" "${args[@]}"
+	[ -n "$(tail -1 "$T/sum.61")" ] && [ "$(tail -1 "$T/sumd.2")" = "$(tail -1 "$T/sum.61")" ] &&
+		pass "summary, default output, $mode: none; the last line is xfs_repair's ('$(tail -1 "$T/sumd.2")')" ||
+		fail "summary, default output, $mode: last line '$(tail -1 "$T/sumd.2")', xfs_repair 6.1's '$(tail -1 "$T/sum.61")'"
 done
 
 # 2. Metadata LSNs ahead of the log (xfs/137): the log formatted in cycle
@@ -259,8 +335,55 @@ same_filtered() {
 # xfs/178: the primary's first sector zeroed; eight AGs, so that the
 # secondary found names no root inode.
 mkfs_xfs_image "$T/sb.img" 1g -d agcount=8 || { cat "$T/mkfs.out" >&2; exit 99; }
+sbt=$(sb_tally "$T/sb.img")
 dd if=/dev/zero of="$T/sb.img" bs=512 count=1 conv=notrunc status=none
 same_filtered "xfs/178, primary superblock zeroed" "$T/sb.img"
+
+# The same under -n: xfs_repair -n stops once it knows the primary would
+# be rewritten ("Cannot proceed further in no_modify mode.", exit 1,
+# nothing else read).  Our default output does the same, byte for byte
+# on both streams; our report goes on with the secondary's geometry
+# (what else a repair would find), writes nothing, and ends with its
+# verdict, the figures those mkfs left in the superblocks.
+host_note='^Cannot get host filesystem geometry\.$\|^Repair may fail if there is a sector size mismatch between$\|^the image and the host filesystem\.$'
+# stops_as_xfs_repair NAME IMG VERDICT: -n on IMG: our default output is
+# each oracle's, both streams, exit status; our report reaches phase 7,
+# writes nothing, exits 1 and ends with a line matching VERDICT.
+stops_as_xfs_repair() {
+	local name=$1 img=$2 verdict=$3 v rc
+	for v in $(oracles) ours; do
+		cp --sparse=always "$img" "$T/z$v.img"
+		if [ $v = ours ]; then
+			run_default ours "$T/z$v" "$T/z$v.img" -n
+		else
+			run $v "$T/z$v" "$T/z$v.img" -n
+		fi
+		grep -v "$host_note" "$T/z$v.2" >"$T/z$v.2f"
+	done
+	for v in $(oracles); do
+		cmp -s "$T/z$v.1" "$T/zours.1" && cmp -s "$T/z$v.2f" "$T/zours.2f" &&
+		   cmp -s "$T/z$v.rc" "$T/zours.rc" && grep -q '^Exiting now\.$' "$T/zours.2" &&
+			pass "$name, -n: xfs_repair $v's $(wc -l <"$T/zours.2f") lines and exit status ($(cat "$T/zours.rc")), ending '$(tail -1 "$T/zours.2")'" ||
+			fail "$name, -n: ours (exit $(cat "$T/zours.rc")) differs from xfs_repair $v (exit $(cat "$T/z$v.rc")):"$'\n'"$(diff "$T/z$v.2f" "$T/zours.2f" | head -10)"
+	done
+	"$REPAIR" -n "$T/zours.img" >"$T/zrep.out" 2>&1; rc=$?
+	cmp -s "$img" "$T/zours.img" && [ $rc = 1 ] &&
+	   grep -q '^Phase 7 - verify link counts\.\.\.$' "$T/zrep.out" &&
+	   tail -1 "$T/zrep.out" | grep -qx "$verdict" &&
+		pass "$name, -n, our report: checked to the end, nothing written, exit 1, '$(tail -1 "$T/zrep.out")'" ||
+		fail "$name, -n, our report: exit $rc, last lines '$(tail -3 "$T/zrep.out" | tr '\n' '|')' (want '$verdict')"
+}
+stops_as_xfs_repair "xfs/178" "$T/sb.img" "corrupt: 1 problem found, nothing written; $sbt"
+# The same stop where the secondaries outvote the primary's geometry
+# (its log size changed): xfs_repair -n "would write modified primary
+# superblock" and exits.
+# (-n checks on with the primary as it is: the secondaries then differ
+# from it too, and the figures are not compared.)
+mkfs_xfs_image "$T/vote.img" 1g -d agcount=8 || { cat "$T/mkfs.out" >&2; exit 99; }
+lb=$(db_get "$T/vote.img" "sb 0" logblocks)
+xfs_db -x -c "sb 0" -c "write -d logblocks $((lb - 1000))" "$T/vote.img" >/dev/null 2>&1
+stops_as_xfs_repair "primary log size outvoted" "$T/vote.img" \
+	"corrupt: [0-9]* problems\{0,1\} found, nothing written; .*"
 
 # set_bits IMG STRUCT ONES: what fstests' _zero_position does: the bytes
 # of STRUCT (an xfs_db address) all zeroes, or all ones if ONES is 1.
@@ -299,15 +422,30 @@ done
 # image left by the last case: the AGI set to ones).
 same_filtered "xfs/030's AGI set to ones, -n" "$T/ag.img" check_ag_filter -n
 
-# xfs/348: every test file's mode set to one type; under -n, the entries
-# xfs_repair "would have junked" and whether it "would fix ftype
-# mismatch" (dt 1: a fifo; 10: a regular file).
+# xfs/348: every test file's mode set to one type (dt: mode >> 12).
+# Under -n, the entries xfs_repair "would have junked", the inodes it
+# "would have cleared" and whether it "would fix ftype mismatch", from
+# ours as from each oracle, except where ours keeps what it junks; a
+# repair then keeps every entry each oracle keeps, leaves xfs_repair -n
+# clean, and what ours keeps beyond it the kernel mounts and reads
+# (only the repaired image is mounted).  dt 1 (fifo: ftype fixes), 4
+# (directory: the file DATA, its block no directory block, kept as an
+# empty directory where xfs_repair clears it), 10 (regular), 12
+# (symlink: the bad targets cleared, their entries junked);
+# XK_TEST_LONG=1: all sixteen.
 printf 'one\n' >"$T/data"
 printf 'proto\n0 0\nd--755 0 0\ntest d--755 0 0\nDIR d--755 0 0\n$\nDATA ---644 0 0 %s\nEMPTY ---644 0 0 /dev/null\nSYMLINK l--777 0 0 /mnt/test/DATA\nCHRDEV c--644 0 0 1 1\nBLKDEV b--644 0 0 1 1\nFIFO p--644 0 0\n$\n$\n' \
 	"$T/data" >"$T/proto348"
 mkfs_xfs_image "$T/m.img" 300m -p "$T/proto348" || { cat "$T/mkfs.out" >&2; exit 99; }
 xfs_db -r -c "ls /test" "$T/m.img" >"$T/ls"
-for dt in 1 10; do
+# kept IMG: /test's entries as "NAME TYPE", sorted.
+kept() {
+	xfs_db -r -c "ls /test" "$1" 2>/dev/null |
+		awk 'NR > 1 && $(NF-1) != "." && $(NF-1) != ".." { print $(NF-1), $3 }' | sort
+}
+dts="1 4 10 12"
+[ "${XK_TEST_LONG:-0}" = 1 ] && dts="0 1 2 3 4 5 6 7 10 11 12 13 14 15 16 17"
+for dt in $dts; do
 	cp --sparse=always "$T/m.img" "$T/mdt.img"
 	for f in DIR DATA EMPTY SYMLINK CHRDEV BLKDEV FIFO; do
 		ino=$(awk -v f=$f '$(NF-1) == f { print $2 }' "$T/ls")
@@ -317,17 +455,59 @@ for dt in 1 10; do
 	for v in $(oracles) ours; do
 		cp --sparse=always "$T/mdt.img" "$T/m$v.img"
 		filtered $v "$T/m$v.img" -n >"$T/m$v.out"
-		{
-			grep '^would have junked' "$T/m$v.out" | sort -u
-			grep -q '^would fix ftype mismatch' "$T/m$v.out" &&
-				echo "(would fix ftype mismatch)"
-		} >"$T/m$v.348"
+		grep '^would have junked' "$T/m$v.out" | sort -u >"$T/m$v.junk"
+		grep -o '^would have cleared inode [0-9]*$' "$T/m$v.out" | sort -u >"$T/m$v.clr"
+		grep -q '^would fix ftype mismatch' "$T/m$v.out" && echo ftype >"$T/m$v.ft" || : >"$T/m$v.ft"
+		filtered $v "$T/m$v.img" >/dev/null
+		kept "$T/m$v.img" >"$T/m$v.kept"
 	done
+	xfs_repair_clean "$T/mours.img" "$T/xr" ||
+		fail "xfs/348 dt=$dt: not clean after our repair: $(cat "$T/xr")"
 	for v in $(oracles); do
-		[ -s "$T/m$v.348" ] && cmp -s "$T/m$v.348" "$T/mours.348" &&
-			pass "xfs/348 dt=$dt, -n: $(tr '\n' '|' <"$T/mours.348") as xfs_repair $v" ||
-			fail "xfs/348 dt=$dt, -n: '$(tr '\n' '|' <"$T/mours.348")'; xfs_repair $v: '$(tr '\n' '|' <"$T/m$v.348")'"
+		# What ours keeps beyond xfs_repair: its entries and inodes.
+		comm -13 <(cut -d' ' -f1 "$T/m$v.kept") <(cut -d' ' -f1 "$T/mours.kept") >"$T/more"
+		# Kept by both: under the same type.
+		missing=$(comm -23 "$T/m$v.kept" "$T/mours.kept" | tr '\n' ' ')
+		: >"$T/more.ino"
+		while read -r f; do
+			awk -v f="$f" '$(NF-1) == f { print "would have cleared inode " $2 }' "$T/ls" >>"$T/more.ino"
+		done <"$T/more"
+		junk_more=$(comm -23 "$T/m$v.junk" "$T/mours.junk" |
+			sed 's/^would have junked entry "\(.*\)" in directory inode [0-9]*$/\1/' | sort)
+		clr_more=$(comm -23 "$T/m$v.clr" "$T/mours.clr")
+		if [ -n "$missing" ]; then
+			fail "xfs/348 dt=$dt: xfs_repair $v keeps '$missing', ours does not"
+		elif [ -s "$T/m$v.junk" ] && [ "$junk_more" = "$(cat "$T/more")" ] &&
+		     [ "$clr_more" = "$(sort "$T/more.ino")" ] &&
+		     [ -z "$(comm -13 "$T/m$v.junk" "$T/mours.junk")" ] &&
+		     [ -z "$(comm -13 "$T/m$v.clr" "$T/mours.clr")" ] &&
+		     cmp -s "$T/m$v.ft" "$T/mours.ft"; then
+			pass "xfs/348 dt=$dt, -n: $(wc -l <"$T/mours.junk") entries junked, $(wc -l <"$T/mours.clr") inodes cleared, ftype fix: $([ -s "$T/mours.ft" ] && echo yes || echo no)${junk_more:+; beyond xfs_repair $v we keep $(echo $junk_more)} (xfs_repair $v)"
+		else
+			fail "xfs/348 dt=$dt, -n: ours junks '$(tr '\n' '|' <"$T/mours.junk")' clears '$(tr '\n' '|' <"$T/mours.clr")' ftype '$(cat "$T/mours.ft")'; xfs_repair $v: '$(tr '\n' '|' <"$T/m$v.junk")' '$(tr '\n' '|' <"$T/m$v.clr")' '$(cat "$T/m$v.ft")'; kept beyond it: '$(cat "$T/more")'"
+		fi
 	done
+	# Beyond the oracles: the kernel mounts it, and each entry we keep
+	# is there, of the type we kept it as, and readable.
+	if [ -s "$T/more" ]; then
+		mark=$(kmsg_mark)
+		loop_mount "$T/mours.img" || continue
+		bad=
+		while read -r f type; do
+			case $type in directory) want=directory; ls "$MNT/test/$f" >/dev/null 2>&1 || bad="$bad $f(ls)";;
+			regular) want="regular*"; cat "$MNT/test/$f" >/dev/null 2>&1 || bad="$bad $f(read)";;
+			symlink) want="symbolic link"; readlink "$MNT/test/$f" >/dev/null 2>&1 || bad="$bad $f(readlink)";;
+			*) want="*";;
+			esac
+			# shellcheck disable=SC2254
+			case $(stat -c %F "$MNT/test/$f" 2>&1) in $want) ;; *) bad="$bad $f($type)";; esac
+		done <"$T/mours.kept"
+		loop_umount
+		errs=$(xfs_kernel_errors "$mark")
+		[ -z "$bad$errs" ] && xfs_repair_clean "$T/mours.img" "$T/xr" &&
+			pass "xfs/348 dt=$dt: what ours keeps beyond xfs_repair ($(echo $(cat "$T/more"))) the kernel mounts and reads; xfs_repair -n clean after" ||
+			fail "xfs/348 dt=$dt: the kernel on ours: '$bad' $errs $(cat "$T/xr" 2>/dev/null)"
+	fi
 done
 
 # Our own lines under --report only (the damaged image of 1.).
@@ -350,10 +530,14 @@ if command -v script >/dev/null 2>&1; then
 	for f in "$T/rep.tty" "$T/rep.tty0"; do
 		tr '\r' '\n' <"$f" | sed 's/\x1b\[K//g' >"$f.txt" && mv "$f.txt" "$f"
 	done
+	# Our report ends with the verdict; xfs_repair's lines alone end
+	# with xfs_repair's last line.
 	if grep -q '^link count is wrong: ' "$T/rep.tty" && grep -q ' found\.' "$T/rep.tty" &&
+	   grep -v '^$' "$T/rep.tty" | tail -1 | grep -q '^corrupt: [0-9]* problems found, nothing written; ' &&
+	   [ "$(grep -v '^$' "$T/rep.tty0" | tail -1)" = "No modify flag set, skipping filesystem flush and exiting." ] &&
 	   ! grep -q '^link count is wrong: \| found\.' "$T/rep.tty0" &&
 	   grep -q 'would have reset inode [0-9]* nlinks from 9 to 2' "$T/rep.tty0"; then
-		pass "on a terminal: our report by default, xfs_repair's lines alone with XFSKIT_REPAIR_REPORT=0"
+		pass "on a terminal: our report by default, ending with its verdict; xfs_repair's lines alone with XFSKIT_REPAIR_REPORT=0"
 	else
 		fail "on a terminal: default '$(grep -v '^ \|^Phase' "$T/rep.tty" | tr -d '\r' | head -5)'; XFSKIT_REPAIR_REPORT=0 '$(grep -v '^ \|^Phase' "$T/rep.tty0" | tr -d '\r' | head -5)'"
 	fi

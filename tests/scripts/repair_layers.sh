@@ -24,7 +24,8 @@
 #    quota check's tables the quota fix reads), phase_log.c (log replay,
 #    a step of its own before any check, with no plan), interrupt.c
 #    (the signal flag), progress.c (the phases' meters), report_xfs.c
-#    (xfs_repair's phase lines), reasm_state.c (the device scan and the
+#    (xfs_repair's phase lines), summary.c (the run's summary line),
+#    reasm_state.c (the device scan and the
 #    directories and block maps planned from it), reasm_index.c (its
 #    lookups in the pass's claim lists), acl.c (the POSIX ACL rules the
 #    xattr check and the xattr rewrite both apply), rtgroup.c (the
@@ -38,7 +39,8 @@ checkers="attr check chunkfind confirm da dir fork inode_policy metadir
 	phase_sb pptr reasm reasm_fork rt_check rtbtree_check rtgroup_check space"
 appliers="attrfix dirfix fix lostfound metadirfix pptrfix quotafix reasm_build rebuild rebuild_fork rt_fix rtbtree_fix rtgroup_fix"
 shared="acl action find_sb guard interrupt lookup memcap phase_log plan problem
-	progress quota_state readahead reasm_index reasm_state report_xfs rtbtree rtgroup salvage"
+	progress quota_state readahead reasm_index reasm_state report_xfs rtbtree rtgroup salvage
+	summary"
 
 command -v nm >/dev/null 2>&1 || skip "nm (binutils) is not installed"
 srcdir="${XK_SRCDIR:?run through make check}/repair"
