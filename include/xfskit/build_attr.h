@@ -126,7 +126,8 @@ XK_MUST_CHECK int xk_fork_mappings(struct xk_mount *mp, uint64_t ino,
  * kernel makes it: a btree root moves into the narrower fork, or the
  * mappings are laid out again (extents become a btree, a root gains a
  * level; XK_EUNSUPP in a session opened empty), a short-form directory
- * becomes a block; local data beyond (a symlink) is XK_EUNSUPP.  On a
+ * becomes a block, a local symlink target moves to remote blocks; a
+ * realtime btree root (XK_EUNSUPP) is not resized.  On a
  * filesystem with parent pointers an emptied fork stays, empty, as
  * the kernel keeps it.  In a session opened empty (repair's,
  * xk_bld_open_empty) the caller leaves the old fork's blocks unclaimed,

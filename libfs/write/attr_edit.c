@@ -20,6 +20,7 @@
 #include <xfskit/build_attr.h>
 #include <xfskit/format/attr.h>
 #include <xfskit/format/log.h>
+#include <xfskit/format/symlink.h>
 
 #include "attr_fmt.h"
 #include "attr_read.h"
@@ -534,7 +535,8 @@ round8(uint32_t v)
  * than that keep the default and set *relayout: the caller lays them
  * out again in that room (extents become a btree, a root gains a
  * level), as the kernel does.  Local data needing more (a short-form
- * directory is made a block before this) is XK_EUNSUPP.
+ * directory or a symlink target is moved out to blocks before this) is
+ * XK_EUNSUPP.
  */
 static int
 choose_forkoff(const struct xk_mount *mp, const struct xk_dinode *dip,
@@ -571,6 +573,10 @@ choose_forkoff(const struct xk_mount *mp, const struct xk_dinode *dip,
 		dneed = round8(xk_bmdr_space_calc(nrecs));
 		break;
 	}
+	case XK_DINODE_FMT_META_BTREE:
+		/* Realtime groups' btree roots: not resized here. */
+		*why = "its data fork is a realtime btree root";
+		return XK_EUNSUPP;
 	default:
 		*why = "its data fork has an unknown format";
 		return XK_ECORRUPT;
@@ -619,18 +625,22 @@ shrink_data_root(struct xk_dinode *dip, uint32_t lit, uint32_t forksize)
 }
 
 /*
- * A short-form directory without an attr fork that takes more than an
- * attr fork would leave it: the kernel turns it into a block first.
+ * Local data in an inode without an attr fork that takes more than an
+ * attr fork would leave it: the kernel moves it out first, a short-form
+ * directory into a block (XK_S_IFDIR), a symlink target into remote
+ * blocks (XK_S_IFLNK).  0 when it stays.
  */
-static int
-sf_dir_needs_block(const struct xk_mount *mp, const struct xk_dinode *dip)
+static unsigned int
+local_moves_out(const struct xk_mount *mp, const struct xk_dinode *dip)
 {
 	uint32_t lit = xk_dinode_litino(mp->g.inodesize);
+	unsigned int type = xk_be16_get(dip->di_mode) & XK_S_IFMT;
 
-	return !dip->di_forkoff && dip->di_format == XK_DINODE_FMT_LOCAL &&
-	       (xk_be16_get(dip->di_mode) & XK_S_IFMT) == XK_S_IFDIR &&
-	       round8((uint32_t)xk_be64_get(dip->di_size)) >
-	       (lit - xk_bmdr_space_calc(2)) / 8 * 8;
+	if (dip->di_forkoff || dip->di_format != XK_DINODE_FMT_LOCAL ||
+	    (type != XK_S_IFDIR && type != XK_S_IFLNK))
+		return 0;
+	return round8((uint32_t)xk_be64_get(dip->di_size)) >
+	       (lit - xk_bmdr_space_calc(2)) / 8 * 8 ? type : 0;
 }
 
 /* The attr fork there is (its blocks) and where the new one starts. */
@@ -674,8 +684,14 @@ xk_bld_attr_rewrite(struct xk_bld *b, uint64_t ino,
 		return err;
 	}
 	tmp.mode = xk_be16_get(dip->di_mode);
-	if (sf_dir_needs_block(mp, dip))
+	switch (local_moves_out(mp, dip)) {
+	case XK_S_IFDIR:
 		err = bld_dir_sf_to_block(b, ino, dip, why);
+		break;
+	case XK_S_IFLNK:
+		err = bld_symlink_to_remote(b, ino, dip, why);
+		break;
+	}
 	if (!err)
 		err = old_fork(mp, ino, dip, &af, &fo, &relayout, why);
 	oldblocks = af.nblocks + af.nbmbt;
@@ -781,9 +797,16 @@ xk_attr_rewrite_growth(struct xk_mount *mp, uint64_t ino,
 		*why = "its inode cannot be read";
 		return err;
 	}
-	if (sf_dir_needs_block(mp, dip)) {
-		/* It becomes one directory block with an attr fork beside. */
-		*grow = mp->g.dirblksize >> mp->g.blocklog;
+	if (local_moves_out(mp, dip)) {
+		uint64_t size = xk_be64_get(dip->di_size);
+
+		/* One directory block, or the target's remote blocks. */
+		if (local_moves_out(mp, dip) == XK_S_IFDIR)
+			*grow = mp->g.dirblksize >> mp->g.blocklog;
+		else
+			*grow = xk_symlink_blocks(mp->g.blocksize,
+					size < XK_SYMLINK_MAXLEN ?
+					(unsigned int)size : XK_SYMLINK_MAXLEN);
 		fo = xk_dinode_default_forkoff(mp->g.inodesize);
 	} else {
 		err = old_fork(mp, ino, dip, &af, &fo, &relayout, why);

@@ -5,6 +5,7 @@
  * metadata cache, never held whole), device nodes, and symlink targets.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -197,4 +198,45 @@ xk_bld_symlink(struct xk_bld *b, struct xk_bld_inode *ip, const char *target,
 		done += n;
 	}
 	return done == len ? 0 : -EIO;
+}
+
+/*
+ * A local symlink target an attr fork cannot share its inode with moves
+ * out to remote blocks first, as the kernel moves it before adding the
+ * attr fork; the target and the size stay.  Told there is an attr fork,
+ * the writer above sends the target out, and the inode's data fork is
+ * rewritten in place with the new mapping.
+ */
+int
+bld_symlink_to_remote(struct xk_bld *b, uint64_t ino, struct xk_dinode *dip,
+		      const char **why)
+{
+	struct xk_mount *mp = b->mp;
+	uint64_t size = xk_be64_get(dip->di_size);
+	uint32_t lit = xk_dinode_litino(mp->g.inodesize);
+	struct xk_bld_inode tmp = { .ino = ino,
+				    .mode = xk_be16_get(dip->di_mode) };
+	int err;
+
+	if (!size || size > lit || size > XK_SYMLINK_MAXLEN ||
+	    memchr(xk_dfork_dptr(dip), 0, size)) {
+		*why = "its local symlink target is damaged";
+		return XK_ECORRUPT;
+	}
+	tmp.attr.format = XK_BLD_FMT_LOCAL;
+	err = xk_bld_symlink(b, &tmp, (const char *)xk_dfork_dptr(dip),
+			     size);
+	if (!err && tmp.data.format != XK_BLD_FMT_EXTENTS)
+		err = -EFBIG;	/* still local: not expected */
+	if (err) {
+		*why = "its symlink target cannot be moved to a block";
+		goto out;
+	}
+	err = bld_local_to_blocks(b, &tmp, dip);
+	if (err)
+		*why = "the symlink block's mapping does not fit";
+out:
+	free(tmp.data.local);
+	free(tmp.data.ext);
+	return err;
 }

@@ -204,6 +204,18 @@ const char *bld_fork_why(const char *check, int err);
 int bld_dir_sf_to_block(struct xk_bld *b, uint64_t ino, struct xk_dinode *dip,
 			const char **why);
 
+/* file.c: the same for a local symlink, its target moved to blocks. */
+int bld_symlink_to_remote(struct xk_bld *b, uint64_t ino,
+			  struct xk_dinode *dip, const char **why);
+
+/*
+ * dir_sf_block.c: the data fork tmp was given (its blocks allocated and
+ * written) put in place of dip's local data: its mapping written in the
+ * literal area, the format and the block and extent counts updated.
+ */
+int bld_local_to_blocks(struct xk_bld *b, struct xk_bld_inode *tmp,
+			struct xk_dinode *dip);
+
 /*
  * edit.c: lay one fork of inode ino (dip: its core in a held buffer,
  * which the caller dirties) out again in space bytes of the inode: its
