@@ -71,6 +71,8 @@ sb_add_parent_pointers(struct xk_mount *mp, const struct xk_sb *want,
 	}
 	for (uint32_t agno = 0; agno < mp->g.agcount; agno++)
 		xk_bld_set_alloc_keep(b, agno, resv[agno]);
+	/* New attr forks go where xfs_repair 7.2's (the kernel's) go. */
+	xk_bld_set_late_attr_forks(b, 1);
 	free(resv);
 	/* The attr forks are written as on a filesystem with the feature. */
 	mp->sb.features_incompat = want->features_incompat;

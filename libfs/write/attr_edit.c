@@ -526,6 +526,51 @@ round8(uint32_t v)
 }
 
 /*
+ * Where the kernel puts an attr fork it adds to an inode without one
+ * (xfs_repair 7.2 adding parent pointers does the same), for short-form
+ * attributes of sfbytes: as far up as leaves them their room, never
+ * past room for an attr bmbt root of 2 pointers, never below what the
+ * data fork needs (at least a bmbt root of 3 pointers; extents past the
+ * default offset need only that: they become a btree).  Past that
+ * bound, local data moves out of the inode (local_moves_out).  0 when
+ * the attributes find no room: the default placement then.
+ */
+static uint32_t
+late_forkoff(const struct xk_mount *mp, const struct xk_dinode *dip,
+	     uint32_t sfbytes)
+{
+	uint32_t lit = xk_dinode_litino(mp->g.inodesize);
+	uint32_t maxfo = (lit - xk_bmdr_space_calc(2)) / 8, minfo, off;
+	uint64_t dsize;
+
+	if (!sfbytes || sfbytes > lit)
+		return 0;
+	switch (dip->di_format) {
+	case XK_DINODE_FMT_LOCAL:
+		dsize = xk_be64_get(dip->di_size);
+		break;
+	case XK_DINODE_FMT_EXTENTS:
+		dsize = xk_dinode_nextents(dip) * sizeof(struct xk_bmbt_rec);
+		if (dsize > xk_dinode_default_forkoff(mp->g.inodesize) * 8u)
+			dsize = xk_bmdr_space_calc(3);
+		break;
+	case XK_DINODE_FMT_BTREE:
+		dsize = xk_bmdr_space_calc(xk_be16_get(((const struct
+				xk_bmdr_block *)xk_dfork_dptr(dip))->bb_numrecs));
+		break;
+	default:
+		return 0;
+	}
+	if (dsize < xk_bmdr_space_calc(3))
+		dsize = xk_bmdr_space_calc(3);
+	minfo = dsize > lit ? lit / 8 + 1 : round8((uint32_t)dsize) / 8;
+	off = (lit - sfbytes) / 8;
+	if (off >= maxfo)
+		return maxfo;
+	return off >= minfo ? off : 0;
+}
+
+/*
  * Where the attr fork starts (in 8-byte units).  An inode with an attr
  * fork keeps its offset, so its data fork stays as it is.  Without one,
  * the kernel's default: right after the 8-byte device number, else room
@@ -536,13 +581,16 @@ round8(uint32_t v)
  * out again in that room (extents become a btree, a root gains a
  * level), as the kernel does.  Local data needing more (a short-form
  * directory or a symlink target is moved out to blocks before this) is
- * XK_EUNSUPP.
+ * XK_EUNSUPP.  With late_sf (the short-form bytes of the new list, in a
+ * session placing late forks) the fork goes where the kernel adds one
+ * to an existing inode (late_forkoff), when that leaves it room.
  */
 static int
 choose_forkoff(const struct xk_mount *mp, const struct xk_dinode *dip,
-	       uint32_t *fo, int *relayout, const char **why)
+	       uint32_t late_sf, uint32_t *fo, int *relayout,
+	       const char **why)
 {
-	uint32_t lit = xk_dinode_litino(mp->g.inodesize), dneed;
+	uint32_t lit = xk_dinode_litino(mp->g.inodesize), dneed, late;
 
 	if (dip->di_forkoff) {
 		*fo = dip->di_forkoff;
@@ -580,6 +628,15 @@ choose_forkoff(const struct xk_mount *mp, const struct xk_dinode *dip,
 	default:
 		*why = "its data fork has an unknown format";
 		return XK_ECORRUPT;
+	}
+	late = late_forkoff(mp, dip, late_sf);
+	if (late) {
+		/* Mappings not fitting are laid out again in that room. */
+		*fo = late;
+		*relayout = dneed > late * 8 &&
+			    dip->di_format != XK_DINODE_FMT_LOCAL;
+		if (dneed <= late * 8 || *relayout)
+			return 0;
 	}
 	*fo = xk_dinode_default_forkoff(mp->g.inodesize);
 	if (dneed > *fo * 8)
@@ -643,10 +700,26 @@ local_moves_out(const struct xk_mount *mp, const struct xk_dinode *dip)
 	       (lit - xk_bmdr_space_calc(2)) / 8 * 8 ? type : 0;
 }
 
+/*
+ * The short-form bytes of l where a new attr fork is placed late (0:
+ * where an inode made with one has it).  Not for metadata files:
+ * xfs_repair 7.2 makes the metadata tree anew, its inodes made with
+ * their fork.
+ */
+static uint32_t
+late_sf(const struct xk_bld *b, const struct xk_dinode *dip,
+	const struct xk_attr_list *l)
+{
+	if (!b->late_forks || xk_dinode_is_metafile(dip))
+		return 0;
+	return attr_sf_bytes(l->xa, l->n);
+}
+
 /* The attr fork there is (its blocks) and where the new one starts. */
 static int
 old_fork(struct xk_mount *mp, uint64_t ino, const struct xk_dinode *dip,
-	 struct afork *af, uint32_t *fo, int *relayout, const char **why)
+	 uint32_t late_sf, struct afork *af, uint32_t *fo, int *relayout,
+	 const char **why)
 {
 	int err = 0;
 
@@ -658,7 +731,7 @@ old_fork(struct xk_mount *mp, uint64_t ino, const struct xk_dinode *dip,
 	}
 	*relayout = 0;
 	if (!err)
-		err = choose_forkoff(mp, dip, fo, relayout, why);
+		err = choose_forkoff(mp, dip, late_sf, fo, relayout, why);
 	return err;
 }
 
@@ -693,7 +766,8 @@ xk_bld_attr_rewrite(struct xk_bld *b, uint64_t ino,
 		break;
 	}
 	if (!err)
-		err = old_fork(mp, ino, dip, &af, &fo, &relayout, why);
+		err = old_fork(mp, ino, dip, late_sf(b, dip, l), &af, &fo,
+			       &relayout, why);
 	oldblocks = af.nblocks + af.nbmbt;
 	if (!err && oldblocks > xk_be64_get(dip->di_nblocks)) {
 		*why = "its block count is below what its attr fork maps";
@@ -778,10 +852,11 @@ out:
 }
 
 int
-xk_attr_rewrite_growth(struct xk_mount *mp, uint64_t ino,
+xk_attr_rewrite_growth(struct xk_bld *b, uint64_t ino,
 		       const struct xk_attr_list *l, uint64_t *grow,
 		       const char **why)
 {
+	struct xk_mount *mp = b->mp;
 	uint32_t lit = xk_dinode_litino(mp->g.inodesize), fo = 0;
 	struct attr_plan pl;
 	struct afork af = { 0 };
@@ -809,7 +884,8 @@ xk_attr_rewrite_growth(struct xk_mount *mp, uint64_t ino,
 					(unsigned int)size : XK_SYMLINK_MAXLEN);
 		fo = xk_dinode_default_forkoff(mp->g.inodesize);
 	} else {
-		err = old_fork(mp, ino, dip, &af, &fo, &relayout, why);
+		err = old_fork(mp, ino, dip, late_sf(b, dip, l), &af, &fo,
+			       &relayout, why);
 		/* Extents becoming a btree, a root gaining a level. */
 		*grow = relayout ? 1 : 0;
 	}

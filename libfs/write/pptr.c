@@ -235,7 +235,7 @@ tp_apply(struct xk_bld *b, const struct tp_rec *v, size_t n,
 	if (!err && grow) {
 		uint64_t more;
 
-		err = xk_attr_rewrite_growth(mp, v[0].child, &l, &more, why);
+		err = xk_attr_rewrite_growth(b, v[0].child, &l, &more, why);
 		*grow += more;
 	} else if (!err) {
 		err = xk_bld_attr_rewrite(b, v[0].child, &l, why);

@@ -96,6 +96,7 @@ struct xk_bld {
 	uint32_t	now_nsec;
 	uint64_t	rootino;
 	int		from_claims;	/* opened empty: every owner claimed */
+	int		late_forks;	/* xk_bld_set_late_attr_forks */
 	/* Decreased refcounts to settle before commit (rmapbt). */
 	struct bld_range *pending;
 	uint64_t	npending, pending_alloc;

@@ -99,3 +99,24 @@ upgrade72() {
 	sed -n "s/^adding missing ino \([0-9]*\) parent pointer (ino \([0-9]*\) gen \(0x[0-9a-f]*\) name '\(.*\)')$/\1 \2 \3 \4/p" \
 		"$T/r72.out" | sort >"$T/add72"
 }
+
+# same_forks OURS R72 NAME: every inode of the tree (the kernel's find on
+# OURS) has its forks placed and shaped as in xfs_repair 7.2's upgrade
+# R72: fork offset, data and attr fork formats, data extents.
+same_forks() {
+	local args=() i
+	loop_mount "$1" || exit 99
+	(cd "$MNT" && find . -printf '%i\n' | sort -un) >"$T/forks.inos"
+	loop_umount || exit 99
+	while read -r i; do
+		args+=(-c "inode $i" -c "print v3.inumber core.forkoff core.format core.aformat core.nextents")
+	done <"$T/forks.inos"
+	xfs72 xfs_db -r "${args[@]}" "$1" 2>&1 | sed 's/^[^=]* = //' | paste -d' ' - - - - - >"$T/forks.ours"
+	xfs72 xfs_db -r "${args[@]}" "$2" 2>&1 | sed 's/^[^=]* = //' | paste -d' ' - - - - - >"$T/forks.72"
+	if [ "$(wc -l <"$T/forks.ours")" -lt "$(wc -l <"$T/forks.inos")" ] ||
+	   ! diff "$T/forks.72" "$T/forks.ours" >"$T/forks.diff"; then
+		fail "$3: inode forks (inode forkoff format aformat extents) differ from xfs_repair 7.2's (<): $(head -6 "$T/forks.diff")"
+	else
+		pass "$3: the forks of all $(wc -l <"$T/forks.ours") inodes are placed and shaped as in xfs_repair 7.2's upgrade (offset, formats, extents)"
+	fi
+}

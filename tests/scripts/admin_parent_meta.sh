@@ -126,7 +126,8 @@ upgraded() {
 	fi
 	clean72 "$img" "$name"
 	upgrade72 "$img.0" "$img.72" "$name" &&
-		same_pointers "$img" "$img.72" "$name" "$min"
+		same_pointers "$img" "$img.72" "$name" "$min" &&
+		same_forks "$img" "$img.72" "$name"
 	shapes=$(symlink_shapes "$img" "$@" | tr '\n' '/')
 	s72=$(symlink_shapes "$img.72" "$@" | tr '\n' '/')
 	[ "$shapes" = "$s72" ] && [ "$shapes" = "$want" ] &&
