@@ -9,8 +9,9 @@
 #
 # On a metadir image the host kernel populated (short-form and block
 # directories, hard links, an xattr, local symlinks of 296, 297, 320 and
-# 336 bytes, a remote one, a device), and on a mkfs.xfs 6.1 image made
-# from a prototype (symlinks of 296 and 320 bytes, no attr forks):
+# 336 bytes, a remote one, a device), and on mkfs.xfs 6.1 images made
+# from a prototype (no attr forks; symlinks of 296 and 320 bytes, and of
+# 808, 809 and 848 in 1024-byte inodes):
 # - every parent pointer (child, parent, generation, name; symlinks
 #   and devices included) is one xfs_repair 7.2 adds, and none is
 #   missing;
@@ -20,8 +21,10 @@
 #   there: on any run it makes the metadata tree anew (new generations)
 #   and drops an empty /rtgroups, which ours keeps as mkfs.xfs 7.2 and
 #   the kernel make it;
-# - a symlink of 297 bytes or more has its target in one remote block
-#   (extents, one block), as with 7.2; one of 296 stays local;
+# - a symlink of 297 bytes or more (809 in 1024-byte inodes) has its
+#   target in one remote block (extents, one block), as with 7.2; one of
+#   296 (808) stays local; every inode's fork offset, formats and
+#   extent count are 7.2's;
 # - xfs_repair 7.2 -n and xfskit-repair -n are clean (xfs_repair 6.1
 #   knows neither feature); the kernel mounts the result, every path
 #   reads back the same (inodes, links, sizes, content, symlink targets,
@@ -131,7 +134,7 @@ upgraded() {
 	shapes=$(symlink_shapes "$img" "$@" | tr '\n' '/')
 	s72=$(symlink_shapes "$img.72" "$@" | tr '\n' '/')
 	[ "$shapes" = "$s72" ] && [ "$shapes" = "$want" ] &&
-		pass "$name: the symlinks (name format size blocks) are shaped as with 7.2: a target over 296 bytes in one remote block ($shapes)" ||
+		pass "$name: the symlinks (name format size blocks) are shaped as with 7.2: a target too long to share its inode with the attr fork in one remote block ($shapes)" ||
 		fail "$name: symlink shapes (name format size blocks) '$shapes', xfs_repair 7.2's '$s72', want '$want'"
 	walk "$img" "$T/walk.after"
 	diff "$T/walk.before" "$T/walk.after" >"$T/walk.diff" &&
@@ -197,6 +200,16 @@ mkimg "$T/pr.img" 96m -l size=16m -p "$T/proto"
 	fail "the prototype's 320-byte symlink is not local without an attr fork: the case is not made"
 upgraded "$T/pr.img" "long symlinks, parent=1" 5 \
 	"sym296 1 296 0 /sym320 2 320 1 /short 1 4 0 /" sym296 sym320 short
+
+# The same in 1024-byte inodes (2 KiB blocks): the bound is 808 bytes.
+{
+	printf 'boot\n0 0\nd--755 0 0\n'
+	for n in 808 809 848; do printf 'sym%s l--777 0 0 %s\n' "$n" "$(target "$n")"; done
+	printf '$\n'
+} >"$T/proto"
+mkimg "$T/pr1k.img" 96m -i size=1024 -b size=2048 -l size=16m -p "$T/proto"
+upgraded "$T/pr1k.img" "long symlinks in 1024-byte inodes, parent=1" 3 \
+	"sym808 1 808 0 /sym809 2 809 1 /sym848 2 848 1 /" sym808 sym809 sym848
 
 # --- still refused: realtime groups (xfskit-admin takes no realtime
 # device), with nothing written ---
