@@ -30,7 +30,9 @@
 #   reads back the same (inodes, links, sizes, content, symlink targets,
 #   xattrs), its parent pointers walk up to the tree's paths, and a
 #   workload runs without a kernel error, clean again after it.
-# Realtime groups stay refused, naming the realtime volume.
+# On the metadir image, -z's undo file restores it byte for byte and a
+# crash mid-upgrade leaves the mark xfs_repair 7.2 completes.  Realtime
+# groups stay refused, naming the realtime volume.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/admin_lib.sh"
 . "$(dirname "$0")/admin_parent_lib.sh"
@@ -184,6 +186,7 @@ if upgraded "$IMG" "metadir, parent=1" 72 \
 	clean72 "$IMG" "metadir, parent=1, after the kernel's workload"
 	pointers_are_tree "$IMG" "metadir, parent=1, after the kernel's workload" 90
 fi
+undo_and_crash "$IMG.0" parent 3
 
 # --- long local symlinks in inodes without an attr fork: a mkfs.xfs
 # 6.1 prototype image (kernel-made inodes here may have an attr fork) ---
