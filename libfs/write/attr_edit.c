@@ -526,25 +526,15 @@ round8(uint32_t v)
 }
 
 /*
- * Where the kernel puts an attr fork it adds to an inode without one
- * (xfs_repair 7.2 adding parent pointers does the same), for short-form
- * attributes of sfbytes: as far up as leaves them their room, never
- * past room for an attr bmbt root of 2 pointers, never below what the
- * data fork needs (at least a bmbt root of 3 pointers; extents past the
- * default offset need only that: they become a btree).  Past that
- * bound, local data moves out of the inode (local_moves_out).  0 when
- * the attributes find no room: the default placement then.
+ * What the kernel counts as the data fork's need when it adds an attr
+ * fork: its bytes in the inode, extents past the default offset only a
+ * bmbt root (they become a btree), never less than a root of 3 pointers.
  */
-static uint32_t
-late_forkoff(const struct xk_mount *mp, const struct xk_dinode *dip,
-	     uint32_t sfbytes)
+static uint64_t
+late_dsize(const struct xk_mount *mp, const struct xk_dinode *dip)
 {
-	uint32_t lit = xk_dinode_litino(mp->g.inodesize);
-	uint32_t maxfo = (lit - xk_bmdr_space_calc(2)) / 8, minfo, off;
 	uint64_t dsize;
 
-	if (!sfbytes || sfbytes > lit)
-		return 0;
 	switch (dip->di_format) {
 	case XK_DINODE_FMT_LOCAL:
 		dsize = xk_be64_get(dip->di_size);
@@ -552,17 +542,35 @@ late_forkoff(const struct xk_mount *mp, const struct xk_dinode *dip,
 	case XK_DINODE_FMT_EXTENTS:
 		dsize = xk_dinode_nextents(dip) * sizeof(struct xk_bmbt_rec);
 		if (dsize > xk_dinode_default_forkoff(mp->g.inodesize) * 8u)
-			dsize = xk_bmdr_space_calc(3);
+			dsize = 0;
 		break;
 	case XK_DINODE_FMT_BTREE:
 		dsize = xk_bmdr_space_calc(xk_be16_get(((const struct
 				xk_bmdr_block *)xk_dfork_dptr(dip))->bb_numrecs));
 		break;
 	default:
-		return 0;
+		return UINT64_MAX;
 	}
-	if (dsize < xk_bmdr_space_calc(3))
-		dsize = xk_bmdr_space_calc(3);
+	return dsize < xk_bmdr_space_calc(3) ? xk_bmdr_space_calc(3) : dsize;
+}
+
+/*
+ * Where the kernel puts an attr fork it adds to an inode without one
+ * (xfs_repair 7.2 adding parent pointers does the same), for short-form
+ * attributes of sfbytes and a data fork needing dsize (late_dsize): as
+ * far up as leaves them their room, never past room for an attr bmbt
+ * root of 2 pointers, never below what the data fork needs.  Past that
+ * bound, local data moves out of the inode (local_moves_out).  0 when
+ * the attributes find no room: the default placement then.
+ */
+static uint32_t
+late_forkoff(const struct xk_mount *mp, uint64_t dsize, uint32_t sfbytes)
+{
+	uint32_t lit = xk_dinode_litino(mp->g.inodesize);
+	uint32_t maxfo = (lit - xk_bmdr_space_calc(2)) / 8, minfo, off;
+
+	if (!sfbytes || sfbytes > lit || dsize == UINT64_MAX)
+		return 0;
 	minfo = dsize > lit ? lit / 8 + 1 : round8((uint32_t)dsize) / 8;
 	off = (lit - sfbytes) / 8;
 	if (off >= maxfo)
@@ -629,7 +637,7 @@ choose_forkoff(const struct xk_mount *mp, const struct xk_dinode *dip,
 		*why = "its data fork has an unknown format";
 		return XK_ECORRUPT;
 	}
-	late = late_forkoff(mp, dip, late_sf);
+	late = late_forkoff(mp, late_dsize(mp, dip), late_sf);
 	if (late) {
 		/* Mappings not fitting are laid out again in that room. */
 		*fo = late;
@@ -882,7 +890,11 @@ xk_attr_rewrite_growth(struct xk_bld *b, uint64_t ino,
 			*grow = xk_symlink_blocks(mp->g.blocksize,
 					size < XK_SYMLINK_MAXLEN ?
 					(unsigned int)size : XK_SYMLINK_MAXLEN);
-		fo = xk_dinode_default_forkoff(mp->g.inodesize);
+		/* Mapped by an extent then. */
+		fo = late_forkoff(mp, xk_bmdr_space_calc(3),
+				  late_sf(b, dip, l));
+		if (!fo)
+			fo = xk_dinode_default_forkoff(mp->g.inodesize);
 	} else {
 		err = old_fork(mp, ino, dip, late_sf(b, dip, l), &af, &fo,
 			       &relayout, why);
