@@ -82,13 +82,14 @@ sb_add_parent_pointers(struct xk_mount *mp, const struct xk_sb *want,
 	if (err == -ENOSPC)
 		snprintf(msg, msglen, "not enough free space for the parent "
 			 "pointers: from inode %llu on they need %llu more "
-			 "attribute blocks than the free space leaves beyond "
-			 "what the kernel reserves in each AG; free that "
-			 "much space first; nothing was changed",
+			 "blocks (attribute blocks, and symlink targets or "
+			 "directories moved out of their inodes) than the "
+			 "free space leaves beyond what the kernel reserves "
+			 "in each AG; free that much space first; nothing "
+			 "was changed",
 			 (unsigned long long)bad, (unsigned long long)need);
 	else if (err == XK_EUNSUPP)
-		snprintf(msg, msglen, "inode %llu: %s: not supported (the "
-			 "kernel would first move its data out of the inode); "
+		snprintf(msg, msglen, "inode %llu: %s: not supported; "
 			 "nothing was changed", (unsigned long long)bad,
 			 why ? why : "its parent pointers cannot be added");
 	else if (err)

@@ -307,7 +307,8 @@ unchanged "parent=1, a link count off" 1 "inode $ino: its link count is not the 
 
 # --- refusals ---
 # Too little free space for the new attr blocks: a file with 2000 links
-# of 200-byte names needs about 120; every AG filled by the kernel, its
+# of 200-byte names needs about 120, 40 local symlinks of 320 bytes one
+# each for their targets; every AG filled by the kernel, its
 # reserve pool emptied.  Once the fill files give back what the message
 # says is missing, the upgrade is done.
 mkimg "$T/full.img" 1g -d agcount=2 -l size=16m
@@ -320,11 +321,14 @@ for d in range(4):
     os.mkdir("%s/d%d" % (m, d))
     for i in range(500):
         os.link(m + "/many", "%s/d%d/%0200d" % (m, d, i))
+# Local symlinks filling their inodes: a block each for their targets.
+for i in range(40):
+    os.symlink("t" * 320, "%s/sym%d" % (m, i))
 PY
 loop_umount || exit 99
 fill_ags "$T/full.img"
-unchanged "parent=1 on a full filesystem" 1 "not enough free space .* need [1-9][0-9]* more attribute blocks" -O parent=1 "$T/full.img"
-need=$(sed -n 's/.* need \([0-9]*\) more attribute blocks.*/\1/p' "$T/k.err")
+unchanged "parent=1 on a full filesystem" 1 "not enough free space .* need [1-9][0-9]* more blocks" -O parent=1 "$T/full.img"
+need=$(sed -n 's/.* need \([0-9]*\) more blocks.*/\1/p' "$T/k.err")
 if [ -n "$need" ]; then
 	loop_mount "$T/full.img" || exit 99
 	# The smallest fill files first (4 KiB each, then 256 KiB).
