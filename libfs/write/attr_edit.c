@@ -579,6 +579,25 @@ late_forkoff(const struct xk_mount *mp, uint64_t dsize, uint32_t sfbytes)
 }
 
 /*
+ * The offset the kernel gives a fork it adds to an inode without one,
+ * before local data that no longer fits moves out: late_forkoff, else
+ * its default.  Once the data fork is settled, short-form attributes
+ * that do not fit there place it again (late_forkoff), or leave it
+ * there and go to a leaf.  0 outside a late placement (lsf 0).
+ */
+static uint32_t
+late_first(const struct xk_mount *mp, const struct xk_dinode *dip,
+	   uint32_t lsf)
+{
+	uint32_t fo;
+
+	if (!lsf || dip->di_forkoff)
+		return 0;
+	fo = late_forkoff(mp, late_dsize(mp, dip), lsf);
+	return fo ? fo : xk_dinode_default_forkoff(mp->g.inodesize);
+}
+
+/*
  * Where the attr fork starts (in 8-byte units).  An inode with an attr
  * fork keeps its offset, so its data fork stays as it is.  Without one,
  * the kernel's default: right after the 8-byte device number, else room
@@ -590,12 +609,13 @@ late_forkoff(const struct xk_mount *mp, uint64_t dsize, uint32_t sfbytes)
  * level), as the kernel does.  Local data needing more (a short-form
  * directory or a symlink target is moved out to blocks before this) is
  * XK_EUNSUPP.  With late_sf (the short-form bytes of the new list, in a
- * session placing late forks) the fork goes where the kernel adds one
- * to an existing inode (late_forkoff), when that leaves it room.
+ * session placing late forks) and first (late_first, taken before local
+ * data moved out) the fork goes where the kernel adds one to an
+ * existing inode.
  */
 static int
 choose_forkoff(const struct xk_mount *mp, const struct xk_dinode *dip,
-	       uint32_t late_sf, uint32_t *fo, int *relayout,
+	       uint32_t late_sf, uint32_t first, uint32_t *fo, int *relayout,
 	       const char **why)
 {
 	uint32_t lit = xk_dinode_litino(mp->g.inodesize), dneed, late;
@@ -637,13 +657,19 @@ choose_forkoff(const struct xk_mount *mp, const struct xk_dinode *dip,
 		*why = "its data fork has an unknown format";
 		return XK_ECORRUPT;
 	}
-	late = late_forkoff(mp, late_dsize(mp, dip), late_sf);
-	if (late) {
-		/* Mappings not fitting are laid out again in that room. */
-		*fo = late;
-		*relayout = dneed > late * 8 &&
+	if (late_sf && first) {
+		/*
+		 * The fork stays where it was added while the attributes
+		 * fit there; else it moves as far as the data fork, local
+		 * data moved out, now allows.  Mappings not fitting are laid
+		 * out again in that room.
+		 */
+		late = late_sf > lit - first * 8 ?
+		       late_forkoff(mp, late_dsize(mp, dip), late_sf) : 0;
+		*fo = late ? late : first;
+		*relayout = dneed > *fo * 8 &&
 			    dip->di_format != XK_DINODE_FMT_LOCAL;
-		if (dneed <= late * 8 || *relayout)
+		if (dneed <= *fo * 8 || *relayout)
 			return 0;
 	}
 	*fo = xk_dinode_default_forkoff(mp->g.inodesize);
@@ -691,21 +717,23 @@ shrink_data_root(struct xk_dinode *dip, uint32_t lit, uint32_t forksize)
 
 /*
  * Local data in an inode without an attr fork that takes more than an
- * attr fork would leave it: the kernel moves it out first, a short-form
- * directory into a block (XK_S_IFDIR), a symlink target into remote
- * blocks (XK_S_IFLNK).  0 when it stays.
+ * attr fork would leave it (at first, late_first, when placed late;
+ * else room for an attr bmbt root of 2 pointers): the kernel moves it
+ * out first, a short-form directory into a block (XK_S_IFDIR), a
+ * symlink target into remote blocks (XK_S_IFLNK).  0 when it stays.
  */
 static unsigned int
-local_moves_out(const struct xk_mount *mp, const struct xk_dinode *dip)
+local_moves_out(const struct xk_mount *mp, const struct xk_dinode *dip,
+		uint32_t first)
 {
 	uint32_t lit = xk_dinode_litino(mp->g.inodesize);
+	uint32_t room = first ? first : (lit - xk_bmdr_space_calc(2)) / 8;
 	unsigned int type = xk_be16_get(dip->di_mode) & XK_S_IFMT;
 
 	if (dip->di_forkoff || dip->di_format != XK_DINODE_FMT_LOCAL ||
 	    (type != XK_S_IFDIR && type != XK_S_IFLNK))
 		return 0;
-	return round8((uint32_t)xk_be64_get(dip->di_size)) >
-	       (lit - xk_bmdr_space_calc(2)) / 8 * 8 ? type : 0;
+	return xk_be64_get(dip->di_size) > room * 8u ? type : 0;
 }
 
 /*
@@ -726,8 +754,8 @@ late_sf(const struct xk_bld *b, const struct xk_dinode *dip,
 /* The attr fork there is (its blocks) and where the new one starts. */
 static int
 old_fork(struct xk_mount *mp, uint64_t ino, const struct xk_dinode *dip,
-	 uint32_t late_sf, struct afork *af, uint32_t *fo, int *relayout,
-	 const char **why)
+	 uint32_t late_sf, uint32_t first, struct afork *af, uint32_t *fo,
+	 int *relayout, const char **why)
 {
 	int err = 0;
 
@@ -739,7 +767,8 @@ old_fork(struct xk_mount *mp, uint64_t ino, const struct xk_dinode *dip,
 	}
 	*relayout = 0;
 	if (!err)
-		err = choose_forkoff(mp, dip, late_sf, fo, relayout, why);
+		err = choose_forkoff(mp, dip, late_sf, first, fo, relayout,
+				     why);
 	return err;
 }
 
@@ -748,7 +777,7 @@ xk_bld_attr_rewrite(struct xk_bld *b, uint64_t ino,
 		    const struct xk_attr_list *l, const char **why)
 {
 	struct xk_mount *mp = b->mp;
-	uint32_t lit = xk_dinode_litino(mp->g.inodesize), fo;
+	uint32_t lit = xk_dinode_litino(mp->g.inodesize), fo, lsf, first;
 	struct xk_bld_inode tmp = { .ino = ino };
 	struct afork af = { 0 };
 	struct xk_dinode *dip;
@@ -765,7 +794,9 @@ xk_bld_attr_rewrite(struct xk_bld *b, uint64_t ino,
 		return err;
 	}
 	tmp.mode = xk_be16_get(dip->di_mode);
-	switch (local_moves_out(mp, dip)) {
+	lsf = late_sf(b, dip, l);
+	first = late_first(mp, dip, lsf);
+	switch (local_moves_out(mp, dip, first)) {
 	case XK_S_IFDIR:
 		err = bld_dir_sf_to_block(b, ino, dip, why);
 		break;
@@ -774,8 +805,8 @@ xk_bld_attr_rewrite(struct xk_bld *b, uint64_t ino,
 		break;
 	}
 	if (!err)
-		err = old_fork(mp, ino, dip, late_sf(b, dip, l), &af, &fo,
-			       &relayout, why);
+		err = old_fork(mp, ino, dip, lsf, first, &af, &fo, &relayout,
+			       why);
 	oldblocks = af.nblocks + af.nbmbt;
 	if (!err && oldblocks > xk_be64_get(dip->di_nblocks)) {
 		*why = "its block count is below what its attr fork maps";
@@ -865,7 +896,7 @@ xk_attr_rewrite_growth(struct xk_bld *b, uint64_t ino,
 		       const char **why)
 {
 	struct xk_mount *mp = b->mp;
-	uint32_t lit = xk_dinode_litino(mp->g.inodesize), fo = 0;
+	uint32_t lit = xk_dinode_litino(mp->g.inodesize), fo = 0, lsf, first;
 	struct attr_plan pl;
 	struct afork af = { 0 };
 	struct xk_dinode *dip;
@@ -880,23 +911,25 @@ xk_attr_rewrite_growth(struct xk_bld *b, uint64_t ino,
 		*why = "its inode cannot be read";
 		return err;
 	}
-	if (local_moves_out(mp, dip)) {
+	lsf = late_sf(b, dip, l);
+	first = late_first(mp, dip, lsf);
+	if (local_moves_out(mp, dip, first)) {
 		uint64_t size = xk_be64_get(dip->di_size);
 
 		/* One directory block, or the target's remote blocks. */
-		if (local_moves_out(mp, dip) == XK_S_IFDIR)
+		if (local_moves_out(mp, dip, first) == XK_S_IFDIR)
 			*grow = mp->g.dirblksize >> mp->g.blocklog;
 		else
 			*grow = xk_symlink_blocks(mp->g.blocksize,
 					size < XK_SYMLINK_MAXLEN ?
 					(unsigned int)size : XK_SYMLINK_MAXLEN);
-		/* Mapped by an extent then. */
-		fo = late_forkoff(mp, xk_bmdr_space_calc(3),
-				  late_sf(b, dip, l));
-		if (!fo)
-			fo = xk_dinode_default_forkoff(mp->g.inodesize);
+		/* Mapped by an extent then (choose_forkoff's rule). */
+		fo = first ? first : xk_dinode_default_forkoff(mp->g.inodesize);
+		if (lsf > lit - fo * 8 &&
+		    late_forkoff(mp, xk_bmdr_space_calc(3), lsf))
+			fo = late_forkoff(mp, xk_bmdr_space_calc(3), lsf);
 	} else {
-		err = old_fork(mp, ino, dip, late_sf(b, dip, l), &af, &fo,
+		err = old_fork(mp, ino, dip, lsf, first, &af, &fo,
 			       &relayout, why);
 		/* Extents becoming a btree, a root gaining a level. */
 		*grow = relayout ? 1 : 0;

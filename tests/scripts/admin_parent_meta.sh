@@ -11,7 +11,7 @@
 # directories, hard links, an xattr, local symlinks of 296, 297, 320 and
 # 336 bytes, a remote one, a device), and on mkfs.xfs 6.1 images made
 # from a prototype (no attr forks; symlinks of 296 and 320 bytes, and of
-# 808, 809 and 848 in 1024-byte inodes):
+# 808, 809 and 848 in 1024-byte inodes; entries with 100-byte names):
 # - every parent pointer (child, parent, generation, name; symlinks
 #   and devices included) is one xfs_repair 7.2 adds, and none is
 #   missing;
@@ -195,13 +195,22 @@ undo_and_crash "$IMG.0" parent 3
 	printf 'sf d--755 0 0\n a ---644 0 0 /dev/null\n$\n'
 	printf 'sym296 l--777 0 0 %s\n' "$(target 296)"
 	printf 'sym320 l--777 0 0 %s\n' "$(target 320)"
-	printf 'short l--777 0 0 sf/a\n$\n'
+	printf 'short l--777 0 0 sf/a\n'
+	# Names of 100 and 200 bytes: pointers too large for the fork to go
+	# where the data fork would keep its room; the kernel then puts it
+	# at its default, and a 250-byte target moves out (the fork moving
+	# up after that only for the pointer the default room cannot hold).
+	printf 'D%099d d--755 0 0\n' 0
+	for i in $(seq 10 22); do printf ' e%s ---644 0 0 /dev/null\n' "$i"; done
+	printf '$\nF%099d ---644 0 0 /dev/null\n' 0
+	printf 'S%099d l--777 0 0 %s\n' 0 "$(target 250)"
+	printf 'S%0199d l--777 0 0 %s\n$\n' 0 "$(target 250)"
 } >"$T/proto"
 mkimg "$T/pr.img" 96m -l size=16m -p "$T/proto"
 [ "$(db_get "$T/pr.img" "path /sym320" core.forkoff)" = 0 ] &&
 	[ "$(db_get "$T/pr.img" "path /sym320" core.format)" = "1 (local)" ] ||
 	fail "the prototype's 320-byte symlink is not local without an attr fork: the case is not made"
-upgraded "$T/pr.img" "long symlinks, parent=1" 5 \
+upgraded "$T/pr.img" "long symlinks, parent=1" 9 \
 	"sym296 1 296 0 /sym320 2 320 1 /short 1 4 0 /" sym296 sym320 short
 
 # The same in 1024-byte inodes (2 KiB blocks): the bound is 808 bytes.
