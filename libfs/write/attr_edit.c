@@ -580,21 +580,53 @@ late_forkoff(const struct xk_mount *mp, uint64_t dsize, uint32_t sfbytes)
 
 /*
  * The offset the kernel gives a fork it adds to an inode without one,
- * before local data that no longer fits moves out: late_forkoff, else
- * its default.  Once the data fork is settled, short-form attributes
- * that do not fit there place it again (late_forkoff), or leave it
- * there and go to a leaf.  0 outside a late placement (lsf 0).
+ * for the first attribute of l, before local data that no longer fits
+ * moves out: late_forkoff, else its default.  0 outside a late
+ * placement (late 0) or for an empty list.
  */
 static uint32_t
 late_first(const struct xk_mount *mp, const struct xk_dinode *dip,
-	   uint32_t lsf)
+	   int late, const struct xk_attr_list *l)
 {
 	uint32_t fo;
 
-	if (!lsf || dip->di_forkoff)
+	if (!late || dip->di_forkoff || !l->n)
 		return 0;
-	fo = late_forkoff(mp, late_dsize(mp, dip), lsf);
+	fo = late_forkoff(mp, late_dsize(mp, dip), attr_sf_bytes(l->xa, 1));
 	return fo ? fo : xk_dinode_default_forkoff(mp->g.inodesize);
+}
+
+/*
+ * Where that fork ends up once the data fork is settled (format dfmt,
+ * its need now dsize) and the attributes of l are added one by one, as
+ * the kernel adds them: each short-form addition that does not fit
+ * moves the fork as far as late_forkoff allows; where none does, the
+ * attributes go to a leaf, and the fork moves back down to the default
+ * offset if it was above it (unless the data fork is a btree root).
+ */
+static uint32_t
+late_final(const struct xk_mount *mp, uint64_t dsize, uint8_t dfmt,
+	   const struct xk_attr_list *l, uint32_t first)
+{
+	uint32_t lit = xk_dinode_litino(mp->g.inodesize), fo = first, f;
+	uint32_t hdr = (uint32_t)sizeof(struct xk_attr_sf_hdr), bytes = hdr;
+	uint32_t dflt = xk_dinode_default_forkoff(mp->g.inodesize);
+
+	for (size_t i = 0; i < l->n; i++) {
+		uint32_t e = i < UINT8_MAX ? attr_sf_bytes(&l->xa[i], 1) : 0;
+
+		f = 0;
+		if (e) {
+			bytes += e - hdr;
+			f = bytes <= lit - fo * 8 ? fo :
+			    late_forkoff(mp, dsize, bytes);
+		}
+		if (!f)		/* to a leaf */
+			return dfmt != XK_DINODE_FMT_BTREE && fo < dflt ?
+			       dflt : fo;
+		fo = f;
+	}
+	return fo;
 }
 
 /*
@@ -608,17 +640,16 @@ late_first(const struct xk_mount *mp, const struct xk_dinode *dip,
  * out again in that room (extents become a btree, a root gains a
  * level), as the kernel does.  Local data needing more (a short-form
  * directory or a symlink target is moved out to blocks before this) is
- * XK_EUNSUPP.  With late_sf (the short-form bytes of the new list, in a
- * session placing late forks) and first (late_first, taken before local
- * data moved out) the fork goes where the kernel adds one to an
- * existing inode.
+ * XK_EUNSUPP.  With first (late_first, taken before local data moved
+ * out) the fork of l goes where the kernel adds one to an existing
+ * inode (late_final).
  */
 static int
 choose_forkoff(const struct xk_mount *mp, const struct xk_dinode *dip,
-	       uint32_t late_sf, uint32_t first, uint32_t *fo, int *relayout,
-	       const char **why)
+	       const struct xk_attr_list *l, uint32_t first, uint32_t *fo,
+	       int *relayout, const char **why)
 {
-	uint32_t lit = xk_dinode_litino(mp->g.inodesize), dneed, late;
+	uint32_t lit = xk_dinode_litino(mp->g.inodesize), dneed;
 
 	if (dip->di_forkoff) {
 		*fo = dip->di_forkoff;
@@ -657,16 +688,10 @@ choose_forkoff(const struct xk_mount *mp, const struct xk_dinode *dip,
 		*why = "its data fork has an unknown format";
 		return XK_ECORRUPT;
 	}
-	if (late_sf && first) {
-		/*
-		 * The fork stays where it was added while the attributes
-		 * fit there; else it moves as far as the data fork, local
-		 * data moved out, now allows.  Mappings not fitting are laid
-		 * out again in that room.
-		 */
-		late = late_sf > lit - first * 8 ?
-		       late_forkoff(mp, late_dsize(mp, dip), late_sf) : 0;
-		*fo = late ? late : first;
+	if (first) {
+		/* Mappings not fitting are laid out again in that room. */
+		*fo = late_final(mp, late_dsize(mp, dip), dip->di_format, l,
+				 first);
 		*relayout = dneed > *fo * 8 &&
 			    dip->di_format != XK_DINODE_FMT_LOCAL;
 		if (dneed <= *fo * 8 || *relayout)
@@ -737,25 +762,21 @@ local_moves_out(const struct xk_mount *mp, const struct xk_dinode *dip,
 }
 
 /*
- * The short-form bytes of l where a new attr fork is placed late (0:
- * where an inode made with one has it).  Not for metadata files:
- * xfs_repair 7.2 makes the metadata tree anew, its inodes made with
- * their fork.
+ * Whether a new attr fork is placed late (else where an inode made with
+ * one has it).  Not for metadata files: xfs_repair 7.2 makes the
+ * metadata tree anew, its inodes made with their fork.
  */
-static uint32_t
-late_sf(const struct xk_bld *b, const struct xk_dinode *dip,
-	const struct xk_attr_list *l)
+static int
+late_mode(const struct xk_bld *b, const struct xk_dinode *dip)
 {
-	if (!b->late_forks || xk_dinode_is_metafile(dip))
-		return 0;
-	return attr_sf_bytes(l->xa, l->n);
+	return b->late_forks && !xk_dinode_is_metafile(dip);
 }
 
 /* The attr fork there is (its blocks) and where the new one starts. */
 static int
 old_fork(struct xk_mount *mp, uint64_t ino, const struct xk_dinode *dip,
-	 uint32_t late_sf, uint32_t first, struct afork *af, uint32_t *fo,
-	 int *relayout, const char **why)
+	 const struct xk_attr_list *l, uint32_t first, struct afork *af,
+	 uint32_t *fo, int *relayout, const char **why)
 {
 	int err = 0;
 
@@ -767,8 +788,7 @@ old_fork(struct xk_mount *mp, uint64_t ino, const struct xk_dinode *dip,
 	}
 	*relayout = 0;
 	if (!err)
-		err = choose_forkoff(mp, dip, late_sf, first, fo, relayout,
-				     why);
+		err = choose_forkoff(mp, dip, l, first, fo, relayout, why);
 	return err;
 }
 
@@ -777,7 +797,7 @@ xk_bld_attr_rewrite(struct xk_bld *b, uint64_t ino,
 		    const struct xk_attr_list *l, const char **why)
 {
 	struct xk_mount *mp = b->mp;
-	uint32_t lit = xk_dinode_litino(mp->g.inodesize), fo, lsf, first;
+	uint32_t lit = xk_dinode_litino(mp->g.inodesize), fo, first;
 	struct xk_bld_inode tmp = { .ino = ino };
 	struct afork af = { 0 };
 	struct xk_dinode *dip;
@@ -794,8 +814,7 @@ xk_bld_attr_rewrite(struct xk_bld *b, uint64_t ino,
 		return err;
 	}
 	tmp.mode = xk_be16_get(dip->di_mode);
-	lsf = late_sf(b, dip, l);
-	first = late_first(mp, dip, lsf);
+	first = late_first(mp, dip, late_mode(b, dip), l);
 	switch (local_moves_out(mp, dip, first)) {
 	case XK_S_IFDIR:
 		err = bld_dir_sf_to_block(b, ino, dip, why);
@@ -805,7 +824,7 @@ xk_bld_attr_rewrite(struct xk_bld *b, uint64_t ino,
 		break;
 	}
 	if (!err)
-		err = old_fork(mp, ino, dip, lsf, first, &af, &fo, &relayout,
+		err = old_fork(mp, ino, dip, l, first, &af, &fo, &relayout,
 			       why);
 	oldblocks = af.nblocks + af.nbmbt;
 	if (!err && oldblocks > xk_be64_get(dip->di_nblocks)) {
@@ -896,7 +915,7 @@ xk_attr_rewrite_growth(struct xk_bld *b, uint64_t ino,
 		       const char **why)
 {
 	struct xk_mount *mp = b->mp;
-	uint32_t lit = xk_dinode_litino(mp->g.inodesize), fo = 0, lsf, first;
+	uint32_t lit = xk_dinode_litino(mp->g.inodesize), fo = 0, first;
 	struct attr_plan pl;
 	struct afork af = { 0 };
 	struct xk_dinode *dip;
@@ -911,8 +930,7 @@ xk_attr_rewrite_growth(struct xk_bld *b, uint64_t ino,
 		*why = "its inode cannot be read";
 		return err;
 	}
-	lsf = late_sf(b, dip, l);
-	first = late_first(mp, dip, lsf);
+	first = late_first(mp, dip, late_mode(b, dip), l);
 	if (local_moves_out(mp, dip, first)) {
 		uint64_t size = xk_be64_get(dip->di_size);
 
@@ -924,13 +942,12 @@ xk_attr_rewrite_growth(struct xk_bld *b, uint64_t ino,
 					size < XK_SYMLINK_MAXLEN ?
 					(unsigned int)size : XK_SYMLINK_MAXLEN);
 		/* Mapped by an extent then (choose_forkoff's rule). */
-		fo = first ? first : xk_dinode_default_forkoff(mp->g.inodesize);
-		if (lsf > lit - fo * 8 &&
-		    late_forkoff(mp, xk_bmdr_space_calc(3), lsf))
-			fo = late_forkoff(mp, xk_bmdr_space_calc(3), lsf);
+		fo = first ? late_final(mp, xk_bmdr_space_calc(3),
+					XK_DINODE_FMT_EXTENTS, l, first) :
+		     xk_dinode_default_forkoff(mp->g.inodesize);
 	} else {
-		err = old_fork(mp, ino, dip, lsf, first, &af, &fo,
-			       &relayout, why);
+		err = old_fork(mp, ino, dip, l, first, &af, &fo, &relayout,
+			       why);
 		/* Extents becoming a btree, a root gaining a level. */
 		*grow = relayout ? 1 : 0;
 	}

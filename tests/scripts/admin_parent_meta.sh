@@ -54,20 +54,23 @@ target() {
 }
 
 # pptrs IMG INO...: the parent pointers of each inode (short-form attr
-# forks, which every inode here has), as xfs_db 7.2 prints them: child,
-# parent, generation, name.
+# forks, or one leaf), as xfs_db 7.2 prints them: child, parent,
+# generation, name.
 pptrs() {
-	local img=$1 i args=()
+	local img=$1 i args=() largs=()
 	shift
 	for i in "$@"; do
-		args+=(-c "inode $i" -c "print v3.inumber a.sfattr")
+		args+=(-c "inode $i" -c "print v3.inumber core.aformat" -c "print a.sfattr")
 	done
-	db72 "${args[@]}" "$img" | awk '
+	db72 "${args[@]}" "$img" >"$T/pp.sf"
+	for i in $(awk '/^v3.inumber = / { c = $3 } /^core.aformat = 2 / { print c }' "$T/pp.sf"); do
+		largs+=(-c "inode $i" -c "print v3.inumber" -c "ablock 0" -c "print nvlist")
+	done
+	{ cat "$T/pp.sf"; [ ${#largs[@]} -eq 0 ] || db72 "${largs[@]}" "$img"; } | awk '
 		/^v3.inumber = / { c = $3 }
-		/\.parent = / { split($1, k, "."); par[k[3]] = $3 }
-		/\.name = / { split($1, k, "."); n = $0; sub(/^[^"]*"/, "", n); sub(/"$/, "", n); name[k[3]] = n }
-		/\.parent_dir\.inumber = / { split($1, k, "."); pi[k[3]] = $3 }
-		/\.parent_dir\.gen = / { split($1, k, "."); if (par[k[3]] == 1) printf "%s %s 0x%x %s\n", c, pi[k[3]], $3, name[k[3]] }' |
+		/\.name = / { n = $0; sub(/^[^"]*"/, "", n); sub(/"$/, "", n) }
+		/\.parent_dir\.inumber = / { p = $3 }
+		/\.parent_dir\.gen = / { printf "%s %s 0x%x %s\n", c, p, $3, n }' |
 		sort
 }
 
@@ -159,13 +162,20 @@ ln sf/a link_a
 echo data >xa
 setfattr -n user.k -v v xa
 for n in 296 297 320 336 400; do ln -s "$(target $n)" "sym$n"; done
+# Hard-linked symlinks: pointers that end in a leaf (the fork moving back
+# to its default), and three that share the inode with a 250-byte target.
+ln -s "$(target 100)" hs
+for i in 1 2 3 4 5; do ln -P hs "hs_link_with_a_rather_long_name_${i}_$(printf '%030d' 0)"; done
+ln -s "$(target 250)" ws
+ln -P ws ws2
+ln -P ws ws3
 mknod dev c 1 3
 ) || exit 99
 loop_umount || exit 99
 shapes=$(symlink_shapes "$IMG" sym296 sym297 sym320 sym336 sym400 | tr '\n' '/')
 [ "$shapes" = "sym296 1 296 0 /sym297 1 297 0 /sym320 1 320 0 /sym336 1 336 0 /sym400 2 400 1 /" ] ||
 	fail "the kernel's symlinks are not local up to 336 bytes and remote beyond: $shapes"
-if upgraded "$IMG" "metadir, parent=1" 72 \
+if upgraded "$IMG" "metadir, parent=1" 81 \
 	"sym296 1 296 0 /sym297 2 297 1 /sym320 2 320 1 /sym336 2 336 1 /sym400 2 400 1 /" \
 	sym296 sym297 sym320 sym336 sym400; then
 	# The metadata tree: /rtgroups named by its root, as mkfs.xfs 7.2
