@@ -9,9 +9,10 @@
 #
 # On a metadir image the host kernel populated (short-form and block
 # directories, hard links, an xattr, local symlinks of 296, 297, 320 and
-# 336 bytes, a remote one, a device), and on mkfs.xfs 6.1 images made
-# from a prototype (no attr forks; symlinks of 296 and 320 bytes, and of
-# 808, 809 and 848 in 1024-byte inodes; entries with 100-byte names):
+# 336 bytes, a remote one, hard-linked symlinks whose pointers end in a
+# leaf, a device), and on mkfs.xfs 6.1 images made from a prototype (no
+# attr forks; symlinks of 296 and 320 bytes, and of 808, 809 and 848 in
+# 1024-byte inodes; entries with 100- and 200-byte names):
 # - every parent pointer (child, parent, generation, name; symlinks
 #   and devices included) is one xfs_repair 7.2 adds, and none is
 #   missing;
