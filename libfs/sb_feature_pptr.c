@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Adding parent pointers to an existing filesystem (-O parent=1): every
- * inode reached from the root gets, for each directory entry naming it,
- * the pointer the kernel would have added with that entry (an attribute
- * of the PARENT namespace named by the entry, holding the directory's
- * inode number and generation).  The pass is the one xfskit-mkfs -p
- * runs after populating (xk_bld_pptr_tree): each inode's attributes are
- * read whole, the pointers added, and its attr fork written anew by the
- * builder, short form, leaf or node as the list needs.  Everything
+ * inode reached from the root (and from the metadata directory tree's
+ * root: the kernel gives metadata files parent pointers too) gets, for
+ * each directory entry naming it, the pointer the kernel would have
+ * added with that entry (an attribute of the PARENT namespace named by
+ * the entry, holding the directory's inode number and generation).  The
+ * pass is the one xfskit-mkfs -p runs after populating
+ * (xk_bld_pptr_tree): each inode's attributes are read whole, the
+ * pointers added, and its attr fork written anew by the builder, short
+ * form, leaf or node as the list needs.  Everything
  * stays in the cache; the caller writes it once every check passed and
  * sets the feature bit last.
  */
@@ -52,12 +54,6 @@ sb_add_parent_pointers(struct xk_mount *mp, const struct xk_sb *want,
 	struct xk_bld *b;
 	int err;
 
-	if (mp->g.has_metadir) {
-		snprintf(msg, msglen, "parent pointers cannot be added to a "
-			 "filesystem with a metadata directory tree (not "
-			 "supported); nothing was changed");
-		return XK_EUNSUPP;
-	}
 	resv = calloc(mp->g.agcount, sizeof(*resv));
 	if (!resv) {
 		snprintf(msg, msglen, "no memory for %u AGs", mp->g.agcount);
@@ -75,22 +71,25 @@ sb_add_parent_pointers(struct xk_mount *mp, const struct xk_sb *want,
 	}
 	for (uint32_t agno = 0; agno < mp->g.agcount; agno++)
 		xk_bld_set_alloc_keep(b, agno, resv[agno]);
+	/* New attr forks go where xfs_repair 7.2's (the kernel's) go. */
+	xk_bld_set_late_attr_forks(b, 1);
 	free(resv);
 	/* The attr forks are written as on a filesystem with the feature. */
 	mp->sb.features_incompat = want->features_incompat;
 	mp->sb.versionnum |= XK_SB_VERSION_ATTRBIT;
 	xk_mount_rederive(mp);
-	err = xk_bld_pptr_tree(b, &bad, &need, &why);
+	err = xk_bld_pptr_tree(b, 1, &bad, &need, &why);
 	if (err == -ENOSPC)
 		snprintf(msg, msglen, "not enough free space for the parent "
 			 "pointers: from inode %llu on they need %llu more "
-			 "attribute blocks than the free space leaves beyond "
-			 "what the kernel reserves in each AG; free that "
-			 "much space first; nothing was changed",
+			 "blocks (attribute blocks, and symlink targets or "
+			 "directories moved out of their inodes) than the "
+			 "free space leaves beyond what the kernel reserves "
+			 "in each AG; free that much space first; nothing "
+			 "was changed",
 			 (unsigned long long)bad, (unsigned long long)need);
 	else if (err == XK_EUNSUPP)
-		snprintf(msg, msglen, "inode %llu: %s: not supported (the "
-			 "kernel would first move its data out of the inode); "
+		snprintf(msg, msglen, "inode %llu: %s: not supported; "
 			 "nothing was changed", (unsigned long long)bad,
 			 why ? why : "its parent pointers cannot be added");
 	else if (err)

@@ -924,8 +924,11 @@ mkfs_populate(const struct mkfs_cfg *cfg, struct mkfs_populate *p, int quiet)
 		uint64_t bad;
 		const char *why;
 
-		/* Every inode is written: now each link is known. */
-		err = xk_bld_pptr_tree(c->b, &bad, NULL, &why);
+		/*
+		 * Every inode is written: now each link is known.  The
+		 * metadata tree's files got theirs when it was made.
+		 */
+		err = xk_bld_pptr_tree(c->b, 0, &bad, NULL, &why);
 		if (err)
 			fprintf(stderr, "xfskit-mkfs: adding parent pointers "
 				"failed at inode %llu: %s: %s\n",

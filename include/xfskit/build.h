@@ -351,6 +351,14 @@ void xk_bld_set_alloc_end(struct xk_bld *b, uint32_t agno, uint32_t end);
  */
 void xk_bld_set_alloc_keep(struct xk_bld *b, uint32_t agno, uint64_t keep);
 /*
+ * An attr fork given by xk_bld_attr_rewrite to an inode without one is
+ * placed as the kernel places one added to an existing inode (as far up
+ * as its short-form attributes leave room for), not where an inode made
+ * with one has it: for xfskit-admin -O parent=1, as xfs_repair 7.2
+ * (metadata files excepted: 7.2 makes them anew, with their fork).
+ */
+void xk_bld_set_late_attr_forks(struct xk_bld *b, int on);
+/*
  * Take up to len free blocks, AG agno first, then the next ones; no
  * owner is recorded (the caller maps them).  *got may be less than len.
  */

@@ -122,11 +122,14 @@ XK_MUST_CHECK int xk_fork_mappings(struct xk_mount *mp, uint64_t ino,
  * count and block count updated.  The data fork keeps its place: an
  * inode keeps its fork offset, and one without an attr fork gets the
  * kernel's default offset (or what its data fork needs, up to room for
- * an attr bmbt root of 2 pointers), its data fork made to fit as the
+ * an attr bmbt root of 2 pointers; in a session set for late forks,
+ * xk_bld_set_late_attr_forks, the offset the kernel gives a fork added
+ * later), its data fork made to fit as the
  * kernel makes it: a btree root moves into the narrower fork, or the
  * mappings are laid out again (extents become a btree, a root gains a
  * level; XK_EUNSUPP in a session opened empty), a short-form directory
- * becomes a block; local data beyond (a symlink) is XK_EUNSUPP.  On a
+ * becomes a block, a local symlink target moves to remote blocks; a
+ * realtime btree root (XK_EUNSUPP) is not resized.  On a
  * filesystem with parent pointers an emptied fork stays, empty, as
  * the kernel keeps it.  In a session opened empty (repair's,
  * xk_bld_open_empty) the caller leaves the old fork's blocks unclaimed,
@@ -143,7 +146,7 @@ XK_MUST_CHECK int xk_bld_attr_rewrite(struct xk_bld *b, uint64_t ino,
  * values, bmbt blocks not counted.  For the figure of a refusal when
  * xk_bld_attr_rewrite ran out of space; nothing is allocated.
  */
-XK_MUST_CHECK int xk_attr_rewrite_growth(struct xk_mount *mp, uint64_t ino,
+XK_MUST_CHECK int xk_attr_rewrite_growth(struct xk_bld *b, uint64_t ino,
 					 const struct xk_attr_list *l,
 					 uint64_t *grow, const char **why);
 

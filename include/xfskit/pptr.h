@@ -32,9 +32,10 @@ XK_MUST_CHECK int xk_dir_entries(struct xk_mount *mp, uint64_t ino,
 				 void *ctx);
 
 /*
- * Give every inode reached from the root the parent pointer of each
- * entry naming it (name, directory, directory generation), keeping its
- * other attributes; pointers already there are kept once.  For a tree
+ * Give every inode reached from the root (with with_metadir also from
+ * the metadata directory tree's root: the kernel gives its files parent
+ * pointers too) the parent pointer of each entry naming it (name,
+ * directory, directory generation), keeping its other attributes; pointers already there are kept once.  For a tree
  * the builder has just written, or one on disk (xfskit-admin -O
  * parent=1): an inode whose link count is not the number of entries
  * naming it (a directory: one) is XK_ECORRUPT.  On failure *bad_ino and
@@ -42,7 +43,8 @@ XK_MUST_CHECK int xk_dir_entries(struct xk_mount *mp, uint64_t ino,
  * *bad_ino the first inode without room) goes on sizing the rest:
  * *need is then the attr blocks those inodes' forks still lack.
  */
-XK_MUST_CHECK int xk_bld_pptr_tree(struct xk_bld *b, uint64_t *bad_ino,
-				   uint64_t *need, const char **why);
+XK_MUST_CHECK int xk_bld_pptr_tree(struct xk_bld *b, int with_metadir,
+				   uint64_t *bad_ino, uint64_t *need,
+				   const char **why);
 
 #endif /* XFSKIT_PPTR_H */

@@ -20,6 +20,7 @@
 #include <xfskit/build_attr.h>
 #include <xfskit/format/attr.h>
 #include <xfskit/format/log.h>
+#include <xfskit/format/symlink.h>
 
 #include "attr_fmt.h"
 #include "attr_read.h"
@@ -525,6 +526,110 @@ round8(uint32_t v)
 }
 
 /*
+ * What the kernel counts as the data fork's need when it adds an attr
+ * fork: its bytes in the inode, extents past the default offset only a
+ * bmbt root (they become a btree), never less than a root of 3 pointers.
+ */
+static uint64_t
+late_dsize(const struct xk_mount *mp, const struct xk_dinode *dip)
+{
+	uint64_t dsize;
+
+	switch (dip->di_format) {
+	case XK_DINODE_FMT_LOCAL:
+		dsize = xk_be64_get(dip->di_size);
+		break;
+	case XK_DINODE_FMT_EXTENTS:
+		dsize = xk_dinode_nextents(dip) * sizeof(struct xk_bmbt_rec);
+		if (dsize > xk_dinode_default_forkoff(mp->g.inodesize) * 8u)
+			dsize = 0;
+		break;
+	case XK_DINODE_FMT_BTREE:
+		dsize = xk_bmdr_space_calc(xk_be16_get(((const struct
+				xk_bmdr_block *)xk_dfork_dptr(dip))->bb_numrecs));
+		break;
+	default:
+		return UINT64_MAX;
+	}
+	return dsize < xk_bmdr_space_calc(3) ? xk_bmdr_space_calc(3) : dsize;
+}
+
+/*
+ * Where the kernel puts an attr fork it adds to an inode without one
+ * (xfs_repair 7.2 adding parent pointers does the same), for short-form
+ * attributes of sfbytes and a data fork needing dsize (late_dsize): as
+ * far up as leaves them their room, never past room for an attr bmbt
+ * root of 2 pointers, never below what the data fork needs.  Past that
+ * bound, local data moves out of the inode (local_moves_out).  0 when
+ * the attributes find no room: the default placement then.
+ */
+static uint32_t
+late_forkoff(const struct xk_mount *mp, uint64_t dsize, uint32_t sfbytes)
+{
+	uint32_t lit = xk_dinode_litino(mp->g.inodesize);
+	uint32_t maxfo = (lit - xk_bmdr_space_calc(2)) / 8, minfo, off;
+
+	if (!sfbytes || sfbytes > lit || dsize == UINT64_MAX)
+		return 0;
+	minfo = dsize > lit ? lit / 8 + 1 : round8((uint32_t)dsize) / 8;
+	off = (lit - sfbytes) / 8;
+	if (off >= maxfo)
+		return maxfo;
+	return off >= minfo ? off : 0;
+}
+
+/*
+ * The offset the kernel gives a fork it adds to an inode without one,
+ * for the first attribute of l, before local data that no longer fits
+ * moves out: late_forkoff, else its default.  0 outside a late
+ * placement (late 0) or for an empty list.
+ */
+static uint32_t
+late_first(const struct xk_mount *mp, const struct xk_dinode *dip,
+	   int late, const struct xk_attr_list *l)
+{
+	uint32_t fo;
+
+	if (!late || dip->di_forkoff || !l->n)
+		return 0;
+	fo = late_forkoff(mp, late_dsize(mp, dip), attr_sf_bytes(l->xa, 1));
+	return fo ? fo : xk_dinode_default_forkoff(mp->g.inodesize);
+}
+
+/*
+ * Where that fork ends up once the data fork is settled (format dfmt,
+ * its need now dsize) and the attributes of l are added one by one, as
+ * the kernel adds them: each short-form addition that does not fit
+ * moves the fork as far as late_forkoff allows; where none does, the
+ * attributes go to a leaf, and the fork moves back down to the default
+ * offset if it was above it (unless the data fork is a btree root).
+ */
+static uint32_t
+late_final(const struct xk_mount *mp, uint64_t dsize, uint8_t dfmt,
+	   const struct xk_attr_list *l, uint32_t first)
+{
+	uint32_t lit = xk_dinode_litino(mp->g.inodesize), fo = first, f;
+	uint32_t hdr = (uint32_t)sizeof(struct xk_attr_sf_hdr), bytes = hdr;
+	uint32_t dflt = xk_dinode_default_forkoff(mp->g.inodesize);
+
+	for (size_t i = 0; i < l->n; i++) {
+		uint32_t e = i < UINT8_MAX ? attr_sf_bytes(&l->xa[i], 1) : 0;
+
+		f = 0;
+		if (e) {
+			bytes += e - hdr;
+			f = bytes <= lit - fo * 8 ? fo :
+			    late_forkoff(mp, dsize, bytes);
+		}
+		if (!f)		/* to a leaf */
+			return dfmt != XK_DINODE_FMT_BTREE && fo < dflt ?
+			       dflt : fo;
+		fo = f;
+	}
+	return fo;
+}
+
+/*
  * Where the attr fork starts (in 8-byte units).  An inode with an attr
  * fork keeps its offset, so its data fork stays as it is.  Without one,
  * the kernel's default: right after the 8-byte device number, else room
@@ -534,11 +639,15 @@ round8(uint32_t v)
  * than that keep the default and set *relayout: the caller lays them
  * out again in that room (extents become a btree, a root gains a
  * level), as the kernel does.  Local data needing more (a short-form
- * directory is made a block before this) is XK_EUNSUPP.
+ * directory or a symlink target is moved out to blocks before this) is
+ * XK_EUNSUPP.  With first (late_first, taken before local data moved
+ * out) the fork of l goes where the kernel adds one to an existing
+ * inode (late_final).
  */
 static int
 choose_forkoff(const struct xk_mount *mp, const struct xk_dinode *dip,
-	       uint32_t *fo, int *relayout, const char **why)
+	       const struct xk_attr_list *l, uint32_t first, uint32_t *fo,
+	       int *relayout, const char **why)
 {
 	uint32_t lit = xk_dinode_litino(mp->g.inodesize), dneed;
 
@@ -571,9 +680,22 @@ choose_forkoff(const struct xk_mount *mp, const struct xk_dinode *dip,
 		dneed = round8(xk_bmdr_space_calc(nrecs));
 		break;
 	}
+	case XK_DINODE_FMT_META_BTREE:
+		/* Realtime groups' btree roots: not resized here. */
+		*why = "its data fork is a realtime btree root";
+		return XK_EUNSUPP;
 	default:
 		*why = "its data fork has an unknown format";
 		return XK_ECORRUPT;
+	}
+	if (first) {
+		/* Mappings not fitting are laid out again in that room. */
+		*fo = late_final(mp, late_dsize(mp, dip), dip->di_format, l,
+				 first);
+		*relayout = dneed > *fo * 8 &&
+			    dip->di_format != XK_DINODE_FMT_LOCAL;
+		if (dneed <= *fo * 8 || *relayout)
+			return 0;
 	}
 	*fo = xk_dinode_default_forkoff(mp->g.inodesize);
 	if (dneed > *fo * 8)
@@ -619,24 +741,42 @@ shrink_data_root(struct xk_dinode *dip, uint32_t lit, uint32_t forksize)
 }
 
 /*
- * A short-form directory without an attr fork that takes more than an
- * attr fork would leave it: the kernel turns it into a block first.
+ * Local data in an inode without an attr fork that takes more than an
+ * attr fork would leave it (at first, late_first, when placed late;
+ * else room for an attr bmbt root of 2 pointers): the kernel moves it
+ * out first, a short-form directory into a block (XK_S_IFDIR), a
+ * symlink target into remote blocks (XK_S_IFLNK).  0 when it stays.
  */
-static int
-sf_dir_needs_block(const struct xk_mount *mp, const struct xk_dinode *dip)
+static unsigned int
+local_moves_out(const struct xk_mount *mp, const struct xk_dinode *dip,
+		uint32_t first)
 {
 	uint32_t lit = xk_dinode_litino(mp->g.inodesize);
+	uint32_t room = first ? first : (lit - xk_bmdr_space_calc(2)) / 8;
+	unsigned int type = xk_be16_get(dip->di_mode) & XK_S_IFMT;
 
-	return !dip->di_forkoff && dip->di_format == XK_DINODE_FMT_LOCAL &&
-	       (xk_be16_get(dip->di_mode) & XK_S_IFMT) == XK_S_IFDIR &&
-	       round8((uint32_t)xk_be64_get(dip->di_size)) >
-	       (lit - xk_bmdr_space_calc(2)) / 8 * 8;
+	if (dip->di_forkoff || dip->di_format != XK_DINODE_FMT_LOCAL ||
+	    (type != XK_S_IFDIR && type != XK_S_IFLNK))
+		return 0;
+	return xk_be64_get(dip->di_size) > room * 8u ? type : 0;
+}
+
+/*
+ * Whether a new attr fork is placed late (else where an inode made with
+ * one has it).  Not for metadata files: xfs_repair 7.2 makes the
+ * metadata tree anew, its inodes made with their fork.
+ */
+static int
+late_mode(const struct xk_bld *b, const struct xk_dinode *dip)
+{
+	return b->late_forks && !xk_dinode_is_metafile(dip);
 }
 
 /* The attr fork there is (its blocks) and where the new one starts. */
 static int
 old_fork(struct xk_mount *mp, uint64_t ino, const struct xk_dinode *dip,
-	 struct afork *af, uint32_t *fo, int *relayout, const char **why)
+	 const struct xk_attr_list *l, uint32_t first, struct afork *af,
+	 uint32_t *fo, int *relayout, const char **why)
 {
 	int err = 0;
 
@@ -648,7 +788,7 @@ old_fork(struct xk_mount *mp, uint64_t ino, const struct xk_dinode *dip,
 	}
 	*relayout = 0;
 	if (!err)
-		err = choose_forkoff(mp, dip, fo, relayout, why);
+		err = choose_forkoff(mp, dip, l, first, fo, relayout, why);
 	return err;
 }
 
@@ -657,7 +797,7 @@ xk_bld_attr_rewrite(struct xk_bld *b, uint64_t ino,
 		    const struct xk_attr_list *l, const char **why)
 {
 	struct xk_mount *mp = b->mp;
-	uint32_t lit = xk_dinode_litino(mp->g.inodesize), fo;
+	uint32_t lit = xk_dinode_litino(mp->g.inodesize), fo, first;
 	struct xk_bld_inode tmp = { .ino = ino };
 	struct afork af = { 0 };
 	struct xk_dinode *dip;
@@ -674,10 +814,18 @@ xk_bld_attr_rewrite(struct xk_bld *b, uint64_t ino,
 		return err;
 	}
 	tmp.mode = xk_be16_get(dip->di_mode);
-	if (sf_dir_needs_block(mp, dip))
+	first = late_first(mp, dip, late_mode(b, dip), l);
+	switch (local_moves_out(mp, dip, first)) {
+	case XK_S_IFDIR:
 		err = bld_dir_sf_to_block(b, ino, dip, why);
+		break;
+	case XK_S_IFLNK:
+		err = bld_symlink_to_remote(b, ino, dip, why);
+		break;
+	}
 	if (!err)
-		err = old_fork(mp, ino, dip, &af, &fo, &relayout, why);
+		err = old_fork(mp, ino, dip, l, first, &af, &fo, &relayout,
+			       why);
 	oldblocks = af.nblocks + af.nbmbt;
 	if (!err && oldblocks > xk_be64_get(dip->di_nblocks)) {
 		*why = "its block count is below what its attr fork maps";
@@ -762,11 +910,12 @@ out:
 }
 
 int
-xk_attr_rewrite_growth(struct xk_mount *mp, uint64_t ino,
+xk_attr_rewrite_growth(struct xk_bld *b, uint64_t ino,
 		       const struct xk_attr_list *l, uint64_t *grow,
 		       const char **why)
 {
-	uint32_t lit = xk_dinode_litino(mp->g.inodesize), fo = 0;
+	struct xk_mount *mp = b->mp;
+	uint32_t lit = xk_dinode_litino(mp->g.inodesize), fo = 0, first;
 	struct attr_plan pl;
 	struct afork af = { 0 };
 	struct xk_dinode *dip;
@@ -781,12 +930,24 @@ xk_attr_rewrite_growth(struct xk_mount *mp, uint64_t ino,
 		*why = "its inode cannot be read";
 		return err;
 	}
-	if (sf_dir_needs_block(mp, dip)) {
-		/* It becomes one directory block with an attr fork beside. */
-		*grow = mp->g.dirblksize >> mp->g.blocklog;
-		fo = xk_dinode_default_forkoff(mp->g.inodesize);
+	first = late_first(mp, dip, late_mode(b, dip), l);
+	if (local_moves_out(mp, dip, first)) {
+		uint64_t size = xk_be64_get(dip->di_size);
+
+		/* One directory block, or the target's remote blocks. */
+		if (local_moves_out(mp, dip, first) == XK_S_IFDIR)
+			*grow = mp->g.dirblksize >> mp->g.blocklog;
+		else
+			*grow = xk_symlink_blocks(mp->g.blocksize,
+					size < XK_SYMLINK_MAXLEN ?
+					(unsigned int)size : XK_SYMLINK_MAXLEN);
+		/* Mapped by an extent then (choose_forkoff's rule). */
+		fo = first ? late_final(mp, xk_bmdr_space_calc(3),
+					XK_DINODE_FMT_EXTENTS, l, first) :
+		     xk_dinode_default_forkoff(mp->g.inodesize);
 	} else {
-		err = old_fork(mp, ino, dip, &af, &fo, &relayout, why);
+		err = old_fork(mp, ino, dip, l, first, &af, &fo, &relayout,
+			       why);
 		/* Extents becoming a btree, a root gaining a level. */
 		*grow = relayout ? 1 : 0;
 	}

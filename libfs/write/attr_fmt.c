@@ -104,9 +104,8 @@ xattr_hash(const struct xk_bld_xattr *x)
 	return xk_da_hashname(x->name, x->namelen);
 }
 
-/* Short-form bytes, or 0 when some attribute cannot be short form. */
-static uint32_t
-sf_bytes(const struct xk_bld_xattr *xa, size_t n)
+uint32_t
+attr_sf_bytes(const struct xk_bld_xattr *xa, size_t n)
 {
 	uint64_t sz = sizeof(struct xk_attr_sf_hdr);
 
@@ -318,7 +317,7 @@ attr_plan_make(struct attr_plan *pl, uint32_t blocksize, uint32_t sf_space,
 				return -EEXIST;
 			}
 
-	pl->sf_size = sf_bytes(xa, n);
+	pl->sf_size = attr_sf_bytes(xa, n);
 	if (pl->sf_size && pl->sf_size <= sf_space) {
 		pl->form = ATTR_FORM_SF;
 		return 0;

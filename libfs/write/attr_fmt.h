@@ -95,6 +95,8 @@ int attr_xattr_check(const struct xk_bld_xattr *x);
 int attr_same_name(const struct xk_bld_xattr *a,
 		   const struct xk_bld_xattr *b);
 
+/* Short-form bytes of the list, or 0 when some attribute cannot be. */
+uint32_t attr_sf_bytes(const struct xk_bld_xattr *xa, size_t n);
 /* The short-form bytes (pl->sf_size of them) into out, in input order. */
 void attr_sf_fill(const struct xk_bld_xattr *xa, size_t n, uint8_t *out);
 

@@ -51,8 +51,6 @@ bld_dir_sf_to_block(struct xk_bld *b, uint64_t ino, struct xk_dinode *dip,
 	struct xk_bld_inode tmp = { .ino = ino,
 				    .mode = xk_be16_get(dip->di_mode) };
 	struct sfb_ctx c = { 0 };
-	uint64_t nb = 0;
-	uint8_t fmt = 0;
 	int err;
 
 	if (size < sizeof(*h) || size > lit ||
@@ -72,22 +70,33 @@ bld_dir_sf_to_block(struct xk_bld *b, uint64_t ino, struct xk_dinode *dip,
 		       "block";
 		goto out;
 	}
-	memset(xk_dfork_dptr(dip), 0, lit);
-	err = bld_write_fork(b, &tmp, XK_DATA_FORK, xk_dfork_dptr(dip), lit,
-			     &fmt, &nb);
-	if (err) {
-		*why = "the directory block's mapping does not fit";
-		goto out;
-	}
-	dip->di_format = fmt;
 	xk_be64_set(&dip->di_size, tmp.size);
-	xk_be64_set(&dip->di_nblocks, xk_be64_get(dip->di_nblocks) + nb);
-	xk_dinode_set_nextents(dip, tmp.data.next,
-			       xk_dinode_anextents(dip));
-	err = bld_bmbt_stamp(b, ino, dip, XK_DATA_FORK);
+	err = bld_local_to_blocks(b, &tmp, dip);
+	if (err)
+		*why = "the directory block's mapping does not fit";
 out:
 	free(tmp.data.local);
 	free(tmp.data.ext);
 	free(c.v);
 	return err;
+}
+
+int
+bld_local_to_blocks(struct xk_bld *b, struct xk_bld_inode *tmp,
+		    struct xk_dinode *dip)
+{
+	uint32_t lit = xk_dinode_litino(b->mp->g.inodesize);
+	uint64_t nb = 0;
+	uint8_t fmt = 0;
+	int err;
+
+	memset(xk_dfork_dptr(dip), 0, lit);
+	err = bld_write_fork(b, tmp, XK_DATA_FORK, xk_dfork_dptr(dip), lit,
+			     &fmt, &nb);
+	if (err)
+		return err;
+	dip->di_format = fmt;
+	xk_be64_set(&dip->di_nblocks, xk_be64_get(dip->di_nblocks) + nb);
+	xk_dinode_set_nextents(dip, tmp->data.next, xk_dinode_anextents(dip));
+	return bld_bmbt_stamp(b, tmp->ino, dip, XK_DATA_FORK);
 }

@@ -5,6 +5,7 @@
  * metadata cache, never held whole), device nodes, and symlink targets.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -150,8 +151,9 @@ xk_bld_dev(struct xk_bld *b, struct xk_bld_inode *ip, uint32_t major,
 	return err;
 }
 
-int
-xk_bld_symlink(struct xk_bld *b, struct xk_bld_inode *ip, const char *target,
+/* The target in remote blocks, whatever room the inode has. */
+static int
+symlink_remote(struct xk_bld *b, struct xk_bld_inode *ip, const char *target,
 	       size_t len)
 {
 	struct xk_mount *mp = b->mp;
@@ -159,11 +161,7 @@ xk_bld_symlink(struct xk_bld *b, struct xk_bld_inode *ip, const char *target,
 	uint64_t nblocks, done = 0;
 	int err;
 
-	if (len == 0 || len > XK_SYMLINK_MAXLEN)
-		return -ENAMETOOLONG;
 	ip->size = len;
-	if (len <= xk_bld_fork_space(b, ip, XK_DATA_FORK))
-		return xk_bld_fork_local(&ip->data, target, (uint32_t)len);
 	nblocks = (len + space - 1) / space;
 	err = xk_bld_fork_alloc(b, ip, XK_DATA_FORK, 0, nblocks, 1);
 	if (err)
@@ -197,4 +195,54 @@ xk_bld_symlink(struct xk_bld *b, struct xk_bld_inode *ip, const char *target,
 		done += n;
 	}
 	return done == len ? 0 : -EIO;
+}
+
+int
+xk_bld_symlink(struct xk_bld *b, struct xk_bld_inode *ip, const char *target,
+	       size_t len)
+{
+	if (len == 0 || len > XK_SYMLINK_MAXLEN)
+		return -ENAMETOOLONG;
+	ip->size = len;
+	if (len <= xk_bld_fork_space(b, ip, XK_DATA_FORK))
+		return xk_bld_fork_local(&ip->data, target, (uint32_t)len);
+	return symlink_remote(b, ip, target, len);
+}
+
+/*
+ * A local symlink target an attr fork cannot share its inode with moves
+ * out to remote blocks first, as the kernel moves it before adding the
+ * attr fork; the target and the size stay.  The inode's data fork is
+ * rewritten in place with the new mapping.
+ */
+int
+bld_symlink_to_remote(struct xk_bld *b, uint64_t ino, struct xk_dinode *dip,
+		      const char **why)
+{
+	struct xk_mount *mp = b->mp;
+	uint64_t size = xk_be64_get(dip->di_size);
+	uint32_t lit = xk_dinode_litino(mp->g.inodesize);
+	struct xk_bld_inode tmp = { .ino = ino,
+				    .mode = xk_be16_get(dip->di_mode) };
+	int err;
+
+	if (!size || size > lit || size > XK_SYMLINK_MAXLEN ||
+	    memchr(xk_dfork_dptr(dip), 0, size)) {
+		*why = "its local symlink target is damaged";
+		return XK_ECORRUPT;
+	}
+	err = symlink_remote(b, &tmp, (const char *)xk_dfork_dptr(dip), size);
+	if (!err && tmp.data.format != XK_BLD_FMT_EXTENTS)
+		err = -EFBIG;	/* not mapped by extents: not expected */
+	if (err) {
+		*why = "its symlink target cannot be moved to a block";
+		goto out;
+	}
+	err = bld_local_to_blocks(b, &tmp, dip);
+	if (err)
+		*why = "the symlink block's mapping does not fit";
+out:
+	free(tmp.data.local);
+	free(tmp.data.ext);
+	return err;
 }

@@ -235,7 +235,7 @@ tp_apply(struct xk_bld *b, const struct tp_rec *v, size_t n,
 	if (!err && grow) {
 		uint64_t more;
 
-		err = xk_attr_rewrite_growth(mp, v[0].child, &l, &more, why);
+		err = xk_attr_rewrite_growth(b, v[0].child, &l, &more, why);
 		*grow += more;
 	} else if (!err) {
 		err = xk_bld_attr_rewrite(b, v[0].child, &l, why);
@@ -245,8 +245,8 @@ tp_apply(struct xk_bld *b, const struct tp_rec *v, size_t n,
 }
 
 int
-xk_bld_pptr_tree(struct xk_bld *b, uint64_t *bad_ino, uint64_t *need,
-		 const char **why)
+xk_bld_pptr_tree(struct xk_bld *b, int with_metadir, uint64_t *bad_ino,
+		 uint64_t *need, const char **why)
 {
 	struct xk_mount *mp = b->mp;
 	struct tp_ctx t = { .mp = mp };
@@ -257,10 +257,13 @@ xk_bld_pptr_tree(struct xk_bld *b, uint64_t *bad_ino, uint64_t *need,
 	if (need)
 		*need = 0;
 	*why = NULL;
-	err = bld_grow((void **)&t.queue, &t.qcap, 1, sizeof(*t.queue));
+	err = bld_grow((void **)&t.queue, &t.qcap, 2, sizeof(*t.queue));
 	if (err)
 		return err;
 	t.queue[t.qn++] = b->rootino;
+	/* The metadata tree's root, like the root, has no entry naming it. */
+	if (with_metadir && mp->g.has_metadir)
+		t.queue[t.qn++] = mp->sb.metadirino;
 	/* A built tree has no loops; the bound only guards a damaged one. */
 	for (size_t q = 0; q < t.qn && !err; q++) {
 		struct xk_dinode *dip;

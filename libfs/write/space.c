@@ -348,6 +348,12 @@ xk_bld_set_alloc_keep(struct xk_bld *b, uint32_t agno, uint64_t keep)
 		b->ags[agno].keep = keep;
 }
 
+void
+xk_bld_set_late_attr_forks(struct xk_bld *b, int on)
+{
+	b->late_forks = on;
+}
+
 int
 xk_bld_alloc_blocks(struct xk_bld *b, uint32_t agno, uint32_t len,
 		    uint64_t *fsbno, uint32_t *got)

@@ -96,6 +96,7 @@ struct xk_bld {
 	uint32_t	now_nsec;
 	uint64_t	rootino;
 	int		from_claims;	/* opened empty: every owner claimed */
+	int		late_forks;	/* xk_bld_set_late_attr_forks */
 	/* Decreased refcounts to settle before commit (rmapbt). */
 	struct bld_range *pending;
 	uint64_t	npending, pending_alloc;
@@ -203,6 +204,18 @@ const char *bld_fork_why(const char *check, int err);
  */
 int bld_dir_sf_to_block(struct xk_bld *b, uint64_t ino, struct xk_dinode *dip,
 			const char **why);
+
+/* file.c: the same for a local symlink, its target moved to blocks. */
+int bld_symlink_to_remote(struct xk_bld *b, uint64_t ino,
+			  struct xk_dinode *dip, const char **why);
+
+/*
+ * dir_sf_block.c: the data fork tmp was given (its blocks allocated and
+ * written) put in place of dip's local data: its mapping written in the
+ * literal area, the format and the block and extent counts updated.
+ */
+int bld_local_to_blocks(struct xk_bld *b, struct xk_bld_inode *tmp,
+			struct xk_dinode *dip);
 
 /*
  * edit.c: lay one fork of inode ino (dip: its core in a held buffer,

@@ -18,16 +18,19 @@
 # prototype, whose inodes have no attr fork (a short-form directory
 # filling its inode becomes a block, files the kernel fragmented get
 # their data fork narrowed as the kernel narrows it: 20 extents become a
-# btree, a bmbt root of 20 records gains a level, one of 12 moves), and
+# btree, a bmbt root of 20 records gains a level, one of 12 moves; every
+# fork placed and shaped as in xfs_repair 7.2's upgrade), and
 # with the reverse-mapping btree (already there, or added in the same
 # run).  Refusals write nothing: a filesystem too full for the new attr
 # blocks (the message gives the blocks missing; freed, the upgrade is
-# done), a link count off, a local symlink filling its inode, a log too
-# small for the new feature set, a dirty log, a mounted filesystem.
+# done), a link count off, a log too small for the new feature set, a
+# dirty log, a mounted filesystem.  (Metadir filesystems and local
+# symlinks filling their inode: admin_parent_meta.sh.)
 # -z's undo file restores the image byte for byte; a crash mid-upgrade
 # leaves the NEEDSREPAIR mark xfs_repair 7.2 completes.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/admin_lib.sh"
+. "$(dirname "$0")/admin_parent_lib.sh"
 
 REPAIR="$XK_BUILDDIR/repair/xfskit-repair"
 
@@ -81,55 +84,17 @@ formats() {
 	done
 }
 
-# walk IMG OUT: every path with its inode, type, mode, link count, size,
-# content hash and user xattrs, as the kernel reads them.
-walk() {
-	loop_mount "$1" || exit 99
-	python3 - "$MNT" >"$2" <<'PY' || exit 99
-import hashlib, os, stat, sys
-m = sys.argv[1]
-for d, dirs, files in os.walk(m):
-    dirs.sort()
-    for n in sorted(dirs + files):
-        p = os.path.join(d, n)
-        st = os.lstat(p)
-        h = ''
-        if stat.S_ISREG(st.st_mode):
-            with open(p, 'rb') as f:
-                h = hashlib.sha256(f.read()).hexdigest()
-        xa = []
-        if not stat.S_ISLNK(st.st_mode):
-            for a in sorted(os.listxattr(p)):
-                xa.append(a + '=' + hashlib.sha256(os.getxattr(p, a)).hexdigest()[:16])
-        print(os.path.relpath(p, m), st.st_ino, oct(st.st_mode), st.st_nlink,
-              st.st_size, st.st_mtime_ns, h, ','.join(xa))
-PY
-	loop_umount || exit 99
-}
-
-# pointers_are_tree IMG NAME MIN: the paths the kernel builds from every
-# inode's parent pointers (one open per inode) are the tree's paths.
-# Symlinks and device files cannot be opened: xfs_repair -n checks theirs.
-pointers_are_tree() {
-	local args=() f n
-	loop_mount "$1" || return 1
-	(cd "$MNT" && find . -mindepth 1 ! -type l ! -type b ! -type c -printf '%P\n' | sort) >"$T/find.out"
-	(cd "$MNT" && find . -mindepth 1 \( -type f -o -type d \) -printf '%i %P\n' |
-		sort -un -k1,1 | cut -d' ' -f2-) >"$T/ino.out"
-	while IFS= read -r f; do
-		args+=(-c "open $MNT/$f" -c "parent -p" -c close)
-	done <"$T/ino.out"
-	xfs72 xfs_io -r "${args[@]}" >"$T/par.raw" 2>&1
-	loop_umount || return 1
-	sed -n "s|^$MNT/||p" "$T/par.raw" | sort >"$T/par.out"
-	n=$(wc -l <"$T/find.out")
-	if grep -v "^$MNT/" "$T/par.raw" | grep -q .; then
-		fail "$2: xfs_io 7.2 parent -p: $(grep -v "^$MNT/" "$T/par.raw" | head -3)"
-	elif [ "$n" -lt "$3" ] || ! diff "$T/find.out" "$T/par.out" >"$T/par.diff"; then
-		fail "$2: the parent pointers' paths (>) are not the tree's $n (<): $(head -6 "$T/par.diff")"
-	else
-		pass "$2: the parent pointers of $(wc -l <"$T/ino.out") inodes, walked up by the kernel, give the tree's $n paths"
-	fi
+# work_pp: create, rename (within and across directories), link and
+# unlink in the kernel-populated tree.
+work_pp() {
+	mkdir w
+	for i in $(seq 1 300); do : >"w/n$i"; done
+	for i in $(seq 1 100); do mv "w/n$i" "node/moved_$i"; done
+	for i in $(seq 101 150); do mv "w/n$i" "w/renamed_$i"; done
+	for i in $(seq 1 100); do ln "leaf/f$i" "w/l$i"; done
+	rm -f node/many_1* leaf/f2* w/n2*
+	mv blk/sub w/sub
+	ln many sf/many_again
 }
 
 # kernel_pptrs IMG OUT: every parent pointer of the files and directories
@@ -155,57 +120,14 @@ kernel_pptrs() {
 # those of the files and directories are the ones the kernel reads on
 # OURS.
 pointers_as_72() {
-	local inc
-	cp --sparse=always "$1" "$T/r72.img" || exit 99
-	inc=$(db_get "$T/r72.img" "sb 0" features_incompat)
-	xfs72 xfs_db -x -c "sb 0" -c "write features_incompat $((inc | 0x80))" "$T/r72.img" >/dev/null || exit 99
-	xfs72 xfs_repair "$T/r72.img" >"$T/r72.out" 2>&1 ||
-		{ fail "$3: xfs_repair 7.2 on the copy given the PARENT bit: $(tail -3 "$T/r72.out")"; return 1; }
+	upgrade72 "$1" "$T/r72.img" "$3" || return 1
 	kernel_pptrs "$2" "$T/pp.ours"
 	cut -d' ' -f1 "$T/pp.ours" | sort -u >"$T/pp.children"
-	sed -n "s/^adding missing ino \([0-9]*\) parent pointer (ino \([0-9]*\) gen \(0x[0-9a-f]*\) name '\(.*\)')$/\1 \2 \3 \4/p" \
-		"$T/r72.out" | sort >"$T/pp.all72"
-	join "$T/pp.children" "$T/pp.all72" | sort >"$T/pp.72"
+	join "$T/pp.children" "$T/add72" | sort >"$T/pp.72"
 	if [ "$(wc -l <"$T/pp.72")" -lt 3000 ] || ! diff "$T/pp.72" "$T/pp.ours" >"$T/pp.diff"; then
 		fail "$3: the parent pointers (>) differ from those xfs_repair 7.2 adds (<): $(head -6 "$T/pp.diff")"
 	else
-		pass "$3: the $(wc -l <"$T/pp.ours") parent pointers of files and directories (child, parent, generation, name) are those xfs_repair 7.2 adds to a copy given the PARENT bit ($(wc -l <"$T/pp.all72") with symlinks and devices)"
-	fi
-}
-
-# pptr_workload IMG NAME: create, rename (within and across
-# directories), link and unlink; no kernel error.
-pptr_workload() {
-	local since
-	since=$(kmsg_mark)
-	loop_mount "$1" || return 1
-	(
-	set -e
-	cd "$MNT"
-	mkdir w
-	for i in $(seq 1 300); do : >"w/n$i"; done
-	for i in $(seq 1 100); do mv "w/n$i" "node/moved_$i"; done
-	for i in $(seq 101 150); do mv "w/n$i" "w/renamed_$i"; done
-	for i in $(seq 1 100); do ln "leaf/f$i" "w/l$i"; done
-	rm -f node/many_1* leaf/f2* w/n2*
-	mv blk/sub w/sub
-	ln many sf/many_again
-	) || fail "$2: the workload failed on the mounted result"
-	loop_umount || { fail "$2: umount failed"; return 1; }
-	errs=$(xfs_kernel_errors "$since")
-	[ -z "$errs" ] && pass "$2: the kernel ran the workload (create, rename, link, unlink) without an error" ||
-		fail "$2: kernel errors: $errs"
-}
-
-# clean72 IMG NAME: xfs_repair 7.2 -n and xfskit-repair -n find IMG clean
-# (xfs_repair 6.1 does not know parent pointers).
-clean72() {
-	if ! xfs72 xfs_repair -n "$1" >"$T/r72.out" 2>&1; then
-		fail "$2: xfs_repair 7.2 -n: $(grep -v '^Phase\|^  *-' "$T/r72.out" | head -5)"
-	elif ! "$REPAIR" -n "$1" >"$T/rk.out" 2>&1; then
-		fail "$2: xfskit-repair -n: $(repair_own "$T/rk.out" | head -5)"
-	else
-		pass "$2: xfs_repair 7.2 -n and xfskit-repair -n clean"
+		pass "$3: the $(wc -l <"$T/pp.ours") parent pointers of files and directories (child, parent, generation, name) are those xfs_repair 7.2 adds to a copy given the PARENT bit ($(wc -l <"$T/add72") with symlinks and devices)"
 	fi
 }
 
@@ -230,8 +152,9 @@ if "$ADMIN" -O parent=1 "$IMG" >"$T/k.out" 2>&1; then
 		pass "parent=1: the tree reads back the same ($(wc -l <"$T/walk.after") paths: inodes, links, content, xattrs)" ||
 		fail "parent=1: the tree changed: $(head -6 "$T/walk.diff")"
 	pointers_are_tree "$IMG" "parent=1" 3600
-	pointers_as_72 "$T/pp0.img" "$IMG" "parent=1"
-	pptr_workload "$IMG" "parent=1"
+	pointers_as_72 "$T/pp0.img" "$IMG" "parent=1" &&
+		same_forks "$IMG" "$T/r72.img" "parent=1"
+	pptr_workload "$IMG" "parent=1" work_pp
 	clean72 "$IMG" "parent=1, after the kernel's workload"
 	pointers_are_tree "$IMG" "parent=1, after the kernel's workload" 3600
 	"$ADMIN" -O parent=1 "$IMG" >"$T/k.out" 2>&1 &&
@@ -311,18 +234,22 @@ echo "$shapes" | awk -F/ '{ split($1, a, " "); split($2, b, " "); split($3, c, "
 [ "$(db_get "$T/pr.img" "path /full" core.format)" = "1 (local)" ] &&
 	[ "$(db_get "$T/pr.img" "path /full" core.size)" -gt 296 ] ||
 	fail "the full short-form directory is not short form beyond 296 bytes"
+cp --sparse=always "$T/pr.img" "$T/pr0.img" || exit 99
 if "$ADMIN" -O parent=1 "$T/pr.img" >"$T/k.out" 2>&1; then
+	upgrade72 "$T/pr0.img" "$T/pr72.img" "parent=1, inodes without an attr fork" &&
+		same_forks "$T/pr.img" "$T/pr72.img" "parent=1, inodes without an attr fork"
 	[ "$(db_get "$T/pr.img" "path /full" core.format)" = "2 (extents)" ] &&
 		pass "parent=1: the short-form directory filling its inode became a block" ||
 		fail "parent=1: the full short-form directory is $(db_get "$T/pr.img" "path /full" core.format)"
 	after="$(root_shape "$T/pr.img" f20)/$(root_shape "$T/pr.img" f4790)/$(root_shape "$T/pr.img" ffit)"
-	echo "$shapes/$after" | awk -F/ '{ split($3, c, " "); split($4, a, " "); split($5, b, " ")
+	after72="$(root_shape "$T/pr72.img" f20)/$(root_shape "$T/pr72.img" f4790)/$(root_shape "$T/pr72.img" ffit)"
+	[ "$after" = "$after72" ] && echo "$shapes/$after" | awk -F/ '{ split($3, c, " "); split($4, a, " "); split($5, b, " ")
 		split($6, d, " ")
-		exit !(a[1] == 3 && a[2] == 24 && a[5] == 1 &&
-		       b[1] == 3 && b[2] == 24 && b[4] == 1 && b[5] == 2 &&
-		       d[1] == 3 && d[2] >= 24 && d[2] <= 37 && d[4] == c[4] && d[5] == 1) }' &&
-		pass "parent=1: the extents became a btree, the large root gained a level, the small one moved (before: $shapes; after: $after)" ||
-		fail "parent=1: the narrowed data forks (format forkoff extents records level), before: $shapes; after: $after"
+		exit !(a[1] == 3 && a[5] == 1 &&
+		       b[1] == 3 && b[4] == 1 && b[5] == 2 &&
+		       d[1] == 3 && d[4] == c[4] && d[5] == 1) }' &&
+		pass "parent=1: the extents became a btree, the large root gained a level, the small one moved, as with xfs_repair 7.2 (before: $shapes; after: $after)" ||
+		fail "parent=1: the narrowed data forks (format forkoff extents records level), before: $shapes; after: $after; xfs_repair 7.2's: $after72"
 	clean72 "$T/pr.img" "parent=1, inodes without an attr fork"
 	pointers_are_tree "$T/pr.img" "parent=1, inodes without an attr fork" 450
 	# The kernel reads the narrowed files back, grows the directories,
@@ -378,17 +305,10 @@ ino=$(xfs_db -r -c "path /sf" -c "print u3.sfdir3.list[0].inumber.i4" "$T/k.img"
 [ -n "$ino" ] && xfs_db -x -c "inode $ino" -c "write core.nlinkv2 3" "$T/k.img" >/dev/null || exit 99
 unchanged "parent=1, a link count off" 1 "inode $ino: its link count is not the number of directory entries naming it: .*run xfskit-repair first" -O parent=1 "$T/k.img"
 
-# A local symlink filling its inode: the kernel would move its target
-# out to a block first; refused, naming it.
-printf 'boot\n0 0\nd--755 0 0\nlong l--777 0 0 %s\n$\n' "$(printf 'x%.0s' $(seq 1 320))" >"$T/proto"
-mkimg "$T/k.img" 96m -l size=16m -p "$T/proto"
-[ "$(db_get "$T/k.img" "path /long" core.format)" = "1 (local)" ] ||
-	fail "the long symlink is not local"
-unchanged "parent=1, a local symlink filling its inode" 1 "inode [0-9]+: its data fork leaves no room for an attr fork: not supported" -O parent=1 "$T/k.img"
-
 # --- refusals ---
 # Too little free space for the new attr blocks: a file with 2000 links
-# of 200-byte names needs about 120; every AG filled by the kernel, its
+# of 200-byte names needs about 120, 40 local symlinks of 320 bytes one
+# each for their targets; every AG filled by the kernel, its
 # reserve pool emptied.  Once the fill files give back what the message
 # says is missing, the upgrade is done.
 mkimg "$T/full.img" 1g -d agcount=2 -l size=16m
@@ -401,11 +321,14 @@ for d in range(4):
     os.mkdir("%s/d%d" % (m, d))
     for i in range(500):
         os.link(m + "/many", "%s/d%d/%0200d" % (m, d, i))
+# Local symlinks filling their inodes: a block each for their targets.
+for i in range(40):
+    os.symlink("t" * 320, "%s/sym%d" % (m, i))
 PY
 loop_umount || exit 99
 fill_ags "$T/full.img"
-unchanged "parent=1 on a full filesystem" 1 "not enough free space .* need [1-9][0-9]* more attribute blocks" -O parent=1 "$T/full.img"
-need=$(sed -n 's/.* need \([0-9]*\) more attribute blocks.*/\1/p' "$T/k.err")
+unchanged "parent=1 on a full filesystem" 1 "not enough free space .* need [1-9][0-9]* more blocks" -O parent=1 "$T/full.img"
+need=$(sed -n 's/.* need \([0-9]*\) more blocks.*/\1/p' "$T/k.err")
 if [ -n "$need" ]; then
 	loop_mount "$T/full.img" || exit 99
 	# The smallest fill files first (4 KiB each, then 256 KiB).
