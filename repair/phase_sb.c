@@ -174,7 +174,7 @@ vote_set(struct xk_sb *sb, size_t i, const struct xk_sb *from)
  * Whether same_fields[i] is voted on by vote_primary_features: not the
  * feature fields (voted with their masks), nor the size and AG count,
  * which a grow changes (the secondaries follow it, but a copy that
- * missed it must not shrink the filesystem).  The UUIDs are: only
+ * missed it must not shrink the filesystem; dblocks_voted below).  The UUIDs are: only
  * xfs_admin changes them, in every copy.
  */
 static int
@@ -193,6 +193,25 @@ geometry_voted(size_t i)
 }
 
 #define NSAME	(sizeof(same_fields) / sizeof(same_fields[0]))
+
+/*
+ * The size is voted one way: every secondary saying the filesystem is
+ * larger than the primary says, by blocks its AG count covers and the
+ * device holds, is a primary that lost blocks (a copy that missed a grow
+ * is smaller, never larger).  Otherwise the primary's shortened size
+ * would be written into every secondary and the last AG cut short.
+ */
+static int
+dblocks_voted(const struct repair_ctx *rc, size_t i, const struct xk_sb *sec)
+{
+	const struct xk_sb *sb = &rc->mp->sb;
+	uint64_t ag_end = (uint64_t)sb->agcount * sb->agblocks;
+
+	return !strcmp(same_fields[i].name, "dblocks") &&
+	       sec->dblocks > sb->dblocks && sec->agcount == sb->agcount &&
+	       sec->dblocks > ag_end - sb->agblocks && sec->dblocks <= ag_end &&
+	       sec->dblocks <= rc->mp->dev->size / sb->blocksize;
+}
 
 /*
  * The primary's feature and geometry fields against the secondaries: a
@@ -225,10 +244,12 @@ vote_primary_features(struct repair_ctx *rc)
 		 * A copy whose only fault is a UUID other than the
 		 * primary's votes (the primary's may be the damaged one)
 		 * when it has the primary's AG geometry, which the
-		 * verifier checks after the UUID.
+		 * verifier checks after the UUID; so does one whose only
+		 * fault is its size, the verifier's last check.
 		 */
 		if (err && !(bp && !bp->fail.crc_bad && bp->fail.check &&
-			     !strcmp(bp->fail.check, "uuid"))) {
+			     (!strcmp(bp->fail.check, "uuid") ||
+			      !strcmp(bp->fail.check, "dblocks")))) {
 			xk_buf_release(bp);
 			continue;
 		}
@@ -276,7 +297,8 @@ vote_primary_features(struct repair_ctx *rc)
 		size_t o = same_fields[i].off, l = same_fields[i].len;
 		uint64_t pv = 0, sv = 0;
 
-		if (!geometry_voted(i) || same[i] != nsec ||
+		if ((!geometry_voted(i) && !dblocks_voted(rc, i, &first)) ||
+		    same[i] != nsec ||
 		    !memcmp((const uint8_t *)&first + o,
 			    (const uint8_t *)&mp->sb + o, l))
 			continue;
