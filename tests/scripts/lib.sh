@@ -218,9 +218,11 @@ loop_mount() {
 		return 1
 	fi
 	LOOP_MOUNTED=1
-	# Which loop device: kernel log lines name it ("XFS (loop3): ...").
+	# Which loop device: kernel log lines name it ("XFS (loop3): ...");
+	# and which filesystem: its mount and unmount lines name its UUID.
 	LOOP_DEV=$(findmnt -n -o SOURCE --target "$MNT")
 	LOOP_DEV=${LOOP_DEV##*/}
+	LOOP_UUID=$(blkid -p -o value -s UUID "$1" 2>/dev/null)
 }
 
 # kmsg_mark: the time stamp of the kernel log's last line, for
@@ -236,14 +238,24 @@ kmsg_since() {
 }
 
 # xfs_kernel_errors MARK: XFS errors the kernel logged after kmsg_mark
-# MARK about the last device loop_mount used, from its last mount on:
-# tests run in parallel, loop devices are reused, and some tests shut
-# their own filesystems down on purpose; what that device said before
-# "Mounting V5 Filesystem" was another mount's.
+# MARK about the last device loop_mount used, from its last mount of
+# this filesystem to its unmount: tests run in parallel, loop devices
+# are reused as soon as they are let go, and some tests shut their own
+# filesystems down on purpose; what that device said before "Mounting
+# V5 Filesystem UUID", or after "Unmounting Filesystem UUID", was
+# another mount's (one seen under load: a shutdown of the next mount of
+# the device, logged before the first test read the log).
 xfs_kernel_errors() {
 	kmsg_since "$1" | grep -F "XFS (${LOOP_DEV:-none})" |
-		awk '/Mounting V5 Filesystem/ { n = 0 } { l[n++] = $0 }
-		     END { for (i = 0; i < n; i++) print l[i] }' |
+		awk -v u="${LOOP_UUID:-}" '
+		/Mounting V5 Filesystem/ {
+			on = (u == "" || index($0, u) > 0)
+			if (on)
+				n = 0
+		}
+		on { l[n++] = $0 }
+		/Unmounting Filesystem/ && u != "" && index($0, u) { on = 0 }
+		END { for (i = 0; i < n; i++) print l[i] }' |
 		grep -iE 'corrupt|error|fail|shut'
 }
 
