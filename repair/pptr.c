@@ -327,15 +327,22 @@ phase_pptr(struct repair_ctx *rc)
 
 		if (!rc->scan.inodes[k].mode)
 			continue;
-		err = xk_inode_read(mp, ino, 0, &bp, &dip);
-		if (repair_oserr(rc, err, "reading inode %llu",
-				 (unsigned long long)ino))
+		/*
+		 * Salvage: a cluster whose other inode is bad still gives
+		 * this one, judged alone; skipping the cluster reported a
+		 * missing pointer for every entry naming its good inodes.
+		 * An inode that cannot be judged is the inode scan's
+		 * finding; the entries naming it say nothing here.
+		 */
+		err = xk_inode_read(mp, ino, XK_READ_SALVAGE, &bp, &dip);
+		if (err && !bp && repair_oserr(rc, err, "reading inode %llu",
+					       (unsigned long long)ino))
 			goto out;
-		if (err)
-			continue;
-		if (xk_dinode_verify(mp, ino, dip, &f) ||
+		if (!bp || xk_dinode_verify(mp, ino, dip, &f) ||
 		    !xk_be16_get(dip->di_mode)) {
 			xk_buf_release(bp);
+			if (xk_vec_push(&c.unread.vec, &ino, sizeof(ino)))
+				c.nomem = 1;
 			continue;
 		}
 		if ((xk_be16_get(dip->di_mode) & XK_S_IFMT) == XK_S_IFDIR) {

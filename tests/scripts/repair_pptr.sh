@@ -15,7 +15,8 @@
 # directory rewritten; a hard-linked file's inode zeroed: its entries
 # removed; a block directory's inode zeroed: rebuilt from the device
 # scan's blocks, its 200 files in place (7.2: to /lost+found); the root's inode zeroed: a new root, everything to
-# /lost+found).  For each:
+# /lost+found; a symlink's magic zeroed, in a cluster with pointers
+# around it: no pointer called wrong).  For each:
 #  - where xfs_repair 7.2 -n finds parent pointers wrong, our -n does too;
 #  - xfskit-repair exits 0, then xfs_repair 7.2 -n and our -n find the
 #    image clean;
@@ -52,7 +53,7 @@ for i in $(seq 1 80); do ln "$m/many/0" "$m/many/link_number_$i"; done
 echo inner >"$m/sub/inner/x"
 ino() { stat -c %i "$m/$1"; }
 root=$(ino .) d1=$(ino d1) blk=$(ino blk) f=$(ino d1/f) xf=$(ino d1/xattr_file)
-many=$(ino many/0)
+many=$(ino many/0) sym=$(ino d1/sym)
 "$GP" "$m" >"$T/base.gp" || fail "GETPARENTS failed on the kernel's tree"
 $EXPECT tree "$m" >"$T/base.want"
 $EXPECT gp "$T/base.gp" >"$T/base.got"
@@ -91,7 +92,13 @@ blk-entry|inode $blk|dblock 0|write -d du[5].inumber 4000000
 file-cleared|inode $f|write -d core.mode 0
 dir-zeroed|inode $blk|write -d core.mode 0
 root-zeroed|inode $root|write -d core.mode 0
+sym-magic|inode $sym|write -d core.magic 0
 "
+# Cases whose damage leaves every parent pointer right: our -n must not
+# call any wrong (a bad inode once hid its cluster-mates' pointers from
+# the pointer check, which then reported their entries' pointers
+# missing).
+PPTR_RIGHT="sym-magic"
 
 # xfs_repair 7.2 -n's lines for parent pointers found wrong (not those
 # its own planned fixes would delete, "unlinked ino N parent pointers").
@@ -120,6 +127,9 @@ one_case() {
 	elif grep -Eq "$X72_PPTR" "$T/$name.x72n" &&
 	     ! grep -q '^parent pointer is wrong' "$T/$name.n"; then
 		fail "$name: xfs_repair 7.2 -n reports parent pointers, ours does not: $(head -3 "$T/$name.n")"
+	elif [[ " $PPTR_RIGHT " == *" $name "* ]] &&
+	     grep -q '^parent pointer is wrong' "$T/$name.n"; then
+		fail "$name: our -n calls right parent pointers wrong: $(grep -m2 '^parent pointer is wrong' "$T/$name.n")"
 	fi
 	if ! "$REPAIR" "$ours" >"$T/$name.rep" 2>&1; then
 		fail "$name: xfskit-repair failed: $(tail -3 "$T/$name.rep")"
