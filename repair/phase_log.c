@@ -54,6 +54,8 @@ int
 phase_log(struct repair_ctx *rc)
 {
 	struct xk_log_report rep;
+	char after[128];
+	size_t n = 0;
 	int err;
 
 	/* An external log without its device: named as not checked. */
@@ -133,9 +135,29 @@ phase_log(struct repair_ctx *rc)
 			"this.\n");
 		return REPAIR_EXIT_LOG;
 	}
+	/*
+	 * What the kernel would have done at mount, done here: named, for
+	 * the AG indexes are then rebuilt (their shapes differ from what
+	 * the kernel's record-by-record updates leave).
+	 */
+	after[0] = '\0';
+	if (rep.intents_finished)
+		n += snprintf(after + n, sizeof(after) - n, "; %llu intent%s "
+			      "finished",
+			      (unsigned long long)rep.intents_finished,
+			      rep.intents_finished == 1 ? "" : "s");
+	if (rep.unlinked_freed)
+		n += snprintf(after + n, sizeof(after) - n, "; %llu unlinked "
+			      "inode%s freed",
+			      (unsigned long long)rep.unlinked_freed,
+			      rep.unlinked_freed == 1 ? "" : "s");
+	if (rep.cow_freed)
+		snprintf(after + n, sizeof(after) - n, "; %llu CoW staging "
+			 "extent%s freed", (unsigned long long)rep.cow_freed,
+			 rep.cow_freed == 1 ? "" : "s");
 	action_report(rc, ACT_LOG_REPLAYED, 0, -1, NULL, ": %u transactions, "
-		      "%llu blocks written", rep.transactions,
-		      (unsigned long long)rep.blocks_written);
+		      "%llu blocks written%s", rep.transactions,
+		      (unsigned long long)rep.blocks_written, after);
 	set_log_head(rc);
 	return 0;
 }
