@@ -150,9 +150,17 @@ void
 rtb_guard(struct repair_ctx *rc)
 {
 	const struct xk_sb *sb = &rc->mp->sb;
+	/*
+	 * The bitmap and summary say which realtime extents are free,
+	 * not who owns them: rewritten from the files' extents, they
+	 * change nothing the rt rmap and refcount btrees record.
+	 */
+	unsigned long free_space = rc->found.counts[PR_RT_BITMAP] +
+				   rc->found.counts[PR_RT_SUMMARY];
 
 	if (rc->opt.no_modify ||
-	    rc->found.nproblems - rc->plan.rtb_base <= rc->plan.rtb_fixable ||
+	    rc->found.nproblems - rc->plan.rtb_base - free_space <=
+	    rc->plan.rtb_fixable ||
 	    !sb->rblocks ||
 	    !xk_sb_has_rtgroups(sb) ||
 	    !(xk_sb_has_ro_compat(sb, XK_SB_FEAT_RO_COMPAT_RMAPBT) ||
