@@ -273,7 +273,8 @@ cache_path(struct action_log *al, uint64_t dir, const char *path)
 /*
  * Up from ino to the root or to a directory whose path is known,
  * prepending "/name" at each level into the tail of buf; "?" stands for
- * a directory reached from nowhere and for a name not found.
+ * a directory reached from nowhere and for a name not found, and
+ * "(metadir)" for the root of the metadata directory tree.
  */
 void
 action_path(struct repair_ctx *rc, uint64_t ino, char *out, size_t len)
@@ -285,8 +286,15 @@ action_path(struct repair_ctx *rc, uint64_t ino, char *out, size_t len)
 	size_t pos, depth = 0;
 	uint64_t first_parent = 0;
 
+	/* The metadata tree's paths are its own: "(metadir)/quota/user". */
+	uint64_t mroot = rc->mp->g.has_metadir ? rc->mp->sb.metadirino : 0;
+
 	if (ino == root) {
 		snprintf(out, len, "/");
+		return;
+	}
+	if (mroot && ino == mroot) {
+		snprintf(out, len, "(metadir)/");
 		return;
 	}
 	buf = malloc(ACTION_PATH_MAX);
@@ -323,6 +331,10 @@ action_path(struct repair_ctx *rc, uint64_t ino, char *out, size_t len)
 		buf[--pos] = '/';
 		if (dir == root) {
 			top = "";
+			break;
+		}
+		if (mroot && dir == mroot) {
+			top = "(metadir)";
 			break;
 		}
 		known = cached_path(al, dir);
