@@ -94,6 +94,8 @@ static const struct {
 	[ACT_METADIR_REBUILT]	= { "metadir_rebuilt", "Rebuilt the "
 				    "metadata directory tree at inode" },
 	[ACT_LOG_FORMATTED]	= { "log_formatted", "Formatted the log" },
+	[ACT_RETURNED]		= { "returned_by_parent_pointer",
+				    "Returned inode" },
 };
 
 struct prepared {

@@ -111,8 +111,7 @@ pick_free_inode(struct repair_ctx *rc)
 	return found;
 }
 
-/* Add an entry to the short-form directory dir; XK_ECORRUPT if full. */
-static int
+int
 sf_add_entry(struct repair_ctx *rc, uint64_t dir, const char *name,
 	     uint64_t ino, uint8_t ftype)
 {
@@ -243,8 +242,8 @@ set_block_dotdot(struct repair_ctx *rc, uint64_t ino, uint64_t parent)
  * where that cannot be done is found again by the next pass; memory or
  * I/O stops the run (the error is returned).
  */
-static int
-move_dotdot(struct repair_ctx *rc, const struct orphan *o, uint64_t lf)
+int
+dotdot_point(struct repair_ctx *rc, const struct orphan *o, uint64_t dir)
 {
 	struct xk_buf *bp;
 	struct xk_dinode *dip;
@@ -253,22 +252,23 @@ move_dotdot(struct repair_ctx *rc, const struct orphan *o, uint64_t lf)
 	if ((o->mode & XK_S_IFMT) != XK_S_IFDIR)
 		return 0;
 	if (!o->sfdir)
-		return repair_oserr(rc, set_block_dotdot(rc, o->ino, lf),
+		return repair_oserr(rc, set_block_dotdot(rc, o->ino, dir),
 				    "pointing \"..\" of directory %llu at "
-				    "/%s", (unsigned long long)o->ino,
-				    LOST_FOUND);
+				    "%llu", (unsigned long long)o->ino,
+				    (unsigned long long)dir);
 	err = xk_inode_read(rc->mp, o->ino, 0, &bp, &dip);
 	if (err)
 		return repair_oserr(rc, err, "reading directory %llu",
 				    (unsigned long long)o->ino);
-	err = sf_rewrite(rc, dip, 0, lf, NULL);
+	err = sf_rewrite(rc, dip, 0, dir, NULL);
 	if (!err) {
 		xk_inode_init_crc(rc->mp, dip);
 		xk_buf_dirty(bp);
 	}
 	xk_buf_release(bp);
 	return repair_oserr(rc, err, "pointing \"..\" of directory %llu at "
-			    "/%s", (unsigned long long)o->ino, LOST_FOUND);
+			    "%llu", (unsigned long long)o->ino,
+			    (unsigned long long)dir);
 }
 
 static int
@@ -409,7 +409,7 @@ add_in_place(struct repair_ctx *rc, uint64_t lf, unsigned long *applied)
 		action_report(rc, ACT_MOVED, o->ino, -1, NULL, " to /%s/%s",
 			      LOST_FOUND, name);
 		(*applied)++;
-		err = move_dotdot(rc, o, lf);
+		err = dotdot_point(rc, o, lf);
 		if (err)
 			return err;
 	}
@@ -536,7 +536,8 @@ lf_build(struct repair_ctx *rc, struct xk_bld *b)
 		lf_report_moves(rc, p->lf);
 	}
 	for (size_t i = 0; i < p->ndirs; i++)
-		move_dotdot(rc, &p->dirs[i], p->lf);
+		if (dotdot_point(rc, &p->dirs[i], p->lf))
+			return rc->found.error;
 	return 0;
 }
 
@@ -683,6 +684,10 @@ reconnect_orphans(struct repair_ctx *rc, unsigned long *applied)
 		return err;
 	if (!dir_in_use(rc, root))
 		return 0;	/* no usable root: the orphans stay */
+	/* Those whose parent pointers name their place go back there. */
+	err = orphans_home(rc, applied);
+	if (err || !rc->plan.orphans.n)
+		return err;
 	/*
 	 * From here a corrupt /lost+found or root leaves the orphans where
 	 * they are (the next pass says so); memory or I/O stops the run.

@@ -115,6 +115,7 @@ enum action {
 	ACT_NEEDSREPAIR_CLEARED,
 	ACT_METADIR_REBUILT,	/* a new metadata tree root */
 	ACT_LOG_FORMATTED,	/* in a cycle past the metadata's LSNs */
+	ACT_RETURNED,		/* an orphan back by its parent pointer */
 	ACT_NR
 };
 
@@ -848,6 +849,17 @@ XK_MUST_CHECK int apply_fixes(struct repair_ctx *rc, unsigned long *applied);
 /* lostfound.c */
 struct xk_bld;
 struct xk_bld_dirent;
+/*
+ * orphan_home.c: orphans whose parent pointers still name their place
+ * given their entries back, taken off the orphan list.
+ */
+XK_MUST_CHECK int orphans_home(struct repair_ctx *rc, unsigned long *applied);
+/* Add an entry to the short-form directory dir; XK_ECORRUPT if full. */
+XK_MUST_CHECK int sf_add_entry(struct repair_ctx *rc, uint64_t dir,
+			       const char *name, uint64_t ino, uint8_t ftype);
+/* Point a reconnected directory's ".." at dir (any format). */
+XK_MUST_CHECK int dotdot_point(struct repair_ctx *rc, const struct orphan *o,
+			       uint64_t dir);
 XK_MUST_CHECK int reconnect_orphans(struct repair_ctx *rc,
 				   unsigned long *applied);
 /* Entries the directory rewrite adds to dir (the orphans, lost+found). */

@@ -16,7 +16,8 @@
 #    asks whether a directory rewrite is planned) and phase_rmap_forks.c
 #    (plans the forks the rmapbt can restore);
 #  - appliers read the plan and write: fix.c, dirfix.c, attrfix.c,
-#    lostfound.c, pptrfix.c, rebuild.c, rebuild_fork.c, quotafix.c;
+#    lostfound.c, orphan_home.c, pptrfix.c, rebuild.c, rebuild_fork.c,
+#    quotafix.c;
 #  - shared, used by both and using neither: plan.c (the recorders),
 #    problem.c and action.c (reporting findings and changes), guard.c,
 #    memcap.c, readahead.c, find_sb.c, lookup.c (lookups in the scan's
@@ -37,7 +38,7 @@
 checkers="attr check chunkfind confirm da dir fork inode_policy metadir
 	phase_ag phase_counters phase_inodes phase_links phase_quota phase_rmap_forks
 	phase_sb pptr reasm reasm_fork rt_check rtbtree_check rtgroup_check space"
-appliers="attrfix dirfix fix lostfound metadirfix pptrfix quotafix reasm_build rebuild rebuild_fork rt_fix rtbtree_fix rtgroup_fix"
+appliers="attrfix dirfix fix lostfound metadirfix orphan_home pptrfix quotafix reasm_build rebuild rebuild_fork rt_fix rtbtree_fix rtgroup_fix"
 shared="acl action find_sb guard interrupt lookup memcap phase_log plan problem
 	progress quota_state readahead reasm_index reasm_state report_xfs rtbtree rtgroup salvage
 	summary"

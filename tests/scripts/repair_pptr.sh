@@ -16,7 +16,8 @@
 # removed; a block directory's inode zeroed: rebuilt from the device
 # scan's blocks, its 200 files in place (7.2: to /lost+found); the root's inode zeroed: a new root, everything to
 # /lost+found; a symlink's magic zeroed, in a cluster with pointers
-# around it: no pointer called wrong).  For each:
+# around it: no pointer called wrong; the only entry of a directory,
+# naming a directory, lost).  For each:
 #  - where xfs_repair 7.2 -n finds parent pointers wrong, our -n does too;
 #  - xfskit-repair exits 0, then xfs_repair 7.2 -n and our -n find the
 #    image clean;
@@ -24,7 +25,10 @@
 #    pointers it reports (GETPARENTS) are exactly the tree's entries,
 #    and the user xattr beside a parent pointer is still there;
 #  - we keep at least as many files (path, type, content) as xfs_repair
-#    7.2 keeps on a copy, and at least as many file contents anywhere.
+#    7.2 keeps on a copy, and at least as many file contents anywhere;
+#  - a file or directory whose entry is lost but whose parent pointer
+#    survives is back in its place, not in /lost+found (xfs_repair 7.2
+#    moves it there), and the repair says so.
 . "$XK_SRCDIR/tests/scripts/lib.sh"
 . "$XK_SRCDIR/tests/scripts/repair_lib.sh"
 need_xfs72
@@ -53,7 +57,7 @@ for i in $(seq 1 80); do ln "$m/many/0" "$m/many/link_number_$i"; done
 echo inner >"$m/sub/inner/x"
 ino() { stat -c %i "$m/$1"; }
 root=$(ino .) d1=$(ino d1) blk=$(ino blk) f=$(ino d1/f) xf=$(ino d1/xattr_file)
-many=$(ino many/0) sym=$(ino d1/sym)
+many=$(ino many/0) sym=$(ino d1/sym) sub=$(ino sub)
 "$GP" "$m" >"$T/base.gp" || fail "GETPARENTS failed on the kernel's tree"
 $EXPECT tree "$m" >"$T/base.want"
 $EXPECT gp "$T/base.gp" >"$T/base.got"
@@ -93,12 +97,17 @@ file-cleared|inode $f|write -d core.mode 0
 dir-zeroed|inode $blk|write -d core.mode 0
 root-zeroed|inode $root|write -d core.mode 0
 sym-magic|inode $sym|write -d core.magic 0
+dir-lost|inode $sub|write -d u3.sfdir3.hdr.count 0
 "
 # Cases whose damage leaves every parent pointer right: our -n must not
 # call any wrong (a bad inode once hid its cluster-mates' pointers from
 # the pointer check, which then reported their entries' pointers
 # missing).
 PPTR_RIGHT="sym-magic"
+# Cases whose lost entry's parent pointer still names its place: ours
+# puts the entry back there (xfs_repair 7.2: to /lost+found); the path
+# that must be back after ours.
+declare -A HOME=([entry-lost]=d1/xattr_file [dir-lost]=sub/inner/x)
 
 # xfs_repair 7.2 -n's lines for parent pointers found wrong (not those
 # its own planned fixes would delete, "unlinked ino N parent pointers").
@@ -148,6 +157,13 @@ one_case() {
 	$EXPECT tree "$MNT" >"$T/$name.want"
 	$EXPECT gp "$T/$name.gp" >"$T/$name.got"
 	entries "$MNT" >"$T/$name.tree"
+	if [ -n "${HOME[$name]:-}" ]; then
+		if [ ! -e "$MNT/${HOME[$name]}" ]; then
+			fail "$name: /${HOME[$name]} is not back in its place by its parent pointer"
+		elif ! grep -q "^Returned inode .* by its parent pointer" "$T/$name.rep"; then
+			fail "$name: /${HOME[$name]} is back but the repair did not say so"
+		fi
+	fi
 	xa=$(getfattr --only-values -n user.colour "$MNT/d1/xattr_file" 2>/dev/null)
 	[ ! -e "$MNT/d1/xattr_file" ] || [ "$xa" = blue ] ||
 		fail "$name: d1/xattr_file lost its user xattr beside its parent pointer (now \"$xa\")"
