@@ -611,7 +611,7 @@ walk_chunk(struct wstate *st, const struct xk_inobt_rec *rec)
 	return ret;
 }
 
-/* An AG header, in the order of hdr[] below. */
+/* The AG headers: indexes into walk_header's table. */
 enum { HDR_SB, HDR_AGF, HDR_AGI, HDR_AGFL };
 
 /*

@@ -138,9 +138,10 @@ struct xk_walk {
 	 */
 	void		(*fail)(void *ctx, const struct xk_fail *f);
 	/*
-	 * Optional.  follow: after an AGF's or AGI's visit, whether to walk
-	 * what it roots (its trees; an AGF's AGFL too); unset, a header is
-	 * followed when it passes its verifier (b->bp, b->err as visited).
+	 * Optional.  follow: after an AGF's or AGI's visit (b as visited),
+	 * whether to walk what it roots: its trees, and an AGF's AGFL.
+	 * Unset, a header's trees are walked when it passes its verifier
+	 * and the AGFL always.
 	 * rec: each leaf record of each tree; non-zero stops the walk.
 	 * tree_fail: a tree's problems (unset: fail gets them).  tree_done:
 	 * each tree once walked, however it ended.
