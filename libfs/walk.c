@@ -4,7 +4,8 @@
  * the btree engine, the inodes the inobt calls allocated (and their
  * cluster buffers, when asked), and the blocks of their forks through
  * the fork reader, each handed to a visitor.  Its visitors: xfskit-db's
- * check and blocktrash, and metadump.
+ * check and blocktrash, metadump, and xfskit-repair's scan of the AG
+ * headers and btrees.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -70,9 +71,8 @@ read_visit(struct wstate *st, struct xk_walk_block *b,
 
 struct tree_ctx {
 	struct wstate	*st;
-	const struct xk_btree_ops *ops;
-	int64_t		agno;
-	uint64_t	owner;
+	struct xk_walk_tree t;
+	int		chunks;		/* the inobt: its records' inodes */
 };
 
 static int
@@ -80,13 +80,12 @@ tree_block(void *ctx, unsigned int level, uint64_t bno, struct xk_buf *bp)
 {
 	struct tree_ctx *tc = ctx;
 	struct xk_walk_block b = {
-		.kind = XK_WALK_BTREE, .type = tc->ops->name,
-		.daddr = bp->daddr, .len = bp->len, .agno = tc->agno,
-		.owner = tc->owner, .pos = level, .ops = tc->ops, .bp = bp,
-		.data = bp->data,
+		.kind = XK_WALK_BTREE, .type = tc->t.ops->name,
+		.daddr = bp->daddr, .len = bp->len, .agno = tc->t.agno,
+		.owner = tc->t.owner, .pos = level, .ops = tc->t.ops, .bp = bp,
+		.data = bp->data, .bno = bno,
 	};
 
-	(void)bno;
 	return visit(tc->st, &b);
 }
 
@@ -94,39 +93,63 @@ static void
 tree_fail(void *ctx, const struct xk_fail *f)
 {
 	struct tree_ctx *tc = ctx;
+	struct xk_walk *w = tc->st->w;
 
-	fail(tc->st, f);
+	if (!w->tree_fail) {
+		fail(tc->st, f);
+		return;
+	}
+	w->nproblems++;
+	w->tree_fail(w->ctx, &tc->t, f);
 }
 
 static int walk_chunk(struct wstate *st, const struct xk_inobt_rec *rec);
 
-/* An inobt record: its inodes now (depth first) or after the trees. */
+/*
+ * A record: the visitor's; and an inobt record's inodes, now (depth
+ * first) or after the trees.
+ */
 static int
-tree_inobt_rec(void *ctx, const void *rec)
+tree_rec(void *ctx, const void *rec)
 {
-	struct wstate *st = ((struct tree_ctx *)ctx)->st;
+	struct tree_ctx *tc = ctx;
+	struct wstate *st = tc->st;
+	int ret = 0;
 
-	if (st->w->flags & XK_WALK_DEPTH_FIRST)
-		return walk_chunk(st, rec);
-	return xk_vec_push(&st->irecs.vec, rec, sizeof(*st->irecs.v));
+	if (tc->chunks && (st->w->flags & XK_WALK_DEPTH_FIRST))
+		ret = walk_chunk(st, rec);
+	else if (tc->chunks)
+		ret = xk_vec_push(&st->irecs.vec, rec, sizeof(*st->irecs.v));
+	if (!ret && st->w->rec)
+		ret = st->w->rec(st->w->ctx, &tc->t, rec);
+	return ret;
 }
 
 /* A whole tree; XK_ECORRUPT (problems, already reported) is no stop. */
 static int
 walk_tree(struct wstate *st, const struct xk_btree_ops *ops, int64_t agno,
 	  uint64_t owner, uint64_t root, unsigned int levels,
-	  const void *iroot, unsigned int isize,
-	  int (*rec_fn)(void *, const void *))
+	  const void *iroot, unsigned int isize)
 {
-	struct tree_ctx tc = { st, ops, agno, owner };
+	struct tree_ctx tc = {
+		.st = st, .t = { .ops = ops, .agno = agno, .owner = owner },
+		.chunks = ops == &xk_inobt_ops &&
+			  !(st->w->flags & XK_WALK_NO_INODES),
+	};
 	struct xk_btree_walk w = {
 		.ops = ops, .agno = agno, .owner = owner, .root = root,
 		.levels = levels, .iroot = iroot, .iroot_size = isize,
-		.flags = XK_READ_SALVAGE, .ctx = &tc, .rec_fn = rec_fn,
+		.flags = XK_READ_SALVAGE, .ctx = &tc,
+		.rec_fn = tc.chunks || st->w->rec ? tree_rec : NULL,
 		.block_fn = tree_block, .fail_fn = tree_fail,
 	};
 	int ret = xk_btree_walk(st->mp, &w);
 
+	tc.t.nblocks = w.nblocks;
+	tc.t.nrecs = w.nrecs;
+	tc.t.err = ret;
+	if (st->w->tree_done)
+		st->w->tree_done(st->w->ctx, &tc.t);
 	return ret == XK_ECORRUPT ? 0 : ret;
 }
 
@@ -382,8 +405,7 @@ walk_fork_tree(struct wstate *st, uint64_t ino, const struct xk_dinode *dip,
 	return walk_tree(st, &xk_bmbt_ops, -1, ino, 0,
 			 xk_get_be16(xk_dfork_ptr(dip, whichfork)) + 1u,
 			 xk_dfork_ptr(dip, whichfork),
-			 xk_dfork_size(dip, st->mp->g.inodesize, whichfork),
-			 NULL);
+			 xk_dfork_size(dip, st->mp->g.inodesize, whichfork));
 }
 
 /* The data fork's blocks, when they are metadata. */
@@ -589,81 +611,129 @@ walk_chunk(struct wstate *st, const struct xk_inobt_rec *rec)
 	return ret;
 }
 
+/* The AG headers: indexes into walk_header's table. */
+enum { HDR_SB, HDR_AGF, HDR_AGI, HDR_AGFL };
+
+/*
+ * Read and visit one AG header; *bpp (when given) gets its buffer and
+ * *followp whether to walk what it roots.
+ */
 static int
-walk_ag(struct wstate *st, uint32_t agno)
+walk_header(struct wstate *st, int which, struct xk_buf **bpp, int *followp)
 {
-	struct xk_mount *mp = st->mp;
-	uint32_t sect = mp->g.sectsize;
-	int depth = (st->w->flags & XK_WALK_DEPTH_FIRST) != 0;
 	static const struct {
 		enum xk_walk_kind kind;
 		const char	*type;
 		unsigned int	sector;
 		const struct xk_buf_ops *ops;
 	} hdr[] = {
-		{ XK_WALK_SB, "sb", XK_SB_SECTOR, &xk_sb_buf_ops },
-		{ XK_WALK_AGF, "agf", XK_AGF_SECTOR, &xk_agf_buf_ops },
-		{ XK_WALK_AGI, "agi", XK_AGI_SECTOR, &xk_agi_buf_ops },
-		{ XK_WALK_AGFL, "agfl", XK_AGFL_SECTOR, &xk_agfl_buf_ops },
+		[HDR_SB] = { XK_WALK_SB, "sb", XK_SB_SECTOR, &xk_sb_buf_ops },
+		[HDR_AGF] = { XK_WALK_AGF, "agf", XK_AGF_SECTOR,
+			      &xk_agf_buf_ops },
+		[HDR_AGI] = { XK_WALK_AGI, "agi", XK_AGI_SECTOR,
+			      &xk_agi_buf_ops },
+		[HDR_AGFL] = { XK_WALK_AGFL, "agfl", XK_AGFL_SECTOR,
+			       &xk_agfl_buf_ops },
 	};
-	struct xk_buf *agf = NULL, *agi = NULL;
+	struct xk_walk_block b = {
+		.kind = hdr[which].kind, .type = hdr[which].type,
+		.daddr = xk_ag_hdr_daddr(st->mp, st->agno, hdr[which].sector),
+		.len = st->mp->g.sectsize, .agno = st->agno,
+	};
+	struct xk_buf *bp = NULL;
+	int ret = read_visit(st, &b, hdr[which].ops, bpp ? &bp : NULL);
+
+	if (followp && !ret)
+		*followp = st->w->follow ? st->w->follow(st->w->ctx, &b) :
+			   bp && !bp->error;
+	if (bpp)
+		*bpp = bp;
+	return ret;
+}
+
+static int
+walk_agf_trees(struct wstate *st, const struct xk_agf *h)
+{
+	struct xk_mount *mp = st->mp;
+	uint32_t agno = st->agno;
+	int ret;
+
+	ret = walk_tree(st, &xk_bnobt_ops, agno, 0,
+			xk_be32_get(h->agf_roots[XK_AGF_BNO]),
+			xk_be32_get(h->agf_levels[XK_AGF_BNO]), NULL, 0);
+	if (!ret)
+		ret = walk_tree(st, &xk_cntbt_ops, agno, 0,
+				xk_be32_get(h->agf_roots[XK_AGF_CNT]),
+				xk_be32_get(h->agf_levels[XK_AGF_CNT]),
+				NULL, 0);
+	if (!ret && mp->g.has_rmapbt)
+		ret = walk_tree(st, &xk_rmapbt_ops, agno, 0,
+				xk_be32_get(h->agf_roots[XK_AGF_RMAP]),
+				xk_be32_get(h->agf_levels[XK_AGF_RMAP]),
+				NULL, 0);
+	if (!ret && mp->g.has_reflink)
+		ret = walk_tree(st, &xk_refcountbt_ops, agno, 0,
+				xk_be32_get(h->agf_refcount_root),
+				xk_be32_get(h->agf_refcount_level), NULL, 0);
+	return ret;
+}
+
+static int
+walk_agi_trees(struct wstate *st, const struct xk_agi *h)
+{
+	struct xk_mount *mp = st->mp;
+	uint32_t agno = st->agno;
+	int depth = (st->w->flags & XK_WALK_DEPTH_FIRST) != 0;
 	int ret = 0;
 
+	if (depth && mp->g.has_finobt)
+		ret = walk_tree(st, &xk_finobt_ops, agno, 0,
+				xk_be32_get(h->agi_free_root),
+				xk_be32_get(h->agi_free_level), NULL, 0);
+	if (!ret)
+		ret = walk_tree(st, &xk_inobt_ops, agno, 0,
+				xk_be32_get(h->agi_root),
+				xk_be32_get(h->agi_level), NULL, 0);
+	if (!ret && !depth && mp->g.has_finobt)
+		ret = walk_tree(st, &xk_finobt_ops, agno, 0,
+				xk_be32_get(h->agi_free_root),
+				xk_be32_get(h->agi_free_level), NULL, 0);
+	return ret;
+}
+
+static int
+walk_ag(struct wstate *st, uint32_t agno)
+{
+	unsigned int flags = st->w->flags;
+	struct xk_buf *agf = NULL, *agi = NULL;
+	int agf_follow = 0, agi_follow = 0, agfl, ret = 0;
+
 	st->agno = agno;
-	for (size_t i = 0; i < sizeof(hdr) / sizeof(hdr[0]) && !ret; i++) {
-		struct xk_walk_block b = {
-			.kind = hdr[i].kind, .type = hdr[i].type,
-			.daddr = xk_ag_hdr_daddr(mp, agno, hdr[i].sector),
-			.len = sect, .agno = agno,
-		};
-
-		ret = read_visit(st, &b, hdr[i].ops,
-				 hdr[i].kind == XK_WALK_AGF ? &agf :
-				 hdr[i].kind == XK_WALK_AGI ? &agi : NULL);
-	}
-	if (!ret && agf && !agf->error) {
-		const struct xk_agf *h = xk_buf_agf(agf);
-
-		ret = walk_tree(st, &xk_bnobt_ops, agno, 0,
-				xk_be32_get(h->agf_roots[XK_AGF_BNO]),
-				xk_be32_get(h->agf_levels[XK_AGF_BNO]),
-				NULL, 0, NULL);
-		if (!ret)
-			ret = walk_tree(st, &xk_cntbt_ops, agno, 0,
-					xk_be32_get(h->agf_roots[XK_AGF_CNT]),
-					xk_be32_get(h->agf_levels[XK_AGF_CNT]),
-					NULL, 0, NULL);
-		if (!ret && mp->g.has_rmapbt)
-			ret = walk_tree(st, &xk_rmapbt_ops, agno, 0,
-					xk_be32_get(h->agf_roots[XK_AGF_RMAP]),
-					xk_be32_get(h->agf_levels[XK_AGF_RMAP]),
-					NULL, 0, NULL);
-		if (!ret && mp->g.has_reflink)
-			ret = walk_tree(st, &xk_refcountbt_ops, agno, 0,
-					xk_be32_get(h->agf_refcount_root),
-					xk_be32_get(h->agf_refcount_level),
-					NULL, 0, NULL);
-	}
 	st->irecs.n = 0;
-	if (!ret && agi && !agi->error) {
-		const struct xk_agi *h = xk_buf_agi(agi);
-
-		if (depth && mp->g.has_finobt)
-			ret = walk_tree(st, &xk_finobt_ops, agno, 0,
-					xk_be32_get(h->agi_free_root),
-					xk_be32_get(h->agi_free_level),
-					NULL, 0, NULL);
+	if (!(flags & XK_WALK_NO_SB))
+		ret = walk_header(st, HDR_SB, NULL, NULL);
+	if (!ret)
+		ret = walk_header(st, HDR_AGF, &agf, &agf_follow);
+	/* The AGFL, unless the visitor turned its AGF down. */
+	agfl = !st->w->follow || agf_follow;
+	agf_follow = agf_follow && agf;
+	if (flags & XK_WALK_BY_HEADER) {
+		if (!ret && agf_follow)
+			ret = walk_agf_trees(st, xk_buf_agf(agf));
+		if (!ret && agfl)
+			ret = walk_header(st, HDR_AGFL, NULL, NULL);
 		if (!ret)
-			ret = walk_tree(st, &xk_inobt_ops, agno, 0,
-					xk_be32_get(h->agi_root),
-					xk_be32_get(h->agi_level), NULL, 0,
-					tree_inobt_rec);
-		if (!ret && !depth && mp->g.has_finobt)
-			ret = walk_tree(st, &xk_finobt_ops, agno, 0,
-					xk_be32_get(h->agi_free_root),
-					xk_be32_get(h->agi_free_level),
-					NULL, 0, NULL);
+			ret = walk_header(st, HDR_AGI, &agi, &agi_follow);
+	} else {
+		if (!ret)
+			ret = walk_header(st, HDR_AGI, &agi, &agi_follow);
+		if (!ret && agfl)
+			ret = walk_header(st, HDR_AGFL, NULL, NULL);
+		if (!ret && agf_follow)
+			ret = walk_agf_trees(st, xk_buf_agf(agf));
 	}
+	if (!ret && agi_follow && agi)
+		ret = walk_agi_trees(st, xk_buf_agi(agi));
 	xk_buf_release(agf);
 	xk_buf_release(agi);
 	for (size_t r = 0; r < st->irecs.n && !ret; r++)
@@ -681,7 +751,8 @@ xk_walk_metadata(struct xk_mount *mp, uint32_t first_ag, uint32_t last_ag,
 	memset(w->nvisits, 0, sizeof(w->nvisits));
 	w->ninodes = 0;
 	w->nproblems = 0;
-	if (mp->g.dirblksize >> mp->g.blocklog > XK_WALK_MAX_DIRBLK)
+	if (!(w->flags & XK_WALK_NO_INODES) &&
+	    mp->g.dirblksize >> mp->g.blocklog > XK_WALK_MAX_DIRBLK)
 		return -EINVAL;
 	if (last_ag >= mp->g.agcount)
 		last_ag = mp->g.agcount - 1;

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * AG headers and per-AG btrees: AGF, AGI and AGFL of every AG through
- * their verifiers, then every block of the bnobt, cntbt, rmapbt,
- * refcountbt, inobt and finobt through the btree walker.
+ * AG headers and per-AG btrees, a visitor of the metadata walker
+ * (libfs/walk.c): per AG, the AGF through its verifier, every block of
+ * the bnobt, cntbt, rmapbt and refcountbt, the AGFL; the AGI, every
+ * block of the inobt and finobt.
  *
  * In: an open handle.  Out: a finding per failed header, block or link;
  * and, per AG in rc->scan.ags: the space the headers, log, AGFL and btree
@@ -13,34 +14,35 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <xfskit/walk.h>
+
 #include "repair.h"
 
-struct walk_ctx {
+/*
+ * One AG's walk (libfs/walk.c, each header before what it roots): the
+ * visitor's state.
+ */
+struct ag_walk {
 	struct repair_ctx	*rc;
 	uint32_t		agno;
 	struct ag_scan		*as;
-	uint64_t		owner;	/* claim owner for this tree's blocks */
-	enum xk_btnum		bt;
+	int			follow;	/* the header just visited is usable */
+	struct xk_agf		agf;	/* the usable AGF, for its AGFL */
 };
 
-static void
-walk_fail(void *ctx, const struct xk_fail *f)
+/* The owner a tree's own blocks are claimed for. */
+static uint64_t
+tree_owner(enum xk_btnum bt)
 {
-	struct walk_ctx *wc = ctx;
-
-	fix_problem(wc->rc, PR_BTREE_BAD, f);
-}
-
-static int
-walk_block(void *ctx, unsigned int level, uint64_t bno, struct xk_buf *bp)
-{
-	struct walk_ctx *wc = ctx;
-
-	(void)level;
-	(void)bp;
-	claim_agb(wc->rc, wc->agno, (uint32_t)bno, 1, wc->owner);
-	/* A claim that could not be recorded ends the walk. */
-	return wc->rc->found.error;
+	switch (bt) {
+	case XK_BT_REFC:
+		return XK_RMAP_OWN_REFC;
+	case XK_BT_INO:
+	case XK_BT_FINO:
+		return XK_RMAP_OWN_INOBT;
+	default:
+		return XK_RMAP_OWN_AG;
+	}
 }
 
 static int
@@ -57,19 +59,21 @@ push_chunk(struct xk_vec *v, const struct xk_inobt_rec *rec)
 	return xk_vec_push(v, rec, sizeof(*rec));
 }
 
+/* A tree's record, kept for the space and inode phases. */
 static int
-walk_rec(void *ctx, const void *rec)
+walk_rec(void *ctx, const struct xk_walk_tree *t, const void *rec)
 {
-	struct walk_ctx *wc = ctx;
-	struct ag_scan *as = wc->as;
+	struct ag_walk *aw = ctx;
+	struct ag_scan *as = aw->as;
+	enum xk_btnum bt = t->ops->btnum;
 
-	switch (wc->bt) {
+	switch (bt) {
 	case XK_BT_BNO:
 	case XK_BT_CNT: {
 		const struct xk_alloc_rec *r = rec;
 
-		return claims_add(wc->bt == XK_BT_BNO ? &as->freesp :
-				  &as->cntsp, xk_be32_get(r->ar_startblock),
+		return claims_add(bt == XK_BT_BNO ? &as->freesp : &as->cntsp,
+				  xk_be32_get(r->ar_startblock),
 				  xk_be32_get(r->ar_blockcount), 0, 0);
 	}
 	case XK_BT_RMAP: {
@@ -87,7 +91,7 @@ walk_rec(void *ctx, const void *rec)
 
 		/* CoW staging extents are space in use, owned by CoW. */
 		if (start & XK_REFC_COWFLAG)
-			claim_agb(wc->rc, wc->agno, start & ~XK_REFC_COWFLAG,
+			claim_agb(aw->rc, aw->agno, start & ~XK_REFC_COWFLAG,
 				  len, XK_RMAP_OWN_COW);
 		return claims_add(&as->refcs, start, len,
 				  xk_be32_get(r->rc_refcount), 0);
@@ -102,38 +106,36 @@ walk_rec(void *ctx, const void *rec)
 }
 
 static void
-walk_tree(struct repair_ctx *rc, uint32_t agno, enum xk_btnum bt,
-	  uint32_t root, uint32_t levels, uint64_t owner)
+walk_tree_fail(void *ctx, const struct xk_walk_tree *t,
+	       const struct xk_fail *f)
 {
-	struct ag_scan *as = &rc->scan.ags[agno];
-	const struct xk_btree_ops *ops = xk_btree_ops_get(bt);
-	struct walk_ctx wc = { .rc = rc, .agno = agno, .as = as,
-			       .owner = owner, .bt = bt };
-	struct xk_btree_walk w = {
-		.ops = ops,
-		.agno = agno,
-		.root = root,
-		.levels = levels,
-		.ctx = &wc,
-		.fail_fn = walk_fail,
-		.block_fn = walk_block,
-		.rec_fn = walk_rec,
-	};
-	int err = xk_btree_walk(rc->mp, &w);
+	struct ag_walk *aw = ctx;
 
-	if (repair_oserr(rc, err, "walking the %s of AG %u", ops->name,
-			 agno))
+	(void)t;
+	fix_problem(aw->rc, PR_BTREE_BAD, f);
+}
+
+/* A tree walked: its block count and whether it walked clean. */
+static void
+walk_tree_done(void *ctx, const struct xk_walk_tree *t)
+{
+	struct ag_walk *aw = ctx;
+	struct repair_ctx *rc = aw->rc;
+	enum xk_btnum bt = t->ops->btnum;
+
+	if (repair_oserr(rc, t->err, "walking the %s of AG %u", t->ops->name,
+			 aw->agno))
 		return;
-	if (err && err != XK_ECORRUPT)
-		report(rc, PR_BTREE_BAD, ops->name, agno, 0, XK_NO_DADDR,
-		       "walk", "%s", xk_strerror(err));
-	as->tree_blocks[bt] = w.nblocks;
-	as->trees_ok[bt] = (err == 0);
+	if (t->err && t->err != XK_ECORRUPT)
+		report(rc, PR_BTREE_BAD, t->ops->name, aw->agno, 0,
+		       XK_NO_DADDR, "walk", "%s", xk_strerror(t->err));
+	aw->as->tree_blocks[bt] = t->nblocks;
+	aw->as->trees_ok[bt] = (t->err == 0);
 	if (rc->opt.verbose)
 		fprintf(rc->out, "        - AG %u %s: %llu blocks, %llu "
-			"records\n", agno, ops->name,
-			(unsigned long long)w.nblocks,
-			(unsigned long long)w.nrecs);
+			"records\n", aw->agno, t->ops->name,
+			(unsigned long long)t->nblocks,
+			(unsigned long long)t->nrecs);
 }
 
 static void
@@ -146,18 +148,24 @@ read_fail(struct repair_ctx *rc, enum problem pr, const char *what,
 	       "read", "%s", xk_strerror(err));
 }
 
-/* The live AGFL slots, flfirst..fllast around the ring, are AG space. */
+/*
+ * The live AGFL slots, flfirst..fllast around the ring, are AG space.
+ * Visited only after a usable AGF (aw->agf) and its trees.
+ */
 static void
-scan_agfl(struct repair_ctx *rc, uint32_t agno, const struct xk_agf *agf)
+visit_agfl(struct ag_walk *aw, const struct xk_walk_block *b)
 {
+	struct repair_ctx *rc = aw->rc;
 	struct xk_mount *mp = rc->mp;
-	struct xk_buf *bp;
+	const struct xk_agf *agf = &aw->agf;
+	uint32_t agno = aw->agno;
+	struct xk_buf *bp = b->bp;
 	uint32_t first = xk_be32_get(agf->agf_flfirst);
 	uint32_t count = xk_be32_get(agf->agf_flcount);
 	uint32_t size = mp->g.agfl_size;
-	int err = xk_agfl_read(mp, agno, XK_READ_SALVAGE, &bp);
+	int err = bp ? bp->error : b->err;
 
-	if (err && !bp) {
+	if (!bp) {
 		read_fail(rc, PR_AGFL_BAD, "AGFL", agno, XK_AGFL_SECTOR, err);
 		return;
 	}
@@ -175,21 +183,21 @@ scan_agfl(struct repair_ctx *rc, uint32_t agno, const struct xk_agf *agf)
 			       "flcount", "free list runs %u..%u (%u slots) "
 			       "but flcount is %u", first, last, want, count);
 		for (uint32_t i = 0; i < count && i < size; i++) {
-			uint32_t b = xk_be32_get(*xk_agfl_bno(bp->data,
-						 (first + i) % size));
+			uint32_t bno = xk_be32_get(*xk_agfl_bno(bp->data,
+						   (first + i) % size));
 
-			if (b == XK_NULLAGBLOCK || b >= xk_ag_blocks(mp, agno)) {
+			if (bno == XK_NULLAGBLOCK ||
+			    bno >= xk_ag_blocks(mp, agno)) {
 				report(rc, PR_AGFL_BAD, "AGFL", agno, 0,
 				       bp->daddr, "bno", "live slot %u holds "
 				       "no valid block (%u)",
-				       (first + i) % size, b);
+				       (first + i) % size, bno);
 				continue;
 			}
-			claim_agb(rc, agno, b, 1, XK_RMAP_OWN_AG);
-			rc->scan.ags[agno].agfl_live++;
+			claim_agb(rc, agno, bno, 1, XK_RMAP_OWN_AG);
+			aw->as->agfl_live++;
 		}
 	}
-	xk_buf_release(bp);
 }
 
 /*
@@ -214,16 +222,18 @@ header_usable(int err, const struct xk_fail *f)
 	return 1;
 }
 
+/* The AGF: its findings and counters; aw->follow when usable. */
 static void
-scan_agf(struct repair_ctx *rc, uint32_t agno)
+visit_agf(struct ag_walk *aw, const struct xk_walk_block *b)
 {
-	struct xk_mount *mp = rc->mp;
-	struct ag_scan *as = &rc->scan.ags[agno];
-	struct xk_buf *bp;
-	int err = xk_agf_read(mp, agno, XK_READ_SALVAGE, &bp);
+	struct repair_ctx *rc = aw->rc;
+	struct ag_scan *as = aw->as;
+	uint32_t agno = aw->agno;
+	struct xk_buf *bp = b->bp;
+	int err = bp ? bp->error : b->err;
 	const struct xk_agf *h;
 
-	if (err && !bp) {
+	if (!bp) {
 		read_fail(rc, PR_AGF_BAD, "AGF", agno, XK_AGF_SECTOR, err);
 		return;
 	}
@@ -234,10 +244,8 @@ scan_agf(struct repair_ctx *rc, uint32_t agno)
 			xr_msg(rc, "agf has bad CRC for ag %u", agno);
 		xr_agf_header(rc, agno, xk_buf_agf(bp));
 	}
-	if (!header_usable(err, &bp->fail)) {
-		xk_buf_release(bp);
+	if (!header_usable(err, &bp->fail))
 		return;
-	}
 	h = xk_buf_agf(bp);
 	as->agf_ok = !err || err == XK_EBADCRC;
 	as->agf_freeblks = xk_be32_get(h->agf_freeblks);
@@ -246,34 +254,23 @@ scan_agf(struct repair_ctx *rc, uint32_t agno)
 	as->agf_rmap_blocks = xk_be32_get(h->agf_rmap_blocks);
 	as->agf_refc_blocks = xk_be32_get(h->agf_refcount_blocks);
 	as->agf_flcount = xk_be32_get(h->agf_flcount);
-	walk_tree(rc, agno, XK_BT_BNO, xk_be32_get(h->agf_roots[XK_AGF_BNO]),
-		  xk_be32_get(h->agf_levels[XK_AGF_BNO]), XK_RMAP_OWN_AG);
-	walk_tree(rc, agno, XK_BT_CNT, xk_be32_get(h->agf_roots[XK_AGF_CNT]),
-		  xk_be32_get(h->agf_levels[XK_AGF_CNT]), XK_RMAP_OWN_AG);
-	if (mp->g.has_rmapbt)
-		walk_tree(rc, agno, XK_BT_RMAP,
-			  xk_be32_get(h->agf_roots[XK_AGF_RMAP]),
-			  xk_be32_get(h->agf_levels[XK_AGF_RMAP]),
-			  XK_RMAP_OWN_AG);
-	if (mp->g.has_reflink)
-		walk_tree(rc, agno, XK_BT_REFC,
-			  xk_be32_get(h->agf_refcount_root),
-			  xk_be32_get(h->agf_refcount_level),
-			  XK_RMAP_OWN_REFC);
-	scan_agfl(rc, agno, h);
-	xk_buf_release(bp);
+	memcpy(&aw->agf, h, sizeof(aw->agf));
+	aw->follow = 1;
 }
 
+/* The AGI: its findings, counters and unlinked buckets; aw->follow. */
 static void
-scan_agi(struct repair_ctx *rc, uint32_t agno)
+visit_agi(struct ag_walk *aw, const struct xk_walk_block *b)
 {
+	struct repair_ctx *rc = aw->rc;
 	struct xk_mount *mp = rc->mp;
-	struct ag_scan *as = &rc->scan.ags[agno];
-	struct xk_buf *bp;
-	int err = xk_agi_read(mp, agno, XK_READ_SALVAGE, &bp);
+	struct ag_scan *as = aw->as;
+	uint32_t agno = aw->agno;
+	struct xk_buf *bp = b->bp;
+	int err = bp ? bp->error : b->err;
 	const struct xk_agi *h;
 
-	if (err && !bp) {
+	if (!bp) {
 		read_fail(rc, PR_AGI_BAD, "AGI", agno, XK_AGI_SECTOR, err);
 		return;
 	}
@@ -286,7 +283,6 @@ scan_agi(struct repair_ctx *rc, uint32_t agno)
 	}
 	if (!header_usable(err, &bp->fail)) {
 		as->xr_agi_lost = 1;
-		xk_buf_release(bp);
 		return;
 	}
 	h = xk_buf_agi(bp);
@@ -309,12 +305,71 @@ scan_agi(struct repair_ctx *rc, uint32_t agno)
 			       (unsigned long long)xk_agino_to_ino(mp, agno,
 								   agino));
 	}
-	walk_tree(rc, agno, XK_BT_INO, xk_be32_get(h->agi_root),
-		  xk_be32_get(h->agi_level), XK_RMAP_OWN_INOBT);
-	if (mp->g.has_finobt)
-		walk_tree(rc, agno, XK_BT_FINO, xk_be32_get(h->agi_free_root),
-			  xk_be32_get(h->agi_free_level), XK_RMAP_OWN_INOBT);
-	xk_buf_release(bp);
+	aw->follow = 1;
+}
+
+/*
+ * Each block the walker meets: the headers' findings, and every tree
+ * block claimed as its tree's space.  A claim or read that could not be
+ * recorded (an operational error) ends the walk.
+ */
+static int
+walk_visit(void *ctx, const struct xk_walk_block *b)
+{
+	struct ag_walk *aw = ctx;
+
+	switch (b->kind) {
+	case XK_WALK_AGF:
+		aw->follow = 0;
+		visit_agf(aw, b);
+		break;
+	case XK_WALK_AGI:
+		aw->follow = 0;
+		visit_agi(aw, b);
+		break;
+	case XK_WALK_AGFL:
+		visit_agfl(aw, b);
+		break;
+	case XK_WALK_BTREE:
+		claim_agb(aw->rc, aw->agno, (uint32_t)b->bno, 1,
+			  tree_owner(b->ops->btnum));
+		break;
+	default:
+		break;
+	}
+	return aw->rc->found.error;
+}
+
+/* The trees (and an AGF's AGFL) of a usable AGF or AGI. */
+static int
+walk_follow(void *ctx, const struct xk_walk_block *b)
+{
+	(void)b;
+	return ((struct ag_walk *)ctx)->follow;
+}
+
+/*
+ * One AG through the walker: the AGF, its free-space, rmap and refcount
+ * trees, the AGFL; then the AGI, its inode trees.
+ */
+static void
+scan_ag(struct repair_ctx *rc, uint32_t agno)
+{
+	struct ag_walk aw = {
+		.rc = rc, .agno = agno, .as = &rc->scan.ags[agno],
+	};
+	struct xk_walk w = {
+		.flags = XK_WALK_BY_HEADER | XK_WALK_NO_SB | XK_WALK_NO_INODES,
+		.ctx = &aw, .visit = walk_visit, .follow = walk_follow,
+		.rec = walk_rec, .tree_fail = walk_tree_fail,
+		.tree_done = walk_tree_done,
+	};
+	int err = xk_walk_metadata(rc->mp, agno, agno, &w);
+
+	/* Header verdicts are findings already; the rest stops the run. */
+	if (err && err != XK_ECORRUPT)
+		repair_error(rc, err, "walking the headers and btrees of AG "
+			     "%u", agno);
 }
 
 /* Free inodes in a record (holes excluded) and inodes it holds. */
@@ -534,8 +589,7 @@ phase_ag_headers(struct repair_ctx *rc)
 		if (rc->opt.verbose)
 			fprintf(rc->out, "        - agno = %u\n", agno);
 		claim_agb(rc, agno, 0, hdr_blocks, XK_RMAP_OWN_FS);
-		scan_agf(rc, agno);
-		scan_agi(rc, agno);
+		scan_ag(rc, agno);
 		check_ag_counters(rc, agno);
 		/*
 		 * A tree walk stopped by an operational error leaves the

@@ -16,12 +16,17 @@
  * the inobt's blocks and its inodes interleave; and each fork's mapped
  * blocks follow its own bmbt blocks (data fork, then attr fork).
  *
+ * XK_WALK_BY_HEADER instead puts each AG header before what it roots:
+ * the AGF, the bnobt, cntbt, rmapbt and refcountbt, the AGFL; then the
+ * AGI, the inobt and finobt (the finobt first when depth first).
+ *
  * Damage does not stop the walk: a block that fails its verifier is
  * still visited (bp->error says why) and reported through fail; a btree
  * is walked around its bad blocks (xk_btree_walk); an inode that fails
  * its verifier is visited but its forks are not followed, unless its
  * CRC alone is wrong (a copy with a fresh CRC passes), as a btree block
- * with a bad CRC alone is still walked.
+ * with a bad CRC alone is still walked.  An AGF or AGI that fails its
+ * verifier roots no walk, unless the visitor's follow says otherwise.
  */
 #ifndef XFSKIT_WALK_H
 #define XFSKIT_WALK_H
@@ -62,6 +67,11 @@ enum xk_walk_flags {
 	 */
 	XK_WALK_CLUSTERS = 1u << 3,
 	XK_WALK_DEPTH_FIRST = 1u << 4,	/* the order above */
+	XK_WALK_BY_HEADER = 1u << 5,	/* the order above */
+	/* Not each AG's superblock (for a caller that checks them apart). */
+	XK_WALK_NO_SB	= 1u << 6,
+	/* Each AG's headers and btrees only: no inodes, no fork blocks. */
+	XK_WALK_NO_INODES = 1u << 7,
 };
 
 struct xk_walk_block {
@@ -95,6 +105,25 @@ struct xk_walk_block {
 	 */
 	const uint64_t	*pieces;
 	unsigned int	npieces;
+	/* XK_WALK_BTREE: the block's number in the tree's pointers (an
+	 * agbno in a per-AG tree, an fsbno in a bmbt). */
+	uint64_t	bno;
+};
+
+/* One btree as walked: a per-AG tree or an inode's bmbt. */
+struct xk_walk_tree {
+	const struct xk_btree_ops *ops;
+	int64_t		agno;		/* -1 for a bmbt */
+	uint64_t	owner;		/* the inode of a bmbt, else 0 */
+	/* Filled when the tree is done (xk_btree_walk's counts). */
+	uint64_t	nblocks;	/* blocks read */
+	uint64_t	nrecs;		/* leaf records met */
+	/*
+	 * 0: walked clean; XK_ECORRUPT: problems reported; else what
+	 * stopped it (an operational error or a callback's value), which
+	 * then stops the whole walk.
+	 */
+	int		err;
 };
 
 struct xk_walk {
@@ -108,6 +137,21 @@ struct xk_walk {
 	 * failing its verifier.
 	 */
 	void		(*fail)(void *ctx, const struct xk_fail *f);
+	/*
+	 * Optional.  follow: after an AGF's or AGI's visit (b as visited),
+	 * whether to walk what it roots: its trees, and an AGF's AGFL.
+	 * Unset, a header's trees are walked when it passes its verifier
+	 * and the AGFL always.
+	 * rec: each leaf record of each tree; non-zero stops the walk.
+	 * tree_fail: a tree's problems (unset: fail gets them).  tree_done:
+	 * each tree once walked, however it ended.
+	 */
+	int		(*follow)(void *ctx, const struct xk_walk_block *b);
+	int		(*rec)(void *ctx, const struct xk_walk_tree *t,
+			       const void *rec);
+	void		(*tree_fail)(void *ctx, const struct xk_walk_tree *t,
+				     const struct xk_fail *f);
+	void		(*tree_done)(void *ctx, const struct xk_walk_tree *t);
 	/* Filled by the walk. */
 	uint64_t	nvisits[XK_WALK_NKINDS];
 	uint64_t	ninodes;	/* allocated inodes met, read or not */
