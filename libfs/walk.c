@@ -480,7 +480,8 @@ inode_followable(struct wstate *st, uint64_t ino, uint64_t daddr,
 	memcpy(copy, dip, isz);
 	xk_cksum_update(copy, isz, XK_DINODE_CRC_OFF);
 	f2 = f;
-	err = xk_dinode_verify(mp, ino, (const struct xk_dinode *)copy, &f2);
+	err = xk_dinode_verify_copy(mp, ino, (const struct xk_dinode *)copy,
+				    &f2);
 	free(copy);
 	return !err;
 }

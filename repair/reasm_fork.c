@@ -1154,7 +1154,7 @@ only_fork_bad(struct repair_ctx *rc, uint64_t ino, const struct xk_dinode *dip)
 	xk_dinode_set_nextents(copy, 0, xk_dinode_anextents(copy));
 	xk_inode_init_crc(mp, copy);
 	memset(&f, 0, sizeof(f));
-	err = xk_dinode_verify(mp, ino, copy, &f);
+	err = xk_dinode_verify_copy(mp, ino, copy, &f);
 	free(copy);
 	return err == 0;
 }

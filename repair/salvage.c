@@ -118,7 +118,7 @@ user_flagged_metadata(const struct xk_mount *mp, const struct xk_dinode *dip,
  *  2. di_onlink (always 0 in v3 inodes), di_ino, di_uuid, di_lsn, a
  *     di_next_unlinked outside the AG (set to null), and the realtime
  *     flag without a realtime device (dropped);
- *  3. the CRC, recomputed;
+ *  3. the CRC, recomputed (the LSN it did not vouch for set to 0);
  *  4. unknown or unsupported di_flags2 bits cleared (features the
  *     filesystem lacks, DAX beside reflink);
  *  5. extent size hints that break their rules dropped (flag and value);
@@ -144,6 +144,14 @@ salvage_core(struct repair_ctx *rc, uint64_t ino, struct xk_dinode *dip)
 {
 	struct xk_mount *mp = rc->mp;
 
+	/*
+	 * A CRC that did not match vouches for no field, the LSN included:
+	 * kept, a damaged LSN would look newer than the log (the log
+	 * formatted in a cycle it made up) and could make the kernel's log
+	 * recovery skip the inode's items.  0 is "never logged".
+	 */
+	if (!xk_cksum_ok(dip, mp->g.inodesize, XK_DINODE_CRC_OFF))
+		xk_be64_set(&dip->di_lsn, 0);
 	for (int round = 0; round < 12; round++) {
 		struct xk_fail f;
 		uint64_t fl2 = xk_be64_get(dip->di_flags2), end;
@@ -151,7 +159,7 @@ salvage_core(struct repair_ctx *rc, uint64_t ino, struct xk_dinode *dip)
 
 		memset(&f, 0, sizeof(f));
 		xk_inode_init_crc(mp, dip);
-		if (xk_dinode_verify(mp, ino, dip, &f) == 0)
+		if (xk_dinode_verify_copy(mp, ino, dip, &f) == 0)
 			return 0;
 		if (!f.check)
 			return XK_ECORRUPT;

@@ -53,6 +53,14 @@ const struct xk_buf_ops *xk_attr3_buf_ops_for(const void *buf, size_t len);
  */
 int xk_dinode_verify(struct xk_mount *mp, uint64_t ino,
 		     const struct xk_dinode *dip, struct xk_fail *f);
+/*
+ * The same for a copy whose CRC the caller computed (a salvage trial):
+ * its LSN is not noted as the newest metadata's (xk_mount_note_lsn),
+ * for the CRC no longer vouches for it; a damaged di_lsn would push the
+ * log's format cycle anywhere.
+ */
+int xk_dinode_verify_copy(struct xk_mount *mp, uint64_t ino,
+			  const struct xk_dinode *dip, struct xk_fail *f);
 /* Only what the kernel checks before writing an inode buffer back. */
 int xk_dinode_write_check(struct xk_mount *mp, uint64_t ino,
 			  const struct xk_dinode *dip, struct xk_fail *f);

@@ -453,6 +453,13 @@ dinode_check(struct xk_mount *mp, uint64_t ino, const struct xk_dinode *dip,
 }
 
 int
+xk_dinode_verify_copy(struct xk_mount *mp, uint64_t ino,
+		      const struct xk_dinode *dip, struct xk_fail *f)
+{
+	return dinode_check(mp, ino, dip, 1, f);
+}
+
+int
 xk_dinode_verify(struct xk_mount *mp, uint64_t ino,
 		 const struct xk_dinode *dip, struct xk_fail *f)
 {

@@ -33,6 +33,7 @@ python3 -c 'import jsonschema' 2>/dev/null || have_schema=0
 tree() {
 	python3 - "$1" <<'PY'
 import hashlib, os, stat, sys
+sys.stdout.reconfigure(errors="surrogateescape")
 top = sys.argv[1]
 print("%d\t%o\t0\t-\t/" % (os.lstat(top).st_ino, stat.S_IFDIR))
 for d, dirs, files in os.walk(top):
@@ -42,8 +43,11 @@ for d, dirs, files in os.walk(top):
         h = "-"
         if stat.S_ISREG(st.st_mode) and st.st_size < (64 << 20):
             h = hashlib.sha256(open(p, "rb").read()).hexdigest()
+        # One line per path: a damaged name may hold a tab or newline.
+        rel = os.path.relpath(p, top).replace("\\", "\\\\")
+        rel = rel.replace("\t", "\\t").replace("\n", "\\n")
         print("%d\t%o\t%d\t%s\t/%s" % (st.st_ino, stat.S_IFMT(st.st_mode),
-              st.st_size, h, os.path.relpath(p, top)))
+              st.st_size, h, rel))
 PY
 }
 
@@ -102,13 +106,15 @@ def tree(p):
     m = {}
     if not os.path.exists(p):
         return m
-    for line in open(p):
+    # Names are bytes: one a damaged block gave may not be UTF-8.
+    for line in open(p, errors="surrogateescape"):
         ino, typ, size, h, path = line.rstrip("\n").split("\t", 4)
         m.setdefault(int(ino), []).append((path, typ, size, h))
     return m
 
 nj, rj = load(t + "/n.json"), load(t + "/j.json")
-ntext, rtext = open(t + "/n.txt").read(), open(t + "/t.txt").read()
+ntext = open(t + "/n.txt", errors="surrogateescape").read()
+rtext = open(t + "/t.txt", errors="surrogateescape").read()
 acts = rj.get("actions", [])
 by_ino = {}
 for a in acts:
@@ -250,8 +256,22 @@ if now:
     # Every name gone (below a directory still there) is in an action.
     had = set(p[0] for ps in base.values() for p in ps)
     has = set(p[0] for ps in now.values() for p in ps)
+    ino_of = {q[0]: i for i, ps in base.items() for q in ps}
     for p in sorted(had - has):
         if os.path.dirname(p) in had - has:
+            continue
+        # The damage itself changed the name's bytes (blocktrash in a
+        # directory block, its length byte too): the same inode in the
+        # same directory under another name.  Repair keeps the entry as
+        # found, as xfs_repair does; it renames nothing in place.
+        d = os.path.dirname(p)
+        if any(os.path.dirname(q[0]) == d
+               for q in now.get(ino_of.get(p), [])):
+            continue
+        # Now in /lost+found: the move's own rule above holds it (its
+        # name may have been in the damaged block, known to no pass).
+        if any(q[0].startswith("/lost+found/")
+               for q in now.get(ino_of.get(p), [])):
             continue
         if not any(same_path(a.get("path", ""), p) for a in acts):
             bad.append("the name %s is gone, no action names it" % p)
